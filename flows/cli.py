@@ -1,0 +1,273 @@
+"""The `tunegate` command line: run the flow, run one stage, make sample data, approve or reject."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+from uuid import UUID
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from flows.config import ConfigError, PipelineConfig, load_config
+
+app = typer.Typer(
+    help="tunegate: retrain language models safely (screened data, human approval, gates).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Sample data.", no_args_is_help=True)
+config_app = typer.Typer(help="Inspect the pipeline config.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+app.add_typer(config_app, name="config")
+console = Console(stderr=True)
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="Pipeline config YAML (configs/local.yaml).")
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a config field: --set screen.toxicity.threshold=0.9"),
+]
+InputOpt = Annotated[
+    list[str] | None,
+    typer.Option("--input", "-i", help="Input file, directory or glob (local or az://); repeat."),
+]
+
+
+def _config(path: Path | None, overrides: list[str] | None, **fields: Any) -> PipelineConfig:
+    extra = [f"{k}={json.dumps(v)}" for k, v in fields.items() if v is not None]
+    try:
+        return load_config(path, [*(overrides or []), *extra])
+    except ConfigError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def run(
+    config: ConfigOpt = None,
+    input: InputOpt = None,
+    approval: Annotated[
+        str | None, typer.Option(help="Approval mode: manual, auto or auto-if-clean.")
+    ] = None,
+    set: SetOpt = None,
+    summary: Annotated[Path | None, typer.Option(help="Write the run summary JSON here.")] = None,
+    sample_n: Annotated[int, typer.Option(help="Sample size when no input is given.")] = 600,
+) -> None:
+    """Run the retrain flow. With no input, generate sample data first."""
+    cfg = _config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
+    if not cfg.ingest.inputs:
+        sample_path = _ensure_sample(cfg, sample_n)
+        cfg = cfg.model_copy(
+            update={"ingest": cfg.ingest.model_copy(update={"inputs": [str(sample_path)]})}
+        )
+    from flows.retrain import retrain
+
+    state = retrain(cfg, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if summary is not None and hasattr(result, "model_dump_json"):
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        summary.write_text(result.model_dump_json(indent=2))
+    if hasattr(result, "stages"):
+        _print_summary(result)
+    if not state.is_completed():
+        console.print(f"[red]retrain {state.name.lower()}: {state.message}[/red]")
+        raise typer.Exit(1)
+
+
+def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:
+    from samples.generate import generate_sample, write_sample
+
+    if cfg.task.value not in ("extractive-qa", "summarization"):
+        console.print("[red]sample data exists for extractive-qa and summarization only[/red]")
+        raise typer.Exit(2)
+    path = Path(cfg.store) / "samples" / f"{cfg.task.value}-{n}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_sample(generate_sample(cfg.task.value, n), path)
+        console.print(f"generated {n} sample lines at {path}")
+    return path
+
+
+def _print_summary(summary: Any) -> None:
+    table = Table(title=f"retrain {summary.status}")
+    for column in ("stage", "status", "seconds", "details"):
+        table.add_column(column)
+    for stage, s in summary.stages.items():
+        details = ", ".join(f"{k}={v}" for k, v in s.details.items() if k != "content_hash")
+        table.add_row(stage, s.status, f"{s.seconds:.1f}", details)
+    console.print(table)
+
+
+@app.command()
+def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:
+    """Read, validate and deduplicate inputs into an ingest dataset; print its manifest."""
+    from platforms.compute import shared_client
+    from tasks.ingest import run_ingest
+
+    cfg = _config(config, set, **{"ingest.inputs": input})
+    ref = _stage(
+        lambda: run_ingest(
+            shared_client(cfg.dask),
+            cfg.open_store(),
+            cfg.task,
+            cfg.columns,
+            cfg.ingest,
+            cfg.azure,
+            cfg.dask.partition_rows,
+        )
+    )
+    print(ref.model_dump_json(indent=2))
+
+
+@app.command()
+def screen(
+    dataset: Annotated[str, typer.Argument(help="An ingest dataset directory.")],
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Screen an ingest dataset for PII, secrets and toxicity; print the report."""
+    from platforms.compute import shared_client
+    from tasks.screen import report_markdown, run_screen
+
+    cfg = _config(config, set)
+    store = cfg.open_store()
+    ref, report = _stage(
+        lambda: run_screen(shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.screen)
+    )
+    console.print(report_markdown(report))
+    print(ref.model_dump_json(indent=2))
+
+
+@app.command()
+def split(
+    dataset: Annotated[str, typer.Argument(help="A screen dataset directory.")],
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option(help="Record id to leave out; repeat.")
+    ] = None,
+) -> None:
+    """Split a screened dataset into train / validation / test."""
+    from platforms.compute import shared_client
+    from tasks.split import run_split
+
+    cfg = _config(config, set)
+    store = cfg.open_store()
+    ref = _stage(
+        lambda: run_split(
+            shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.split, exclude or []
+        )
+    )
+    print(ref.model_dump_json(indent=2))
+
+
+def _stage(fn: Any) -> Any:
+    try:
+        return fn()
+    except (ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+ReviewerOpt = Annotated[str, typer.Option(help="Who decides (kept in the audit record).")]
+CommentOpt = Annotated[str, typer.Option(help="Why (kept in the audit record).")]
+
+
+@app.command()
+def approve(
+    flow_run_id: Annotated[str, typer.Argument(help="The paused retrain flow run id.")],
+    reviewer: ReviewerOpt,
+    comment: CommentOpt = "",
+    exclude: Annotated[
+        list[str] | None, typer.Option(help="Record id to leave out; repeat.")
+    ] = None,
+) -> None:
+    """Approve the screened data of a paused run (resumes it through the Prefect API)."""
+    _resume(
+        flow_run_id,
+        {"approved": True, "reviewer": reviewer, "comment": comment, "exclude_ids": exclude or []},
+    )
+
+
+@app.command()
+def reject(
+    flow_run_id: Annotated[str, typer.Argument(help="The paused retrain flow run id.")],
+    reviewer: ReviewerOpt,
+    comment: CommentOpt = "",
+) -> None:
+    """Reject the screened data of a paused run: it stops before split and training."""
+    _resume(
+        flow_run_id,
+        {"approved": False, "reviewer": reviewer, "comment": comment, "exclude_ids": []},
+    )
+
+
+def _resume(flow_run_id: str, answer: dict[str, Any]) -> None:
+    from prefect.exceptions import ObjectNotFound
+    from prefect.flow_runs import resume_flow_run
+
+    try:
+        resume_flow_run(UUID(flow_run_id), run_input=answer)
+    except ValueError as exc:
+        console.print(f"[red]{flow_run_id!r} is not a flow run id: {exc}[/red]")
+        raise typer.Exit(2) from None
+    except ObjectNotFound:
+        console.print(f"[red]no flow run {flow_run_id} on the Prefect API (PREFECT_API_URL?)[/red]")
+        raise typer.Exit(2) from None
+    except RuntimeError as exc:  # not paused, or the pause timed out
+        console.print(f"[red]cannot resume {flow_run_id}: {exc}[/red]")
+        raise typer.Exit(1) from None
+    verb = "approved" if answer["approved"] else "rejected"
+    console.print(f"{verb} flow run {flow_run_id} as {answer['reviewer']}")
+
+
+@data_app.command("sample")
+def data_sample(
+    task: Annotated[str, typer.Option(help="extractive-qa or summarization.")] = "extractive-qa",
+    n: Annotated[int, typer.Option(help="Number of lines (valid, duplicate and broken).")] = 600,
+    out: Annotated[Path, typer.Option(help="Output file: .jsonl, .csv or .parquet.")] = Path(
+        "sample.jsonl"
+    ),
+    seed: Annotated[int, typer.Option(help="Same seed, same bytes.")] = 0,
+) -> None:
+    """Generate support-ticket records with planted PII, secrets, toxicity and broken lines."""
+    from samples.generate import generate_sample, write_sample
+
+    try:
+        sample = generate_sample(task, n, seed)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_sample(sample, out)
+    console.print(
+        f"wrote {len(sample.lines)} lines to {out}: {sum(sample.malformed.values())} malformed, "
+        f"{sample.duplicate_count} duplicates, {sample.blank_lines} blank"
+    )
+
+
+@config_app.command("show")
+def config_show(config: ConfigOpt = None, set: SetOpt = None) -> None:
+    """Print the validated config with every default filled in."""
+    cfg = _config(config, set)
+    yaml.safe_dump(cfg.model_dump(mode="json"), sys.stdout, sort_keys=False)
+
+
+@config_app.command("schema")
+def config_schema() -> None:
+    """Print the JSON schema of the config (what the Prefect UI form is built from)."""
+    print(json.dumps(PipelineConfig.model_json_schema(), indent=2))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,117 @@
+"""PipelineConfig: every stage's config in one validated model.
+
+Loaded from YAML, overridden from the command line (`--set screen.toxicity.threshold=0.9`) and
+used as the `retrain` flow's parameter, so the Prefect UI renders it as a form. Unknown keys and
+bad values are rejected with the field's dotted name before any work starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from platforms.blob import AzureStorageConfig, storage_options
+from platforms.compute import DaskConfig
+from platforms.store import Store
+from tasks.approve import ApprovalConfig
+from tasks.ingest import IngestConfig
+from tasks.records import ColumnMap, TaskType
+from tasks.screen_policy import ScreenConfig
+from tasks.split import SplitConfig
+
+_CANONICAL_FIELDS = {
+    TaskType.extractive_qa: {"id", "question", "context"},
+    TaskType.summarization: {"id", "document", "summary"},
+    TaskType.chat: {"id"},
+}
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message names every offending field."""
+
+
+class PipelineConfig(BaseModel):
+    """Everything a `retrain` run needs, stage by stage."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    task: TaskType = Field(TaskType.extractive_qa, description="What the model learns.")
+    store: str = Field(
+        ".tunegate",
+        description="Where datasets, reports and audit records live: a directory or "
+        "az://container/prefix.",
+    )
+    columns: ColumnMap = Field(default_factory=ColumnMap, description="Input column names.")
+    azure: AzureStorageConfig = Field(
+        default_factory=AzureStorageConfig, description="Credentials for az:// paths."
+    )
+    dask: DaskConfig = Field(default_factory=DaskConfig, description="Where data stages run.")
+    ingest: IngestConfig = Field(default_factory=IngestConfig, description="What to read.")
+    screen: ScreenConfig = Field(default_factory=ScreenConfig, description="PII/secret screen.")
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="Human gate.")
+    split: SplitConfig = Field(default_factory=SplitConfig, description="Train/val/test split.")
+
+    @model_validator(mode="after")
+    def _group_key_fits_task(self) -> PipelineConfig:
+        field = self.split.group_key
+        if field is not None and field not in _CANONICAL_FIELDS[self.task]:
+            raise ValueError(
+                f"split.group_key {field!r} is not a text field of {self.task.value} records; "
+                f"use one of {sorted(_CANONICAL_FIELDS[self.task])}"
+            )
+        return self
+
+    def open_store(self) -> Store:
+        return Store(self.store, storage_options(self.store, self.azure))
+
+
+def load_config(path: Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:
+    """Read YAML (optional), apply `key.path=value` overrides, validate; ConfigError on problems."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read config {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    for override in overrides or []:
+        _apply_override(data, override)
+    return validate_config(data)
+
+
+def validate_config(data: dict[str, Any]) -> PipelineConfig:
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_errors(exc)) from None
+
+
+def format_errors(exc: ValidationError) -> str:
+    """One line per problem, each starting with the dotted field name."""
+    lines = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "config"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown field (check the spelling; see configs/local.yaml)"
+        lines.append(f"{where}: {message}")
+    return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def _apply_override(data: dict[str, Any], override: str) -> None:
+    if "=" not in override:
+        raise ConfigError(f"--set {override!r}: expected key.path=value")
+    dotted, raw = override.split("=", 1)
+    keys = [k for k in dotted.strip().split(".") if k]
+    if not keys:
+        raise ConfigError(f"--set {override!r}: empty key")
+    node = data
+    for k in keys[:-1]:
+        child = node.setdefault(k, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {override!r}: {k} is not a section")
+        node = child
+    node[keys[-1]] = yaml.safe_load(raw) if raw.strip() else None

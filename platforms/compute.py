@@ -1,0 +1,106 @@
+"""Compute for the data stages: a Dask cluster, local by default or an existing scheduler.
+
+One client per process is shared by every stage of a run (starting workers and loading the
+screening model in each is the slow part, so it is done once). `map_partitions` runs a function
+over items on the cluster with a progress bar and returns results in item order.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from distributed import Client, LocalCluster, as_completed
+from pydantic import BaseModel, ConfigDict, Field
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class DaskConfig(BaseModel):
+    """Where the data stages run: a LocalCluster on this machine, or an existing scheduler."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    address: str | None = Field(
+        None,
+        description="Scheduler address (tcp://host:8786) of an existing Dask cluster. "
+        "Empty: start a LocalCluster on this machine.",
+    )
+    n_workers: int = Field(2, ge=1, le=256, description="LocalCluster worker processes.")
+    threads_per_worker: int = Field(
+        1, ge=1, le=64, description="Threads per LocalCluster worker (screening is CPU-bound)."
+    )
+    memory_limit: str = Field("4GiB", description="Memory limit per LocalCluster worker.")
+    partition_rows: int = Field(
+        1000, ge=10, le=1_000_000, description="Records per partition written by ingest."
+    )
+
+
+_clients: dict[DaskConfig, Client] = {}
+
+
+def shared_client(config: DaskConfig) -> Client:
+    """The process-wide client for this config, started on first use and closed at exit."""
+    client = _clients.get(config)
+    if client is not None and client.status == "running":
+        return client
+    if config.address:
+        log.info("connecting to Dask scheduler at %s", config.address)
+        client = Client(config.address, timeout="30s")
+    else:
+        cluster = LocalCluster(
+            n_workers=config.n_workers,
+            threads_per_worker=config.threads_per_worker,
+            memory_limit=config.memory_limit,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.WARNING,
+        )
+        client = Client(cluster)
+        atexit.register(cluster.close)
+    atexit.register(client.close)
+    _clients[config] = client
+    return client
+
+
+def map_partitions(
+    client: Client,
+    fn: Callable[..., T],
+    *iterables: Sequence[Any],
+    description: str,
+    **kwargs: Any,
+) -> list[T]:
+    """Run `fn(*items, **kwargs)` over zipped iterables on the cluster; results in order.
+
+    Iterables may hold futures (they are resolved on the workers); kwargs are constants.
+
+    A failing partition raises its own exception here after the others were cancelled, so an
+    error is never swallowed and nothing half-written is published (stages commit afterwards).
+    """
+    if not iterables or not iterables[0]:
+        return []
+    futures = client.map(fn, *iterables, pure=False, **kwargs)
+    index = {f.key: i for i, f in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not sys.stderr.isatty(),
+        transient=False,
+    ) as progress:
+        bar = progress.add_task(description, total=len(futures))
+        for future in as_completed(futures):
+            if future.status == "error":
+                error, traceback = future.exception(), future.traceback()
+                client.cancel(futures)
+                raise error.with_traceback(traceback)
+            results[index[future.key]] = future.result()
+            progress.advance(bar)
+    log.info("%s: %d partitions done", description, len(futures))
+    return results

@@ -1,0 +1,279 @@
+"""The store: content-addressed datasets and JSON records on a local directory or Azure Blob.
+
+A dataset is a directory `{store}/datasets/{stage}/{key}` holding one or more Parquet tables
+(`accepted/part-00000.parquet`, ...), optional JSON side files (`report.json`) and a
+`manifest.json` written last. A dataset exists once its manifest exists, so a stage that fails
+half way never leaves something a later run would mistake for finished work. On a local store the
+whole directory is built under a temporary name and renamed into place, which is atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field
+
+MANIFEST = "manifest.json"
+_HASH_MOD = 2**256
+
+
+def sha256_text(text: str) -> str:
+    """Hex SHA-256 of a string: the one hash used for keys, records and configs."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stable_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace, so equal values always hash equally."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def combine_hashes(parts: Iterable[str]) -> str:
+    """One key from several hashes, order-sensitive (inputs, then config)."""
+    return sha256_text("\n".join(parts))
+
+
+class MultisetHash:
+    """An order-independent hash of a set of rows: the sum of their SHA-256 values mod 2**256.
+
+    Partitions hash their own rows and the sums add up, so the content hash of a dataset does not
+    depend on how it was partitioned or in which order workers finished.
+    """
+
+    def __init__(self, value: int = 0) -> None:
+        self.value = value % _HASH_MOD
+
+    def add(self, row_hash: str) -> None:
+        self.value = (self.value + int(row_hash, 16)) % _HASH_MOD
+
+    def merge(self, other: MultisetHash) -> None:
+        self.value = (self.value + other.value) % _HASH_MOD
+
+    def hexdigest(self) -> str:
+        return f"{self.value:064x}"
+
+
+class TableInfo(BaseModel):
+    """One Parquet table of a dataset: its row count, files and column types."""
+
+    model_config = ConfigDict(frozen=True)
+    rows: int
+    files: list[str]
+    schema_: dict[str, str] = Field(alias="schema")
+
+
+class Manifest(BaseModel):
+    """What a dataset is: where it lives, what made it and what it holds (DESIGN.md contract)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    uri: str
+    stage: str
+    task: str
+    key: str = Field(description="Location hash: parents + config + stage.")
+    content_hash: str = Field(description="Hash of the main table's rows, order-independent.")
+    parent_hashes: list[str]
+    config_hash: str
+    created_at: str
+    counts: dict[str, int]
+    tables: dict[str, TableInfo]
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class DatasetRef(BaseModel):
+    """The typed hand-off between stages: a finished dataset on the store."""
+
+    model_config = ConfigDict(frozen=True)
+    uri: str
+    stage: str
+    task: str
+    key: str
+    content_hash: str
+    counts: dict[str, int]
+    reused: bool = Field(False, description="True when a previous run had already produced it.")
+
+
+class Store:
+    """A root URI (local directory or `az://container/prefix`) and the filesystem behind it."""
+
+    def __init__(self, uri: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        self.uri = uri.rstrip("/")
+        self.storage_options = dict(storage_options or {})
+        self.fs, self._root = fsspec.core.url_to_fs(self.uri, **self.storage_options)
+        self.is_local = (
+            self.fs.protocol in ("file", ("file", "local")) or "file" in self.fs.protocol
+        )
+
+    def path(self, *parts: str) -> str:
+        """A URI under the store root."""
+        return "/".join([self.uri, *parts])
+
+    def dataset_uri(self, stage: str, key: str) -> str:
+        return self.path("datasets", stage, key)
+
+    def find_dataset(self, stage: str, key: str) -> DatasetRef | None:
+        """The finished dataset at this key, or None when there is none (or only a partial one)."""
+        uri = self.dataset_uri(stage, key)
+        if not self.exists(f"{uri}/{MANIFEST}"):
+            return None
+        manifest = self.read_manifest(uri)
+        return _ref(manifest, reused=True)
+
+    def dataset_at(self, uri: str) -> DatasetRef:
+        """The finished dataset at a URI (for the per-stage commands), or a clear error."""
+        uri = uri.rstrip("/")
+        if not self.exists(f"{uri}/{MANIFEST}"):
+            raise FileNotFoundError(f"{uri} is not a finished dataset: it has no {MANIFEST}")
+        return _ref(self.read_manifest(uri), reused=True)
+
+    def exists(self, uri: str) -> bool:
+        return self.fs.exists(_strip(self.fs, uri))
+
+    def table_files(self, dataset: DatasetRef, table: str) -> list[str]:
+        """URIs of one table's Parquet files, in order."""
+        manifest = self.read_manifest(dataset.uri)
+        if table not in manifest.tables:
+            raise KeyError(f"dataset {dataset.uri} has no table {table!r}")
+        return [f"{dataset.uri}/{name}" for name in manifest.tables[table].files]
+
+    def read_manifest(self, dataset_uri: str) -> Manifest:
+        return Manifest.model_validate_json(self.read_text(f"{dataset_uri}/{MANIFEST}"))
+
+    def read_text(self, uri: str) -> str:
+        with self.fs.open(_strip(self.fs, uri), "rb") as f:
+            return f.read().decode("utf-8")
+
+    def write_text_atomic(self, uri: str, text: str) -> None:
+        """Write a file so readers see the old content or the new one, never a torn file."""
+        path = _strip(self.fs, uri)
+        parent = path.rsplit("/", 1)[0]
+        self.fs.makedirs(parent, exist_ok=True)
+        if self.is_local:
+            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        else:  # a blob upload is all-or-nothing already
+            with self.fs.open(path, "wb") as f:
+                f.write(text.encode("utf-8"))
+
+    def begin_dataset(self, stage: str, key: str) -> DatasetWriter:
+        return DatasetWriter(self, stage, key)
+
+
+class DatasetWriter:
+    """Builds a dataset in a scratch location; `commit` writes the manifest and publishes it."""
+
+    def __init__(self, store: Store, stage: str, key: str) -> None:
+        self.store = store
+        self.stage = stage
+        self.key = key
+        self.final_uri = store.dataset_uri(stage, key)
+        # Local: a sibling temp dir renamed on commit. Blob: write in place, manifest last.
+        self.work_uri = (
+            store.path("datasets", stage, f".tmp-{key[:16]}-{uuid.uuid4().hex[:8]}")
+            if store.is_local
+            else self.final_uri
+        )
+        store.fs.makedirs(_strip(store.fs, self.work_uri), exist_ok=True)
+
+    def part_uri(self, table: str, index: int) -> str:
+        return f"{self.work_uri}/{table}/part-{index:05d}.parquet"
+
+    def write_json(self, name: str, value: Any) -> None:
+        self.store.write_text_atomic(f"{self.work_uri}/{name}", json.dumps(value, indent=2))
+
+    def commit(
+        self,
+        *,
+        task: str,
+        content_hash: str,
+        parent_hashes: list[str],
+        config_hash: str,
+        counts: dict[str, int],
+        tables: dict[str, TableInfo],
+        extra: dict[str, Any] | None = None,
+    ) -> DatasetRef:
+        manifest = Manifest(
+            uri=self.final_uri,
+            stage=self.stage,
+            task=task,
+            key=self.key,
+            content_hash=content_hash,
+            parent_hashes=parent_hashes,
+            config_hash=config_hash,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            counts=counts,
+            tables=tables,
+            extra=extra or {},
+        )
+        text = manifest.model_dump_json(indent=2, by_alias=True)
+        self.store.write_text_atomic(f"{self.work_uri}/{MANIFEST}", text)
+        if self.work_uri != self.final_uri:
+            self._publish_local()
+        return _ref(manifest, reused=False)
+
+    def abort(self) -> None:
+        """Remove a local scratch directory after a failure (a blob dataset has no manifest)."""
+        if self.work_uri != self.final_uri:
+            self.store.fs.rm(_strip(self.store.fs, self.work_uri), recursive=True)
+
+    def _publish_local(self) -> None:
+        src = _strip(self.store.fs, self.work_uri)
+        dst = _strip(self.store.fs, self.final_uri)
+        try:
+            os.rename(src, dst)
+        except OSError:
+            # Another run published the same key first (same inputs, same config): keep theirs.
+            if not os.path.exists(os.path.join(dst, MANIFEST)):
+                raise
+            self.store.fs.rm(src, recursive=True)
+
+
+def write_table(
+    store: Store, uri: str, rows: list[dict[str, Any]], schema: pa.Schema
+) -> dict[str, str]:
+    """Write rows as one Parquet file with an explicit schema; return the schema as text."""
+    table = pa.Table.from_pylist(rows, schema=schema)
+    path = _strip(store.fs, uri)
+    store.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    with store.fs.open(path, "wb") as f:
+        pq.write_table(table, f)
+    return {field.name: str(field.type) for field in schema}
+
+
+def read_table(store: Store, uri: str) -> list[dict[str, Any]]:
+    """Read one Parquet file back into row dicts."""
+    with store.fs.open(_strip(store.fs, uri), "rb") as f:
+        return pq.read_table(f).to_pylist()
+
+
+def table_info(rows: int, files: list[str], schema: pa.Schema) -> TableInfo:
+    return TableInfo(
+        rows=rows, files=files, schema={field.name: str(field.type) for field in schema}
+    )
+
+
+def _ref(manifest: Manifest, *, reused: bool) -> DatasetRef:
+    return DatasetRef(
+        uri=manifest.uri,
+        stage=manifest.stage,
+        task=manifest.task,
+        key=manifest.key,
+        content_hash=manifest.content_hash,
+        counts=manifest.counts,
+        reused=reused,
+    )
+
+
+def _strip(fs: fsspec.AbstractFileSystem, uri: str) -> str:
+    return fs._strip_protocol(uri)

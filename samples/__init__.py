@@ -1,0 +1,1 @@
+"""Deterministic, intentionally messy sample data for exercising the tunegate pipeline."""

@@ -1,0 +1,364 @@
+"""Deterministic generator of messy support-ticket training data.
+
+Why: the pipeline has to prove that it screens PII and secrets, drops toxic, duplicate and
+malformed records, and still trains on what is left. This module produces JSONL with a known
+answer key (`Sample`) so tests and demos can check each of those steps against ground truth.
+All randomness comes from one `random.Random(seed)`, so the same arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from samples import templates as t
+
+TASKS = ("extractive-qa", "summarization")
+MALFORMED_KINDS = (
+    "unparsable_json",
+    "non_utf8",
+    "non_object_json",
+    "missing_field",
+    "wrong_type",
+    "empty_text",
+    "answer_mismatch",
+)
+MIN_LINES = 20
+_PII_RATE, _SECRET_RATE, _TOXIC_RATE, _TOXIC_QUESTION_RATE = 0.4, 0.03, 0.015, 0.006
+_FIELDS = {
+    "extractive-qa": ("id", "question", "context", "answers"),
+    "summarization": ("id", "document", "summary"),
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A generated data set plus the answer key describing what was planted in it."""
+
+    lines: list[bytes]
+    planted_pii: dict[str, list[str]]
+    planted_secrets: dict[str, list[str]]
+    toxic_ids: list[str]
+    duplicate_count: int
+    malformed: dict[str, int]
+    blank_lines: int
+
+
+@dataclass
+class _Ticket:
+    num: int
+    text: str
+    qa: list[tuple[str, str]]
+    summary: str
+    pii: list[tuple[str, str]] = field(default_factory=list)
+    secrets: list[tuple[str, str]] = field(default_factory=list)
+    toxic: bool = False
+
+
+# --- tickets -----------------------------------------------------------------------------------
+def _find(text: str, value: str) -> int:
+    """Index of `value` in `text` as a whole token (not inside a longer word/number), or -1."""
+    match = re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", text)
+    return match.start() if match else -1
+
+
+def _lower_first(question: str) -> str:
+    return question[0].lower() + question[1:]
+
+
+def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
+    """Build one ticket; `clean` tickets carry no PII, secrets or toxic text."""
+    sc = rng.choice(t.SCENARIOS)
+    slots = {key: make(rng) for key, make in t.FACTS.items()}
+    sents = [rng.choice(sc["open"]), *rng.sample(sc["body"], 2), rng.choice(sc["ask"])]
+    if rng.random() < 0.75:
+        sents.append(rng.choice(sc["reply"]))
+    sents = [s.format_map(slots) for s in sents]
+    tk = _Ticket(num=num, text="", qa=[], summary="")
+    pii_questions: list[tuple[str, str]] = []
+    name = ""
+    if not clean and rng.random() < _PII_RATE:
+        kinds = sorted(rng.sample(sorted(t.PII_SENTENCES), rng.choice([1, 1, 2, 2, 3])))
+        name = rng.choice(t.NAMES) if "PERSON" in kinds else ""
+        for kind in kinds:
+            value = t.pii_value(rng, kind, name)
+            sentence, question = rng.choice(t.PII_SENTENCES[kind])
+            pos = {"PERSON": 0, "PERSON_AGENT": len(sents)}.get(kind, rng.randint(1, len(sents)))
+            sents.insert(pos, sentence.format(v=value))
+            tk.pii.append(("PERSON" if kind == "PERSON_AGENT" else kind, value))
+            if rng.random() < 0.6:
+                pii_questions.append((question, value))
+    if not clean and rng.random() < _SECRET_RATE:
+        kind = rng.choice(sorted(t.SECRET_SENTENCES))
+        value = t.secret_value(rng, kind)
+        sents.insert(
+            rng.randint(1, len(sents)), rng.choice(t.SECRET_SENTENCES[kind]).format(v=value)
+        )
+        tk.secrets.append((kind, value))
+    if not clean and rng.random() < _TOXIC_RATE:
+        sents.insert(rng.randint(1, len(sents)), rng.choice(t.TOXIC_LINES))
+        tk.toxic = True
+    tk.text = " ".join(sents)
+    facts = [(q, slots[slot]) for q, slot in sc["questions"] if _find(tk.text, slots[slot]) >= 0]
+    rng.shuffle(facts)
+    pool = pii_questions + facts
+    tk.qa = pool[: rng.randint(1, 4)]
+    rng.shuffle(tk.qa)
+    pii = dict(tk.pii)
+    prefix_kinds = [k for k in t.PII_QUESTION_PREFIX if k in pii]
+    for i, (q, a) in enumerate(tk.qa):
+        if prefix_kinds and rng.random() < 0.3 and (q, a) not in pii_questions:
+            kind = rng.choice(prefix_kinds)
+            tk.qa[i] = (t.PII_QUESTION_PREFIX[kind].format(v=pii[kind]) + _lower_first(q), a)
+    usable = [
+        s
+        for s in sc["summaries"]
+        if all(_find(tk.text, slots[k]) >= 0 for k in re.findall(r"{(\w+)}", s) if k != "who")
+    ]
+    who = name if name and rng.random() < 0.6 else rng.choice(["The customer", "A customer"])
+    tk.summary = rng.choice(usable).format_map({**slots, "who": who})
+    if "EMAIL_ADDRESS" in pii and rng.random() < 0.3:
+        tk.summary += f" Contact email: {pii['EMAIL_ADDRESS']}."
+    if "LOCATION" in pii and rng.random() < 0.3:
+        tk.summary += f" The customer is in {pii['LOCATION']}."
+    return tk
+
+
+def _records(
+    tk: _Ticket, task: str, rng: random.Random, clean: bool
+) -> list[tuple[dict[str, Any], bool]]:
+    """Turn a ticket into records (QA: one per question) paired with a 'has toxic text' flag."""
+    base = f"ticket-{tk.num:06d}"
+    if task == "summarization":
+        return [({"id": base, "document": tk.text, "summary": tk.summary}, tk.toxic)]
+    out = []
+    for j, (question, answer) in enumerate(tk.qa, start=1):
+        toxic_q = not clean and rng.random() < _TOXIC_QUESTION_RATE
+        if toxic_q:
+            question = t.TOXIC_QUESTION + _lower_first(question)
+        answers = {"text": [answer], "answer_start": [_find(tk.text, answer)]}
+        rec = {"id": f"{base}-q{j}", "question": question, "context": tk.text, "answers": answers}
+        out.append((rec, tk.toxic or toxic_q))
+    return out
+
+
+# --- malformed lines ---------------------------------------------------------------------------
+def _dumps(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
+    """Return one line that is broken in exactly the way `kind` names (first failing check)."""
+    qa = "question" in rec
+    text_key = "context" if qa else "document"
+    line = _dumps(rec)
+    if kind == "unparsable_json":  # any proper prefix of a JSON object fails to parse
+        return line[: rng.randint(len(line) // 3, len(line) - 2)].encode()
+    if kind == "non_utf8":
+        cut = line.index(f'"{text_key}": "') + len(text_key) + 5 + rng.randint(0, 30)
+        bad = rng.choice([b"\xff\xfe", b"\xe9", b"\x80", b"\xc3\x28"])
+        return line[:cut].encode() + bad + line[cut:].encode()
+    if kind == "non_object_json":
+        return rng.choice(["[1, 2]", '"just a string"', "42", "null", _dumps([rec])]).encode()
+    if kind == "missing_field":
+        drop = rng.choice([*rec, "answers.answer_start"] if qa else list(rec))
+        if drop == "answers.answer_start":
+            rec["answers"] = {"text": rec["answers"]["text"]}
+        else:
+            del rec[drop]
+    elif kind == "wrong_type":
+        if qa:
+            start = rec["answers"]["answer_start"][0]
+            key, value = rng.choice(
+                [
+                    ("answers", {"text": rec["answers"]["text"], "answer_start": str(start)}),
+                    ("answers", {"text": rec["answers"]["text"], "answer_start": [str(start)]}),
+                    ("answers", rec["answers"]["text"]),
+                    ("question", 42),
+                    ("context", [rec["context"]]),
+                    ("id", 123),
+                ]
+            )
+        else:
+            key, value = rng.choice(
+                [
+                    ("document", 12345),
+                    ("document", None),
+                    ("summary", [rec["summary"]]),
+                    ("id", 123),
+                ]
+            )
+        rec[key] = value
+    elif kind == "empty_text":
+        rec[rng.choice(["question", "question", "context"] if qa else ["document", "summary"])] = (
+            rng.choice(["", "   ", " \t "])
+        )
+    elif kind == "answer_mismatch":
+        answer, start = rec["answers"]["text"][0], rec["answers"]["answer_start"][0]
+        for shift in rng.sample([-7, -3, 1, 2, 5, 11], 6):
+            if start + shift >= 0 and rec["context"][start + shift :].find(answer) != 0:
+                rec["answers"]["answer_start"] = [start + shift]
+                break
+    else:
+        raise ValueError(f"unknown malformed kind {kind!r}")
+    return _dumps(rec).encode()
+
+
+def _valid_record(line: bytes) -> dict[str, Any] | None:
+    """Return the parsed record if `line` is a valid QA or summarization record, else None."""
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+        return None
+    if set(obj) == set(_FIELDS["summarization"]):
+        texts = [obj["document"], obj["summary"]]
+        return obj if all(isinstance(x, str) and x.strip() for x in texts) else None
+    if set(obj) != set(_FIELDS["extractive-qa"]):
+        return None
+    ans, ctx, question = obj["answers"], obj["context"], obj["question"]
+    if not (
+        isinstance(question, str) and question.strip() and isinstance(ctx, str) and ctx.strip()
+    ):
+        return None
+    if not isinstance(ans, dict) or set(ans) != {"text", "answer_start"}:
+        return None
+    texts, starts = ans["text"], ans["answer_start"]
+    if not (isinstance(texts, list) and isinstance(starts, list) and len(texts) == len(starts)):
+        return None
+    ok = texts and all(
+        isinstance(x, str) and type(s) is int and ctx[s : s + len(x)] == x
+        for x, s in zip(texts, starts, strict=True)
+    )
+    return obj if ok else None
+
+
+# --- public API --------------------------------------------------------------------------------
+def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
+    """Generate `n` JSONL lines for `task` and return them with their answer key.
+
+    Lines mix valid records with exact duplicates, malformed lines of every kind in
+    `MALFORMED_KINDS` (minus "answer_mismatch" for summarization) and blank lines.
+    Deterministic: the same (task, n, seed) always gives byte-identical lines.
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
+    if n < MIN_LINES:
+        raise ValueError(f"n must be at least {MIN_LINES}; got {n}")
+    rng = random.Random(seed)
+    kinds = [k for k in MALFORMED_KINDS if task == "extractive-qa" or k != "answer_mismatch"]
+    per_kind, blanks = (max(2, n // 250), max(2, n // 200)) if n >= 50 else (1, 1)
+    dups = max(1, round(n * 0.03))
+    n_valid = n - per_kind * len(kinds) - blanks - dups
+    valid: list[bytes] = []
+    toxic_ids: list[str] = []
+    pii: dict[str, dict[str, None]] = {}
+    secrets: dict[str, dict[str, None]] = {}
+    num = 0
+    while len(valid) < n_valid:
+        num += 1
+        tk = _ticket(rng, num, clean=False)
+        recs = _records(tk, task, rng, clean=False)[: n_valid - len(valid)]
+        if not recs:
+            continue
+        valid += [_dumps(rec).encode() for rec, _ in recs]
+        toxic_ids += [rec["id"] for rec, toxic in recs if toxic]
+        for kind, value in tk.pii:
+            pii.setdefault(kind, {})[value] = None
+        for kind, value in tk.secrets:
+            secrets.setdefault(kind, {})[value] = None
+    extras: list[tuple[float, bytes]] = []
+    for kind in kinds:
+        for _ in range(per_kind):
+            num += 1
+            rec = _records(_ticket(rng, num, clean=True), task, rng, clean=True)[0][0]
+            extras.append((rng.uniform(0, n_valid), _corrupt(kind, rec, rng)))
+    for _ in range(blanks):
+        extras.append((rng.uniform(0, n_valid), rng.choice([b"", b"", b" ", b"\t", b"   "])))
+    for src in rng.sample(range(n_valid), dups):  # strictly after the line it copies
+        extras.append((rng.uniform(src + 0.5, n_valid), valid[src]))
+    keyed = [(float(i), i, line) for i, line in enumerate(valid)]
+    keyed += [(key, n_valid + i, line) for i, (key, line) in enumerate(extras)]
+    order = list(t.PII_SENTENCES)
+    return Sample(
+        lines=[line for _, _, line in sorted(keyed)],
+        planted_pii={k: list(pii[k]) for k in order if k in pii},
+        planted_secrets={k: list(v) for k, v in sorted(secrets.items())},
+        toxic_ids=toxic_ids,
+        duplicate_count=dups,
+        malformed=dict.fromkeys(kinds, per_kind),
+        blank_lines=blanks,
+    )
+
+
+def write_sample(sample: Sample, out: Path) -> None:
+    """Write `sample` to `out`, choosing the format from the extension.
+
+    `.jsonl` gets every line (broken ones included); `.csv` and `.parquet` get only the valid
+    records (exact duplicates included), since those formats cannot carry a broken row.
+    """
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in (".jsonl", ".csv", ".parquet"):
+        raise ValueError(f"unsupported extension {out.suffix!r}; use .jsonl, .csv or .parquet")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".jsonl":
+        out.write_bytes(b"\n".join(sample.lines) + b"\n")
+        return
+    rows = [rec for rec in map(_valid_record, sample.lines) if rec is not None]
+    if not rows:
+        raise ValueError("sample has no valid records to write")
+    qa = "question" in rows[0]
+    if suffix == ".csv":
+        _write_csv(rows, qa, out)
+    else:
+        _write_parquet(rows, qa, out)
+
+
+def _write_csv(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
+    cols = ["id", "question", "context", "answer_text", "answer_start", "answers"]
+    with out.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(cols if qa else list(_FIELDS["summarization"]))
+        for r in rows:
+            if qa:
+                ans = r["answers"]
+                writer.writerow(
+                    [
+                        r["id"],
+                        r["question"],
+                        r["context"],
+                        ans["text"][0],
+                        ans["answer_start"][0],
+                        json.dumps(ans, ensure_ascii=False),
+                    ]
+                )
+            else:
+                writer.writerow([r["id"], r["document"], r["summary"]])
+
+
+def _write_parquet(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
+    import pyarrow as pa  # heavy import, only needed for this format
+    import pyarrow.parquet as pq
+
+    if qa:
+        answers = pa.struct(
+            [("text", pa.list_(pa.string())), ("answer_start", pa.list_(pa.int32()))]
+        )
+        schema = pa.schema(
+            [
+                ("id", pa.string()),
+                ("question", pa.string()),
+                ("context", pa.string()),
+                ("answers", answers),
+            ]
+        )
+    else:
+        schema = pa.schema([(name, pa.string()) for name in _FIELDS["summarization"]])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), out)

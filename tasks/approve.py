@@ -1,0 +1,221 @@
+"""approve: the human gate between screening and training.
+
+The flow pauses with `pause_flow_run(wait_for_input=ApprovalInput)`; the Prefect UI shows the
+screening report and a form (decision, reviewer, comment, record ids to exclude). Every decision
+becomes an `ApprovalRecord` on the store, bound to the screened dataset's content hash: a later
+run over the same screened data finds the approval and does not pause again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NONE
+from prefect.context import FlowRunContext
+from prefect.exceptions import FlowPauseTimeout
+from prefect.flow_runs import pause_flow_run
+from prefect.input import RunInput
+from pydantic import BaseModel, ConfigDict, Field
+
+from platforms.store import DatasetRef, Store
+from tasks.screen import ScreenReport, report_hash, report_markdown
+
+log = logging.getLogger(__name__)
+
+
+class ApprovalMode(StrEnum):
+    manual = "manual"
+    auto = "auto"
+    auto_if_clean = "auto-if-clean"
+
+
+class ApprovalConfig(BaseModel):
+    """How screened data is approved for training."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    mode: ApprovalMode = Field(
+        ApprovalMode.manual,
+        description="manual: a reviewer decides in the Prefect UI; auto: approved by policy; "
+        "auto-if-clean: approved by policy unless the screen flagged something for review.",
+    )
+    timeout_seconds: int = Field(
+        86_400, ge=1, le=30 * 86_400, description="Waiting longer than this counts as rejection."
+    )
+    poll_seconds: int = Field(5, ge=1, le=300, description="How often a paused run checks in.")
+
+
+class ApprovalInput(RunInput):
+    """The reviewer's form in the Prefect UI."""
+
+    approved: bool = Field(description="Approve this screened data for training?")
+    reviewer: str = Field(min_length=1, description="Your name or e-mail, kept in the audit.")
+    comment: str = Field("", description="Why (kept in the audit record).")
+    exclude_ids: list[str] = Field(
+        default_factory=list, description="Record ids to leave out of training."
+    )
+
+
+class ApprovalRecord(BaseModel):
+    """The audit record of one decision about one screened dataset."""
+
+    model_config = ConfigDict(frozen=True)
+    decision: Literal["approved", "rejected"]
+    reviewer: str
+    comment: str
+    decided_at: str
+    mode: ApprovalMode
+    dataset_uri: str
+    dataset_hash: str
+    report_hash: str
+    flow_run_id: str | None
+    exclude_ids: list[str] = Field(default_factory=list)
+    reused: bool = False
+
+    @property
+    def approved(self) -> bool:
+        return self.decision == "approved"
+
+
+class DataRejected(RuntimeError):
+    """Raised to stop a flow whose data was not approved; the message says who and why."""
+
+
+def decide_by_policy(mode: ApprovalMode, report: ScreenReport) -> str | None:
+    """The policy's own decision, or None when a person has to decide."""
+    if mode is ApprovalMode.auto:
+        return "approved by policy (approval.mode=auto)"
+    if mode is ApprovalMode.auto_if_clean and not report.needs_review:
+        return "approved by policy: nothing flagged for review (approval.mode=auto-if-clean)"
+    return None
+
+
+def find_approval(store: Store, screened: DatasetRef) -> ApprovalRecord | None:
+    """The latest approval of this exact screened data, if any."""
+    folder = store.path("approvals", screened.content_hash)
+    if not store.exists(folder):
+        return None
+    names = sorted(store.fs.ls(store.fs._strip_protocol(folder), detail=False), reverse=True)
+    for name in names:
+        record = ApprovalRecord.model_validate_json(store.read_text(_uri(store, name)))
+        if record.approved:
+            return record.model_copy(update={"reused": True})
+    return None
+
+
+def save_approval(store: Store, record: ApprovalRecord) -> None:
+    """Keep every decision, one file each, under the dataset hash and beside the dataset."""
+    text = record.model_dump_json(indent=2)
+    name = f"{record.decided_at.replace(':', '')}-{record.decision}-{uuid.uuid4().hex[:6]}.json"
+    store.write_text_atomic(store.path("approvals", record.dataset_hash, name), text)
+    store.write_text_atomic(f"{record.dataset_uri}/approval.json", text)
+
+
+def make_record(
+    screened: DatasetRef,
+    report: ScreenReport,
+    mode: ApprovalMode,
+    *,
+    approved: bool,
+    reviewer: str,
+    comment: str,
+    exclude_ids: list[str] | None = None,
+) -> ApprovalRecord:
+    context = FlowRunContext.get()
+    return ApprovalRecord(
+        decision="approved" if approved else "rejected",
+        reviewer=reviewer,
+        comment=comment,
+        decided_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        mode=mode,
+        dataset_uri=screened.uri,
+        dataset_hash=screened.content_hash,
+        report_hash=report_hash(report),
+        flow_run_id=str(context.flow_run.id) if context and context.flow_run else None,
+        exclude_ids=sorted(set(exclude_ids or [])),
+    )
+
+
+def request_review(
+    screened: DatasetRef, report: ScreenReport, config: ApprovalConfig
+) -> ApprovalRecord:
+    """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected."""
+    description = (
+        "## Approve this data for training?\n\n"
+        f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
+        + report_markdown(report)
+    )
+    form = ApprovalInput.with_initial_data(description=description, approved=False, reviewer="")
+    try:
+        answer = pause_flow_run(
+            wait_for_input=form, timeout=config.timeout_seconds, poll_interval=config.poll_seconds
+        )
+    except FlowPauseTimeout:
+        return make_record(
+            screened,
+            report,
+            config.mode,
+            approved=False,
+            reviewer="timeout",
+            comment=f"no decision within {config.timeout_seconds}s",
+        )
+    return make_record(
+        screened,
+        report,
+        config.mode,
+        approved=answer.approved,
+        reviewer=answer.reviewer,
+        comment=answer.comment,
+        exclude_ids=answer.exclude_ids,
+    )
+
+
+def _uri(store: Store, path: str) -> str:
+    return path if "://" in path or store.is_local else f"{store.uri.split('://')[0]}://{path}"
+
+
+@task(name="approve", cache_policy=NONE)
+def approve_task(
+    store: Store, screened: DatasetRef, report: ScreenReport, config: ApprovalConfig
+) -> ApprovalRecord:
+    """Reuse an approval of the same data, let the policy decide, or ask a reviewer."""
+    record = find_approval(store, screened)
+    if record is None:
+        policy = decide_by_policy(config.mode, report)
+        if policy is not None:
+            record = make_record(
+                screened, report, config.mode, approved=True, reviewer="policy", comment=policy
+            )
+        else:
+            record = request_review(screened, report, config)
+        save_approval(store, record)
+    create_markdown_artifact(key="approval", markdown=approval_markdown(record))
+    log.info(
+        "approval: %s by %s%s",
+        record.decision,
+        record.reviewer,
+        " (reused)" if record.reused else "",
+    )
+    if not record.approved:
+        raise DataRejected(
+            f"data rejected by {record.reviewer}: {record.comment or 'no comment'}; "
+            "nothing was split or trained"
+        )
+    return record
+
+
+def approval_markdown(record: ApprovalRecord) -> str:
+    return "\n".join(
+        [
+            f"### Data {record.decision}",
+            "",
+            "| field | value |",
+            "|---|---|",
+            *[f"| {k} | {v} |" for k, v in record.model_dump(mode="json").items()],
+        ]
+    )

