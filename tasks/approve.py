@@ -8,7 +8,9 @@ run over the same screened data finds the approval and does not pause again.
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import threading
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -18,8 +20,8 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from prefect.context import FlowRunContext
-from prefect.exceptions import FlowPauseTimeout
-from prefect.flow_runs import pause_flow_run
+from prefect.exceptions import FlowPauseTimeout, NotPausedError
+from prefect.flow_runs import pause_flow_run, resume_flow_run
 from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +29,7 @@ from platforms.store import DatasetRef, Store
 from tasks.screen import ScreenReport, report_hash, report_markdown
 
 log = logging.getLogger(__name__)
+_PAUSE_GRACE_SECONDS = 60
 
 
 class ApprovalMode(StrEnum):
@@ -151,19 +154,21 @@ def request_review(
         + report_markdown(report)
     )
     form = ApprovalInput.with_initial_data(description=description, approved=False, reviewer="")
+    comment = f"no decision within {config.timeout_seconds}s"
+    timeout_answer = {"approved": False, "reviewer": "timeout", "comment": comment}
+    # The server fails a run whose pause expires, so the flow could not record the rejection
+    # itself: a timer answers for the reviewer first, and the pause's own timeout is a backstop.
+    timer = _answer_later(config.timeout_seconds, timeout_answer)
     try:
         answer = pause_flow_run(
-            wait_for_input=form, timeout=config.timeout_seconds, poll_interval=config.poll_seconds
+            wait_for_input=form,
+            timeout=config.timeout_seconds + _PAUSE_GRACE_SECONDS,
+            poll_interval=config.poll_seconds,
         )
     except FlowPauseTimeout:
-        return make_record(
-            screened,
-            report,
-            config.mode,
-            approved=False,
-            reviewer="timeout",
-            comment=f"no decision within {config.timeout_seconds}s",
-        )
+        answer = ApprovalInput(**timeout_answer)
+    finally:
+        timer.cancel()
     return make_record(
         screened,
         report,
@@ -173,6 +178,25 @@ def request_review(
         comment=answer.comment,
         exclude_ids=answer.exclude_ids,
     )
+
+
+def _answer_later(seconds: int, answer: dict[str, object]) -> threading.Timer:
+    """Resume this flow run with `answer` after `seconds`, unless someone answered already."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        raise RuntimeError("approval.mode=manual needs a flow run to pause")
+    flow_run_id = context.flow_run.id
+
+    def resume() -> None:
+        try:
+            resume_flow_run(flow_run_id, run_input=answer)
+        except (NotPausedError, FlowPauseTimeout):
+            pass  # a reviewer answered in the meantime: their answer stands
+
+    timer = threading.Timer(seconds, contextvars.copy_context().run, args=(resume,))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _uri(store: Store, path: str) -> str:

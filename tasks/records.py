@@ -11,6 +11,7 @@ record is quarantined with an explanation instead of failing its file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -44,6 +45,11 @@ class ColumnMap(BaseModel):
     )
     answer_start_key: str = Field(
         "answer_start", description="QA: key of the answer offsets inside answers, or a column."
+    )
+    answer_text_column: str = Field(
+        "answer_text",
+        description="QA, flat form (CSV): column holding the answer text when there is no "
+        "answers column; its offset is in answer_start_key.",
     )
     document_key: str = Field("document", description="Summarization: the source document.")
     summary_key: str = Field("summary", description="Summarization: the reference summary.")
@@ -153,10 +159,10 @@ def _validate_qa(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, Any]:
     question = _text(obj, columns.question_key)
     context = _text(obj, columns.context_key)
     answers = obj.get(columns.answers_key)
-    if answers is None and columns.answer_text_key in obj and columns.answer_start_key in obj:
+    if answers is None and columns.answer_text_column in obj and columns.answer_start_key in obj:
         # Flat form (CSV): one answer as two columns.
         answers = {
-            columns.answer_text_key: [obj[columns.answer_text_key]],
+            columns.answer_text_key: [obj[columns.answer_text_column]],
             columns.answer_start_key: [obj[columns.answer_start_key]],
         }
     if isinstance(answers, str):
@@ -233,8 +239,6 @@ def _messages(obj: dict[str, Any], key: str) -> list[dict[str, str]]:
 
 
 def _json_field(text: str, key: str) -> Any:
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -224,7 +224,11 @@ def _sample(record_id: str, outcome: Any) -> dict[str, Any]:
         "field": name,
         "excerpt": text[start : start + _SAMPLE_WINDOW],
         "entities": sorted({e for e, _ in outcome.counts}),
-        "outcome": "quarantined" if outcome.reason else "flagged" if outcome.flagged else "redacted",
+        "outcome": "quarantined"
+        if outcome.reason
+        else "flagged"
+        if outcome.flagged
+        else "redacted",
     }
 
 

@@ -1,0 +1,199 @@
+"""The retrain flow under a real (temporary) Prefect API, real Dask and the real spaCy model."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect import get_client
+from prefect.client.schemas.sorting import FlowRunSort
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.retrain import RunSummary, retrain
+from tests.conftest import write_jsonl
+
+CTX = "Agent Kenji Watanabe reset the VPN token for the Lisbon office; the outage lasted 3 days."
+QUESTIONS = ["How long did the outage last?", "What was reset?", "Who reset the token?"]
+ANSWERS = ["3 days", "the VPN token", "Kenji Watanabe"]
+
+
+def _input(tmp_path: Path, n_contexts: int = 12) -> Path:
+    lines = []
+    for c in range(n_contexts):
+        context = f"Ticket {c}: {CTX}"
+        for q, (question, answer) in enumerate(zip(QUESTIONS, ANSWERS, strict=True)):
+            lines.append(
+                json.dumps(
+                    {
+                        "id": f"t{c}-q{q}",
+                        "question": question,
+                        "context": context,
+                        "answers": {"text": [answer], "answer_start": [context.index(answer)]},
+                    }
+                )
+            )
+    lines.append("{broken")
+    return write_jsonl(tmp_path / "tickets.jsonl", lines)
+
+
+def _config(make_config, tmp_path: Path, mode: str, timeout: int = 120):
+    return make_config(
+        ingest={"inputs": [str(_input(tmp_path))]},
+        approval={"mode": mode, "timeout_seconds": timeout, "poll_seconds": 1},
+    )
+
+
+def _split_dir(cfg) -> Path:
+    return Path(cfg.store) / "datasets" / "split"
+
+
+def _start(cfg) -> tuple[threading.Thread, dict[str, Any]]:
+    """Run the flow in a thread that shares this test's Prefect API settings."""
+    out: dict[str, Any] = {}
+    ctx = contextvars.copy_context()
+    thread = threading.Thread(
+        target=ctx.run, args=(lambda: out.update(state=retrain(cfg, return_state=True)),)
+    )
+    thread.start()
+    return thread, out
+
+
+def _wait_for_pause(known: set[str], timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            for run in client.read_flow_runs(limit=200, sort=FlowRunSort.EXPECTED_START_TIME_DESC):
+                if run.state and run.state.is_paused() and str(run.id) not in known:
+                    return str(run.id)
+            time.sleep(0.5)
+    raise AssertionError("no flow run paused for approval")
+
+
+def _paused_ids() -> set[str]:
+    with get_client(sync_client=True) as client:
+        return {
+            str(r.id)
+            for r in client.read_flow_runs(limit=200, sort=FlowRunSort.EXPECTED_START_TIME_DESC)
+            if r.state and r.state.is_paused()
+        }
+
+
+def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path) -> None:
+    cfg = _config(make_config, tmp_path, "auto")
+    state = retrain(cfg, return_state=True)
+    summary: RunSummary = state.result()
+    assert state.is_completed()
+    assert list(summary.stages) == ["ingest", "screen", "approve", "split"]
+    ingest = summary.stages["ingest"].details
+    assert (ingest["read"], ingest["accepted"], ingest["quarantined"]) == (37, 36, 1)
+    split = summary.stages["split"].details
+    assert split["train"] + split["validation"] + split["test"] == 36
+    assert summary.stages["approve"].details["reviewer"] == "policy"
+    assert summary.stages["screen"].details["redacted"] > 0
+
+
+def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
+    prefect_api, make_config, tmp_path: Path
+) -> None:
+    cfg = _config(make_config, tmp_path, "manual")
+    known = _paused_ids()
+    thread, out = _start(cfg)
+    run_id = _wait_for_pause(known)
+    assert not _split_dir(cfg).exists()
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "approve",
+            run_id,
+            "--reviewer",
+            "dana@example.com",
+            "--comment",
+            "looks clean",
+            "--exclude",
+            "t0-q0",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    thread.join(120)
+
+    state = out["state"]
+    assert state.is_completed(), state.message
+    summary = state.result()
+    assert summary.stages["approve"].details["reviewer"] == "dana@example.com"
+    assert summary.stages["split"].details["excluded"] == 1
+    [audit_file] = (Path(cfg.store) / "approvals").glob("*/*.json")
+    audit = json.loads(audit_file.read_text())
+    assert audit["decision"] == "approved" and audit["comment"] == "looks clean"
+    assert audit["flow_run_id"] == run_id and audit["exclude_ids"] == ["t0-q0"]
+    assert audit["dataset_hash"] == summary.stages["screen"].details["content_hash"]
+
+    # The same screened data again: the approval is reused, nobody is asked twice.
+    again = retrain(cfg, return_state=True)
+    assert again.is_completed()
+    assert again.result().stages["approve"].details["reused"] is True
+
+
+def test_rejection_stops_before_split(prefect_api, make_config, tmp_path: Path) -> None:
+    cfg = _config(make_config, tmp_path, "manual")
+    known = _paused_ids()
+    thread, out = _start(cfg)
+    run_id = _wait_for_pause(known)
+    result = CliRunner().invoke(
+        app, ["reject", run_id, "--reviewer", "sam", "--comment", "too many names"]
+    )
+    assert result.exit_code == 0, result.output
+    thread.join(120)
+
+    state = out["state"]
+    assert state.is_failed()
+    assert "rejected by sam: too many names" in state.message
+    assert state.result(raise_on_failure=False).stages["approve"].status == "rejected"
+    assert not _split_dir(cfg).exists()
+
+
+def test_approval_timeout_counts_as_rejection(prefect_api, make_config, tmp_path: Path) -> None:
+    cfg = _config(make_config, tmp_path, "manual", timeout=2)
+    state = retrain(cfg, return_state=True)
+    assert state.is_failed()
+    assert "rejected by timeout" in state.message
+    assert not _split_dir(cfg).exists()
+    [audit_file] = (Path(cfg.store) / "approvals").glob("*/*.json")
+    assert json.loads(audit_file.read_text())["decision"] == "rejected"
+
+
+def test_auto_if_clean_waits_when_something_is_flagged(
+    prefect_api, make_config, tmp_path: Path
+) -> None:
+    # Lisbon is a LOCATION, flagged for review by the default policy.
+    cfg = _config(make_config, tmp_path, "auto-if-clean", timeout=2)
+    state = retrain(cfg, return_state=True)
+    assert state.is_failed() and "timeout" in state.message
+
+    quiet = cfg.model_copy(
+        update={
+            "screen": cfg.screen.model_copy(
+                update={
+                    "entities": {k: v for k, v in cfg.screen.entities.items() if k != "LOCATION"}
+                }
+            )
+        }
+    )
+    state = retrain(quiet, return_state=True)
+    assert state.is_completed()
+    assert state.result().stages["approve"].details["reviewer"] == "policy"
+
+
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_resuming_an_unknown_run_is_a_clear_error(prefect_api, command: str) -> None:
+    result = CliRunner().invoke(
+        app, [command, "00000000-0000-0000-0000-000000000000", "--reviewer", "x"]
+    )
+    assert result.exit_code == 2
+    assert "no flow run" in result.output
