@@ -28,7 +28,7 @@ data_app = typer.Typer(help="Sample data.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the pipeline config.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", "-c", help="Pipeline config YAML (configs/local.yaml).")

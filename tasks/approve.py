@@ -8,6 +8,7 @@ run over the same screened data finds the approval and does not pause again.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import threading
@@ -188,10 +189,9 @@ def _answer_later(seconds: int, answer: dict[str, object]) -> threading.Timer:
     flow_run_id = context.flow_run.id
 
     def resume() -> None:
-        try:
+        # NotPaused / timed out: a reviewer answered in the meantime and their answer stands.
+        with contextlib.suppress(NotPausedError, FlowPauseTimeout):
             resume_flow_run(flow_run_id, run_input=answer)
-        except (NotPausedError, FlowPauseTimeout):
-            pass  # a reviewer answered in the meantime: their answer stands
 
     timer = threading.Timer(seconds, contextvars.copy_context().run, args=(resume,))
     timer.daemon = True

@@ -7,7 +7,6 @@ the precomputed NLP artifacts, exactly as `AnalyzerEngine.analyze` would one tex
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Sequence

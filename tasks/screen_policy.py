@@ -78,7 +78,9 @@ class ScreenConfig(BaseModel):
         default_factory=lambda: dict(DEFAULT_SECRET_RULES),
         description=f"Rules per credential type: {', '.join(SECRET_ENTITIES)}.",
     )
-    toxicity: ToxicityConfig = Field(default_factory=ToxicityConfig)
+    toxicity: ToxicityConfig = Field(
+        default_factory=ToxicityConfig, description="Offensive-language scoring and its rule."
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
 

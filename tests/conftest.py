@@ -7,14 +7,14 @@ import os
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from collections.abc import Callable, Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
-import pytest  # noqa: E402
+import pytest
 
-from flows.config import PipelineConfig, validate_config  # noqa: E402
-from platforms.compute import DaskConfig  # noqa: E402
+from flows.config import PipelineConfig, validate_config
+from platforms.compute import DaskConfig
 
 DASK = DaskConfig(n_workers=2, threads_per_worker=1, memory_limit="3GiB", partition_rows=200)
 

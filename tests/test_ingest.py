@@ -128,7 +128,7 @@ def test_csv_parquet_and_globs_give_the_same_records(make_config, tmp_path: Path
 
 def test_same_input_and_config_reuse_the_dataset(make_config, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "in.jsonl", [_qa("a"), _qa("b", question="Where?")])
-    _, store, first = _ingest(make_config, [str(path)])
+    _, _, first = _ingest(make_config, [str(path)])
     _, _, second = _ingest(make_config, [str(path)])
     assert not first.reused and second.reused and second.uri == first.uri
     write_jsonl(path, [_qa("a"), _qa("c", question="Where else?")])

