@@ -260,13 +260,15 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     toxic_ids: list[str] = []
     pii: dict[str, dict[str, None]] = {}
     secrets: dict[str, dict[str, None]] = {}
+    seen_texts: set[str] = set()  # no two tickets share a context: only exact copies repeat
     num = 0
     while len(valid) < n_valid:
-        num += 1
-        tk = _ticket(rng, num, clean=False)
+        tk = _ticket(rng, num + 1, clean=False)
         recs = _records(tk, task, rng, clean=False)[: n_valid - len(valid)]
-        if not recs:
+        if not recs or tk.text in seen_texts:
             continue
+        num += 1
+        seen_texts.add(tk.text)
         valid += [_dumps(rec).encode() for rec, _ in recs]
         toxic_ids += [rec["id"] for rec, toxic in recs if toxic]
         for kind, value in tk.pii:

@@ -133,7 +133,7 @@ def test_total_line_count_is_n(task: str, n: int) -> None:
 
 
 def test_bad_arguments_raise() -> None:
-    with pytest.raises(ValueError, match="extractive-qa.*summarization"):
+    with pytest.raises(ValueError, match=r"extractive-qa.*summarization"):
         generate_sample("translation", 100)
     with pytest.raises(ValueError, match="at least"):
         generate_sample(QA, 5)
@@ -189,7 +189,13 @@ def test_qa_answers_sit_at_answer_start_and_contexts_are_shared() -> None:
         assert re.fullmatch(r"ticket-\d{6}-q[1-4]", rec["id"])
         (text,), (start,) = rec["answers"]["text"], rec["answers"]["answer_start"]
         assert text and rec["context"][start : start + len(text)] == text
-    assert max(per_context.values()) <= 5  # up to 4 questions, plus maybe one duplicate line
+    tickets_per_context = collections.defaultdict(set)
+    for rec in recs:
+        tickets_per_context[rec["context"]].add(rec["id"].rsplit("-", 1)[0])
+    # Different tickets never share a context, so only exact line copies repeat content.
+    assert all(len(tickets) == 1 for tickets in tickets_per_context.values())
+    unique = {json.dumps(r, sort_keys=True) for r in recs}
+    assert max(collections.Counter(json.loads(u)["context"] for u in unique).values()) <= 4
     assert any(count >= 3 for count in per_context.values())
     assert len(per_context) > 0.3 * len(recs)
 
@@ -200,7 +206,8 @@ def test_summarization_records_look_like_tickets() -> None:
         assert re.fullmatch(r"ticket-\d{6}", rec["id"])
         assert rec["document"].count(". ") >= 3
         assert len(rec["summary"]) < len(rec["document"])
-    assert len({r["document"] for r in recs}) > 0.9 * len(recs)
+    unique = {json.dumps(r, sort_keys=True) for r in recs}
+    assert len({json.loads(u)["document"] for u in unique}) == len(unique)
 
 
 def test_planted_values_appear_in_valid_lines(big: tuple[str, Sample]) -> None:

@@ -18,7 +18,7 @@ from tests.conftest import write_jsonl
 
 
 def test_ratios_must_sum_to_one() -> None:
-    with pytest.raises(ValidationError, match="must sum to 1.0, got 1.1"):
+    with pytest.raises(ValidationError, match=r"must sum to 1\.0, got 1\.1"):
         SplitConfig(train=0.8, validation=0.2, test=0.1)
 
 

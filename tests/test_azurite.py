@@ -1,0 +1,136 @@
+"""az:// inputs and an az:// store against a real Azurite Blob endpoint started by the test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from azure.storage.blob import BlobServiceClient
+
+from platforms.compute import shared_client
+from platforms.store import read_table
+from tasks.ingest import run_ingest
+from tasks.screen import run_screen
+from tasks.split import run_split
+
+ROOT = Path(__file__).resolve().parents[1]
+AZURITE = ROOT / "node_modules" / ".bin" / "azurite-blob"
+# Azurite's documented development account (public, local only).
+KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+@pytest.fixture(scope="module")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A running Azurite on a free loopback port; yields its connection string."""
+    if not AZURITE.exists() or shutil.which("node") is None:
+        pytest.fail("Azurite is not installed: run `make test` (it runs npm ci)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    workdir = tmp_path_factory.mktemp("azurite")
+    proc = subprocess.Popen(
+        [
+            str(AZURITE),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(port),
+            "--location",
+            str(workdir),
+            "--silent",
+            "--skipApiVersionCheck",
+            "--loose",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    connection = (
+        f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={KEY};"
+        f"BlobEndpoint=http://127.0.0.1:{port}/devstoreaccount1;"
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("Azurite did not start")
+            time.sleep(0.3)
+    try:
+        yield connection
+    finally:
+        proc.kill()  # Azurite drains connections for a long time after SIGTERM
+        proc.wait(30)
+
+
+def _qa(i: int) -> str:
+    context = (
+        f"Order {i} for Maria Gonzalez (maria{i}@example.com) was delayed by {i % 4 + 1} days."
+    )
+    answer = f"{i % 4 + 1} days"
+    return json.dumps(
+        {
+            "id": f"o{i}",
+            "question": "How long was the delay?",
+            "context": context,
+            "answers": {"text": [answer], "answer_start": [context.index(answer)]},
+        }
+    )
+
+
+def test_data_stages_read_and_write_blob_storage(azurite: str, make_config, monkeypatch) -> None:
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite)
+    service = BlobServiceClient.from_connection_string(azurite)
+    service.create_container("incoming")
+    service.create_container("tunegate")
+    for name, lines in {
+        "tickets/a.jsonl": [_qa(i) for i in range(20)],
+        "tickets/b.jsonl": [_qa(i) for i in range(15, 30)] + ["{bad"],
+    }.items():
+        service.get_blob_client("incoming", name).upload_blob("\n".join(lines).encode())
+
+    cfg = make_config(
+        store="az://tunegate/store", ingest={"inputs": ["az://incoming/tickets/*.jsonl"]}
+    )
+    client, store = shared_client(cfg.dask), cfg.open_store()
+    ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+    assert ingested.uri.startswith("az://tunegate/store/datasets/ingest/")
+    assert ingested.counts["read"] == 36
+    assert (
+        ingested.counts["accepted"],
+        ingested.counts["duplicates"],
+        ingested.counts["quarantined"],
+    ) == (30, 5, 1)
+
+    screened, report = run_screen(client, store, ingested, cfg.screen)
+    rows = [r for f in store.table_files(screened, "screened") for r in read_table(store, f)]
+    assert len(rows) == 30 and report.redacted == 30
+    assert not any("maria" in r["context"].lower() for r in rows)
+
+    split = run_split(client, store, screened, cfg.split, [])
+    assert sum(split.counts[s] for s in ("train", "validation", "test")) == 30
+    again = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+    assert again.reused and again.uri == ingested.uri
+
+
+def test_blob_paths_without_credentials_say_what_to_set(make_config, monkeypatch) -> None:
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING", raising=False)
+    cfg = make_config(ingest={"inputs": ["az://incoming/x.jsonl"]})
+    with pytest.raises(ValueError, match="AZURE_STORAGE_CONNECTION_STRING"):
+        run_ingest(
+            shared_client(cfg.dask),
+            cfg.open_store(),
+            cfg.task,
+            cfg.columns,
+            cfg.ingest,
+            cfg.azure,
+            200,
+        )
