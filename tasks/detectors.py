@@ -147,10 +147,27 @@ def detectors_for(spacy_model: str, language: str, entities: tuple[str, ...]) ->
     return Detectors(build_analyzer(spacy_model, language), language, list(entities))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
 def toxicity_scores(texts: Sequence[str]) -> list[float]:
-    """Probability that each text is offensive, from the local alt-profanity-check model."""
+    """Probability that each text is offensive: the highest score of its sentences.
+
+    Scored per sentence because one abusive line in a long, polite ticket scores low as a whole.
+    The model is the local alt-profanity-check classifier (nothing is downloaded).
+    """
     if not texts:
         return []
     from profanity_check import predict_prob
 
-    return [float(p) for p in predict_prob(list(texts))]
+    sentences: list[str] = []
+    owners: list[int] = []
+    for i, text in enumerate(texts):
+        for sentence in _SENTENCE_END.split(text):
+            if sentence.strip():
+                sentences.append(sentence)
+                owners.append(i)
+    scores = [0.0] * len(texts)
+    for owner, p in zip(owners, predict_prob(sentences) if sentences else [], strict=True):
+        scores[owner] = max(scores[owner], float(p))
+    return scores

@@ -1,0 +1,82 @@
+"""screen with the real spaCy model: no planted PII survives, QA records stay valid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from platforms.compute import shared_client
+from platforms.store import read_table
+from samples.generate import generate_sample, write_sample
+from tasks.detectors import SecretRecognizer
+from tasks.ingest import run_ingest
+from tasks.records import check_answers_at_offsets
+from tasks.screen import run_screen
+
+
+def _screen(make_config, tmp_path: Path, task: str, n: int, seed: int, **sections):
+    sample = generate_sample(task, n, seed=seed)
+    path = tmp_path / "sample.jsonl"
+    write_sample(sample, path)
+    cfg = make_config(task=task, ingest={"inputs": [str(path)]}, **sections)
+    client, store = shared_client(cfg.dask), cfg.open_store()
+    ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+    screened, report = run_screen(client, store, ingested, cfg.screen)
+    kept = [r for f in store.table_files(screened, "screened") for r in read_table(store, f)]
+    quarantined = [
+        r for f in store.table_files(screened, "quarantine") for r in read_table(store, f)
+    ]
+    report_text = Path(screened.uri, "report.json").read_text()
+    return sample, screened, report, kept, quarantined, report_text
+
+
+@pytest.mark.parametrize(("task", "seed"), [("extractive-qa", 5), ("summarization", 9)])
+def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, seed) -> None:
+    sample, _, report, kept, quarantined, report_text = _screen(
+        make_config, tmp_path, task, 400, seed
+    )
+    assert report.records_in == report.kept + report.quarantined
+    kept_text = json.dumps(kept, ensure_ascii=False)
+    quarantine_text = json.dumps(quarantined, ensure_ascii=False)
+    redacted_kinds = {k: v for k, v in sample.planted_pii.items() if k != "LOCATION"}  # flagged
+    assert redacted_kinds, "the sample plants personal data"
+    for kind, values in redacted_kinds.items():
+        for value in values:
+            assert value not in kept_text, f"a planted {kind} survived screening"
+            assert value not in quarantine_text, f"a planted {kind} is in the quarantine"
+            assert value not in report_text, f"a planted {kind} is in the report"
+    for kind, values in sample.planted_secrets.items():
+        for value in values:
+            assert value not in kept_text, f"a planted {kind} was kept"
+            assert value not in report_text, f"a planted {kind} is in the report"
+    kept_ids = {r["id"] for r in kept}
+    assert not kept_ids & set(sample.toxic_ids), "toxic records must be quarantined"
+    reasons = " ".join(r["reason"] for r in quarantined)
+    assert "toxicity" in reasons and any(
+        e in reasons for e in SecretRecognizer().supported_entities
+    )
+    if task == "extractive-qa":
+        for record in kept:
+            check_answers_at_offsets(record)  # raises when an answer_start points elsewhere
+        assert any("<" in a for r in kept for a in r["answers"]["text"]), "answers were redacted"
+    assert report.flagged > 0 and report.needs_review  # LOCATION is flagged by default
+
+
+def test_policy_can_drop_or_flag_instead_of_redacting(make_config, tmp_path) -> None:
+    screen = {
+        "entities": {"EMAIL_ADDRESS": {"action": "drop"}, "PERSON": {"action": "flag"}},
+        "toxicity": {"action": "flag", "threshold": 0.8},
+    }
+    sample, _, report, kept, quarantined, _ = _screen(
+        make_config, tmp_path, "extractive-qa", 300, 2, screen=screen
+    )
+    kept_text = json.dumps(kept)
+    assert not any(v in kept_text for v in sample.planted_pii["EMAIL_ADDRESS"])
+    assert any("EMAIL_ADDRESS in" in r["reason"] for r in quarantined)
+    assert any(name in kept_text for name in sample.planted_pii["PERSON"])  # flagged, kept
+    assert set(sample.toxic_ids) & {r["id"] for r in kept}  # flagged, kept
+    actions = {(c.entity, c.action) for c in report.entities}
+    assert ("PERSON", "flag") in actions and ("EMAIL_ADDRESS", "drop") in actions
+    assert ("TOXICITY", "flag") in actions
