@@ -104,7 +104,8 @@ class Store:
     """A root URI (local directory or `az://container/prefix`) and the filesystem behind it."""
 
     def __init__(self, uri: str, storage_options: Mapping[str, Any] | None = None) -> None:
-        self.uri = uri.rstrip("/")
+        # Local stores are absolute so workers with another working directory find them.
+        self.uri = uri.rstrip("/") if "://" in uri else os.path.abspath(uri)
         self.storage_options = dict(storage_options or {})
         self.fs, self._root = fsspec.core.url_to_fs(self.uri, **self.storage_options)
         self.is_local = (

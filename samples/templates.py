@@ -51,10 +51,7 @@ FACTS: dict[str, FactMaker] = {
     "month": lambda r: r.choice(MONTHS),
     "date": lambda r: f"{r.choice(MONTHS)} {r.randint(1, 28)}",
     "invoice": lambda r: f"INV-{r.randint(100000, 999999)}",
-    "order": lambda r: (
-        f"ORD-{r.randint(10000, 99999)}-{r.choice('ABCDEFGHJKLMNPRSTUVWXYZ')}"
-        f"{r.choice('ABCDEFGHJKLMNPRSTUVWXYZ')}"
-    ),
+    "order": lambda r: f"#{r.randint(1000000, 9999999)}",
     "product": lambda r: r.choice(
         [
             "X200 mesh router",
@@ -71,7 +68,7 @@ FACTS: dict[str, FactMaker] = {
             "fitness tracker",
         ]
     ),
-    "carrier": lambda r: r.choice(["UPS", "FedEx", "DHL Express", "USPS", "DPD"]),
+    "carrier": lambda r: r.choice(["UPS", "Canada Post", "DHL Express", "USPS", "DPD"]),
     "tracking": lambda r: (
         "1Z" + "".join(r.choice("ABCDEFGHJKLMNPRSTUVWXYZ0123456789") for _ in range(16))
     ),
@@ -89,7 +86,7 @@ FACTS: dict[str, FactMaker] = {
             "iPhone 15",
             "Pixel 8",
             "Ubuntu 22.04 workstation",
-            "Chromebook",
+            "Android tablet",
         ]
     ),
     "vpn": lambda r: r.choice(
@@ -234,7 +231,7 @@ SCENARIOS: list[dict[str, list]] = [
     {  # shipping delay
         "open": [
             "My order {order} for a {product} has not arrived after {days}.",
-            "Order {order} was supposed to arrive on {date} but it is still in transit.",
+            "My order {order} was supposed to arrive on {date} but it is still in transit.",
             "The {product} I bought in order {order} is {days} late.",
         ],
         "body": [
@@ -269,7 +266,7 @@ SCENARIOS: list[dict[str, list]] = [
         "open": [
             "I want a refund for the {product} from order {order} because it {reason}.",
             "The {product} I received {reason}, so I am requesting a refund of {amount}.",
-            "Order {order}: the {product} {reason} and I would like my {amount} back.",
+            "For order {order}, the {product} {reason} and I would like my {amount} back.",
         ],
         "body": [
             "I still have the original packaging.",
