@@ -31,9 +31,10 @@ from platforms.store import (
     table_info,
     write_table,
 )
+from tasks.content_safety import content_safety_scores
 from tasks.detectors import detectors_for, toxicity_scores
 from tasks.records import QUARANTINE_SCHEMA, RECORD_SCHEMAS, TaskType, record_hash, text_fields
-from tasks.screen_policy import ScreenConfig, apply_policy
+from tasks.screen_policy import ScreenConfig, ToxicityConfig, apply_policy
 
 log = logging.getLogger(__name__)
 STAGE = "screen"
@@ -158,7 +159,7 @@ def screen_partition(
     fields = [list(text_fields(task_type, r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]
     spans = iter(detectors.analyze(flat, config.batch_size))
-    tox = iter(toxicity_scores(flat))
+    tox = iter(_toxicity(flat, config.toxicity))
 
     kept, quarantine, samples, flagged_ids = [], [], [], []
     counts: Counter[tuple[str, str]] = Counter()
@@ -210,6 +211,18 @@ def screen_partition(
         "content": content.value,
         "files": files,
     }
+
+
+def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
+    """Scores from the configured backend; each distinct text is scored once."""
+    unique = list(dict.fromkeys(texts))
+    if config.backend == "azure-content-safety":
+        assert config.endpoint is not None  # checked by ToxicityConfig
+        scores = content_safety_scores(unique, config.endpoint, config.key_env)
+    else:
+        scores = toxicity_scores(unique)
+    by_text = dict(zip(unique, scores, strict=True))
+    return [by_text[t] for t in texts]
 
 
 def _sample(record_id: str, outcome: Any) -> dict[str, Any]:

@@ -52,13 +52,28 @@ DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
 
 class ToxicityConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    backend: Literal["local"] = Field(
-        "local", description="local: the alt-profanity-check model shipped in its package."
+    backend: Literal["local", "azure-content-safety"] = Field(
+        "local",
+        description="local: the alt-profanity-check model shipped in its package; "
+        "azure-content-safety: the Azure AI Content Safety service (needs endpoint and key).",
+    )
+    endpoint: str | None = Field(
+        None,
+        description="Azure AI Content Safety endpoint (https://NAME.cognitiveservices.azure.com).",
+    )
+    key_env: str = Field(
+        "AZURE_CONTENT_SAFETY_KEY", description="Environment variable holding the service key."
     )
     threshold: float = Field(0.8, ge=0.0, le=1.0, description="Score at or above this is toxic.")
     action: Literal[Action.drop, Action.flag] = Field(
         Action.drop, description="drop (quarantine) or flag toxic records."
     )
+
+    @model_validator(mode="after")
+    def _service_needs_endpoint(self) -> ToxicityConfig:
+        if self.backend == "azure-content-safety" and not self.endpoint:
+            raise ValueError("toxicity.backend azure-content-safety needs toxicity.endpoint")
+        return self
 
 
 class ScreenConfig(BaseModel):
