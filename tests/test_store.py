@@ -1,0 +1,82 @@
+"""The store: datasets appear whole or not at all; hashes do not depend on partitioning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from platforms.compute import shared_client
+from platforms.store import MultisetHash, Store, sha256_text, table_info, write_table
+from tasks.ingest import run_ingest
+from tasks.screen import run_screen
+from tests.conftest import write_jsonl
+
+SCHEMA = pa.schema([("id", pa.string())])
+
+
+def test_multiset_hash_ignores_order_and_partitioning() -> None:
+    hashes = [sha256_text(str(i)) for i in range(10)]
+    whole, left, right = MultisetHash(), MultisetHash(), MultisetHash()
+    for h in hashes:
+        whole.add(h)
+    for h in reversed(hashes[:4]):
+        left.add(h)
+    for h in hashes[4:]:
+        right.add(h)
+    left.merge(right)
+    assert left.hexdigest() == whole.hexdigest()
+    right.add(hashes[0])
+    assert right.hexdigest() != whole.hexdigest()
+
+
+def test_a_dataset_is_invisible_until_committed(tmp_path: Path) -> None:
+    store = Store(str(tmp_path))
+    writer = store.begin_dataset("ingest", "k1")
+    write_table(store, writer.part_uri("accepted", 0), [{"id": "a"}], SCHEMA)
+    assert store.find_dataset("ingest", "k1") is None
+    ref = writer.commit(
+        task="chat",
+        content_hash="c",
+        parent_hashes=[],
+        config_hash="x",
+        counts={"accepted": 1},
+        tables={"accepted": table_info(1, ["accepted/part-00000.parquet"], SCHEMA)},
+    )
+    found = store.find_dataset("ingest", "k1")
+    assert found is not None and found.uri == ref.uri and found.reused
+    assert store.table_files(found, "accepted") == [f"{ref.uri}/accepted/part-00000.parquet"]
+    aborted = store.begin_dataset("ingest", "k2")
+    aborted.abort()
+    assert sorted(p.name for p in (tmp_path / "datasets" / "ingest").iterdir()) == ["k1"]
+
+
+def test_a_failing_stage_leaves_earlier_outputs_intact(make_config, tmp_path: Path) -> None:
+    context = "The router from order 77 arrived after 5 days."
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            json.dumps(
+                {
+                    "id": "a",
+                    "question": "How long?",
+                    "context": context,
+                    "answers": {"text": ["5 days"], "answer_start": [context.index("5 days")]},
+                }
+            )
+        ],
+    )
+    cfg = make_config(ingest={"inputs": [str(path)]})
+    client, store = shared_client(cfg.dask), cfg.open_store()
+    ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 100)
+    manifest_before = Path(ingested.uri, "manifest.json").read_text()
+    # Simulate a lost partition: screening it fails on the worker.
+    [part] = store.table_files(ingested, "accepted")
+    Path(part).rename(Path(part).with_suffix(".moved"))
+    with pytest.raises(FileNotFoundError):
+        run_screen(client, store, ingested, cfg.screen)
+    screen_dir = Path(cfg.store) / "datasets" / "screen"
+    assert not screen_dir.exists() or not any(screen_dir.iterdir())
+    assert Path(ingested.uri, "manifest.json").read_text() == manifest_before
