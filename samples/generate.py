@@ -101,7 +101,8 @@ def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
         )
         tk.secrets.append((kind, value))
     if not clean and rng.random() < _TOXIC_RATE:
-        sents.insert(rng.randint(1, len(sents)), rng.choice(t.TOXIC_LINES))
+        for line in rng.sample(t.TOXIC_LINES, 2):
+            sents.insert(rng.randint(1, len(sents)), line)
         tk.toxic = True
     tk.text = " ".join(sents)
     facts = [(q, slots[slot]) for q, slot in sc["questions"] if _find(tk.text, slots[slot]) >= 0]
@@ -201,9 +202,11 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
     elif kind == "answer_mismatch":
         answer, start = rec["answers"]["text"][0], rec["answers"]["answer_start"][0]
         for shift in rng.sample([-7, -3, 1, 2, 5, 11], 6):
-            if start + shift >= 0 and rec["context"][start + shift :].find(answer) != 0:
+            if start + shift >= 0 and not rec["context"].startswith(answer, start + shift):
                 rec["answers"]["answer_start"] = [start + shift]
                 break
+        else:  # past the end of the context nothing can match
+            rec["answers"]["answer_start"] = [len(rec["context"]) + 1]
     else:
         raise ValueError(f"unknown malformed kind {kind!r}")
     return _dumps(rec).encode()
@@ -324,43 +327,30 @@ def write_sample(sample: Sample, out: Path) -> None:
 
 
 def _write_csv(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
-    cols = ["id", "question", "context", "answer_text", "answer_start", "answers"]
+    """Write rows as CSV; QA answers are flattened to the first answer plus a JSON column."""
+    if qa:
+        rows = [
+            {**{k: r[k] for k in ("id", "question", "context")},
+             "answer_text": r["answers"]["text"][0],
+             "answer_start": r["answers"]["answer_start"][0],
+             "answers": _dumps(r["answers"])}
+            for r in rows
+        ]  # fmt: skip
     with out.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(cols if qa else list(_FIELDS["summarization"]))
-        for r in rows:
-            if qa:
-                ans = r["answers"]
-                writer.writerow(
-                    [
-                        r["id"],
-                        r["question"],
-                        r["context"],
-                        ans["text"][0],
-                        ans["answer_start"][0],
-                        json.dumps(ans, ensure_ascii=False),
-                    ]
-                )
-            else:
-                writer.writerow([r["id"], r["document"], r["summary"]])
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def _write_parquet(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
+    """Write rows as Parquet; QA answers stay a struct of two lists, as in SQuAD."""
     import pyarrow as pa  # heavy import, only needed for this format
     import pyarrow.parquet as pq
 
+    fields = [(name, pa.string()) for name in _FIELDS["extractive-qa" if qa else "summarization"]]
     if qa:
         answers = pa.struct(
             [("text", pa.list_(pa.string())), ("answer_start", pa.list_(pa.int32()))]
         )
-        schema = pa.schema(
-            [
-                ("id", pa.string()),
-                ("question", pa.string()),
-                ("context", pa.string()),
-                ("answers", answers),
-            ]
-        )
-    else:
-        schema = pa.schema([(name, pa.string()) for name in _FIELDS["summarization"]])
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), out)
+        fields[-1] = ("answers", answers)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), out)

@@ -659,7 +659,8 @@ SECRET_SENTENCES: dict[str, list[str]] = {
     "slack_token": ["Our Slack bot token {v} posts the alerts."],
 }
 
-# --- Toxic customer lines (each scores > 0.99 with alt-profanity-check on its own) ------------
+# --- Toxic customer lines: each scores ~1.0 with alt-profanity-check on its own; a toxic ticket
+# gets two of them so the whole document still scores > 0.9 despite the neutral sentences.
 TOXIC_LINES = [
     "This is fucking useless, you fucking idiots.",
     "Your support is shit and you are all fucking morons.",
@@ -667,8 +668,12 @@ TOXIC_LINES = [
     "You bunch of worthless fucking clowns, fix my shit now.",
     "Stop wasting my time, you pathetic fucking idiots.",
     "Fix this goddamn shit now, you stupid fucking assholes.",
+    "Fuck you and your shitty fucking company.",
+    "You are all fucking idiots and this product is shit.",
+    "Fuck this shit, you useless fucking morons.",
+    "Are you fucking kidding me? This shit is broken again, you idiots.",
 ]
-TOXIC_QUESTION = "Answer me, you fucking idiots: "
+TOXIC_QUESTION = "Fuck this shit, you useless fucking morons: "
 
 
 # --- value makers (PII and fake secrets) ------------------------------------------------------------------------------

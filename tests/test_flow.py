@@ -8,10 +8,19 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 from prefect import get_client
-from prefect.client.schemas.sorting import FlowRunSort
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    FlowRunFilter,
+    FlowRunFilterId,
+    TaskRunFilter,
+)
+from prefect.client.schemas.sorting import ArtifactSort, FlowRunSort
+from prefect.input.actions import read_flow_run_input
+from prefect.input.run_input import keyset_from_paused_state
 from typer.testing import CliRunner
 
 from flows.cli import app
@@ -97,6 +106,20 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
     assert summary.stages["approve"].details["reviewer"] == "policy"
     assert summary.stages["screen"].details["redacted"] > 0
 
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(  # 3.8.8's sync client sends None for unset fields
+            artifact_filter=ArtifactFilter(),
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(summary.flow_run_id)])),
+            task_run_filter=TaskRunFilter(),
+            limit=50,
+            offset=0,
+            sort=ArtifactSort.CREATED_DESC,
+        )
+    by_key = {a.key: a for a in artifacts}
+    assert {"screening-report", "screening-counts", "approval"} <= set(by_key)
+    report = str(by_key["screening-report"].data)
+    assert "<PERSON>" in report and "Kenji" not in report
+
 
 def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
     prefect_api, make_config, tmp_path: Path
@@ -106,6 +129,11 @@ def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
     thread, out = _start(cfg)
     run_id = _wait_for_pause(known)
     assert not _split_dir(cfg).exists()
+    with get_client(sync_client=True) as client:
+        paused = client.read_flow_run(UUID(run_id)).state
+    description = read_flow_run_input(keyset_from_paused_state(paused)["description"], UUID(run_id))
+    assert "Screening report" in description and "<PERSON>" in description
+    assert "Kenji" not in description  # the reviewer sees masked samples only
 
     result = CliRunner().invoke(
         app,
