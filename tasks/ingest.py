@@ -17,6 +17,7 @@ from typing import Any, Literal
 import fsspec
 from distributed import Client
 from prefect import task
+from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -371,9 +372,17 @@ def ingest_task(
     azure: AzureStorageConfig,
 ) -> DatasetRef:
     """Read, validate and deduplicate the inputs into an accepted and a quarantine table."""
-    return run_ingest(
+    ref = run_ingest(
         shared_client(dask), store, task_type, columns, config, azure, dask.partition_rows
     )
+    reasons = store.read_manifest(ref.uri).extra.get("quarantine_reasons", {})
+    create_table_artifact(
+        key="ingest-counts",
+        table=[{"count": k, "records": v} for k, v in ref.counts.items()]
+        + [{"count": f"quarantined: {r}", "records": n} for r, n in reasons.items()],
+        description=f"Every record read, accounted for: {ref.uri}",
+    )
+    return ref
 
 
 __all__ = ["FORMATS", "IngestConfig", "ingest_task", "run_ingest"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from distributed import Client
 from prefect import task
+from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -201,4 +202,11 @@ def split_task(
     exclude_ids: list[str],
 ) -> DatasetRef:
     """Divide approved records into train, validation and test without leakage."""
-    return run_split(shared_client(dask), store, screened, config, exclude_ids)
+    ref = run_split(shared_client(dask), store, screened, config, exclude_ids)
+    groups = store.read_manifest(ref.uri).extra["groups"]
+    create_table_artifact(
+        key="split-counts",
+        table=[{"split": s, "records": ref.counts[s], "groups": groups[s]} for s in SPLITS],
+        description=f"{ref.counts['excluded']} records excluded by the reviewer: {ref.uri}",
+    )
+    return ref

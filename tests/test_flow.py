@@ -116,7 +116,13 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
             sort=ArtifactSort.CREATED_DESC,
         )
     by_key = {a.key: a for a in artifacts}
-    assert {"screening-report", "screening-counts", "approval"} <= set(by_key)
+    assert {
+        "ingest-counts",
+        "screening-report",
+        "screening-counts",
+        "approval",
+        "split-counts",
+    } <= set(by_key)
     report = str(by_key["screening-report"].data)
     assert "<PERSON>" in report and "Kenji" not in report
 
