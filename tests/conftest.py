@@ -33,7 +33,11 @@ def make_config(tmp_path: Path) -> Callable[..., PipelineConfig]:
     """A PipelineConfig on a fresh store in tmp_path, on the session's LocalCluster."""
 
     def make(**sections: Any) -> PipelineConfig:
-        data: dict[str, Any] = {"store": str(tmp_path / "store"), "dask": DASK.model_dump()}
+        data: dict[str, Any] = {
+            "store": str(tmp_path / "store"),
+            "dask": DASK.model_dump(),
+            "until": "split",  # the data half; model-half tests ask for more
+        }
         data.update(sections)
         return validate_config(data)
 

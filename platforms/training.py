@@ -1,0 +1,211 @@
+"""Training backends: where `trainer/` runs. The local one runs it as a subprocess on this machine.
+
+A job's name is derived from the run and the data (the caller decides), and its state lives in
+`{store}/jobs/{name}/`: `job.json`, `train.log`, `exit_code` and `outputs/`. Submitting a name that
+already ran to completion reuses it; one still running (a retried flow) is reattached to, not
+started twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+JobStatus = Literal["running", "completed", "failed", "cancelled"]
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+class TrainSpec(BaseModel):
+    """What to train: trainer arguments, the split dataset and how many processes."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    data_dir: str
+    args: dict[str, Any]
+    nproc: int = 1
+    accelerate_config: str | None = None
+
+
+class TrainingJob(BaseModel):
+    """A submitted job, as the flow hands it from train to evaluate."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    backend: str
+    status: JobStatus
+    output_dir: str
+    log_path: str
+    reused: bool = False
+
+
+class TrainingBackend(Protocol):
+    def submit(self, spec: TrainSpec) -> TrainingJob: ...
+    def status(self, job: TrainingJob) -> JobStatus: ...
+    def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob: ...
+    def fetch_outputs(self, job: TrainingJob) -> Path: ...
+    def cancel(self, job: TrainingJob) -> None: ...
+
+
+class LocalTrainingBackend:
+    """Runs `python -m trainer.train` (or torchrun / accelerate launch) in a new process group."""
+
+    name = "local"
+
+    def __init__(self, jobs_root: Path) -> None:
+        self.jobs_root = jobs_root
+
+    def submit(self, spec: TrainSpec) -> TrainingJob:
+        folder = self.jobs_root / spec.name
+        if (folder / "job.json").exists():
+            job = self._job(folder, reused=True)
+            status = self.status(job)
+            if status in ("completed", "running"):
+                return job.model_copy(update={"status": status})
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in ("exit_code", "train.log"):
+            (folder / stale).unlink(missing_ok=True)
+        command = self.command(spec, folder / "outputs")
+        log = (folder / "train.log").open("w")
+        process = subprocess.Popen(
+            ["bash", "-c", '"$@"; echo $? > "$TUNEGATE_EXIT_FILE"', "train", *command],
+            cwd=_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={
+                **os.environ,
+                "TUNEGATE_EXIT_FILE": str(folder / "exit_code"),
+                "HF_HUB_OFFLINE": "1",
+                "PYTHONUNBUFFERED": "1",
+            },
+        )
+        log.close()
+        (folder / "job.json").write_text(
+            json.dumps(
+                {
+                    "name": spec.name,
+                    "pid": process.pid,
+                    "command": command,
+                    "spec": spec.model_dump(),
+                },
+                indent=2,
+            )
+        )
+        return self._job(folder, reused=False)
+
+    @staticmethod
+    def command(spec: TrainSpec, output_dir: Path) -> list[str]:
+        """The launch command: one process, torchrun for several, or accelerate with a config."""
+        args = ["--data-dir", spec.data_dir, "--output-dir", str(output_dir)]
+        for key, value in spec.args.items():
+            flag = f"--{key.replace('_', '-')}"
+            if isinstance(value, bool):
+                args.append(flag if value else f"--no-{key.replace('_', '-')}")
+            elif isinstance(value, list):
+                args += [flag, *map(str, value)]
+            else:
+                args += [flag, str(value)]
+        if spec.accelerate_config:
+            return [
+                sys.executable,
+                "-m",
+                "accelerate.commands.launch",
+                "--config_file",
+                spec.accelerate_config,
+                "--num_processes",
+                str(spec.nproc),
+                "-m",
+                "trainer.train",
+                *args,
+            ]
+        if spec.nproc > 1:
+            return [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc_per_node",
+                str(spec.nproc),
+                "--master_port",
+                "0",
+                "-m",
+                "trainer.train",
+                *args,
+            ]
+        return [sys.executable, "-m", "trainer.train", *args]
+
+    def status(self, job: TrainingJob) -> JobStatus:
+        folder = Path(job.log_path).parent
+        exit_file = folder / "exit_code"
+        if exit_file.exists() and exit_file.read_text().strip():
+            code = int(exit_file.read_text())
+            return "completed" if code == 0 else "cancelled" if code < 0 or code > 128 else "failed"
+        pid = json.loads((folder / "job.json").read_text())["pid"]
+        return "running" if _alive(pid) else "failed"
+
+    def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob:
+        """Stream the log until the job ends; stop the job if this wait is interrupted."""
+        position = 0
+        try:
+            while True:
+                position = _stream(Path(job.log_path), position, on_log)
+                status = self.status(job)
+                if status != "running":
+                    _stream(Path(job.log_path), position, on_log)
+                    return job.model_copy(update={"status": status})
+                time.sleep(1.0)
+        except BaseException:  # cancelled flow, Ctrl-C, SIGTERM: never leave training behind
+            self.cancel(job)
+            raise
+
+    def fetch_outputs(self, job: TrainingJob) -> Path:
+        if job.status != "completed":
+            raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
+        return Path(job.output_dir)
+
+    def cancel(self, job: TrainingJob) -> None:
+        pid = json.loads((Path(job.log_path).parent / "job.json").read_text())["pid"]
+        if _alive(pid):
+            os.killpg(pid, signal.SIGTERM)
+
+    def _job(self, folder: Path, *, reused: bool) -> TrainingJob:
+        return TrainingJob(
+            name=folder.name,
+            backend=self.name,
+            status="running",
+            output_dir=str(folder / "outputs"),
+            log_path=str(folder / "train.log"),
+            reused=reused,
+        )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of this process has exited
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+        return finished == 0
+    except ChildProcessError:
+        return True
+
+
+def _stream(path: Path, position: int, on_log: Callable[[str], None]) -> int:
+    if not path.exists():
+        return position
+    with path.open("r", errors="replace") as f:
+        f.seek(position)
+        for line in f:
+            on_log(line.rstrip("\n"))
+        return f.tell()

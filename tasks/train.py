@@ -1,0 +1,111 @@
+"""train: run `trainer/` on the split dataset through a training backend and wait for it.
+
+The job name hashes the split dataset and the training config, so a retried flow reattaches to
+its job and a later run over the same data and config reuses the finished model.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import get_run_logger, task
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from platforms.store import DatasetRef, Store, combine_hashes, sha256_text, stable_json
+from platforms.training import LocalTrainingBackend, TrainingBackend, TrainingJob, TrainSpec
+from trainer.args import PACKAGED_MODEL, TrainArgs
+
+log = logging.getLogger(__name__)
+TRAINER_TASK = {
+    "extractive-qa": "extractive-qa",
+    "summarization": "summarization",
+    "chat": "causal-lm",
+}
+_TRAIN_ARG_NAMES = set(TrainArgs.__dataclass_fields__) - {"task", "data_dir", "output_dir"}
+
+
+class TrainConfig(BaseModel):
+    """How the model is fine-tuned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: Literal["local"] = Field("local", description="local: a subprocess on this machine.")
+    model: str = Field(
+        PACKAGED_MODEL,
+        description="Base model: a Hugging Face id or local path (where a hub is reachable), or "
+        "packaged:all-MiniLM-L6-v2, the pretrained MiniLM shipped in a pip package.",
+    )
+    nproc: int = Field(1, ge=1, le=64, description="Processes on this machine (>1: torchrun DDP).")
+    accelerate_config: str | None = Field(
+        None, description="An accelerate config from trainer/configs/ (ddp, fsdp, deepspeed_zero*)."
+    )
+    epochs: float = Field(3.0, gt=0, description="Training epochs.")
+    learning_rate: float = Field(3e-4, gt=0, lt=1, description="Peak learning rate.")
+    batch_size: int = Field(16, ge=1, le=4096, description="Per-device training batch size.")
+    max_length: int = Field(256, ge=16, le=32768, description="Tokens per window / sequence.")
+    lora: bool = Field(True, description="Train a LoRA adapter (False: full fine-tuning).")
+    lora_r: int = Field(8, ge=1, le=1024, description="LoRA rank.")
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Any other trainer argument (see `python -m trainer.train --help`).",
+    )
+
+    @field_validator("args")
+    @classmethod
+    def _known_args(cls, args: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(args) - _TRAIN_ARG_NAMES)
+        if unknown:
+            raise ValueError(f"unknown trainer argument(s) {unknown}")
+        return args
+
+    def trainer_args(self, task_type: str) -> dict[str, Any]:
+        return {
+            "task": TRAINER_TASK[task_type],
+            "model": self.model,
+            "epochs": self.epochs,
+            "learning_rate": self.learning_rate,
+            "batch_size": self.batch_size,
+            "max_length": self.max_length,
+            "lora": self.lora,
+            "lora_r": self.lora_r,
+            **self.args,
+        }
+
+
+def job_name(split: DatasetRef, config: TrainConfig) -> str:
+    config_hash = sha256_text(stable_json(config.model_dump(mode="json")))
+    return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
+
+
+def backend_for(store: Store, config: TrainConfig) -> TrainingBackend:
+    if not store.is_local:
+        raise ValueError("train.backend=local needs a local store (the model is written there)")
+    return LocalTrainingBackend(Path(store.uri) / "jobs")
+
+
+def run_training(
+    store: Store, split: DatasetRef, config: TrainConfig, on_log: Any = log.info
+) -> TrainingJob:
+    """Submit (or reattach to, or reuse) the job for this data and config; wait for it."""
+    backend = backend_for(store, config)
+    spec = TrainSpec(
+        name=job_name(split, config),
+        data_dir=split.uri,
+        args=config.trainer_args(split.task),
+        nproc=config.nproc,
+        accelerate_config=config.accelerate_config,
+    )
+    job = backend.submit(spec)
+    if job.status == "running":
+        job = backend.wait(job, on_log)
+    backend.fetch_outputs(job)  # raises with the log's path when training failed
+    return job
+
+
+@task(name="train", cache_policy=NONE)
+def train_task(store: Store, split: DatasetRef, config: TrainConfig) -> TrainingJob:
+    """Fine-tune the base model on the split dataset; training logs stream into this run."""
+    logger = get_run_logger()
+    return run_training(store, split, config, on_log=lambda line: logger.info("trainer | %s", line))

@@ -1,0 +1,58 @@
+"""decide_gate: pass, below threshold, regression against the champion, PII in predictions."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
+
+BASE = {"f1": 10.0, "exact_match": 5.0}
+
+
+def test_a_clear_improvement_passes() -> None:
+    decision = decide_gate(
+        {"f1": 60.0, "exact_match": 50.0},
+        BASE,
+        None,
+        GatePolicy(thresholds={"f1": 40}, min_gain_over_base=20),
+        "f1",
+    )
+    assert decision.passed and decision.reasons == []
+    assert {c.name for c in decision.checks} >= {"f1 >= 40.0", "f1 gain over base"}
+
+
+def test_every_unmet_criterion_is_listed() -> None:
+    decision = decide_gate(
+        {"f1": 25.0, "exact_match": 20.0},
+        BASE,
+        {"f1": 30.0, "exact_match": 25.0},
+        GatePolicy(
+            thresholds={"f1": 40, "exact_match": 10}, min_gain_over_base=20, max_regression=1.0
+        ),
+        "f1",
+        pii_leaks=2,
+    )
+    assert not decision.passed
+    assert decision.reasons == [
+        "f1 >= 40.0: 25.00 (required 40.00)",
+        "f1 gain over base: 15.00 (required 20.00)",
+        "f1 change vs champion: -5.00 (required -1.00)",
+        "predictions with PII not in their input: 2.00 (required 0.00)",
+    ]
+
+
+def test_small_regressions_within_tolerance_pass_but_the_interval_can_veto() -> None:
+    policy = GatePolicy(max_regression=1.0)
+    assert decide_gate({"f1": 59.5}, BASE, {"f1": 60.0}, policy, "f1").passed
+    vetoed = decide_gate({"f1": 59.5}, BASE, {"f1": 60.0}, policy, "f1", interval=(-3.0, 2.0))
+    assert not vetoed.passed and "CI lower bound" in vetoed.reasons[0]
+
+
+def test_paired_bootstrap_brackets_the_mean_difference() -> None:
+    candidate = [float(i % 7) + 1.0 for i in range(200)]
+    champion = [float(i % 7) for i in range(200)]
+    low, high = paired_bootstrap(candidate, champion, 500, 0.95)
+    assert low == pytest.approx(1.0) and high == pytest.approx(1.0)
+    noisy = [c + (3 if i % 2 else -3) for i, c in enumerate(champion)]
+    low, high = paired_bootstrap(noisy, champion, 1000, 0.9)
+    assert low < 0 < high

@@ -1,0 +1,52 @@
+"""Metric modules against hand-computed cases, through the plain functions and `evaluate.load`."""
+
+from __future__ import annotations
+
+import evaluate
+import pytest
+
+from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE
+from trainer.metrics.scores import normalize_answer, rouge_scores, squad_scores, token_f1
+
+
+def test_normalisation_drops_case_punctuation_articles_and_spaces() -> None:
+    assert normalize_answer("  The  Lisbon office, (EU)!") == "lisbon office eu"
+
+
+def test_f1_by_hand() -> None:
+    # prediction "the red router" -> [red, router]; reference "router red box" -> [router, red, box]
+    # overlap 2, precision 2/2, recall 2/3, F1 = 0.8
+    assert token_f1("the red router", "router red box") == pytest.approx(0.8)
+    assert token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
+
+
+def test_squad_takes_the_best_reference_and_reports_percent() -> None:
+    scores = squad_scores(
+        ["3 days", "Lisbon office"], [["three days", "3 days"], ["the Porto office"]]
+    )
+    assert scores["exact_match"] == pytest.approx(50.0)
+    assert scores["f1"] == pytest.approx((100 + 50) / 2)  # office/office: P=1/2, R=1/2
+
+
+def test_rouge_by_hand() -> None:
+    # unigrams: pred {the, cat, sat} vs ref {the, cat, ran}: 2 common, P=R=2/3
+    scores = rouge_scores(["the cat sat"], ["the cat ran"], use_stemmer=False)
+    assert scores["rouge1"] == pytest.approx(100 * 2 / 3)
+    assert scores["rouge2"] == pytest.approx(50.0)  # bigrams: {the cat} of 2
+    assert scores["rougeL"] == pytest.approx(100 * 2 / 3)
+
+
+def test_evaluate_modules_load_from_the_repo_and_agree() -> None:
+    squad = evaluate.load(SQUAD_MODULE)
+    assert squad.compute(predictions=["3 days"], references=[["3 days"]]) == {
+        "exact_match": 100.0,
+        "f1": 100.0,
+    }
+    rouge = evaluate.load(ROUGE_MODULE)
+    got = rouge.compute(predictions=["the cat sat"], references=["the cat ran"])
+    assert got == pytest.approx(rouge_scores(["the cat sat"], ["the cat ran"]))
+
+
+def test_mismatched_lengths_are_an_error() -> None:
+    with pytest.raises(ValueError, match="2 predictions but 1 references"):
+        squad_scores(["a", "b"], [["a"]])

@@ -1,0 +1,123 @@
+"""Training arguments: dataclass defaults < `--config` YAML < command-line flags.
+
+Unknown keys in the YAML and unknown flags are errors that name the key, so a typo never trains
+a model with a default the user did not mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PACKAGED_MODEL = "packaged:all-MiniLM-L6-v2"
+TASKS = ("extractive-qa", "summarization", "causal-lm")
+
+# LoRA target modules per architecture (model_type in config.json).
+LORA_TARGETS: dict[str, list[str]] = {
+    "bert": ["query", "value"],
+    "roberta": ["query", "value"],
+    "distilbert": ["q_lin", "v_lin"],
+    "t5": ["q", "v"],
+    "bart": ["q_proj", "v_proj"],
+    "gpt2": ["c_attn"],
+    "llama": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "mistral": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "phi3": ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"],
+}
+
+
+@dataclass
+class TrainArgs:
+    """Everything one training run needs. Paths are local directories or mounted job inputs."""
+
+    task: str = "extractive-qa"
+    model: str = PACKAGED_MODEL  # HF id, local path, or the model that ships in a package
+    data_dir: str = ""  # a split dataset: train/, validation/, test/ Parquet tables
+    output_dir: str = "outputs"
+    max_length: int = 256
+    doc_stride: int = 64
+    max_target_length: int = 128
+    epochs: float = 3.0
+    max_steps: int = -1
+    learning_rate: float = 3e-4
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.06
+    batch_size: int = 16
+    eval_batch_size: int = 32
+    gradient_accumulation_steps: int = 1
+    gradient_checkpointing: bool = False
+    group_by_length: bool = True
+    lora: bool = True
+    lora_r: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.05
+    lora_target_modules: list[str] = field(default_factory=list)  # empty: per architecture
+    merge_adapter: bool = False
+    precision: str = "auto"  # auto: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU
+    seed: int = 42
+    max_train_samples: int = 0  # 0: all
+    logging_steps: int = 10
+    num_workers: int = 0
+
+    def validate(self) -> TrainArgs:
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if self.precision not in ("auto", "bf16", "fp16", "fp32"):
+            raise ValueError(f"precision must be auto, bf16, fp16 or fp32, got {self.precision!r}")
+        if self.doc_stride >= self.max_length:
+            raise ValueError("doc_stride must be smaller than max_length")
+        if not self.data_dir:
+            raise ValueError("data_dir is required (a split dataset directory)")
+        if self.merge_adapter and not self.lora:
+            raise ValueError("merge_adapter needs lora")
+        return self
+
+
+def parse_args(argv: list[str] | None = None) -> TrainArgs:
+    """Defaults, then the YAML given by --config, then flags; unknown keys are errors."""
+    parser = argparse.ArgumentParser(
+        prog="python -m trainer.train", description="Fine-tune a model on a split dataset."
+    )
+    parser.add_argument("--config", type=Path, help="YAML file of TrainArgs fields")
+    hints = typing.get_type_hints(TrainArgs)
+    for f in dataclasses.fields(TrainArgs):
+        kind = _kind(hints[f.name])
+        flag = f"--{f.name.replace('_', '-')}"
+        if kind is bool:
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS
+            )
+        elif kind is list:
+            parser.add_argument(flag, dest=f.name, nargs="*", default=argparse.SUPPRESS)
+        else:
+            parser.add_argument(flag, dest=f.name, type=kind, default=argparse.SUPPRESS)
+    namespace = parser.parse_args(argv)
+    values: dict[str, Any] = {}
+    if namespace.config is not None:
+        values.update(load_yaml(namespace.config))
+    values.update({k: v for k, v in vars(namespace).items() if k != "config"})
+    return TrainArgs(**values).validate()
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of TrainArgs fields")
+    known = {f.name for f in dataclasses.fields(TrainArgs)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown training argument(s) {unknown}")
+    return data
+
+
+def _kind(hint: Any) -> type:
+    """The argparse type of a field: bool, list, or the scalar type itself."""
+    if typing.get_origin(hint) is list:
+        return list
+    return hint if isinstance(hint, type) else str

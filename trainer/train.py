@@ -1,0 +1,197 @@
+"""Fine-tune a model on a split dataset (extractive QA, summarization, causal LM / chat SFT).
+
+One process (CPU or one GPU):
+    python -m trainer.train --data-dir DATA --output-dir OUT [--config trainer/examples/qa.yaml]
+Several processes on one machine (DDP; gloo on CPU, NCCL on GPUs):
+    torchrun --nproc_per_node 2 -m trainer.train --data-dir DATA --output-dir OUT
+With an accelerate config (DDP, FSDP or DeepSpeed ZeRO-1/2/3, see trainer/configs/):
+    accelerate launch --config_file trainer/configs/deepspeed_zero3.yaml -m trainer.train ...
+Multi-node on Azure ML (one launcher per node; Azure ML sets the rank and rendezvous variables):
+    accelerate launch --config_file trainer/configs/multi_gpu.yaml --num_machines $NODE_COUNT \
+        --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR --main_process_port $MASTER_PORT \
+        -m trainer.train ...
+
+Writes to --output-dir: the LoRA adapter (or full weights), the tokenizer, `model_info.json`,
+`metrics.json` (loss curve, eval loss, tokens/s, peak memory) and the trainer state; with
+--merge-adapter also `merged/`. Logs to MLflow when MLFLOW_TRACKING_URI is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch
+from transformers import (
+    DataCollatorForLanguageModeling,
+    DataCollatorForSeq2Seq,
+    DataCollatorWithPadding,
+    Trainer,
+    TrainingArguments,
+)
+
+from trainer.args import TrainArgs, parse_args
+from trainer.data import features, read_split
+from trainer.modeling import (
+    HEADS_TO_SAVE,
+    load_base,
+    load_tokenizer,
+    lora_targets,
+    write_model_info,
+)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    # args
+    args = parse_args(argv)
+    output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+
+    # model
+    tokenizer = load_tokenizer(args.model)
+    if args.task == "causal-lm" and tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = load_base(args.task, args.model, args.seed)
+    if args.lora:
+        model = _with_lora(model, args)
+    if args.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+    # data
+    train_records = read_split(args.data_dir, "train", args.max_train_samples)
+    if not train_records:
+        raise SystemExit(f"{args.data_dir}/train has no records to train on")
+    train_set = features(args.task, tokenizer, train_records, args)
+    eval_set = features(args.task, tokenizer, read_split(args.data_dir, "validation"), args)
+
+    # trainer
+    trainer = Trainer(
+        model=model,
+        args=_training_arguments(args, has_eval=len(eval_set) > 0),
+        train_dataset=train_set,
+        eval_dataset=eval_set if len(eval_set) else None,
+        data_collator=_collator(args.task, tokenizer, model),
+        processing_class=tokenizer,
+    )
+
+    # train
+    start = time.perf_counter()
+    result = trainer.train()
+    seconds = time.perf_counter() - start
+    eval_metrics = trainer.evaluate() if len(eval_set) else {}
+
+    # save
+    trainer.save_model(str(output_dir))
+    trainer.save_state()
+    metrics: dict[str, Any] = {}
+    if trainer.is_world_process_zero():
+        write_model_info(output_dir, args.task, args.model, adapter=args.lora)
+        if args.merge_adapter:
+            trainer.model.merge_and_unload().save_pretrained(output_dir / "merged")
+            tokenizer.save_pretrained(output_dir / "merged")
+        metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
+        (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    return metrics
+
+
+def _with_lora(model: Any, args: TrainArgs) -> Any:
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    task_type = {
+        "extractive-qa": TaskType.QUESTION_ANS,
+        "summarization": TaskType.SEQ_2_SEQ_LM,
+        "causal-lm": TaskType.CAUSAL_LM,
+    }[args.task]
+    config = LoraConfig(
+        task_type=task_type,
+        r=args.lora_r,
+        lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout,
+        target_modules=lora_targets(args.model, args.lora_target_modules),
+        modules_to_save=HEADS_TO_SAVE[args.task] or None,
+    )
+    return get_peft_model(model, config)
+
+
+def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
+    gpu = torch.cuda.is_available()
+    precision = args.precision
+    if precision == "auto":
+        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if gpu else "fp32"
+    return TrainingArguments(
+        output_dir=args.output_dir,
+        num_train_epochs=args.epochs,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
+        warmup_steps=args.warmup_ratio,
+        per_device_train_batch_size=args.batch_size,
+        per_device_eval_batch_size=args.eval_batch_size,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        train_sampling_strategy="group_by_length" if args.group_by_length else "random",
+        length_column_name="length",
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        use_cpu=not gpu,
+        eval_strategy="epoch" if has_eval else "no",
+        save_strategy="no",
+        logging_steps=args.logging_steps,
+        report_to=["mlflow"] if os.environ.get("MLFLOW_TRACKING_URI") else "none",
+        seed=args.seed,
+        dataloader_num_workers=args.num_workers,
+        disable_tqdm=not sys.stderr.isatty(),
+        ddp_find_unused_parameters=False,
+    )
+
+
+def _collator(task: str, tokenizer: Any, model: Any) -> Any:
+    if task == "summarization":
+        return DataCollatorForSeq2Seq(tokenizer, model=model)
+    if task == "causal-lm":
+        return DataCollatorForLanguageModeling(tokenizer, mlm=False)
+    return DataCollatorWithPadding(tokenizer)
+
+
+def _metrics(
+    trainer: Trainer,
+    train_set: Any,
+    result: Any,
+    eval_metrics: dict[str, float],
+    seconds: float,
+    args: TrainArgs,
+) -> dict[str, Any]:
+    epochs = trainer.state.epoch or args.epochs
+    tokens = sum(train_set["length"]) * epochs
+    peak = (
+        torch.cuda.max_memory_allocated()
+        if torch.cuda.is_available()
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
+    return {
+        "task": args.task,
+        "base_model": args.model,
+        "train_records": len(train_set),
+        "train_loss": result.training_loss,
+        "train_seconds": round(seconds, 2),
+        "tokens_per_second": round(tokens / seconds, 1),
+        "peak_memory_bytes": int(peak),
+        "world_size": trainer.args.world_size,
+        "eval": eval_metrics,
+        "loss_curve": [
+            {"step": h["step"], "loss": h["loss"]} for h in trainer.state.log_history if "loss" in h
+        ],
+        "trainable_parameters": sum(
+            p.numel() for p in trainer.model.parameters() if p.requires_grad
+        ),
+    }
+
+
+if __name__ == "__main__":
+    main()
