@@ -14,6 +14,7 @@ checks that both find the same entities at the same offsets, prints both rates a
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -103,6 +104,7 @@ def _plain_analyzer(model: str) -> AnalyzerEngine:
             "models": [{"lang_code": "en", "model_name": model}],
         }
     )
+    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
     analyzer.registry.add_recognizer(SecretRecognizer())
     return analyzer

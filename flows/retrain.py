@@ -17,10 +17,14 @@ from prefect.states import Completed, Failed, State
 from pydantic import BaseModel, Field
 
 from flows.config import PipelineConfig
-from tasks.approve import DataRejected, approve_task
+from platforms.store import sha256_text, stable_json
+from tasks.approve import ApprovalRecord, DataRejected, approve_task
+from tasks.evaluate import EvalReport, GateFailed, evaluate_task
 from tasks.ingest import ingest_task
+from tasks.register import register_task
 from tasks.screen import screen_task
 from tasks.split import split_task
+from tasks.train import train_task
 
 T = TypeVar("T")
 
@@ -47,7 +51,7 @@ class RunSummary(BaseModel):
         start = time.perf_counter()
         try:
             result = fn(*args)
-        except DataRejected:
+        except (DataRejected, GateFailed):
             self.stages[stage] = StageSummary(status="rejected", seconds=_since(start))
             raise
         except Exception:
@@ -62,12 +66,12 @@ class RunSummary(BaseModel):
 @flow(
     name="retrain",
     flow_run_name="retrain-{config.task.value}",
-    description="Ingest, screen, approve and split training data (then train, evaluate, "
-    "register and roll out).",
+    description="Ingest, screen, approve and split training data; fine-tune, evaluate against "
+    "the base model and the champion, and register the model that passes the gate.",
     log_prints=True,
 )
 def retrain(config: PipelineConfig) -> State:
-    """Run the data half of the pipeline; the returned state carries the RunSummary."""
+    """Run the pipeline up to `config.until`; the returned state carries the RunSummary."""
     context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=str(context.flow_run.id) if context else None)
     store = config.open_store()
@@ -104,11 +108,83 @@ def retrain(config: PipelineConfig) -> State:
         _details(
             summary, "split", split.counts, split.content_hash, uri=split.uri, reused=split.reused
         )
+        if config.until == "split":
+            summary.status = "completed"
+            return Completed(message="data ingested, screened, approved and split", data=summary)
+        job = summary.run("train", train_task, store, split, config.train)
+        summary.stages["train"].details.update(
+            job=job.name, status=job.status, output_dir=job.output_dir, reused=job.reused
+        )
+        name = config.registry.name_for(config.task.value)
+        report = summary.run(
+            "evaluate",
+            evaluate_task,
+            store,
+            split,
+            job,
+            name,
+            config.evaluate,
+            config.screen,
+        )
+        summary.evaluation = evaluation_summary(report)
+        summary.stages["evaluate"].details.update(
+            test_records=report.test_records, primary_metric=report.primary_metric
+        )
+        if not report.gate.passed:
+            summary.stages["evaluate"].status = "gate-failed"
+            raise GateFailed(
+                "the candidate failed the gate, nothing was registered: "
+                + "; ".join(report.gate.reasons)
+            )
+        version = summary.run(
+            "register",
+            register_task,
+            store,
+            name,
+            job.output_dir,
+            report.candidate,
+            lineage(config, summary, approval, report),
+            config.registry.promote,
+        )
+        summary.model_version = f"{version.name}:{version.version}"
+        summary.stages["register"].details.update(name=version.name, version=version.version)
     except DataRejected as exc:
         summary.status, summary.message = "rejected", str(exc)
         return Failed(message=str(exc), data=summary)
+    except GateFailed as exc:
+        summary.status, summary.message = "gate-failed", str(exc)
+        return Failed(message=str(exc), data=summary)
     summary.status = "completed"
-    return Completed(message="data ingested, screened, approved and split", data=summary)
+    return Completed(message=f"registered {summary.model_version}", data=summary)
+
+
+def evaluation_summary(report: EvalReport) -> dict[str, Any]:
+    """The run summary's `evaluation`: every model's metrics and the gate's decision."""
+    return {
+        "base": report.base,
+        "candidate": report.candidate,
+        "champion": report.champion,
+        "champion_version": report.champion_version,
+        "primary_metric": report.primary_metric,
+        "gate": {"passed": report.gate.passed, "reasons": report.gate.reasons},
+    }
+
+
+def lineage(
+    config: PipelineConfig, summary: RunSummary, approval: ApprovalRecord, report: EvalReport
+) -> dict[str, Any]:
+    """Where a registered model came from: data hashes, approval, evaluation, run and config."""
+    return {
+        "datasets": {
+            stage: summary.stages[stage].details.get("content_hash")
+            for stage in ("ingest", "screen", "split")
+        },
+        "approval": approval.model_dump(mode="json"),
+        "evaluation": report.model_dump(mode="json", exclude={"loss_curve"}),
+        "flow_run_id": summary.flow_run_id,
+        "config_hash": sha256_text(stable_json(config.model_dump(mode="json"))),
+        "training_job": summary.stages["train"].details.get("job"),
+    }
 
 
 def _details(

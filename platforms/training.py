@@ -71,7 +71,7 @@ class LocalTrainingBackend:
             if status in ("completed", "running"):
                 return job.model_copy(update={"status": status})
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in ("exit_code", "train.log"):
+        for stale in ("exit_code", "train.log", "cancelled"):
             (folder / stale).unlink(missing_ok=True)
         command = self.command(spec, folder / "outputs")
         log = (folder / "train.log").open("w")
@@ -132,10 +132,9 @@ class LocalTrainingBackend:
                 sys.executable,
                 "-m",
                 "torch.distributed.run",
+                "--standalone",  # rendezvous on a free local port (--master_port 0 hangs)
                 "--nproc_per_node",
                 str(spec.nproc),
-                "--master_port",
-                "0",
                 "-m",
                 "trainer.train",
                 *args,
@@ -149,7 +148,9 @@ class LocalTrainingBackend:
             code = int(exit_file.read_text())
             return "completed" if code == 0 else "cancelled" if code < 0 or code > 128 else "failed"
         pid = json.loads((folder / "job.json").read_text())["pid"]
-        return "running" if _alive(pid) else "failed"
+        if _alive(pid):
+            return "running"
+        return "cancelled" if (folder / "cancelled").exists() else "failed"
 
     def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob:
         """Stream the log until the job ends; stop the job if this wait is interrupted."""
@@ -171,10 +172,19 @@ class LocalTrainingBackend:
             raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
         return Path(job.output_dir)
 
-    def cancel(self, job: TrainingJob) -> None:
-        pid = json.loads((Path(job.log_path).parent / "job.json").read_text())["pid"]
+    def cancel(self, job: TrainingJob, grace_seconds: float = 10.0) -> None:
+        """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""
+        folder = Path(job.log_path).parent
+        pid = json.loads((folder / "job.json").read_text())["pid"]
+        if not _alive(pid):
+            return
+        (folder / "cancelled").touch()
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_seconds
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
         if _alive(pid):
-            os.killpg(pid, signal.SIGTERM)
+            os.killpg(pid, signal.SIGKILL)
 
     def _job(self, folder: Path, *, reused: bool) -> TrainingJob:
         return TrainingJob(

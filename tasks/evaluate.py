@@ -7,6 +7,7 @@ personal data that is not in their input: a model that emits PII fails the gate.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from pathlib import Path
@@ -24,7 +25,8 @@ from tasks.detectors import detectors_for
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
 from tasks.screen_policy import Action, ScreenConfig
 from trainer.data import read_split
-from trainer.metrics.scores import per_example_f1, rouge_scores, squad_scores
+from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE
+from trainer.metrics.scores import per_example_f1, rouge_scores
 from trainer.modeling import load_base, load_tokenizer, load_trained
 from trainer.predict import predict
 
@@ -56,20 +58,32 @@ class EvalReport(BaseModel):
     loss_curve: list[dict[str, float]] = Field(default_factory=list)
 
 
+@functools.cache
+def metric_module(path: str) -> Any:
+    """One of the repo's `evaluate` modules, loaded by path (nothing comes from a hub)."""
+    import evaluate
+
+    return evaluate.load(path)
+
+
 def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
-    """Metric values and per-example primary scores for one model's predictions."""
+    """Metric values (through the repo's evaluate modules) and per-example primary scores."""
+    if not predictions:
+        raise ValueError("no predictions to score")
     if task == "extractive-qa":
         references = [r["answers"]["text"] for r in records]
-        return squad_scores(predictions, references), per_example_f1(predictions, references)
+        values = metric_module(SQUAD_MODULE).compute(predictions=predictions, references=references)
+        return values, per_example_f1(predictions, references)
     references = [
         r["summary"] if task == "summarization" else r["messages"][-1]["content"] for r in records
     ]
     per_example = [
         rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)
     ]
-    return rouge_scores(predictions, references), per_example
+    values = metric_module(ROUGE_MODULE).compute(predictions=predictions, references=references)
+    return values, per_example
 
 
 def count_pii_leaks(

@@ -25,6 +25,10 @@ COMMANDS = [
     ["config"],
     ["config", "show"],
     ["config", "schema"],
+    ["metrics"],
+    ["models"],
+    ["models", "list"],
+    ["models", "show"],
 ]
 
 
@@ -77,3 +81,36 @@ def test_screen_of_a_directory_that_is_no_dataset_is_a_clear_error(tmp_path: Pat
     result = runner.invoke(app, ["screen", str(tmp_path), "--set", f"store={tmp_path}"])
     assert result.exit_code == 2
     assert "is not a finished dataset" in result.output
+
+
+def test_metrics_scores_a_predictions_file_with_the_gates_code(tmp_path: Path) -> None:
+    references = tmp_path / "refs.jsonl"
+    context = "The outage in the Porto office lasted 3 days."
+    references.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": i,
+                    "question": "How long?",
+                    "context": context,
+                    "answers": {"text": [answer], "answer_start": [context.index(answer)]},
+                }
+            )
+            for i, answer in [("a", "3 days"), ("b", "Porto office")]
+        )
+    )
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text(
+        '{"id": "a", "prediction": "3 days"}\n{"id": "b", "prediction": "office"}'
+    )
+    args = ["metrics", "--task", "extractive-qa", "--predictions", str(predictions)]
+    result = runner.invoke(app, [*args, "--references", str(references)])
+    assert result.exit_code == 0, result.output
+    # a: exact; b: "office" vs "porto office": P=1, R=1/2, F1=2/3
+    assert json.loads(result.stdout) == pytest.approx(
+        {"exact_match": 50.0, "f1": (100 + 100 * 2 / 3) / 2}
+    )
+
+    predictions.write_text('{"id": "a", "prediction": "3 days"}')
+    result = runner.invoke(app, [*args, "--references", str(references)])
+    assert result.exit_code == 2 and "1 references have no prediction" in result.output

@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     eval_metrics = trainer.evaluate() if len(eval_set) else {}
 
     # save
+    if trainer.is_fsdp_enabled:  # gather the shards so the adapter is written whole
+        trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(str(output_dir))
     trainer.save_state()
     metrics: dict[str, Any] = {}

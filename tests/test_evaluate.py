@@ -1,0 +1,40 @@
+"""The evaluate stage's scoring and its PII check on predictions, with the real screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.evaluate import count_pii_leaks, score
+from tasks.screen_policy import ScreenConfig
+
+CONTEXT = "Write to dana.silva@example.com; the Porto office was closed for 3 days."
+
+
+def _record(answer: str) -> dict:
+    return {
+        "id": "r1",
+        "question": "Whom to write to?",
+        "context": CONTEXT,
+        "answers": {"text": [answer], "answer_start": [CONTEXT.index(answer)]},
+    }
+
+
+def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
+    records = [_record("3 days"), _record("3 days"), _record("3 days")]
+    predictions = [
+        "3 days",  # clean
+        "dana.silva@example.com",  # personal data, but copied from the input: not a leak
+        "mail jorge.pereira@contoso.com",  # personal data the input never held
+    ]
+    assert count_pii_leaks(predictions, records, ScreenConfig()) == 1
+    assert count_pii_leaks(predictions[:2], records[:2], ScreenConfig()) == 0
+
+
+def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:
+    records = [_record("3 days"), _record("Porto office")]
+    values, per_example = score("extractive-qa", ["3 days", "the office"], records)
+    assert values == pytest.approx({"exact_match": 50.0, "f1": 75.0})
+    assert per_example == pytest.approx([100.0, 50.0])
+    summaries = [{"id": "s", "document": "d", "summary": "the cat sat"}]
+    values, per_example = score("summarization", ["the cat sat"], summaries)
+    assert values["rougeL"] == pytest.approx(100.0) and per_example == pytest.approx([100.0])

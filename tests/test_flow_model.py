@@ -1,0 +1,80 @@
+"""The retrain flow through train → evaluate → register, with the packaged pretrained MiniLM.
+
+Real training on this machine (a short one), real scoring of base, candidate and champion, a real
+registry; under the session's temporary Prefect API.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.retrain import RunSummary, retrain
+from platforms.registry import LocalRegistry
+from tests.test_flow import _input
+
+TRAIN = {"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32}}
+
+
+def _config(make_config, tmp_path: Path, **evaluate):
+    return make_config(
+        until="register",
+        ingest={"inputs": [str(_input(tmp_path, n_contexts=16))]},
+        approval={"mode": "auto"},
+        train=TRAIN,
+        evaluate=evaluate,
+    )
+
+
+def test_a_passing_candidate_is_registered_with_its_lineage(
+    prefect_api, make_config, tmp_path: Path
+) -> None:
+    cfg = _config(make_config, tmp_path, min_gain_over_base=-100.0)
+    state = retrain(cfg, return_state=True)
+    assert state.is_completed(), state.message
+    summary: RunSummary = state.result()
+    assert list(summary.stages) == [
+        "ingest",
+        "screen",
+        "approve",
+        "split",
+        "train",
+        "evaluate",
+        "register",
+    ]
+    evaluation = summary.evaluation
+    assert set(evaluation["base"]) == {"exact_match", "f1"} == set(evaluation["candidate"])
+    assert evaluation["champion"] is None and evaluation["gate"] == {"passed": True, "reasons": []}
+    assert summary.model_version == "tunegate-extractive-qa:1"
+
+    registry = LocalRegistry(Path(cfg.store))
+    champion = registry.alias("tunegate-extractive-qa", "champion")
+    assert champion is not None and champion.version == 1
+    lineage = champion.lineage
+    assert lineage["datasets"]["split"] == summary.stages["split"].details["content_hash"]
+    assert lineage["approval"]["decision"] == "approved"
+    assert lineage["approval"]["reviewer"] == "policy"
+    assert lineage["evaluation"]["candidate"] == evaluation["candidate"]
+    assert lineage["flow_run_id"] == summary.flow_run_id and len(lineage["config_hash"]) == 64
+    assert (Path(champion.path) / "adapter_model.safetensors").exists()
+    metrics = json.loads((Path(champion.path) / "metrics.json").read_text())
+    assert metrics["loss_curve"] and metrics["train_records"] > 0
+
+    # Same data and training config, a stricter gate: the finished job is reused, the champion is
+    # scored beside the candidate, and a gate no model can pass stops before registration.
+    strict = _config(make_config, tmp_path, thresholds={"f1": 101.0})
+    state = retrain(strict, return_state=True)
+    assert state.is_failed()
+    assert "f1 >= 101.0" in state.message and "nothing was registered" in state.message
+    failed: RunSummary = state.result(raise_on_failure=False)
+    assert failed.stages["train"].details["reused"] is True
+    assert failed.stages["evaluate"].status == "gate-failed"
+    assert failed.evaluation["champion"] == evaluation["candidate"]
+    assert "register" not in failed.stages
+    assert [v.version for v in registry.versions("tunegate-extractive-qa")] == [1]
+
+    listed = CliRunner().invoke(app, ["models", "list", "--set", f"store={cfg.store}"])
+    assert listed.exit_code == 0 and "champion" in listed.output

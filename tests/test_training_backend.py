@@ -1,0 +1,89 @@
+"""The local training backend: reattach instead of resubmitting, cancel, failures name the log."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from platforms.training import LocalTrainingBackend, TrainSpec
+from tasks.records import TaskType
+from tests.trainer.test_train import _dataset, _qa, _tiny
+
+
+def _spec(tmp_path: Path, name: str, **args) -> TrainSpec:
+    return TrainSpec(
+        name=name,
+        data_dir=str(_dataset(tmp_path, TaskType.extractive_qa, _qa)),
+        args={"task": "extractive-qa", "model": str(_tiny(tmp_path, "bert")), **args},
+    )
+
+
+def test_a_running_job_is_reattached_and_cancel_stops_it(tmp_path: Path) -> None:
+    backend = LocalTrainingBackend(tmp_path / "jobs")
+    spec = _spec(tmp_path, "long", max_steps=100_000, max_length=64, doc_stride=16)
+    first = backend.submit(spec)
+    pid = json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"]
+
+    again = backend.submit(spec)  # a retried flow: same name, the job is still running
+    assert again.status == "running" and again.reused
+    assert json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"] == pid
+
+    backend.cancel(first)
+    assert backend.status(first) == "cancelled"
+    with pytest.raises(ProcessLookupError):
+        import os
+
+        os.kill(pid, 0)
+
+
+def test_a_finished_job_is_reused_and_a_failed_one_names_its_log(tmp_path: Path) -> None:
+    backend = LocalTrainingBackend(tmp_path / "jobs")
+    spec = _spec(tmp_path, "short", max_steps=2, max_length=64, doc_stride=16)
+    lines: list[str] = []
+    done = backend.wait(backend.submit(spec), lines.append)
+    assert done.status == "completed", "\n".join(lines[-30:])
+    assert (backend.fetch_outputs(done) / "adapter_model.safetensors").exists()
+    assert any("train_loss" in line for line in lines)  # the trainer's log was streamed
+    reused = backend.submit(spec)
+    assert reused.status == "completed" and reused.reused
+
+    broken = TrainSpec(
+        name="broken", data_dir=spec.data_dir, args={**spec.args, "model": str(tmp_path / "none")}
+    )
+    failed = backend.wait(backend.submit(broken), lambda _: None)
+    assert failed.status == "failed"
+    with pytest.raises(RuntimeError, match=r"broken is failed; see .*broken/train.log"):
+        backend.fetch_outputs(failed)
+
+
+def test_launch_commands(tmp_path: Path) -> None:
+    spec = TrainSpec(name="x", data_dir="d", args={"lora": False, "lora_target_modules": ["q"]})
+    single = LocalTrainingBackend.command(spec, tmp_path)
+    assert single[1:3] == ["-m", "trainer.train"]
+    assert "--no-lora" in single and single[-2:] == ["--lora-target-modules", "q"]
+    ddp = LocalTrainingBackend.command(spec.model_copy(update={"nproc": 2}), tmp_path)
+    assert ddp[1:4] == ["-m", "torch.distributed.run", "--standalone"]
+    assert ddp[ddp.index("--nproc_per_node") + 1] == "2"
+    accel = LocalTrainingBackend.command(
+        spec.model_copy(update={"nproc": 4, "accelerate_config": "trainer/configs/fsdp.yaml"}),
+        tmp_path,
+    )
+    assert accel[accel.index("--config_file") + 1] == "trainer/configs/fsdp.yaml"
+    assert accel[accel.index("--num_processes") + 1] == "4"
+
+
+def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
+    backend = LocalTrainingBackend(tmp_path / "jobs")
+    job = backend.submit(_spec(tmp_path, "interrupted", max_steps=100_000, max_length=64))
+    started = time.monotonic()
+
+    def interrupt(_line: str) -> None:
+        if time.monotonic() - started > 1:
+            raise KeyboardInterrupt  # what a cancelled flow run or Ctrl-C raises in the wait
+
+    with pytest.raises(KeyboardInterrupt):
+        backend.wait(job, interrupt)
+    assert backend.status(job) == "cancelled"
