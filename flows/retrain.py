@@ -147,7 +147,11 @@ def retrain(config: PipelineConfig) -> State:
             config.registry.promote,
         )
         summary.model_version = f"{version.name}:{version.version}"
-        summary.stages["register"].details.update(name=version.name, version=version.version)
+        summary.stages["register"].details.update(
+            name=version.name,
+            version=version.version,
+            reused=version.lineage.get("flow_run_id") != summary.flow_run_id,
+        )
     except DataRejected as exc:
         summary.status, summary.message = "rejected", str(exc)
         return Failed(message=str(exc), data=summary)

@@ -69,9 +69,11 @@ def run_register(
     promote: bool,
 ) -> ModelVersion:
     registry = registry_for(store)
-    version = registry.register(
-        name, Path(model_dir), metrics, {**lineage, "code_version": code_version()}
-    )
+    version = _already_registered(registry, name, lineage.get("training_job"))
+    if version is None:
+        version = registry.register(
+            name, Path(model_dir), metrics, {**lineage, "code_version": code_version()}
+        )
     registry.set_alias(name, "challenger", version.version)
     if promote:
         registry.set_alias(name, "champion", version.version)
@@ -97,6 +99,19 @@ def register_task(
         ),
     )
     return version
+
+
+def _already_registered(
+    registry: LocalRegistry, name: str, training_job: str | None
+) -> ModelVersion | None:
+    """The version a finished training job was registered as before (a re-run over the same
+    data and config trains nothing new, so it registers nothing new)."""
+    if training_job is None:
+        return None
+    for existing in registry.versions(name):
+        if existing.lineage.get("training_job") == training_job:
+            return existing
+    return None
 
 
 def champion_of(store: Store, name: str) -> ModelVersion | None:

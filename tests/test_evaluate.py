@@ -33,8 +33,9 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
 def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:
     records = [_record("3 days"), _record("Porto office")]
     values, per_example = score("extractive-qa", ["3 days", "the office"], records)
-    assert values == pytest.approx({"exact_match": 50.0, "f1": 75.0})
-    assert per_example == pytest.approx([100.0, 50.0])
+    # "the office" -> [office] vs [porto, office]: P=1, R=1/2, F1=2/3
+    assert values == pytest.approx({"exact_match": 50.0, "f1": (100 + 200 / 3) / 2})
+    assert per_example == pytest.approx([100.0, 200 / 3])
     summaries = [{"id": "s", "document": "d", "summary": "the cat sat"}]
     values, per_example = score("summarization", ["the cat sat"], summaries)
     assert values["rougeL"] == pytest.approx(100.0) and per_example == pytest.approx([100.0])

@@ -16,7 +16,7 @@ from flows.retrain import RunSummary, retrain
 from platforms.registry import LocalRegistry
 from tests.test_flow import _input
 
-TRAIN = {"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32}}
+TRAIN = {"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32, "logging_steps": 1}}
 
 
 def _config(make_config, tmp_path: Path, **evaluate):
@@ -74,6 +74,14 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert failed.stages["evaluate"].status == "gate-failed"
     assert failed.evaluation["champion"] == evaluation["candidate"]
     assert "register" not in failed.stages
+    assert [v.version for v in registry.versions("tunegate-extractive-qa")] == [1]
+
+    # The original config again: the same finished job was registered already, so the run
+    # reuses version 1 instead of registering a copy.
+    again = retrain(cfg, return_state=True)
+    assert again.is_completed(), again.message
+    assert again.result().model_version == "tunegate-extractive-qa:1"
+    assert again.result().stages["register"].details["reused"] is True
     assert [v.version for v in registry.versions("tunegate-extractive-qa")] == [1]
 
     listed = CliRunner().invoke(app, ["models", "list", "--set", f"store={cfg.store}"])
