@@ -16,7 +16,12 @@ from flows.retrain import RunSummary, retrain
 from platforms.registry import LocalRegistry
 from tests.test_flow import _input
 
-TRAIN = {"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32, "logging_steps": 1}}
+TRAIN = {
+    "epochs": 1,
+    "max_length": 96,
+    "batch_size": 8,
+    "args": {"doc_stride": 32, "logging_steps": 1},
+}
 
 
 def _config(make_config, tmp_path: Path, **evaluate):
