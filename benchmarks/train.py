@@ -31,7 +31,7 @@ from datasets import Dataset
 from transformers import Trainer, TrainingArguments, default_data_collator
 
 from samples.generate import generate_sample
-from tasks.records import RECORD_SCHEMAS, TaskType
+from tasks.records import RECORD_SCHEMAS, ColumnMap, TaskType, validate_record
 from trainer.args import PACKAGED_MODEL, TrainArgs
 from trainer.modeling import load_base, load_tokenizer
 from trainer.qa import train_features
@@ -78,15 +78,12 @@ def _records(n: int) -> list[dict]:
     records, seen = [], set()
     for line in generate_sample("extractive-qa", max(20, n * 2), seed=5).lines:
         try:
-            record = json.loads(line)
-            answer = record["answers"]["text"][0]
-            start = record["answers"]["answer_start"][0]
-        except (ValueError, KeyError, IndexError, TypeError):
+            record = validate_record(TaskType.extractive_qa, ColumnMap(), json.loads(line))
+        except (ValueError, UnicodeDecodeError):  # Invalid is a ValueError
             continue
-        if record["context"][start : start + len(answer)] != answer or record["id"] in seen:
-            continue
-        seen.add(record["id"])
-        records.append(record)
+        if record["id"] not in seen:
+            seen.add(record["id"])
+            records.append(record)
     return records[:n]
 
 
