@@ -1,15 +1,16 @@
 """Fine-tune a model on a split dataset (extractive QA, summarization, causal LM / chat SFT).
 
 One process (CPU or one GPU):
-    python -m trainer.train --data-dir DATA --output-dir OUT [--config trainer/examples/qa.yaml]
+    python -m trainer.train --data-dir DATA --output-dir OUT [--config ARGS.yaml]
 Several processes on one machine (DDP; gloo on CPU, NCCL on GPUs):
     torchrun --nproc_per_node 2 -m trainer.train --data-dir DATA --output-dir OUT
 With an accelerate config (DDP, FSDP or DeepSpeed ZeRO-1/2/3, see trainer/configs/):
     accelerate launch --config_file trainer/configs/deepspeed_zero3.yaml -m trainer.train ...
 Multi-node on Azure ML (one launcher per node; Azure ML sets the rank and rendezvous variables):
-    accelerate launch --config_file trainer/configs/multi_gpu.yaml --num_machines $NODE_COUNT \
-        --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR --main_process_port $MASTER_PORT \
-        -m trainer.train ...
+    accelerate launch --config_file trainer/configs/ddp.yaml --num_machines $NODE_COUNT \
+        --num_processes $TOTAL_GPUS --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR \
+        --main_process_port $MASTER_PORT -m trainer.train ...
+    (`process_count_per_instance: 1` in the job: accelerate starts the per-GPU processes.)
 
 Writes to --output-dir: the LoRA adapter (or full weights), the tokenizer, `model_info.json`,
 `metrics.json` (loss curve, eval loss, tokens/s, peak memory) and the trainer state; with
@@ -18,6 +19,7 @@ Writes to --output-dir: the LoRA adapter (or full weights), the tokenizer, `mode
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import resource
@@ -145,12 +147,26 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
         eval_strategy="epoch" if has_eval else "no",
         save_strategy="no",
         logging_steps=args.logging_steps,
-        report_to=["mlflow"] if os.environ.get("MLFLOW_TRACKING_URI") else "none",
+        report_to=report_to(),
         seed=args.seed,
         dataloader_num_workers=args.num_workers,
         disable_tqdm=not sys.stderr.isatty(),
         ddp_find_unused_parameters=False,
     )
+
+
+def report_to() -> list[str] | str:
+    """MLflow when a tracking URI is set (Azure ML jobs set one) and mlflow is installed."""
+    if not os.environ.get("MLFLOW_TRACKING_URI"):
+        return "none"
+    if importlib.util.find_spec("mlflow") is None:
+        print(
+            "MLFLOW_TRACKING_URI is set but mlflow is not installed: not logging to MLflow; "
+            "pip install mlflow azureml-mlflow",
+            file=sys.stderr,
+        )
+        return "none"
+    return ["mlflow"]
 
 
 def _collator(task: str, tokenizer: Any, model: Any) -> Any:

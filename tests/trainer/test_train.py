@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from transformers import (
+    AutoModelForQuestionAnswering,
     BertConfig,
     BertModel,
     GPT2Config,
@@ -22,7 +24,7 @@ from transformers import (
 from tasks.records import RECORD_SCHEMAS, TaskType
 from trainer.args import PACKAGED_MODEL, parse_args
 from trainer.modeling import load_tokenizer, load_trained
-from trainer.train import main
+from trainer.train import main, report_to
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,6 +135,7 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
             "16",
             "--logging-steps",
             "1",
+            *(["--merge-adapter"] if kind == "bert" else []),
         ]
     )
     assert metrics["loss_curve"] and metrics["tokens_per_second"] > 0
@@ -142,6 +145,19 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
     loaded, _, info = load_trained(out)
     assert info == {"task": trainer_task, "base_model": str(model), "adapter": True}
     assert sum(p.numel() for p in loaded.parameters()) > 0
+    if kind == "bert":  # the merged model is a plain model directory, no adapter needed
+        merged = AutoModelForQuestionAnswering.from_pretrained(out / "merged")
+        assert not any("lora" in name for name, _ in merged.named_parameters())
+
+
+def test_mlflow_only_with_a_tracking_uri_and_the_package(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert report_to() == "none"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "file:///tmp/mlruns")
+    installed = importlib.util.find_spec("mlflow") is not None
+    assert report_to() == (["mlflow"] if installed else "none")
+    if not installed:
+        assert "mlflow is not installed" in capsys.readouterr().err
 
 
 def test_two_process_ddp_on_cpu(tmp_path: Path) -> None:
