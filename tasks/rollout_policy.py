@@ -1,0 +1,115 @@
+"""The canary decision: a pure function over two deployments' health, and the policy it applies.
+
+`decide_rollout_step` compares the candidate deployment with the live one after a canary step
+was held (enough requests, or enough time): its error rate may exceed the live one's by at most
+`max_error_rate_increase`, its p95 latency may be at most `max_p95_ratio` times the live one's
+(plus a small absolute allowance, so a 2 ms vs 3 ms blip is no regression). It does no I/O; the
+rollout stage carries out what it returns and records every number it compared.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class RolloutPolicy(BaseModel):
+    """How a new model version earns its traffic."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    steps: list[int] = Field(
+        default_factory=lambda: [10, 50, 100],
+        description="Canary traffic percentages for the new deployment, ending at 100.",
+    )
+    hold_requests: int = Field(
+        50, ge=1, le=1_000_000, description="Requests the candidate must serve at each step."
+    )
+    hold_seconds: float = Field(
+        60.0, gt=0, description="Longest a step is held waiting for those requests."
+    )
+    max_error_rate_increase: float = Field(
+        0.01, ge=0, le=1, description="Error rate the candidate may add over the live deployment."
+    )
+    max_p95_ratio: float = Field(
+        1.5, ge=1, description="Candidate p95 latency at most this multiple of the live one's."
+    )
+    p95_allowance_ms: float = Field(
+        5.0, ge=0, description="Absolute p95 slack (ms) on top of the ratio, for tiny latencies."
+    )
+    min_requests: int = Field(
+        10, ge=1, description="Fewer candidate requests than this at the end of a hold: roll back."
+    )
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_rise_to_100(cls, steps: list[int]) -> list[int]:
+        if not steps or steps[-1] != 100:
+            raise ValueError(f"must end at 100, got {steps}")
+        if any(not 0 < s <= 100 for s in steps) or steps != sorted(set(steps)):
+            raise ValueError(f"must be strictly rising percentages in 1..100, got {steps}")
+        return steps
+
+
+class DeploymentHealth(BaseModel):
+    """What one deployment served during a step."""
+
+    model_config = ConfigDict(frozen=True)
+    requests: int = Field(ge=0)
+    errors: int = Field(ge=0)
+    p95_ms: float | None = Field(None, ge=0)
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.requests if self.requests else 0.0
+
+
+class Step(StrEnum):
+    proceed = "proceed"  # healthy: go to the next traffic step (or promote after the last)
+    rollback = "rollback"
+
+
+class StepDecision(BaseModel):
+    """The decision and every number it compared."""
+
+    model_config = ConfigDict(frozen=True)
+    step: Step
+    reasons: list[str]
+    candidate: DeploymentHealth
+    live: DeploymentHealth
+    p95_limit_ms: float | None
+    error_rate_limit: float
+
+
+def decide_rollout_step(
+    candidate: DeploymentHealth, live: DeploymentHealth, policy: RolloutPolicy
+) -> StepDecision:
+    """Proceed only when the candidate served enough requests, no more errors and no slower."""
+    reasons: list[str] = []
+    if candidate.requests < policy.min_requests:
+        reasons.append(
+            f"candidate served {candidate.requests} requests, fewer than {policy.min_requests}"
+        )
+    error_limit = live.error_rate + policy.max_error_rate_increase
+    if candidate.error_rate > error_limit:
+        reasons.append(
+            f"candidate error rate {candidate.error_rate:.3f} above {error_limit:.3f} "
+            f"(live {live.error_rate:.3f} + {policy.max_error_rate_increase})"
+        )
+    p95_limit = None
+    if live.p95_ms is not None:
+        p95_limit = live.p95_ms * policy.max_p95_ratio + policy.p95_allowance_ms
+        if candidate.p95_ms is not None and candidate.p95_ms > p95_limit:
+            reasons.append(
+                f"candidate p95 {candidate.p95_ms:.1f} ms above {p95_limit:.1f} ms "
+                f"(live {live.p95_ms:.1f} ms x {policy.max_p95_ratio} + "
+                f"{policy.p95_allowance_ms} ms)"
+            )
+    return StepDecision(
+        step=Step.rollback if reasons else Step.proceed,
+        reasons=reasons,
+        candidate=candidate,
+        live=live,
+        p95_limit_ms=p95_limit,
+        error_rate_limit=error_limit,
+    )
