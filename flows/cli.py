@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.config import ConfigError, PipelineConfig, load_config
+from flows.endpoint_cli import endpoint_app
 
 app = typer.Typer(
     help="tunegate: retrain language models safely (screened data, human approval, gates).",
@@ -31,6 +32,7 @@ config_app = typer.Typer(help="Inspect the pipeline config.", no_args_is_help=Tr
 app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
+app.add_typer(endpoint_app, name="endpoint")
 console = Console(stderr=True, soft_wrap=True)
 
 ConfigOpt = Annotated[

@@ -1,0 +1,183 @@
+"""`tunegate endpoint`: serve the local online endpoint, show its status, send it a request."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+endpoint_app = typer.Typer(
+    help="The local online endpoint (Azure ML managed online endpoint shape): serve, status, invoke.",
+    no_args_is_help=True,
+)
+console = Console(stderr=True, soft_wrap=True)
+
+DEFAULT_STATE_DIR = Path(".tunegate/endpoint")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+StateDirOpt = Annotated[
+    Path,
+    typer.Option(
+        help="Where the endpoint keeps its deployments and traffic (and key, by default)."
+    ),
+]
+KeyFileOpt = Annotated[
+    Path | None,
+    typer.Option(help="The endpoint key file (mode 0600). Default: <state-dir>/key."),
+]
+UrlOpt = Annotated[
+    str,
+    typer.Option(envvar="TUNEGATE_ENDPOINT_URL", help="The endpoint's base URL."),
+]
+
+
+@endpoint_app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on; keep it loopback.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    key_file: KeyFileOpt = None,
+    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+    max_body_bytes: Annotated[int, typer.Option(help="Larger request bodies get 413.")] = 1024
+    * 1024,
+    max_batch_size: Annotated[int, typer.Option(help="Requests per model call, at most.")] = 8,
+    max_wait_ms: Annotated[float, typer.Option(help="How long a batch waits to fill.")] = 5.0,
+) -> None:
+    """Start the endpoint in the foreground (Ctrl-C stops it).
+
+    Deployments and traffic are kept in --state-dir and come back on restart. Every route but
+    /health/live and /health/ready needs 'Authorization: Bearer <key>', the key being in --key-file
+    (generated on first start).
+    """
+    from serving.server import ServerSettings, run_server
+
+    key_file = key_file or state_dir / "key"
+    if host not in LOOPBACK:
+        console.print(f"[yellow]listening on {host}: reachable from other machines[/yellow]")
+    settings = ServerSettings(
+        key_file=key_file,
+        state_dir=state_dir,
+        max_body_bytes=max_body_bytes,
+        max_batch_size=max_batch_size,
+        max_wait_ms=max_wait_ms,
+    )
+    console.print(f"endpoint http://{host}:{port}  key file {key_file}  state {state_dir}")
+    try:
+        run_server(settings, host, port)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+@endpoint_app.command()
+def status(
+    url: UrlOpt = "http://127.0.0.1:8000",
+    key_file: KeyFileOpt = None,
+    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+) -> None:
+    """Deployments, traffic, mirror and metrics (requests, errors, latency) as a table."""
+    with _client(url, key_file or state_dir / "key") as client:
+        current = _call(lambda: client.status())
+        metrics = _call(lambda: client.metrics()).deployments
+    table = Table(title=f"endpoint {url}")
+    columns = ("deployment", "version", "task", "traffic", "mirror", "requests", "errors")
+    for column in (*columns, "mirrored", "p50/p95/p99 ms"):
+        table.add_column(column)
+    for d in current.deployments:
+        m = metrics.get(d.name)
+        counts = ("", "", "") if m is None else (str(m.requests), str(m.errors), str(m.mirrored))
+        latency = (
+            "" if m is None else "/".join(_ms(m.latency_ms.get(p)) for p in ("p50", "p95", "p99"))
+        )
+        table.add_row(
+            d.name + (" (fault drill)" if d.fault else ""),
+            d.version or "",
+            d.task,
+            f"{d.traffic}%",
+            f"{d.mirror_traffic}%",
+            *counts,
+            latency,
+        )
+    for name in current.creating:
+        table.add_row(name, "", "(creating)", *[""] * 6)
+    Console(soft_wrap=True).print(table)
+
+
+@endpoint_app.command()
+def invoke(
+    request: Annotated[
+        str,
+        typer.Argument(help="The JSON request, @file to read it from a file, or - for stdin."),
+    ],
+    url: UrlOpt = "http://127.0.0.1:8000",
+    key_file: KeyFileOpt = None,
+    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+    deployment: Annotated[
+        str | None, typer.Option(help="Send to this deployment regardless of traffic.")
+    ] = None,
+) -> None:
+    """Send one scoring request and print the JSON response.
+
+    Example: tunegate endpoint invoke '{"question": "Who?", "context": "Ana wrote it."}'
+    """
+    text = _request_text(request)
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        console.print(f"[red]the request is not JSON: {exc}[/red]")
+        raise typer.Exit(2) from None
+    with _client(url, key_file or state_dir / "key") as client:
+        result = _call(lambda: client.score(payload, deployment))
+    console.print(f"answered by {result.deployment}")
+    print(json.dumps(result.body, indent=2))
+
+
+def _request_text(request: str) -> str:
+    if request == "-":
+        return sys.stdin.read()
+    if request.startswith("@"):
+        path = Path(request[1:])
+        if not path.is_file():
+            console.print(f"[red]no request file {path}[/red]")
+            raise typer.Exit(2)
+        return path.read_text()
+    return request
+
+
+def _client(url: str, key_file: Path) -> Any:
+    from serving.auth import read_key
+    from serving.client import EndpointClient
+
+    try:
+        return EndpointClient(url, read_key(key_file))
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+def _call(fn: Any) -> Any:
+    import httpx
+
+    from serving.client import EndpointError
+
+    try:
+        return fn()
+    except EndpointError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from None
+    except httpx.TransportError as exc:
+        console.print(
+            f"[red]cannot reach the endpoint ({exc}): start one with `tunegate endpoint serve` "
+            "or pass --url[/red]"
+        )
+        raise typer.Exit(2) from None
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"

@@ -1,0 +1,54 @@
+"""The endpoint key: generated once, kept in a file only its owner can read, compared in constant time.
+
+The key itself is never logged or put in an error message; messages name the key file instead.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def load_or_create_key(key_file: Path) -> str:
+    """The key in `key_file`, creating the file (mode 0600) with a new random key when missing."""
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key(key_file)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_urlsafe(32) + "\n")
+    return _read_key(key_file)
+
+
+def read_key(key_file: Path) -> str:
+    """The key of a running endpoint, for clients."""
+    if not key_file.is_file():
+        raise ValueError(
+            f"no key file at {key_file}: pass the --key-file the endpoint was started with"
+        )
+    return _read_key(key_file)
+
+
+def _read_key(key_file: Path) -> str:
+    mode = stat.S_IMODE(key_file.stat().st_mode)
+    if mode & 0o077:
+        raise ValueError(
+            f"key file {key_file} is readable by others (mode {mode:o}): run chmod 600 on it"
+        )
+    key = key_file.read_text().strip()
+    if len(key) < 16:
+        raise ValueError(f"key file {key_file} holds no usable key: delete it to generate one")
+    return key
+
+
+def bearer_matches(authorization: str | None, key: str) -> bool:
+    """Whether an Authorization header carries `Bearer <key>`, compared in constant time."""
+    if not authorization:
+        return False
+    scheme, _, token = authorization.partition(" ")
+    return scheme.lower() == "bearer" and secrets.compare_digest(
+        token.strip().encode(), key.encode()
+    )

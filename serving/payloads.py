@@ -1,0 +1,97 @@
+"""Request payloads of each task, validated into model records with errors that name the field.
+
+A scoring request is one JSON object of the deployment's task, or `{"inputs": [obj, ...]}`:
+
+- extractive-qa: `{"question": str, "context": str}` -> `{"answer", "score", "start", "end"}`
+- summarization: `{"document": str}` -> `{"summary"}`
+- causal-lm (chat): `{"messages": [{"role", "content"}, ...]}` -> `{"reply"}`
+
+Validation happens before a request joins a batch, so one bad request never fails its neighbours.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "extractive-qa": ("question", "context"),
+    "summarization": ("document",),
+    "causal-lm": ("messages",),
+}
+SHAPES: dict[str, str] = {
+    "extractive-qa": '{"question": str, "context": str}',
+    "summarization": '{"document": str}',
+    "causal-lm": '{"messages": [{"role": str, "content": str}, ...]}',
+}
+ROLES = ("system", "user", "assistant")
+
+
+def parse_json(raw: str | bytes) -> Any:
+    """The decoded JSON body, or a ValueError saying where it is broken."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"request body is not valid JSON: {exc}") from None
+
+
+def parse_payload(task: str, payload: Any) -> tuple[list[dict[str, Any]], bool]:
+    """(records, is_batch): the records of a single request or of an `{"inputs": [...]}` batch."""
+    if task not in FIELDS:
+        raise ValueError(f"unknown task {task!r}: expected one of {sorted(FIELDS)}")
+    if isinstance(payload, dict) and "inputs" in payload:
+        inputs = payload["inputs"]
+        if not isinstance(inputs, list) or not inputs:
+            raise ValueError(f"field 'inputs' must be a non-empty list of {SHAPES[task]}")
+        return [
+            parse_record(task, item, where=f"inputs[{i}]") for i, item in enumerate(inputs)
+        ], True
+    return [parse_record(task, payload)], False
+
+
+def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]:
+    """One request object checked against its task's fields; returns the model record."""
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} must be a JSON object {SHAPES[task]}, got {_kind(item)}")
+    missing = [f for f in FIELDS[task] if f not in item]
+    if missing:
+        raise ValueError(
+            f"{where} is missing field {', '.join(repr(m) for m in missing)}: "
+            f"this deployment serves {task}, whose requests are {SHAPES[task]}"
+        )
+    if task == "causal-lm":
+        return {"messages": _messages(item["messages"], where)}
+    record = {}
+    for name in FIELDS[task]:
+        value = item[name]
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(
+                f"{where} field {name!r} must be a non-empty string, got {_kind(value)}"
+            )
+        record[name] = value
+    return record
+
+
+def _messages(value: Any, where: str) -> list[dict[str, str]]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where} field 'messages' must be a non-empty list, got {_kind(value)}")
+    messages = []
+    for i, m in enumerate(value):
+        ok = isinstance(m, dict) and m.get("role") in ROLES and isinstance(m.get("content"), str)
+        if not ok:
+            raise ValueError(
+                f"{where} field 'messages[{i}]' must be {{'role': one of {ROLES}, "
+                f"'content': str}}, got {_kind(m)}"
+            )
+        messages.append({"role": m["role"], "content": m["content"]})
+    return messages
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    if isinstance(value, dict):
+        return f"an object with keys {sorted(value)[:5]}"
+    return {list: "a list", bool: "a boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )

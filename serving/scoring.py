@@ -1,0 +1,118 @@
+"""Scoring of a trained model directory: Azure ML's `init()` / `run()` contract and a `Scorer`.
+
+On Azure ML this file is the deployment's scoring script: `init()` loads the model directory from
+`AZUREML_MODEL_DIR` once per worker, `run(raw_json)` answers each request. The local server uses
+the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from serving.payloads import parse_json, parse_payload
+from trainer.modeling import MODEL_INFO, load_trained
+from trainer.predict import predict, predict_qa
+
+QA_MAX_LENGTH = 384
+QA_DOC_STRIDE = 128
+
+
+class Scorer:
+    """A loaded model directory that answers records of its task."""
+
+    def __init__(self, model_dir: str | Path) -> None:
+        self.model_dir = find_model_dir(Path(model_dir))
+        try:
+            self.model, self.tokenizer, info = load_trained(self.model_dir)
+        except KeyError as exc:  # model_info.json without a task, or a task with no model class
+            raise ValueError(
+                f"{self.model_dir / MODEL_INFO} names no servable task ({exc}): "
+                "write it with trainer.modeling.write_model_info"
+            ) from None
+        self.task: str = info["task"]
+
+    def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
+        """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""
+        return parse_payload(self.task, payload)
+
+    @torch.inference_mode()  # grad mode is per thread: this runs in the batcher's worker thread
+    def score(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One response object per validated record, in order (a single model call)."""
+        if not records:
+            return []
+        if self.task == "extractive-qa":
+            answers = predict_qa(
+                self.model, self.tokenizer, records, QA_MAX_LENGTH, QA_DOC_STRIDE, len(records)
+            )
+            return [
+                {
+                    "answer": a.text,
+                    "score": a.score if math.isfinite(a.score) else None,  # None: no span found
+                    "start": a.start,
+                    "end": a.start + len(a.text),
+                }
+                for a in answers
+            ]
+        if self.task == "summarization":
+            summaries = predict(self.model, self.tokenizer, self.task, records)
+            return [{"summary": s} for s in summaries]
+        # predict() drops each conversation's last message (the reference reply when evaluating),
+        # so an empty assistant turn stands in for the reply that is to be generated.
+        prompts = [
+            {"messages": [*r["messages"], {"role": "assistant", "content": ""}]} for r in records
+        ]
+        replies = predict(self.model, self.tokenizer, self.task, prompts)
+        return [{"reply": r} for r in replies]
+
+    def run(self, raw_json: str | bytes) -> dict[str, Any]:
+        """The response to one raw request: an object, or `{"outputs": [...]}` for a batch."""
+        records, is_batch = self.parse(parse_json(raw_json))
+        outputs = self.score(records)
+        return {"outputs": outputs} if is_batch else outputs[0]
+
+
+def find_model_dir(path: Path) -> Path:
+    """The directory holding model_info.json: `path` itself or its only such subdirectory.
+
+    Azure ML mounts a registered model at `$AZUREML_MODEL_DIR/<folder name>`, so one level down
+    is searched too.
+    """
+    if (path / MODEL_INFO).is_file():
+        return path
+    if not path.is_dir():
+        raise ValueError(
+            f"model directory {path} does not exist: pass a trained model directory "
+            "(a registered ModelVersion.path)"
+        )
+    found = sorted(p.parent for p in path.glob(f"*/{MODEL_INFO}"))
+    if len(found) != 1:
+        raise ValueError(
+            f"{path} holds {len(found)} model directories with {MODEL_INFO} (expected 1): "
+            "point at a trained model directory (a registered ModelVersion.path)"
+        )
+    return found[0]
+
+
+_scorer: Scorer | None = None
+
+
+def init() -> None:
+    """Azure ML entry point: load the model named by `AZUREML_MODEL_DIR` once per worker."""
+    global _scorer
+    model_dir = os.environ.get("AZUREML_MODEL_DIR")
+    if not model_dir:
+        raise ValueError("AZUREML_MODEL_DIR is not set: set it to a trained model directory")
+    _scorer = Scorer(model_dir)
+
+
+def run(raw_json: str) -> dict[str, Any]:
+    """Azure ML entry point: the response to one request (see `serving.payloads` for shapes)."""
+    if _scorer is None:
+        raise RuntimeError("scoring.run() called before scoring.init(): call init() first")
+    return _scorer.run(raw_json)

@@ -1,0 +1,224 @@
+"""The local online endpoint: a FastAPI app shaped like an Azure ML managed online endpoint.
+
+Routes (all but the two probes need `Authorization: Bearer <key>`):
+
+- `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
+  `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
+  is smoke-tested). The response header of the same name says who answered. A share of live
+  (not header-routed) requests is copied to the mirror deployment, its answer discarded.
+- `GET /health/live`: the process is up. `GET /health/ready[?deployment=NAME]`: a deployment
+  with traffic (or the named one) is loaded.
+- `GET /deployments`, `PUT /deployments/{name}` (loads the model, answers when it serves),
+  `DELETE /deployments/{name}` (409 while it has traffic), `PUT /traffic`, `GET /metrics`.
+
+Client mistakes get a 4xx with `{"detail": message}`; 500 means the model itself failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import uvicorn
+from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from serving.api import (
+    DEPLOYMENT_HEADER,
+    DEPLOYMENT_NAME,
+    DeploymentInfo,
+    DeploymentSpec,
+    EndpointMetrics,
+    EndpointStatus,
+)
+from serving.auth import bearer_matches, load_or_create_key
+from serving.endpoint import Conflict, Endpoint, ModelFailure, NoRoute, NotFound
+from serving.payloads import parse_json
+from serving.traffic import TrafficSettings
+
+log = logging.getLogger(__name__)
+PUBLIC_PATHS = ("/health/live", "/health/ready")
+MiB = 1024 * 1024
+
+
+class ServerSettings(BaseModel):
+    """How one local endpoint runs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key_file: Path = Field(description="the endpoint key; created with mode 0600 when missing")
+    state_dir: Path | None = Field(None, description="deployments and traffic survive restarts")
+    max_body_bytes: int = Field(MiB, ge=1, description="larger request bodies get 413")
+    max_batch_size: int = Field(8, ge=1, le=256, description="micro-batch size per model call")
+    max_wait_ms: float = Field(5.0, ge=0, le=1000, description="how long a batch waits to fill")
+    seed: int | None = Field(None, description="routing random seed (tests); None: random")
+
+
+class BodyTooLarge(ValueError):
+    pass
+
+
+def create_app(settings: ServerSettings) -> FastAPI:
+    """The endpoint app; its key is read from (or generated into) `settings.key_file`."""
+    key = load_or_create_key(settings.key_file)
+    endpoint = Endpoint(
+        settings.state_dir, settings.max_batch_size, settings.max_wait_ms, settings.seed
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await endpoint.restore()
+        yield
+        await endpoint.aclose()
+
+    app = FastAPI(title="tunegate local endpoint", lifespan=lifespan)
+    app.state.endpoint = endpoint
+
+    @app.middleware("http")
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        if request.url.path not in PUBLIC_PATHS and not bearer_matches(
+            request.headers.get("authorization"), key
+        ):
+            log.warning("401 %s %s: missing or wrong key", request.method, request.url.path)
+            return _error(
+                401,
+                f"missing or wrong key: send 'Authorization: Bearer <key>' with the key in "
+                f"{settings.key_file}",
+            )
+        length = request.headers.get("content-length")
+        if length is not None and not length.isdigit():
+            return _error(400, f"Content-Length must be a number of bytes, got {length!r}")
+        if length is not None and int(length) > settings.max_body_bytes:
+            return _error(413, _too_large(settings.max_body_bytes))
+        return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_message(exc))
+
+    @app.get("/health/live")
+    async def live() -> dict[str, str]:
+        return {"status": "live"}
+
+    @app.get("/health/ready")
+    async def ready(
+        deployment: Annotated[str | None, Query(description="one deployment's readiness")] = None,
+    ) -> JSONResponse:
+        if deployment is not None:
+            if deployment in endpoint.deployments:
+                return JSONResponse({"deployment": deployment, "ready": True})
+            state = "creating" if deployment in endpoint.creating else "absent"
+            return _error(503, f"deployment {deployment} is not ready ({state})")
+        serving = endpoint.ready()
+        if not serving:
+            return _error(503, "not ready: no loaded deployment has traffic")
+        return JSONResponse({"ready": True, "deployments": serving})
+
+    @app.post("/score")
+    async def score(
+        request: Request,
+        forced: Annotated[str | None, Header(alias=DEPLOYMENT_HEADER)] = None,
+    ) -> JSONResponse:
+        try:
+            body = await _read_body(request, settings.max_body_bytes)
+        except BodyTooLarge as exc:
+            raise HTTPException(413, str(exc)) from None
+        try:
+            deployment = endpoint.choose(forced)
+        except NotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+        except NoRoute as exc:
+            raise HTTPException(503, str(exc)) from None
+        try:
+            records, is_batch = deployment.scorer.parse(parse_json(body))
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if forced is None:
+            endpoint.mirror(records)
+        try:
+            outputs = await endpoint.score(deployment, records)
+        except NoRoute as exc:
+            raise HTTPException(503, str(exc)) from None
+        except ModelFailure as exc:
+            return _error(500, str(exc), {DEPLOYMENT_HEADER: deployment.name})
+        content: Any = {"outputs": outputs} if is_batch else outputs[0]
+        return JSONResponse(content, headers={DEPLOYMENT_HEADER: deployment.name})
+
+    @app.get("/deployments")
+    async def list_deployments() -> EndpointStatus:
+        return endpoint.status()
+
+    @app.put("/deployments/{name}")
+    async def put_deployment(
+        name: Annotated[str, PathParam(pattern=DEPLOYMENT_NAME)], spec: DeploymentSpec
+    ) -> DeploymentInfo:
+        try:
+            return await endpoint.put_deployment(name, spec)
+        except Conflict as exc:
+            raise HTTPException(409, str(exc)) from None
+        except (ValueError, OSError) as exc:
+            raise HTTPException(
+                400, f"cannot load {spec.model_dir} into deployment {name}: {exc}"
+            ) from None
+
+    @app.delete("/deployments/{name}")
+    async def delete_deployment(name: str) -> dict[str, str]:
+        try:
+            await endpoint.delete_deployment(name)
+        except NotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+        except Conflict as exc:
+            raise HTTPException(409, str(exc)) from None
+        return {"deleted": name}
+
+    @app.put("/traffic")
+    async def put_traffic(settings: TrafficSettings) -> TrafficSettings:
+        try:
+            return endpoint.set_traffic(settings)
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
+
+    @app.get("/metrics")
+    async def metrics() -> EndpointMetrics:
+        return endpoint.metrics()
+
+    return app
+
+
+def run_server(settings: ServerSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve in the foreground until interrupted."""
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, read in chunks so one sent without Content-Length cannot exceed `limit`."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(_too_large(limit))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(limit: int) -> str:
+    return f"request body is larger than {limit} bytes: split it into smaller requests"
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)

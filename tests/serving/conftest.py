@@ -1,0 +1,52 @@
+"""A QA model directory built without training, and one real endpoint with `blue` and `green`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
+from serving.server import ServerSettings
+from trainer.args import PACKAGED_MODEL
+from trainer.modeling import load_base, load_tokenizer, write_model_info
+
+MAX_BODY = 64 * 1024  # small, so the oversized-payload test sends little
+
+
+@pytest.fixture(scope="session")
+def qa_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged MiniLM with a fresh (seeded) QA head: answers are spans, not good ones."""
+    path = tmp_path_factory.mktemp("qa-model")
+    load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(path)
+    load_tokenizer(PACKAGED_MODEL).save_pretrained(path)
+    write_model_info(path, "extractive-qa", PACKAGED_MODEL, adapter=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def running(
+    tmp_path_factory: pytest.TempPathFactory, qa_model_dir: Path
+) -> Iterator[RunningEndpoint]:
+    """An endpoint on a free loopback port serving `qa_model_dir` as `blue` and `green`."""
+    state = tmp_path_factory.mktemp("endpoint")
+    settings = ServerSettings(
+        key_file=state / "key",
+        state_dir=state,
+        max_body_bytes=MAX_BODY,
+        max_batch_size=8,
+        max_wait_ms=20,
+        seed=7,
+    )
+    with serve_in_thread(settings) as endpoint, endpoint.client() as client:
+        client.put_deployment("blue", str(qa_model_dir), version="qa:1")
+        client.put_deployment("green", str(qa_model_dir), version="qa:2")
+        client.set_traffic({"blue": 100})
+        yield endpoint
+
+
+@pytest.fixture
+def client(running: RunningEndpoint) -> Iterator[EndpointClient]:
+    with running.client() as c:
+        yield c

@@ -1,0 +1,68 @@
+"""The micro-batcher: concurrent callers share model calls, and share a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from serving.batching import BatcherClosed, MicroBatcher
+
+
+def test_concurrent_submits_are_batched_and_answered_each() -> None:
+    calls: list[list[int]] = []
+    loop_thread = threading.get_ident()
+
+    def double(items: Sequence[int]) -> list[int]:
+        assert threading.get_ident() != loop_thread  # the event loop stays free
+        calls.append(list(items))
+        return [2 * i for i in items]
+
+    async def main() -> list[int]:
+        batcher = MicroBatcher(double, max_batch_size=8, max_wait_ms=50)
+        results = await asyncio.gather(*(batcher.submit(i) for i in range(20)))
+        await batcher.aclose()
+        return list(results)
+
+    assert asyncio.run(main()) == [2 * i for i in range(20)]
+    assert len(calls) < 20 and max(map(len, calls)) <= 8
+    assert sorted(i for call in calls for i in call) == list(range(20))
+
+
+def test_a_failure_reaches_every_caller_of_its_batch() -> None:
+    release = threading.Event()
+
+    def flaky(items: Sequence[int]) -> list[int]:
+        if 0 in items:  # the first batch holds item 0 alone and waits, so the rest queue up
+            release.wait(5)
+            return [0]
+        raise RuntimeError(f"model failed on {sorted(items)}")
+
+    async def main() -> list[object]:
+        batcher = MicroBatcher(flaky, max_batch_size=16, max_wait_ms=0)
+        first = asyncio.create_task(batcher.submit(0))
+        await asyncio.sleep(0.05)
+        rest = [asyncio.create_task(batcher.submit(i)) for i in range(1, 6)]
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(first, *rest, return_exceptions=True)
+        assert batcher.stats.calls == 2  # item 0, then items 1..5 together
+        await batcher.aclose()
+        return list(results)
+
+    first, *rest = asyncio.run(main())
+    assert first == 0
+    assert all(isinstance(r, RuntimeError) and "[1, 2, 3, 4, 5]" in str(r) for r in rest)
+
+
+def test_closed_batcher_refuses_new_items() -> None:
+    async def main() -> None:
+        batcher = MicroBatcher(lambda items: list(items))
+        assert await batcher.submit(1) == 1
+        await batcher.aclose()
+        with pytest.raises(BatcherClosed):
+            await batcher.submit(2)
+
+    asyncio.run(main())
