@@ -21,6 +21,7 @@ from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
+from tasks.rollout import RolloutConfig
 from tasks.screen_policy import ScreenConfig
 from tasks.split import SplitConfig
 from tasks.train import TrainConfig
@@ -58,8 +59,11 @@ class PipelineConfig(BaseModel):
     train: TrainConfig = Field(default_factory=TrainConfig, description="Fine-tuning.")
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig, description="The gate.")
     registry: RegisterConfig = Field(default_factory=RegisterConfig, description="Registry.")
-    until: Literal["split", "register"] = Field(
-        "register", description="Last stage to run: split stops after the data half."
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Rollout.")
+    until: Literal["split", "register", "rollout"] = Field(
+        "rollout",
+        description="Last stage to run: split stops after the data half, register before the "
+        "endpoint.",
     )
 
     @model_validator(mode="after")

@@ -1,4 +1,4 @@
-"""The `retrain` flow: ingest → screen → approve → split → train → evaluate → register.
+"""The `retrain` flow: ingest → screen → approve → split → train → evaluate → register → rollout.
 
 The flow only wires tasks together and keeps the run summary; every stage's work lives in
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
@@ -22,6 +22,7 @@ from tasks.approve import ApprovalRecord, DataRejected, approve_task
 from tasks.evaluate import EvalReport, GateFailed, evaluate_task
 from tasks.ingest import ingest_task
 from tasks.register import register_task
+from tasks.rollout import rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
 from tasks.train import train_task
@@ -144,7 +145,7 @@ def retrain(config: PipelineConfig) -> State:
             job.output_dir,
             report.candidate,
             lineage(config, summary, approval, report),
-            config.registry.promote,
+            config.registry.promote and config.until != "rollout",  # rollout moves it
         )
         summary.model_version = f"{version.name}:{version.version}"
         summary.stages["register"].details.update(
@@ -152,6 +153,24 @@ def retrain(config: PipelineConfig) -> State:
             version=version.version,
             reused=version.lineage.get("flow_run_id") != summary.flow_run_id,
         )
+        if config.until == "rollout":
+            record = summary.run(
+                "rollout",
+                rollout_task,
+                store,
+                version,
+                config.task.value,
+                report.samples,
+                config.rollout,
+            )
+            summary.endpoint = record.endpoint
+            summary.stages["rollout"].details.update(
+                outcome=record.outcome, deployment=record.new_deployment
+            )
+            if record.outcome == "rolled-back":
+                message = f"rolled back {record.version}: {record.events[-1].message}"
+                summary.status, summary.message = "rolled-back", message
+                return Failed(message=message, data=summary)
     except DataRejected as exc:
         summary.status, summary.message = "rejected", str(exc)
         return Failed(message=str(exc), data=summary)
@@ -159,7 +178,8 @@ def retrain(config: PipelineConfig) -> State:
         summary.status, summary.message = "gate-failed", str(exc)
         return Failed(message=str(exc), data=summary)
     summary.status = "completed"
-    return Completed(message=f"registered {summary.model_version}", data=summary)
+    served = f", serving at {summary.endpoint['url']}" if summary.endpoint else ""
+    return Completed(message=f"registered {summary.model_version}{served}", data=summary)
 
 
 def evaluation_summary(report: EvalReport) -> dict[str, Any]:

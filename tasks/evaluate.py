@@ -32,6 +32,16 @@ from trainer.predict import predict
 
 log = logging.getLogger(__name__)
 PRIMARY = {"extractive-qa": "f1", "summarization": "rougeL", "chat": "rougeL"}
+SMOKE_SAMPLES = 5
+
+
+def request_of(task: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint request for a record: what a client of the served model would send."""
+    if task == "extractive-qa":
+        return {"question": record["question"], "context": record["context"]}
+    if task == "summarization":
+        return {"document": record["document"]}
+    return {"messages": record["messages"][:-1]}
 
 
 class EvaluateConfig(GatePolicy):
@@ -56,6 +66,11 @@ class EvalReport(BaseModel):
     pii_leaks: int
     gate: GateDecision
     loss_curve: list[dict[str, float]] = Field(default_factory=list)
+    samples: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="A few test requests with the candidate's offline answer: the rollout's "
+        "smoke test checks the served model gives the same.",
+    )
 
 
 @functools.cache
@@ -136,6 +151,10 @@ def run_evaluation(
         results[name], per_example[name] = score(task_type, predictions, records)
         if name == "candidate":
             leaks = count_pii_leaks(predictions, records, screen)
+            samples = [
+                {"request": request_of(task_type, r), "expected": p}
+                for r, p in zip(records[:SMOKE_SAMPLES], predictions, strict=False)
+            ]
     interval = None
     if champion is not None:
         champ_model, champ_tok, _ = load_trained(champion.path)
@@ -175,6 +194,7 @@ def run_evaluation(
         pii_leaks=leaks,
         gate=gate,
         loss_curve=curve,
+        samples=samples,
     )
 
 

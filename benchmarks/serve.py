@@ -1,0 +1,174 @@
+"""Serving throughput: micro-batched scoring against one-request-at-a-time, on the real endpoint.
+
+    python benchmarks/serve.py --requests 400 --concurrency 16
+
+Starts the local endpoint on a free loopback port and deploys the same QA model directory (the
+packaged MiniLM with a seeded QA head, built without training) twice:
+- `batched`: requests waiting together are scored in one model call (`--batch-size`,
+  `--wait-ms`);
+- `unbatched`: `max_batch_size` 1, every request is its own model call.
+Each is warmed up, then sent the same `--requests` support-ticket questions over HTTP by
+`--concurrency` concurrent clients in this process (a closed loop: a client sends its next request
+when the last is answered). The script prints each side's requests/s, client-side p50/p95 latency
+and model calls, and ends with `ratio N.Nx (p95 batched A ms vs B ms unbatched)`, the ratio being
+batched / unbatched requests/s. Never run in CI: these machines are shared and a wall time is no
+test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx
+
+from samples.generate import generate_sample
+from serving.api import DEPLOYMENT_HEADER
+from serving.client import RunningEndpoint, serve_in_thread
+from serving.metrics import percentile
+from serving.server import ServerSettings
+from tasks.records import ColumnMap, TaskType, validate_record
+from trainer.args import PACKAGED_MODEL
+from trainer.modeling import load_base, load_tokenizer, write_model_info
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    seconds: float
+    latencies_ms: list[float]  # one per request, client-side
+    answers: list[Any]  # one per request, in request order
+    model_calls: int
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies_ms) / self.seconds
+
+    def p(self, q: float) -> float:
+        value = percentile(sorted(self.latencies_ms), q)
+        assert value is not None
+        return value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=400, help="timed requests per config")
+    parser.add_argument("--concurrency", type=int, default=16, help="concurrent clients")
+    parser.add_argument("--batch-size", type=int, default=16, help="batched: max_batch_size")
+    parser.add_argument("--wait-ms", type=float, default=5.0, help="batched: max_wait_ms")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    args = parser.parse_args()
+
+    payloads = _payloads(args.requests)
+    print(f"{len(payloads)} requests ({len({json.dumps(p) for p in payloads})} distinct)")
+    with tempfile.TemporaryDirectory() as tmp:
+        # model
+        model_dir = Path(tmp) / "qa-model"
+        load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(model_dir)
+        load_tokenizer(PACKAGED_MODEL).save_pretrained(model_dir)
+        write_model_info(model_dir, "extractive-qa", PACKAGED_MODEL, adapter=False)
+
+        # endpoint
+        settings = ServerSettings(key_file=Path(tmp) / "key")
+        with serve_in_thread(settings) as endpoint, endpoint.client() as admin:
+            admin.put_deployment(
+                "batched", str(model_dir), max_batch_size=args.batch_size, max_wait_ms=args.wait_ms
+            )
+            admin.put_deployment("unbatched", str(model_dir), max_batch_size=1, max_wait_ms=0)
+            admin.set_traffic({"batched": 100})
+
+            # load
+            results = {}
+            for name in ("unbatched", "batched"):
+                warm = payloads[: 4 * args.concurrency]
+                asyncio.run(_load(endpoint, name, warm, args.concurrency, args.timeout))
+                results[name] = asyncio.run(
+                    _load(endpoint, name, payloads, args.concurrency, args.timeout)
+                )
+
+    # report
+    batched, unbatched = results["batched"], results["unbatched"]
+    for name, result, how in (
+        ("batched", batched, f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}"),
+        ("unbatched", unbatched, "max_batch_size 1"),
+    ):
+        print(
+            f"{name:<10} {result.rate:6.1f} requests/s  p50 {result.p(50):6.1f} ms  "
+            f"p95 {result.p(95):6.1f} ms  {result.model_calls} model calls "
+            f"({len(payloads) / result.model_calls:.1f} requests/call; {how})"
+        )
+    same = sum(a == b for a, b in zip(batched.answers, unbatched.answers, strict=True))
+    print(f"same answers: {same}/{len(payloads)} (batches pad to their longest request)")
+    print(
+        f"ratio {batched.rate / unbatched.rate:.1f}x "
+        f"(p95 batched {batched.p(95):.0f} ms vs {unbatched.p(95):.0f} ms unbatched)"
+    )
+
+
+def _payloads(n: int) -> list[dict[str, str]]:
+    """`n` score requests (question and context) of valid sample tickets, repeated if need be."""
+    records, seen = [], set()
+    for line in generate_sample("extractive-qa", max(20, n * 2), seed=5).lines:
+        try:
+            record = validate_record(TaskType.extractive_qa, ColumnMap(), json.loads(line))
+        except (ValueError, UnicodeDecodeError):  # Invalid is a ValueError
+            continue
+        if record["id"] not in seen:
+            seen.add(record["id"])
+            records.append({"question": record["question"], "context": record["context"]})
+    if not records:
+        raise ValueError("the sample generator gave no valid extractive-qa record: check it")
+    return [records[i % len(records)] for i in range(n)]
+
+
+async def _load(
+    endpoint: RunningEndpoint,
+    deployment: str,
+    payloads: list[dict[str, str]],
+    concurrency: int,
+    timeout: float,
+) -> LoadResult:
+    """`payloads` sent to `deployment` by `concurrency` clients, each waiting for its answer."""
+    latencies = [0.0] * len(payloads)
+    answers: list[Any] = [None] * len(payloads)
+    pending = iter(range(len(payloads)))
+    headers = {"Authorization": f"Bearer {endpoint.key}", DEPLOYMENT_HEADER: deployment}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(
+        base_url=endpoint.url, headers=headers, timeout=timeout, limits=limits
+    ) as http:
+
+        async def client() -> None:
+            for i in pending:  # a shared iterator: each index is taken by exactly one client
+                started = time.perf_counter()
+                response = await http.post("/score", json=payloads[i])
+                latencies[i] = (time.perf_counter() - started) * 1000
+                response.raise_for_status()
+                answers[i] = response.json()
+
+        calls_before = await _model_calls(http, deployment)
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(concurrency)))
+        seconds = time.perf_counter() - started
+        calls = await _model_calls(http, deployment) - calls_before
+    return LoadResult(seconds, latencies, answers, calls)
+
+
+async def _model_calls(http: httpx.AsyncClient, deployment: str) -> int:
+    response = await http.get("/metrics")
+    response.raise_for_status()
+    return int(response.json()["deployments"][deployment]["model_calls"])
+
+
+if __name__ == "__main__":
+    main()

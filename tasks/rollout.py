@@ -1,0 +1,307 @@
+"""rollout: blue/green with canary steps on an online endpoint, automatic rollback, repair.
+
+The new version goes to the idle colour at 0% traffic, must answer the evaluation's smoke
+samples as the offline evaluation did, then takes the canary steps of the policy. After each step
+is held, `decide_rollout_step` compares it with the live deployment; on `rollback` traffic goes
+back to 100% on the live deployment and the new one is deleted (aliases untouched); after the
+last step the `champion` alias moves to the new version and the old deployment, now at 0%, is
+deleted. A local endpoint has no users, so the stage replays the smoke requests as traffic while
+a step is held (`replay`). Every action is an event in the `RolloutRecord`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, ConfigDict, Field
+
+from platforms.endpoint import EndpointBackend, LocalEndpointBackend, ensure_local_endpoint
+from platforms.registry import ModelRegistry, ModelVersion
+from platforms.store import Store
+from serving.client import EndpointError
+from serving.metrics import MetricsSnapshot
+from tasks.rollout_policy import (
+    DeploymentHealth,
+    RolloutPolicy,
+    Step,
+    StepDecision,
+    decide_rollout_step,
+)
+from trainer.metrics.scores import normalize_answer
+
+COLOURS = ("blue", "green")
+ANSWER_KEY = {"extractive-qa": "answer", "summarization": "summary", "chat": "reply"}
+
+
+class RolloutConfig(RolloutPolicy):
+    """How new versions reach the endpoint."""
+
+    backend: Literal["local"] = Field("local", description="local: the endpoint in serving/.")
+    port: int = Field(0, ge=0, le=65535, description="Local endpoint port (0: a free one).")
+    replay: bool = Field(
+        True, description="Replay the smoke requests as traffic while a step is held."
+    )
+    smoke_min_agreement: float = Field(
+        1.0, ge=0, le=1, description="Share of smoke answers that must match the offline ones."
+    )
+
+
+class RolloutEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    at: str
+    action: str
+    traffic: dict[str, int]
+    message: str = ""
+    decision: StepDecision | None = None
+
+
+class RolloutRecord(BaseModel):
+    """What the rollout did, step by step, and where it left the endpoint."""
+
+    model_config = ConfigDict(frozen=True)
+    version: str
+    outcome: Literal["promoted", "rolled-back", "unchanged"]
+    new_deployment: str | None
+    previous_deployment: str | None
+    events: list[RolloutEvent]
+    endpoint: dict[str, Any]
+
+
+class _Timeline:
+    def __init__(self) -> None:
+        self.events: list[RolloutEvent] = []
+
+    def add(self, action: str, traffic: dict[str, int], message: str = "", **kw: Any) -> None:
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.events.append(
+            RolloutEvent(at=at, action=action, traffic=traffic, message=message, **kw)
+        )
+
+
+def label(version: ModelVersion) -> str:
+    return f"{version.name}:{version.version}"
+
+
+def repair(backend: EndpointBackend, champion: ModelVersion | None, timeline: _Timeline) -> None:
+    """Leave the endpoint with one deployment at 100%, the champion's when it is deployed.
+
+    A crash in the middle of a rollout can leave traffic split between two colours, or a
+    deployment at 0% beside the live one; both are undone here before anything else happens.
+    """
+    status = backend.status()
+    traffic = {d.name: d.traffic for d in status.deployments}
+    if not traffic:
+        return
+    versions = {d.name: d.version for d in status.deployments}
+    healthy = [n for n, t in traffic.items() if t == 100]
+    if healthy and len(traffic) == 1 and not any(d.mirror_traffic for d in status.deployments):
+        return
+    wanted = champion and next((n for n, v in versions.items() if v == label(champion)), None)
+    keep = wanted or (healthy[0] if healthy else max(traffic, key=lambda n: traffic[n]))
+    backend.set_traffic({n: 100 if n == keep else 0 for n in traffic})
+    for name in traffic:
+        if name != keep:
+            backend.delete(name)
+    timeline.add("repair", {keep: 100}, f"half-done state {traffic} repaired: {keep} kept")
+
+
+def run_rollout(
+    backend: EndpointBackend,
+    registry: ModelRegistry,
+    version: ModelVersion,
+    task_type: str,
+    samples: list[dict[str, Any]],
+    policy: RolloutConfig,
+) -> RolloutRecord:
+    """Deploy `version` beside the live deployment and shift traffic to it, or roll back."""
+    timeline = _Timeline()
+    repair(backend, registry.alias(version.name, "champion"), timeline)
+    status = backend.status()
+    live = next((d for d in status.deployments if d.traffic == 100), None)
+    if live is not None and live.version == label(version):
+        timeline.add("unchanged", {live.name: 100}, f"{label(version)} already serves")
+        return _record(backend, version, "unchanged", None, live.name, timeline)
+
+    new = COLOURS[1] if live is not None and live.name == COLOURS[0] else COLOURS[0]
+    backend.deploy(new, version.path, label(version))
+    current = {live.name: 100, new: 0} if live else {new: 0}
+    timeline.add("deploy", current, f"{label(version)} on {new} at 0%")
+
+    mismatch = _smoke(backend, new, task_type, samples, policy.smoke_min_agreement)
+    if mismatch:
+        return _roll_back(backend, version, new, live and live.name, mismatch, timeline)
+
+    if live is None:
+        backend.set_traffic({new: 100})
+        timeline.add("first deployment", {new: 100}, "no live deployment: 100% at once")
+    else:
+        for percent in policy.steps:
+            traffic = {new: percent, live.name: 100 - percent}
+            backend.set_traffic(traffic)
+            candidate, baseline = _hold(backend, new, live.name, samples, policy)
+            decision = decide_rollout_step(candidate, baseline, policy)
+            timeline.add(
+                f"canary {percent}%", traffic, "; ".join(decision.reasons), decision=decision
+            )
+            if decision.step is Step.rollback:
+                return _roll_back(backend, version, new, live.name, decision.reasons, timeline)
+        backend.delete(live.name)
+        timeline.add("retire", {new: 100}, f"{live.name} ({live.version}) deleted at 0%")
+    registry.set_alias(version.name, "champion", version.version)
+    timeline.add("promote", {new: 100}, f"champion is now {label(version)}")
+    return _record(backend, version, "promoted", new, live and live.name, timeline)
+
+
+def _smoke(
+    backend: EndpointBackend,
+    deployment: str,
+    task_type: str,
+    samples: list[dict[str, Any]],
+    min_agreement: float,
+) -> list[str]:
+    """Reasons the new deployment failed its smoke test (empty when it passed)."""
+    if not samples:
+        return []
+    key, agree = ANSWER_KEY[task_type], 0
+    for sample in samples:
+        try:
+            answer = backend.score(sample["request"], deployment).body.get(key, "")
+        except EndpointError as exc:
+            return [f"smoke request failed on {deployment}: {exc}"]
+        agree += normalize_answer(answer) == normalize_answer(sample["expected"])
+    if agree < min_agreement * len(samples):
+        return [f"smoke test: {agree}/{len(samples)} answers match the offline evaluation"]
+    return []
+
+
+def _hold(
+    backend: EndpointBackend,
+    new: str,
+    live: str,
+    samples: list[dict[str, Any]],
+    policy: RolloutConfig,
+) -> tuple[DeploymentHealth, DeploymentHealth]:
+    """Hold the step until the new deployment served enough requests or time ran out."""
+    before = backend.metrics()
+    deadline = time.monotonic() + policy.hold_seconds
+    requests = itertools.cycle([s["request"] for s in samples]) if samples else None
+    while time.monotonic() < deadline:
+        served = _delta(backend.metrics().get(new), before.get(new)).requests
+        if served >= policy.hold_requests:
+            break
+        if policy.replay and requests is not None:
+            try:
+                backend.score(next(requests))
+            except EndpointError as exc:
+                if exc.status < 500:
+                    raise
+        else:
+            time.sleep(0.5)
+    after = backend.metrics()
+    return _delta(after.get(new), before.get(new)), _delta(after.get(live), before.get(live))
+
+
+def _delta(after: MetricsSnapshot | None, before: MetricsSnapshot | None) -> DeploymentHealth:
+    if after is None:
+        return DeploymentHealth(requests=0, errors=0)
+    requests = after.requests - (before.requests if before else 0)
+    errors = after.errors - (before.errors if before else 0)
+    return DeploymentHealth(requests=requests, errors=errors, p95_ms=after.latency_ms.get("p95"))
+
+
+def _roll_back(
+    backend: EndpointBackend,
+    version: ModelVersion,
+    new: str,
+    live: str | None,
+    reasons: list[str],
+    timeline: _Timeline,
+) -> RolloutRecord:
+    if live is not None:
+        backend.set_traffic({live: 100, new: 0})
+    else:
+        backend.set_traffic({new: 0})
+    backend.delete(new)
+    timeline.add("rollback", {live: 100} if live else {}, "; ".join(reasons))
+    return _record(backend, version, "rolled-back", new, live, timeline)
+
+
+def _record(
+    backend: EndpointBackend,
+    version: ModelVersion,
+    outcome: Literal["promoted", "rolled-back", "unchanged"],
+    new: str | None,
+    previous: str | None,
+    timeline: _Timeline,
+) -> RolloutRecord:
+    status = backend.status()
+    return RolloutRecord(
+        version=label(version),
+        outcome=outcome,
+        new_deployment=new,
+        previous_deployment=previous,
+        events=timeline.events,
+        endpoint={
+            "url": backend.url,
+            "key_file": backend.key_file,
+            "deployments": {d.name: d.version for d in status.deployments},
+            "traffic": {d.name: d.traffic for d in status.deployments},
+        },
+    )
+
+
+def timeline_markdown(record: RolloutRecord) -> str:
+    lines = [
+        f"### Rollout of {record.version}: {record.outcome}",
+        "",
+        "| time | action | traffic | compared | note |",
+        "|---|---|---|---|---|",
+    ]
+    for e in record.events:
+        compared = ""
+        if e.decision is not None:
+            d = e.decision
+            compared = (
+                f"errors {d.candidate.error_rate:.3f} vs {d.live.error_rate:.3f} "
+                f"(limit {d.error_rate_limit:.3f}); p95 {d.candidate.p95_ms or 0:.0f} ms vs "
+                f"{d.live.p95_ms or 0:.0f} ms (limit {d.p95_limit_ms or 0:.0f}); "
+                f"{d.candidate.requests} requests"
+            )
+        traffic = ", ".join(f"{k} {v}%" for k, v in e.traffic.items())
+        lines.append(f"| {e.at} | {e.action} | {traffic} | {compared} | {e.message} |")
+    return "\n".join(lines)
+
+
+def endpoint_for(store: Store, config: RolloutConfig) -> LocalEndpointBackend:
+    """The local endpoint under `{store}/endpoint`, started when it is not running."""
+    if not store.is_local:
+        raise ValueError("rollout.backend=local needs a local store (the endpoint keeps its state)")
+    url, key_file = ensure_local_endpoint(Path(store.uri) / "endpoint", config.port)
+    return LocalEndpointBackend(url, key_file)
+
+
+@task(name="rollout", cache_policy=NONE)
+def rollout_task(
+    store: Store,
+    version: ModelVersion,
+    task_type: str,
+    samples: list[dict[str, Any]],
+    config: RolloutConfig,
+) -> RolloutRecord:
+    """Blue/green canary rollout of the registered version; rolls back on its own."""
+    from tasks.register import registry_for
+
+    backend = endpoint_for(store, config)
+    try:
+        record = run_rollout(backend, registry_for(store), version, task_type, samples, config)
+    finally:
+        backend.close()
+    create_markdown_artifact(key="rollout", markdown=timeline_markdown(record))
+    return record

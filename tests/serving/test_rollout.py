@@ -1,0 +1,151 @@
+"""Blue/green canary rollouts against a real endpoint over HTTP: promote, roll back, repair."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from platforms.endpoint import LocalEndpointBackend
+from platforms.registry import LocalRegistry, ModelVersion
+from serving.api import FaultSpec
+from serving.client import serve_in_thread
+from serving.server import ServerSettings
+from tasks.evaluate import request_of
+from tasks.rollout import RolloutConfig, _Timeline, repair, run_rollout
+from trainer.modeling import load_trained
+from trainer.predict import predict
+
+CONTEXT = "Agent Rui reset the VPN token for the Porto office; the outage lasted 3 days."
+QUESTIONS = ["How long did the outage last?", "What was reset?", "Which office was affected?"]
+POLICY = RolloutConfig(steps=[50, 100], hold_requests=8, min_requests=4, hold_seconds=30)
+
+
+class DrillBackend(LocalEndpointBackend):
+    """The real local backend, plus a fault that starts once the new deployment gets traffic
+    (so the smoke test passes and the canary step has to catch it)."""
+
+    def __init__(self, url: str, key_file: Path, fault: FaultSpec | None = None) -> None:
+        super().__init__(url, key_file)
+        self.fault, self.deployed = fault, {}
+
+    def deploy(self, name: str, model_dir: str, version: str) -> None:
+        super().deploy(name, model_dir, version)
+        self.deployed[name] = (model_dir, version)
+
+    def set_traffic(self, traffic: dict[str, int], mirror: dict[str, int] | None = None) -> None:
+        for name, (model_dir, version) in list(self.deployed.items()):
+            if self.fault and traffic.get(name):
+                self._client.put_deployment(name, model_dir, version=version, fault=self.fault)
+                del self.deployed[name]
+        super().set_traffic(traffic, mirror)
+
+
+@pytest.fixture(scope="module")
+def samples(qa_model_dir: Path) -> list[dict]:
+    records = [
+        {"question": q, "context": CONTEXT, "answers": {"text": [""], "answer_start": [0]}}
+        for q in QUESTIONS
+    ]
+    model, tokenizer, _ = load_trained(qa_model_dir)
+    answers = predict(model, tokenizer, "extractive-qa", records)
+    return [
+        {"request": request_of("extractive-qa", r), "expected": a}
+        for r, a in zip(records, answers, strict=True)
+    ]
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    settings = ServerSettings(key_file=tmp_path / "key", state_dir=tmp_path / "state")
+    with serve_in_thread(settings) as running:
+        yield running.url, settings.key_file
+
+
+def _versions(tmp_path: Path, model_dir: Path, n: int) -> tuple[LocalRegistry, list[ModelVersion]]:
+    registry = LocalRegistry(tmp_path / "store")
+    return registry, [registry.register("qa", model_dir, {}, {}) for _ in range(n)]
+
+
+def test_first_rollout_then_a_canary_that_promotes(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
+    backend = LocalEndpointBackend(*endpoint)
+    first = run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    assert first.outcome == "promoted" and first.endpoint["traffic"] == {"blue": 100}
+    assert registry.alias("qa", "champion").version == 1
+
+    second = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    assert second.outcome == "promoted"
+    assert [e.action for e in second.events] == [
+        "deploy",
+        "canary 50%",
+        "canary 100%",
+        "retire",
+        "promote",
+    ]
+    step = second.events[1].decision
+    assert step is not None and step.candidate.requests >= POLICY.hold_requests
+    assert second.endpoint["traffic"] == {"green": 100}  # blue deleted once at 0%
+    assert second.endpoint["deployments"] == {"green": "qa:2"}
+    assert registry.alias("qa", "champion").version == 2
+
+    again = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    assert again.outcome == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [(FaultSpec(error_rate=1.0), "error rate"), (FaultSpec(delay_ms=400), "p95")],
+    ids=["errors", "slow"],
+)
+def test_an_unhealthy_canary_rolls_back(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path, fault: FaultSpec, reason: str
+) -> None:
+    registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
+    run_rollout(LocalEndpointBackend(*endpoint), registry, v1, "extractive-qa", samples, POLICY)
+    backend = DrillBackend(*endpoint, fault=fault)
+    record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    assert record.outcome == "rolled-back"
+    assert record.events[-1].action == "rollback" and reason in record.events[-1].message
+    assert record.endpoint["traffic"] == {"blue": 100}  # never without a healthy 100%
+    assert record.endpoint["deployments"] == {"blue": "qa:1"}
+    assert registry.alias("qa", "champion").version == 1  # aliases unchanged
+
+
+def test_a_smoke_mismatch_rolls_back_before_any_traffic(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    registry, (v1,) = _versions(tmp_path, qa_model_dir, 1)
+    wrong = [{**s, "expected": "something else entirely"} for s in samples]
+    record = run_rollout(
+        LocalEndpointBackend(*endpoint), registry, v1, "extractive-qa", wrong, POLICY
+    )
+    assert record.outcome == "rolled-back" and "smoke test: 0/3" in record.events[-1].message
+    assert record.endpoint["deployments"] == {}
+    assert registry.alias("qa", "champion") is None
+
+
+def test_a_crash_mid_rollout_is_repaired_by_the_next_run(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
+    backend = LocalEndpointBackend(*endpoint)
+    run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    # What a run that died during its 50% step leaves behind.
+    backend.deploy("green", str(qa_model_dir), "qa:2")
+    backend.set_traffic({"blue": 50, "green": 50})
+
+    timeline = _Timeline()
+    repair(backend, registry.alias("qa", "champion"), timeline)
+    status = backend.status()
+    assert {d.name: d.traffic for d in status.deployments} == {"blue": 100}
+    assert timeline.events[0].action == "repair"
+
+    backend.deploy("green", str(qa_model_dir), "qa:2")
+    backend.set_traffic({"blue": 90, "green": 10})
+    record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    assert record.events[0].action == "repair" and record.outcome == "promoted"
+    assert record.endpoint["traffic"] == {"green": 100}
