@@ -84,6 +84,8 @@ def run(
         summary.write_text(result.model_dump_json(indent=2))
     if hasattr(result, "stages"):
         _print_summary(result)
+    if getattr(result, "endpoint", None):
+        _print_endpoint(result.endpoint)
     if not state.is_completed():
         console.print(f"[red]retrain {state.name.lower()}: {state.message}[/red]")
         raise typer.Exit(1)
@@ -101,6 +103,19 @@ def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:
         write_sample(generate_sample(cfg.task.value, n), path)
         console.print(f"generated {n} sample lines at {path}")
     return path
+
+
+def _print_endpoint(endpoint: dict[str, Any]) -> None:
+    traffic = ", ".join(f"{k} {v}%" for k, v in endpoint["traffic"].items())
+    console.print(f"endpoint {endpoint['url']}  ({traffic}; key in {endpoint['key_file']})")
+    example = endpoint.get("example")
+    if example:
+        console.print(
+            f"curl -s {endpoint['url']}/score -H 'Content-Type: application/json' "
+            f'-H "Authorization: Bearer $(cat {endpoint["key_file"]})" '
+            f"-d '{json.dumps(example['request'])}'"
+        )
+        console.print(f"→ {json.dumps(example['response'])}")
 
 
 def _print_summary(summary: Any) -> None:
@@ -310,6 +325,34 @@ def _jsonl(path: Path) -> Any:
                 yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+
+
+@app.command()
+def rollback(
+    name: Annotated[
+        str | None, typer.Argument(help="Registered model name (default: tunegate-<task>).")
+    ] = None,
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Serve the previous champion again at 100% and move the champion alias back to it."""
+    from tasks.register import registry_for
+    from tasks.rollout import endpoint_for, roll_back_to_previous, timeline_markdown
+
+    cfg = _config(config, set)
+    store = cfg.open_store()
+    backend = endpoint_for(store, cfg.rollout)
+    try:
+        record = roll_back_to_previous(
+            backend, registry_for(store), name or cfg.registry.name_for(cfg.task.value)
+        )
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    finally:
+        backend.close()
+    print(timeline_markdown(record))
+    _print_endpoint(record.endpoint)
 
 
 @models_app.command("list")

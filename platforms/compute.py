@@ -11,7 +11,7 @@ import atexit
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from distributed import Client, LocalCluster, as_completed
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,6 +65,22 @@ def shared_client(config: DaskConfig) -> Client:
     atexit.register(client.close)
     _clients[config] = client
     return client
+
+
+class _LazyClient:
+    """Stands for the shared client of a config and starts it on first use, so a stage that
+    finds its output already built (by hash) starts no cluster."""
+
+    def __init__(self, config: DaskConfig) -> None:
+        self._config = config
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(shared_client(self._config), name)
+
+
+def lazy_client(config: DaskConfig) -> Client:
+    """The shared client for `config`, started only when a stage really computes."""
+    return cast(Client, _LazyClient(config))
 
 
 def map_partitions(

@@ -107,7 +107,24 @@ class LocalRegistry:
             if entry is None or str(version) not in entry["versions"]:
                 raise KeyError(f"no model {name} version {version}")
             entry["aliases"][alias] = version
+            entry.setdefault("history", []).append(
+                {
+                    "alias": alias,
+                    "version": version,
+                    "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
             self._write(index)
+
+    def previous(self, name: str, alias: str) -> ModelVersion | None:
+        """The version `alias` pointed at before its current one (what a rollback returns to)."""
+        entry = self._read().get(name, {})
+        current = entry.get("aliases", {}).get(alias)
+        earlier = [h["version"] for h in entry.get("history", []) if h["alias"] == alias]
+        for version in reversed(earlier):
+            if version != current:
+                return self.get(name, version)
+        return None
 
     @contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:

@@ -19,7 +19,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.registry import ModelVersion
-from platforms.store import DatasetRef, Store
+from platforms.store import DatasetRef, Store, sha256_text, stable_json
 from platforms.training import TrainingJob
 from tasks.detectors import detectors_for
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
@@ -238,6 +238,29 @@ def _sparkline(values: list[float]) -> str:
     return "".join(bars[int((v - low) / span * (len(bars) - 1))] for v in values)
 
 
+def _cache_path(
+    split: DatasetRef,
+    job: TrainingJob,
+    champion: ModelVersion | None,
+    config: EvaluateConfig,
+    screen: ScreenConfig,
+) -> Path:
+    """Where the report of this exact comparison is kept: the same test split, candidate,
+    champion and gate give the same report, so a re-run does not score three models again."""
+    key = sha256_text(
+        stable_json(
+            {
+                "split": split.content_hash,
+                "candidate": job.name,
+                "champion": champion.path if champion else None,
+                "evaluate": config.model_dump(mode="json"),
+                "screen": screen.model_dump(mode="json"),
+            }
+        )
+    )
+    return Path(job.output_dir).parent / "evaluations" / f"{key[:24]}.json"
+
+
 @task(name="evaluate", cache_policy=NONE)
 def evaluate_task(
     store: Store,
@@ -250,7 +273,16 @@ def evaluate_task(
     """Score base, candidate and champion on the test split and decide the gate."""
     from tasks.register import champion_of
 
-    report = run_evaluation(store, split, job, champion_of(store, model_name), config, screen)
+    champion = champion_of(store, model_name)
+    cached = _cache_path(split, job, champion, config, screen)
+    if cached.exists():
+        report = EvalReport.model_validate_json(cached.read_text())
+    else:
+        report = run_evaluation(store, split, job, champion, config, screen)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(".tmp")
+        tmp.write_text(report.model_dump_json(indent=2))
+        tmp.replace(cached)
     create_markdown_artifact(key="evaluation", markdown=report_markdown(report))
     if report.loss_curve:
         create_table_artifact(

@@ -22,7 +22,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.blob import AzureStorageConfig, storage_options
-from platforms.compute import DaskConfig, map_partitions, shared_client
+from platforms.compute import DaskConfig, lazy_client, map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -373,7 +373,7 @@ def ingest_task(
 ) -> DatasetRef:
     """Read, validate and deduplicate the inputs into an accepted and a quarantine table."""
     ref = run_ingest(
-        shared_client(dask), store, task_type, columns, config, azure, dask.partition_rows
+        lazy_client(dask), store, task_type, columns, config, azure, dask.partition_rows
     )
     reasons = store.read_manifest(ref.uri).extra.get("quarantine_reasons", {})
     create_table_artifact(

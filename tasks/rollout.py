@@ -23,7 +23,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.endpoint import EndpointBackend, LocalEndpointBackend, ensure_local_endpoint
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.registry import LocalRegistry, ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.client import EndpointError
 from serving.metrics import MetricsSnapshot
@@ -157,6 +157,27 @@ def run_rollout(
     registry.set_alias(version.name, "champion", version.version)
     timeline.add("promote", {new: 100}, f"champion is now {label(version)}")
     return _record(backend, version, "promoted", new, live and live.name, timeline)
+
+
+def roll_back_to_previous(
+    backend: EndpointBackend, registry: LocalRegistry, name: str
+) -> RolloutRecord:
+    """By hand: serve the previous champion at 100% at once and move the alias back to it."""
+    timeline = _Timeline()
+    current = registry.alias(name, "champion")
+    target = registry.previous(name, "champion")
+    if target is None:
+        raise ValueError(f"{name} has no previous champion to roll back to")
+    repair(backend, current, timeline)
+    live = next((d for d in backend.status().deployments if d.traffic == 100), None)
+    new = COLOURS[1] if live is not None and live.name == COLOURS[0] else COLOURS[0]
+    backend.deploy(new, target.path, label(target))
+    backend.set_traffic({new: 100, **({live.name: 0} if live else {})})
+    if live is not None:
+        backend.delete(live.name)
+    registry.set_alias(name, "champion", target.version)
+    timeline.add("manual rollback", {new: 100}, f"champion is {label(target)} again")
+    return _record(backend, target, "rolled-back", new, live and live.name, timeline)
 
 
 def _smoke(
@@ -301,6 +322,10 @@ def rollout_task(
     backend = endpoint_for(store, config)
     try:
         record = run_rollout(backend, registry_for(store), version, task_type, samples, config)
+        if record.outcome != "rolled-back" and samples:
+            answer = backend.score(samples[0]["request"])
+            example = {"request": samples[0]["request"], "response": answer.body}
+            record = record.model_copy(update={"endpoint": {**record.endpoint, "example": example}})
     finally:
         backend.close()
     create_markdown_artifact(key="rollout", markdown=timeline_markdown(record))

@@ -19,7 +19,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.compute import DaskConfig, map_partitions, shared_client
+from platforms.compute import DaskConfig, lazy_client, map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -321,7 +321,7 @@ def screen_task(
     store: Store, dask: DaskConfig, ingested: DatasetRef, config: ScreenConfig
 ) -> tuple[DatasetRef, ScreenReport]:
     """Screen for PII, secrets and toxicity; publish the report as Prefect artifacts."""
-    screened, report = run_screen(shared_client(dask), store, ingested, config)
+    screened, report = run_screen(lazy_client(dask), store, ingested, config)
     create_table_artifact(
         key="screening-counts",
         table=[c.model_dump() for c in report.entities] or [{"entity": "none", "findings": 0}],

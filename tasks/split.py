@@ -18,7 +18,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from platforms.compute import DaskConfig, map_partitions, shared_client
+from platforms.compute import DaskConfig, lazy_client, map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -202,7 +202,7 @@ def split_task(
     exclude_ids: list[str],
 ) -> DatasetRef:
     """Divide approved records into train, validation and test without leakage."""
-    ref = run_split(shared_client(dask), store, screened, config, exclude_ids)
+    ref = run_split(lazy_client(dask), store, screened, config, exclude_ids)
     groups = store.read_manifest(ref.uri).extra["groups"]
     create_table_artifact(
         key="split-counts",

@@ -29,6 +29,7 @@ COMMANDS = [
     ["models"],
     ["models", "list"],
     ["models", "show"],
+    ["rollback"],
 ]
 
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.retrain import RunSummary, retrain
+from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
 from tests.test_flow import _input
 
@@ -88,6 +89,21 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert again.result().model_version == "tunegate-extractive-qa:1"
     assert again.result().stages["register"].details["reused"] is True
     assert [v.version for v in registry.versions("tunegate-extractive-qa")] == [1]
+
+    # All eight stages: the same model goes to a fresh local endpoint (its first deployment),
+    # which keeps serving after the run; the summary says where and how to call it.
+    served = retrain(cfg.model_copy(update={"until": "rollout"}), return_state=True)
+    try:
+        assert served.is_completed(), served.message
+        endpoint = served.result().endpoint
+        assert endpoint["traffic"] == {"blue": 100}
+        assert endpoint["deployments"] == {"blue": "tunegate-extractive-qa:1"}
+        example = endpoint["example"]
+        assert example["response"]["answer"] in example["request"]["context"]
+        assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
+        assert served.result().stages["rollout"].details["outcome"] == "promoted"
+    finally:
+        stop_local_endpoint(Path(cfg.store) / "endpoint")
 
     listed = CliRunner().invoke(app, ["models", "list", "--set", f"store={cfg.store}"])
     assert listed.exit_code == 0 and "champion" in listed.output

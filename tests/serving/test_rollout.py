@@ -13,7 +13,7 @@ from serving.api import FaultSpec
 from serving.client import serve_in_thread
 from serving.server import ServerSettings
 from tasks.evaluate import request_of
-from tasks.rollout import RolloutConfig, _Timeline, repair, run_rollout
+from tasks.rollout import RolloutConfig, _Timeline, repair, roll_back_to_previous, run_rollout
 from trainer.modeling import load_trained
 from trainer.predict import predict
 
@@ -149,3 +149,19 @@ def test_a_crash_mid_rollout_is_repaired_by_the_next_run(
     record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
     assert record.events[0].action == "repair" and record.outcome == "promoted"
     assert record.endpoint["traffic"] == {"green": 100}
+
+
+def test_a_manual_rollback_returns_to_the_previous_champion(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
+    backend = LocalEndpointBackend(*endpoint)
+    with pytest.raises(ValueError, match="no previous champion"):
+        roll_back_to_previous(backend, registry, "qa")
+    for version in (v1, v2):
+        run_rollout(backend, registry, version, "extractive-qa", samples, POLICY)
+    record = roll_back_to_previous(backend, registry, "qa")
+    assert record.endpoint["deployments"] == {"blue": "qa:1"}
+    assert record.endpoint["traffic"] == {"blue": 100}
+    assert registry.alias("qa", "champion").version == 1
+    assert registry.previous("qa", "champion").version == 2  # and back again, if need be
