@@ -11,10 +11,11 @@ export HF_HUB_OFFLINE := 1
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+# compat editable mode (a .pth of this folder) so a package added later is found without a reinstall
+$(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
 
 node_modules/.bin/azurite-blob: package.json package-lock.json
