@@ -31,8 +31,12 @@ KeyFileOpt = Annotated[
     typer.Option(help="The endpoint key file (mode 0600). Default: <state-dir>/key."),
 ]
 UrlOpt = Annotated[
-    str,
-    typer.Option(envvar="TUNEGATE_ENDPOINT_URL", help="The endpoint's base URL."),
+    str | None,
+    typer.Option(
+        envvar="TUNEGATE_ENDPOINT_URL",
+        help="The endpoint's base URL. Default: the endpoint a rollout started for --state-dir "
+        "(its server.json), else http://127.0.0.1:8000.",
+    ),
 ]
 
 
@@ -77,11 +81,12 @@ def serve(
 
 @endpoint_app.command()
 def status(
-    url: UrlOpt = "http://127.0.0.1:8000",
+    url: UrlOpt = None,
     key_file: KeyFileOpt = None,
     state_dir: StateDirOpt = DEFAULT_STATE_DIR,
 ) -> None:
     """Deployments, traffic, mirror and metrics (requests, errors, latency) as a table."""
+    url = _url(url, state_dir)
     with _client(url, key_file or state_dir / "key") as client:
         current = _call(lambda: client.status())
         metrics = _call(lambda: client.metrics()).deployments
@@ -115,7 +120,7 @@ def invoke(
         str,
         typer.Argument(help="The JSON request, @file to read it from a file, or - for stdin."),
     ],
-    url: UrlOpt = "http://127.0.0.1:8000",
+    url: UrlOpt = None,
     key_file: KeyFileOpt = None,
     state_dir: StateDirOpt = DEFAULT_STATE_DIR,
     deployment: Annotated[
@@ -132,6 +137,7 @@ def invoke(
     except json.JSONDecodeError as exc:
         console.print(f"[red]the request is not JSON: {exc}[/red]")
         raise typer.Exit(2) from None
+    url = _url(url, state_dir)
     with _client(url, key_file or state_dir / "key") as client:
         result = _call(lambda: client.score(payload, deployment))
     console.print(f"answered by {result.deployment}")
@@ -148,6 +154,16 @@ def _request_text(request: str) -> str:
             raise typer.Exit(2)
         return path.read_text()
     return request
+
+
+def _url(url: str | None, state_dir: Path) -> str:
+    """The URL given, or the one of the detached endpoint recorded in `state_dir`."""
+    if url:
+        return url
+    record = state_dir / "server.json"
+    if record.exists():
+        return str(json.loads(record.read_text())["url"])
+    return "http://127.0.0.1:8000"
 
 
 def _client(url: str, key_file: Path) -> Any:

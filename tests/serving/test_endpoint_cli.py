@@ -42,3 +42,13 @@ def test_unreachable_endpoint_says_what_to_do(running: RunningEndpoint) -> None:
         app, ["endpoint", "status", "--url", "http://127.0.0.1:9", "--key-file", _key_file(running)]
     )
     assert result.exit_code == 2 and "tunegate endpoint serve" in result.output
+
+
+def test_the_url_defaults_to_the_endpoint_a_rollout_started(
+    running: RunningEndpoint, tmp_path
+) -> None:
+    (tmp_path / "server.json").write_text(json.dumps({"url": running.url, "port": 0, "pid": 0}))
+    where = ["--state-dir", str(tmp_path), "--key-file", _key_file(running)]
+    status = runner.invoke(app, ["endpoint", "status", *where], env={"COLUMNS": "160"})
+    assert status.exit_code == 0, status.output
+    assert running.url in status.output and "blue" in status.output
