@@ -72,7 +72,12 @@ class RunSummary(BaseModel):
     log_prints=True,
 )
 def retrain(config: PipelineConfig) -> State:
-    """Run the pipeline up to `config.until`; the returned state carries the RunSummary."""
+    """Run the pipeline up to `config.until`; the returned state carries the RunSummary.
+
+    Args:
+        config: Every stage's settings: the data to read, the screening policy, the approval
+            mode, the split, training, the gate, the registry and the rollout.
+    """
     context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=str(context.flow_run.id) if context else None)
     store = config.open_store()

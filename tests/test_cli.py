@@ -30,6 +30,8 @@ COMMANDS = [
     ["models", "list"],
     ["models", "show"],
     ["rollback"],
+    ["serve"],
+    ["deploy"],
 ]
 
 

@@ -1,0 +1,254 @@
+"""The retrain deployments: the UI form's schema, and registering and running them on a real server."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect import get_client
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.config import PipelineConfig
+from flows.deploy_cli import _deployments_module
+from tests.test_flow import _input
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_START_SECONDS = 60
+_PREFECT_SERVER = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref") or next(
+        (s["$ref"] for s in node.get("anyOf", []) + node.get("allOf", []) if "$ref" in s), None
+    )
+    return schema["$defs"][ref.rsplit("/", 1)[-1]] if ref else node
+
+
+def _models(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every object model in the schema: the root and each $defs entry with properties."""
+    found = {"PipelineConfig": schema}
+    found.update({k: v for k, v in schema["$defs"].items() if "properties" in v})
+    return found
+
+
+def test_every_config_field_has_a_description_for_the_ui_form() -> None:
+    schema = PipelineConfig.model_json_schema()
+    missing = [
+        f"{model}.{name}"
+        for model, definition in _models(schema).items()
+        for name, prop in definition["properties"].items()
+        if not str(prop.get("description", "")).strip()
+    ]
+    assert not missing, f"fields without a description (the UI form shows none): {missing}"
+    # Every model reachable from the root is in $defs: nesting is by $ref, not inline objects.
+    nested_inline = [
+        f"{model}.{name}"
+        for model, definition in _models(schema).items()
+        for name, prop in definition["properties"].items()
+        if prop.get("type") == "object" and "properties" in prop
+    ]
+    assert not nested_inline
+
+
+def test_config_enums_render_as_choices() -> None:
+    schema = PipelineConfig.model_json_schema()
+    choices = {}
+    for model, definition in _models(schema).items():
+        for name, prop in definition["properties"].items():
+            target = _resolve(schema, prop)
+            if "enum" in target:
+                choices[f"{model}.{name}"] = target["enum"]
+                assert all(isinstance(c, str) for c in target["enum"]), (model, name)
+                if "default" in prop:
+                    assert prop["default"] in target["enum"], (model, name)
+    assert choices["PipelineConfig.task"] == ["extractive-qa", "summarization", "chat"]
+    assert choices["ApprovalConfig.mode"] == ["manual", "auto", "auto-if-clean"]
+    assert choices["PipelineConfig.until"] == ["split", "register", "rollout"]
+
+
+def test_nightly_and_manual_are_built_from_prefect_yaml(tmp_path: Path) -> None:
+    module = _deployments_module()
+    base = tmp_path / "base.yaml"
+    base.write_text("store: /srv/tunegate\napproval:\n  mode: manual\n")
+    served = module.build_deployments(config=base)
+    pooled = module.build_deployments(
+        config=base, inputs=["az://inbox/*.jsonl"], with_work_pool=True
+    )
+    nightly, manual = served
+    assert [d.name for d in served] == [d.name for d in pooled] == ["nightly", "manual"]
+    assert nightly.entrypoint == manual.entrypoint == "flows.retrain.retrain"
+    [schedule] = nightly.schedules
+    assert (schedule.schedule.cron, schedule.schedule.timezone) == ("0 2 * * *", "UTC")
+    assert manual.schedules == []
+    config = nightly.parameters["config"]
+    assert config["approval"]["mode"] == "auto-if-clean"  # prefect.yaml wins over the base file
+    assert config["store"] == "/srv/tunegate"
+    assert config["ingest"]["inputs"] == ["inbox/*.jsonl"]
+    assert pooled[0].parameters["config"]["ingest"]["inputs"] == ["az://inbox/*.jsonl"]
+    assert manual.parameters["config"]["approval"]["mode"] == "manual"
+    assert {d.work_pool_name for d in served} == {None}
+    assert {d.work_pool_name for d in pooled} == {"tunegate-process"}
+
+
+@pytest.mark.parametrize("command", ["serve", "deploy"])
+def test_serve_and_deploy_have_help(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--cron" in result.output and "--timezone" in result.output
+    assert "--config" in result.output and "--input" in result.output
+
+
+def test_a_bad_cron_is_refused_before_anything_is_registered() -> None:
+    result = CliRunner().invoke(app, ["deploy", "--cron", "every night"])
+    assert result.exit_code == 2
+    assert "cron" in result.output.lower()
+
+
+# --- a real `prefect server start` -------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"prefect server exited {proc.returncode}:\n{log.read_text()}")
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(f"{url}/health", timeout=2) as response,
+        ):
+            if response.status == 200:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"prefect server not healthy after {seconds}s:\n{log.read_text()}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group this test started, SIGKILL it if it lingers."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A `prefect server start` subprocess on a free port with its own PREFECT_HOME."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",  # not needed here; spares building the UI files
+        "PREFECT_API_URL": url,
+        "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
+        "HF_HUB_OFFLINE": "1",
+    }
+    log = home / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*_PREFECT_SERVER, "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_healthy(url, proc, log, SERVER_START_SECONDS)
+        with temporary_settings(updates={PREFECT_API_URL: url}):
+            yield env
+    finally:
+        _stop(proc)
+
+
+@pytest.mark.slow
+def test_deploy_registers_nightly_and_manual(prefect_server: dict[str, str]) -> None:
+    result = CliRunner().invoke(app, ["deploy", "--input", "/srv/inbox/*.jsonl"])
+    assert result.exit_code == 0, result.output
+
+    with get_client(sync_client=True) as client:
+        nightly = client.read_deployment_by_name("retrain/nightly")
+        manual = client.read_deployment_by_name("retrain/manual")
+        pool = client.read_work_pool("tunegate-process")
+    assert pool.type == "process"
+    assert nightly.work_pool_name == manual.work_pool_name == "tunegate-process"
+    [schedule] = nightly.schedules
+    assert schedule.active
+    assert (schedule.schedule.cron, schedule.schedule.timezone) == ("0 2 * * *", "UTC")
+    config = nightly.parameters["config"]
+    assert config["approval"]["mode"] == "auto-if-clean"
+    assert config["ingest"]["inputs"] == ["/srv/inbox/*.jsonl"]
+
+    assert manual.schedules == []
+    form = manual.parameter_openapi_schema
+    assert form["required"] == ["config"]
+    assert form["properties"]["config"]["$ref"].endswith("/PipelineConfig")
+    definitions = form["definitions"]
+    assert definitions["PipelineConfig"]["properties"].keys() == (
+        PipelineConfig.model_json_schema()["properties"].keys()
+    )
+    assert definitions["ApprovalMode"]["enum"] == ["manual", "auto", "auto-if-clean"]
+    assert manual.enforce_parameter_schema
+
+
+@pytest.mark.slow
+def test_manual_run_through_the_api_completes_under_serve(
+    prefect_server: dict[str, str], tmp_path: Path
+) -> None:
+    from prefect.deployments import run_deployment
+
+    log = tmp_path / "serve.log"
+    env = {**prefect_server, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
+    with log.open("wb") as out:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", "serve", "--limit", "1"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        config = {
+            "store": str(tmp_path / "store"),
+            "until": "split",
+            "approval": {"mode": "auto"},
+            "ingest": {"inputs": [str(_input(tmp_path, n_contexts=4))]},
+            "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
+        }
+        run = run_deployment(
+            "retrain/manual", parameters={"config": config}, timeout=75, poll_interval=1
+        )
+        assert serve.poll() is None, log.read_text()
+        assert run.state is not None and run.state.is_completed(), (
+            f"{run.state}\n{log.read_text()[-4000:]}"
+        )
+        assert list((tmp_path / "store" / "datasets" / "split").iterdir())
+        assert json.loads(json.dumps(run.parameters))["config"]["until"] == "split"
+    finally:
+        _stop(serve)
