@@ -19,6 +19,7 @@ from platforms.store import Store
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
+from tasks.notify import NotifyConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
 from tasks.rollout import RolloutConfig
@@ -60,6 +61,9 @@ class PipelineConfig(BaseModel):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig, description="The gate.")
     registry: RegisterConfig = Field(default_factory=RegisterConfig, description="Registry.")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Rollout.")
+    notify: NotifyConfig = Field(
+        default_factory=NotifyConfig, description="Webhook for runs that need attention."
+    )
     until: Literal["split", "register", "rollout"] = Field(
         "rollout",
         description="Last stage to run: split stops after the data half, register before the "

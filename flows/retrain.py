@@ -21,6 +21,7 @@ from platforms.store import sha256_text, stable_json
 from tasks.approve import ApprovalRecord, DataRejected, approve_task
 from tasks.evaluate import EvalReport, GateFailed, evaluate_task
 from tasks.ingest import ingest_task
+from tasks.notify import notify_task
 from tasks.register import register_task
 from tasks.rollout import rollout_task
 from tasks.screen import screen_task
@@ -97,7 +98,9 @@ def retrain(config: PipelineConfig) -> State:
             "screen", screen_task, store, config.dask, ingested, config.screen
         )
         _details(summary, "screen", screened.counts, screened.content_hash, reused=screened.reused)
-        approval = summary.run("approve", approve_task, store, screened, report, config.approval)
+        approval = summary.run(
+            "approve", approve_task, store, screened, report, config.approval, config.notify
+        )
         _details(
             summary,
             "approve",
@@ -175,12 +178,14 @@ def retrain(config: PipelineConfig) -> State:
             if record.outcome == "rolled-back":
                 message = f"rolled back {record.version}: {record.events[-1].message}"
                 summary.status, summary.message = "rolled-back", message
+                notify_task(config.notify, "rolled-back", message, {"endpoint": record.endpoint})
                 return Failed(message=message, data=summary)
     except DataRejected as exc:
         summary.status, summary.message = "rejected", str(exc)
         return Failed(message=str(exc), data=summary)
     except GateFailed as exc:
         summary.status, summary.message = "gate-failed", str(exc)
+        notify_task(config.notify, "gate-failed", str(exc), summary.evaluation or {})
         return Failed(message=str(exc), data=summary)
     summary.status = "completed"
     served = f", serving at {summary.endpoint['url']}" if summary.endpoint else ""

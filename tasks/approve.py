@@ -27,6 +27,7 @@ from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import DatasetRef, Store
+from tasks.notify import NotifyConfig, send
 from tasks.screen import ScreenReport, report_hash, report_markdown
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,11 @@ def _uri(store: Store, path: str) -> str:
 
 @task(name="approve", cache_policy=NONE)
 def approve_task(
-    store: Store, screened: DatasetRef, report: ScreenReport, config: ApprovalConfig
+    store: Store,
+    screened: DatasetRef,
+    report: ScreenReport,
+    config: ApprovalConfig,
+    notify: NotifyConfig | None = None,
 ) -> ApprovalRecord:
     """Reuse an approval of the same data, let the policy decide, or ask a reviewer."""
     record = find_approval(store, screened)
@@ -216,6 +221,19 @@ def approve_task(
                 screened, report, config.mode, approved=True, reviewer="policy", comment=policy
             )
         else:
+            if notify is not None:
+                send(
+                    notify,
+                    "approval-waiting",
+                    f"{report.kept} screened records wait for a reviewer's approval",
+                    {
+                        "dataset_hash": screened.content_hash,
+                        "kept": report.kept,
+                        "redacted": report.redacted,
+                        "quarantined": report.quarantined,
+                        "timeout_seconds": config.timeout_seconds,
+                    },
+                )
             record = request_review(screened, report, config)
         save_approval(store, record)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))

@@ -48,3 +48,48 @@ def write_jsonl(path: Path, lines: list[str | bytes]) -> Path:
     """Write raw lines (str or bytes) as a JSONL file."""
     path.write_bytes(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in lines) + b"\n")
     return path
+
+
+class WebhookReceiver:
+    """A real HTTP server on a free loopback port that records JSON POSTs (a webhook's far end).
+
+    `statuses` are answered in order (then 200), so tests can make it fail first."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        received: list[dict[str, Any]] = []
+        statuses: list[int] = []
+        self.received, self.statuses = received, statuses
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                import json
+
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received.append(json.loads(body))
+                self.send_response(statuses.pop(0) if statuses else 200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def events(self) -> list[str]:
+        return [r["event"] for r in self.received]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook() -> Iterator[WebhookReceiver]:
+    receiver = WebhookReceiver()
+    yield receiver
+    receiver.close()

@@ -36,7 +36,7 @@ def _config(make_config, tmp_path: Path, **evaluate):
 
 
 def test_a_passing_candidate_is_registered_with_its_lineage(
-    prefect_api, make_config, tmp_path: Path
+    prefect_api, make_config, webhook, tmp_path: Path
 ) -> None:
     cfg = _config(make_config, tmp_path, min_gain_over_base=-100.0)
     state = retrain(cfg, return_state=True)
@@ -72,7 +72,13 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     # Same data and training config, a stricter gate: the finished job is reused, the champion is
     # scored beside the candidate, and a gate no model can pass stops before registration.
     strict = _config(make_config, tmp_path, thresholds={"f1": 101.0})
+    strict = strict.model_copy(
+        update={"notify": strict.notify.model_copy(update={"webhook_url": webhook.url})}
+    )
     state = retrain(strict, return_state=True)
+    assert webhook.events() == ["gate-failed"]
+    assert "f1 >= 101.0" in webhook.received[0]["message"]
+    assert webhook.received[0]["flow_run_id"] == str(state.state_details.flow_run_id)
     assert state.is_failed()
     assert "f1 >= 101.0" in state.message and "nothing was registered" in state.message
     failed: RunSummary = state.result(raise_on_failure=False)
