@@ -33,12 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
-from samples.generate import generate_sample
+from samples.generate import valid_records
 from serving.api import DEPLOYMENT_HEADER
 from serving.client import RunningEndpoint, serve_in_thread
 from serving.metrics import percentile
 from serving.server import ServerSettings
-from tasks.records import ColumnMap, TaskType, validate_record
 from trainer.args import PACKAGED_MODEL
 from trainer.modeling import load_base, load_tokenizer, write_model_info
 
@@ -132,15 +131,10 @@ def main() -> None:
 
 def _payloads(n: int) -> list[dict[str, str]]:
     """`n` score requests (question and context) of valid sample tickets, repeated if need be."""
-    records, seen = [], set()
-    for line in generate_sample("extractive-qa", max(20, n * 2), seed=5).lines:
-        try:
-            record = validate_record(TaskType.extractive_qa, ColumnMap(), json.loads(line))
-        except (ValueError, UnicodeDecodeError):  # Invalid is a ValueError
-            continue
-        if record["id"] not in seen:
-            seen.add(record["id"])
-            records.append({"question": record["question"], "context": record["context"]})
+    records = [
+        {"question": r["question"], "context": r["context"]}
+        for r in valid_records("extractive-qa", n, seed=5)
+    ]
     if not records:
         raise ValueError("the sample generator gave no valid extractive-qa record: check it")
     return [records[i % len(records)] for i in range(n)]

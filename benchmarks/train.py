@@ -15,7 +15,6 @@ machines are shared and a wall time is no test.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -30,8 +29,8 @@ import pyarrow.parquet as pq
 from datasets import Dataset
 from transformers import Trainer, TrainingArguments, default_data_collator
 
-from samples.generate import generate_sample
-from tasks.records import RECORD_SCHEMAS, ColumnMap, TaskType, validate_record
+from samples.generate import valid_records
+from tasks.records import RECORD_SCHEMAS, TaskType
 from trainer.args import PACKAGED_MODEL, TrainArgs
 from trainer.modeling import load_base, load_tokenizer
 from trainer.qa import train_features
@@ -46,7 +45,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
 
-    records = _records(args.records)
+    records = valid_records("extractive-qa", args.records, seed=5)
     tokenizer = load_tokenizer(PACKAGED_MODEL)
     windows = train_features(tokenizer, records, args.max_length, 64)
     real_tokens = sum(len(ids) for ids in windows["input_ids"])
@@ -71,20 +70,6 @@ def main() -> None:
     print(f"ours      {ours:8.1f} non-padding tokens/s (dynamic padding, length-grouped)")
     print(f"baseline  {baseline:8.1f} non-padding tokens/s (padded to {args.max_length})")
     print(f"ratio {ours / baseline:.1f}x")
-
-
-def _records(n: int) -> list[dict]:
-    """Valid, distinct QA records from the sample generator (its broken lines left out)."""
-    records, seen = [], set()
-    for line in generate_sample("extractive-qa", max(20, n * 2), seed=5).lines:
-        try:
-            record = validate_record(TaskType.extractive_qa, ColumnMap(), json.loads(line))
-        except (ValueError, UnicodeDecodeError):  # Invalid is a ValueError
-            continue
-        if record["id"] not in seen:
-            seen.add(record["id"])
-            records.append(record)
-    return records[:n]
 
 
 def _plain_trainer(tokenizer, records: list[dict], args: argparse.Namespace, out: str) -> None:

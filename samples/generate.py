@@ -302,6 +302,17 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     )
 
 
+def valid_records(task: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Up to `n` valid, distinct records of a generated sample (its planted breakage left out),
+    for benchmarks and examples that need clean data."""
+    records: dict[str, dict[str, Any]] = {}
+    for line in generate_sample(task, max(MIN_LINES, n * 2), seed=seed).lines:
+        record = _valid_record(line)
+        if record is not None:
+            records.setdefault(record["id"], record)
+    return list(records.values())[:n]
+
+
 def write_sample(sample: Sample, out: Path) -> None:
     """Write `sample` to `out`, choosing the format from the extension.
 

@@ -402,3 +402,13 @@ def test_write_parquet_round_trip(tmp_path: Path) -> None:
 def test_write_rejects_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="jsonl"):
         write_sample(generate_sample(QA, 50), tmp_path / "data.txt")
+
+
+def test_valid_records_are_clean_and_distinct() -> None:
+    from samples.generate import valid_records
+    from tasks.records import ColumnMap, TaskType, validate_record
+
+    records = valid_records("extractive-qa", 50, seed=3)
+    assert len(records) == 50 and len({r["id"] for r in records}) == 50
+    for record in records:  # each one passes the ingest validator as it is
+        assert validate_record(TaskType.extractive_qa, ColumnMap(), record) == record
