@@ -7,7 +7,6 @@ personal data that is not in their input: a model that emits PII fails the gate.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from pathlib import Path
@@ -25,7 +24,7 @@ from tasks.detectors import detectors_for
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
 from tasks.screen_policy import Action, ScreenConfig
 from trainer.data import read_split
-from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE
+from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
 from trainer.metrics.scores import per_example_f1, rouge_scores
 from trainer.modeling import load_base, load_tokenizer, load_trained
 from trainer.predict import predict
@@ -73,14 +72,6 @@ class EvalReport(BaseModel):
     )
 
 
-@functools.cache
-def metric_module(path: str) -> Any:
-    """One of the repo's `evaluate` modules, loaded by path (nothing comes from a hub)."""
-    import evaluate
-
-    return evaluate.load(path)
-
-
 def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
@@ -89,7 +80,7 @@ def score(
         raise ValueError("no predictions to score")
     if task == "extractive-qa":
         references = [r["answers"]["text"] for r in records]
-        values = metric_module(SQUAD_MODULE).compute(predictions=predictions, references=references)
+        values = load_metric(SQUAD_MODULE).compute(predictions=predictions, references=references)
         return values, per_example_f1(predictions, references)
     references = [
         r["summary"] if task == "summarization" else r["messages"][-1]["content"] for r in records
@@ -97,7 +88,7 @@ def score(
     per_example = [
         rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)
     ]
-    values = metric_module(ROUGE_MODULE).compute(predictions=predictions, references=references)
+    values = load_metric(ROUGE_MODULE).compute(predictions=predictions, references=references)
     return values, per_example
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import evaluate
 import pytest
 
-from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE
+from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
 from trainer.metrics.scores import normalize_answer, rouge_scores, squad_scores, token_f1
 
 
@@ -50,3 +50,23 @@ def test_evaluate_modules_load_from_the_repo_and_agree() -> None:
 def test_mismatched_lengths_are_an_error() -> None:
     with pytest.raises(ValueError, match="2 predictions but 1 references"):
         squad_scores(["a", "b"], [["a"]])
+
+
+def test_metric_modules_load_with_no_network(monkeypatch, tmp_path) -> None:
+    """A hub lookup would open a connection: with every connection refused, loading still works."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted while loading a metric module")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    load_metric.cache_clear()
+    squad = load_metric(SQUAD_MODULE)
+    assert squad.compute(predictions=["3 days"], references=[["3 days"]])["f1"] == 100.0
+    assert (
+        load_metric(ROUGE_MODULE).compute(predictions=["a b"], references=["a b"])["rouge1"]
+        == 100.0
+    )
+    with pytest.raises(ValueError, match="not a metric module of this repo"):
+        load_metric(str(tmp_path))
+    load_metric.cache_clear()
