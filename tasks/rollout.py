@@ -85,6 +85,11 @@ class _Timeline:
         )
 
 
+def _idle_colour(live: str | None) -> str:
+    """The colour a new version goes to: whichever the live deployment is not."""
+    return COLOURS[1] if live == COLOURS[0] else COLOURS[0]
+
+
 def label(version: ModelVersion) -> str:
     return f"{version.name}:{version.version}"
 
@@ -129,7 +134,7 @@ def run_rollout(
         timeline.add("unchanged", {live.name: 100}, f"{label(version)} already serves")
         return _record(backend, version, "unchanged", None, live.name, timeline)
 
-    new = COLOURS[1] if live is not None and live.name == COLOURS[0] else COLOURS[0]
+    new = _idle_colour(live and live.name)
     backend.deploy(new, version.path, label(version))
     current = {live.name: 100, new: 0} if live else {new: 0}
     timeline.add("deploy", current, f"{label(version)} on {new} at 0%")
@@ -170,7 +175,7 @@ def roll_back_to_previous(
         raise ValueError(f"{name} has no previous champion to roll back to")
     repair(backend, current, timeline)
     live = next((d for d in backend.status().deployments if d.traffic == 100), None)
-    new = COLOURS[1] if live is not None and live.name == COLOURS[0] else COLOURS[0]
+    new = _idle_colour(live and live.name)
     backend.deploy(new, target.path, label(target))
     backend.set_traffic({new: 100, **({live.name: 0} if live else {})})
     if live is not None:
