@@ -20,6 +20,9 @@ from trainer.predict import predict
 CONTEXT = "Agent Rui reset the VPN token for the Porto office; the outage lasted 3 days."
 QUESTIONS = ["How long did the outage last?", "What was reset?", "Which office was affected?"]
 POLICY = RolloutConfig(steps=[50, 100], hold_requests=8, min_requests=4, hold_seconds=30)
+# Two healthy copies of one model still differ in p95 on a busy 2-core machine: the tests that
+# expect a promotion allow for that noise; the 400 ms drill below stays far outside it.
+HEALTHY = POLICY.model_copy(update={"max_p95_ratio": 4.0, "p95_allowance_ms": 150.0})
 
 
 class DrillBackend(LocalEndpointBackend):
@@ -73,11 +76,11 @@ def test_first_rollout_then_a_canary_that_promotes(
 ) -> None:
     registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
     backend = LocalEndpointBackend(*endpoint)
-    first = run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    first = run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
     assert first.outcome == "promoted" and first.endpoint["traffic"] == {"blue": 100}
     assert registry.alias("qa", "champion").version == 1
 
-    second = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    second = run_rollout(backend, registry, v2, "extractive-qa", samples, HEALTHY)
     assert second.outcome == "promoted"
     assert [e.action for e in second.events] == [
         "deploy",
@@ -87,12 +90,12 @@ def test_first_rollout_then_a_canary_that_promotes(
         "promote",
     ]
     step = second.events[1].decision
-    assert step is not None and step.candidate.requests >= POLICY.hold_requests
+    assert step is not None and step.candidate.requests >= HEALTHY.hold_requests
     assert second.endpoint["traffic"] == {"green": 100}  # blue deleted once at 0%
     assert second.endpoint["deployments"] == {"green": "qa:2"}
     assert registry.alias("qa", "champion").version == 2
 
-    again = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    again = run_rollout(backend, registry, v2, "extractive-qa", samples, HEALTHY)
     assert again.outcome == "unchanged"
 
 
@@ -105,7 +108,7 @@ def test_an_unhealthy_canary_rolls_back(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path, fault: FaultSpec, reason: str
 ) -> None:
     registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
-    run_rollout(LocalEndpointBackend(*endpoint), registry, v1, "extractive-qa", samples, POLICY)
+    run_rollout(LocalEndpointBackend(*endpoint), registry, v1, "extractive-qa", samples, HEALTHY)
     backend = DrillBackend(*endpoint, fault=fault)
     record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
     assert record.outcome == "rolled-back"
@@ -133,7 +136,7 @@ def test_a_crash_mid_rollout_is_repaired_by_the_next_run(
 ) -> None:
     registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
     backend = LocalEndpointBackend(*endpoint)
-    run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
     # What a run that died during its 50% step leaves behind.
     backend.deploy("green", str(qa_model_dir), "qa:2")
     backend.set_traffic({"blue": 50, "green": 50})
@@ -146,7 +149,7 @@ def test_a_crash_mid_rollout_is_repaired_by_the_next_run(
 
     backend.deploy("green", str(qa_model_dir), "qa:2")
     backend.set_traffic({"blue": 90, "green": 10})
-    record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
+    record = run_rollout(backend, registry, v2, "extractive-qa", samples, HEALTHY)
     assert record.events[0].action == "repair" and record.outcome == "promoted"
     assert record.endpoint["traffic"] == {"green": 100}
 
@@ -159,7 +162,7 @@ def test_a_manual_rollback_returns_to_the_previous_champion(
     with pytest.raises(ValueError, match="no previous champion"):
         roll_back_to_previous(backend, registry, "qa")
     for version in (v1, v2):
-        run_rollout(backend, registry, version, "extractive-qa", samples, POLICY)
+        run_rollout(backend, registry, version, "extractive-qa", samples, HEALTHY)
     record = roll_back_to_previous(backend, registry, "qa")
     assert record.endpoint["deployments"] == {"blue": "qa:1"}
     assert record.endpoint["traffic"] == {"blue": 100}
