@@ -18,6 +18,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from flows.azureml_cli import azureml_app
 from flows.config import ConfigError, PipelineConfig, load_config
 from flows.deploy_cli import deploy, serve
 from flows.endpoint_cli import endpoint_app
@@ -34,6 +35,7 @@ app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 app.add_typer(endpoint_app, name="endpoint")
+app.add_typer(azureml_app, name="azureml")
 app.command("serve")(serve)
 app.command("deploy")(deploy)
 console = Console(stderr=True, soft_wrap=True)

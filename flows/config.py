@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from platforms.azureml.config import AzureMLConfig
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.store import Store
@@ -51,6 +52,10 @@ class PipelineConfig(BaseModel):
     columns: ColumnMap = Field(default_factory=ColumnMap, description="Input column names.")
     azure: AzureStorageConfig = Field(
         default_factory=AzureStorageConfig, description="Credentials for az:// paths."
+    )
+    azureml: AzureMLConfig = Field(
+        default_factory=AzureMLConfig,
+        description="Azure ML workspace, compute and endpoint (used by backends set to azureml).",
     )
     dask: DaskConfig = Field(default_factory=DaskConfig, description="Where data stages run.")
     ingest: IngestConfig = Field(default_factory=IngestConfig, description="What to read.")

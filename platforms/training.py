@@ -55,6 +55,20 @@ class TrainingBackend(Protocol):
     def cancel(self, job: TrainingJob) -> None: ...
 
 
+def trainer_arguments(data_dir: str, output_dir: str, args: dict[str, Any]) -> list[str]:
+    """`trainer.train` command-line flags for a spec's arguments (booleans as --x / --no-x)."""
+    flags = ["--data-dir", data_dir, "--output-dir", output_dir]
+    for key, value in args.items():
+        flag = f"--{key.replace('_', '-')}"
+        if isinstance(value, bool):
+            flags.append(flag if value else f"--no-{key.replace('_', '-')}")
+        elif isinstance(value, list):
+            flags += [flag, *map(str, value)]
+        else:
+            flags += [flag, str(value)]
+    return flags
+
+
 class LocalTrainingBackend:
     """Runs `python -m trainer.train` (or torchrun / accelerate launch) in a new process group."""
 
@@ -105,15 +119,7 @@ class LocalTrainingBackend:
     @staticmethod
     def command(spec: TrainSpec, output_dir: Path) -> list[str]:
         """The launch command: one process, torchrun for several, or accelerate with a config."""
-        args = ["--data-dir", spec.data_dir, "--output-dir", str(output_dir)]
-        for key, value in spec.args.items():
-            flag = f"--{key.replace('_', '-')}"
-            if isinstance(value, bool):
-                args.append(flag if value else f"--no-{key.replace('_', '-')}")
-            elif isinstance(value, list):
-                args += [flag, *map(str, value)]
-            else:
-                args += [flag, str(value)]
+        args = trainer_arguments(spec.data_dir, str(output_dir), spec.args)
         if spec.accelerate_config:
             return [
                 sys.executable,

@@ -31,7 +31,11 @@ class TrainConfig(BaseModel):
     """How the model is fine-tuned."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    backend: Literal["local"] = Field("local", description="local: a subprocess on this machine.")
+    backend: Literal["local", "azureml"] = Field(
+        "local",
+        description="local: a subprocess on this machine; azureml: a command job on the "
+        "azureml section's compute cluster.",
+    )
     model: str = Field(
         PACKAGED_MODEL,
         description="Base model: a Hugging Face id or local path (where a hub is reachable), or "

@@ -1,0 +1,69 @@
+"""`tunegate azureml`: what a run would submit to Azure ML, as YAML the `az ml` CLI accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+azureml_app = typer.Typer(
+    help="Azure ML: export the training job, compute, endpoint and deployment a run submits.",
+    no_args_is_help=True,
+)
+console = Console(stderr=True, soft_wrap=True)
+
+
+@azureml_app.command("export")
+def export_command(
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Pipeline config YAML.")
+    ] = None,
+    set: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field: key.path=value.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the YAML files and staged code.")] = Path(
+        "azureml-export"
+    ),
+    data: Annotated[
+        str | None,
+        typer.Option(
+            help="Training data: a split dataset folder in the store (uploaded by `az ml job "
+            "create`), or an Azure ML reference. Default: azureml:<azureml.data_asset>@latest."
+        ),
+    ] = None,
+    model_version: Annotated[
+        str, typer.Option(help="Model asset version the exported deployment serves.")
+    ] = "1",
+) -> None:
+    """Write compute.yml, job.yml, endpoint.yml and deployment.yml; no credentials needed."""
+    from flows.cli import _config
+    from platforms.azureml.export import export
+    from platforms.training import TrainSpec
+    from tasks.train import job_name
+
+    cfg = _config(config, set)
+    data_ref = data or f"azureml:{cfg.azureml.data_asset}@latest"
+    name = f"tunegate-{cfg.task.value}-train"
+    if data and Path(data).is_dir():
+        split = cfg.open_store().dataset_at(str(Path(data).resolve()))
+        name, data_ref = job_name(split, cfg.train), split.uri
+    spec = TrainSpec(name=name, data_dir=data_ref, args=cfg.train.trainer_args(cfg.task.value))
+    if cfg.train.model.startswith("packaged:"):
+        console.print(
+            f"[yellow]train.model is {cfg.train.model}: that model ships in a pip package this "
+            "image may not have; set train.model to a Hugging Face id for Azure ML.[/]"
+        )
+    written = export(
+        cfg.azureml,
+        spec,
+        out,
+        data=data_ref,
+        model=f"azureml:{cfg.azureml.model_name}:{model_version}",
+    )
+    for kind, path in written.items():
+        typer.echo(f"{kind:<10} {path}")
+    typer.echo(
+        f"submit: cd {out} && az ml compute create -f compute.yml && az ml job create -f job.yml"
+    )

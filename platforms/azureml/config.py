@@ -1,0 +1,153 @@
+"""AzureMLConfig: the workspace, compute, environments, launcher and endpoint for the Azure ML platform.
+
+Nothing secret lives here: authentication is `DefaultAzureCredential` (managed identity, Azure CLI
+login, environment service principal), and the workspace comes from this config or a
+`config.json` downloaded from the portal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CURATED_TRAINING_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
+CURATED_SERVING_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
+
+
+class WorkspaceConfig(BaseModel):
+    """Which workspace: ids here, or a portal `config.json` (ids here win)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    subscription_id: str | None = Field(None, description="Azure subscription id.")
+    resource_group: str | None = Field(None, description="Resource group of the workspace.")
+    workspace_name: str | None = Field(None, description="Azure ML workspace name.")
+    config_file: str | None = Field(
+        None, description="A workspace config.json (from the portal); used for missing ids."
+    )
+
+    def resolved(self) -> tuple[str, str, str]:
+        """(subscription, resource group, workspace); ValueError naming what is missing."""
+        found = {}
+        if self.config_file:
+            path = Path(self.config_file)
+            try:
+                found = json.loads(path.read_text())
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"azureml.workspace.config_file {path}: {exc}") from None
+        ids = (
+            self.subscription_id or found.get("subscription_id"),
+            self.resource_group or found.get("resource_group"),
+            self.workspace_name or found.get("workspace_name"),
+        )
+        names = ("subscription_id", "resource_group", "workspace_name")
+        missing = [f"azureml.workspace.{n}" for n, v in zip(names, ids, strict=True) if not v]
+        if missing:
+            raise ValueError(
+                f"{', '.join(missing)} not set: set them in the config or point "
+                "azureml.workspace.config_file at the workspace's config.json"
+            )
+        return ids  # type: ignore[return-value]
+
+
+class EnvironmentConfig(BaseModel):
+    """The container a job or deployment runs in: one of asset, image or build_context."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    asset: str | None = Field(
+        None,
+        description="A registered environment: azureml:name:version or an azureml://registries/ "
+        "URI (the curated acft-hf-nlp-gpu image is the default).",
+    )
+    image: str | None = Field(None, description="A Docker image to run (with conda_file optional).")
+    conda_file: str | None = Field(None, description="conda.yaml layered on `image`.")
+    build_context: str | None = Field(
+        None,
+        description="A folder with a Dockerfile that Azure ML builds (20+ min the first time).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EnvironmentConfig:
+        sources = [s for s in (self.asset, self.image, self.build_context) if s]
+        if len(sources) > 1:
+            raise ValueError("set only one of asset, image or build_context")
+        if self.conda_file and not self.image:
+            raise ValueError("conda_file needs image (the base it is layered on)")
+        return self
+
+
+class ComputeConfig(BaseModel):
+    """The training cluster; created when missing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field("tunegate-gpu", description="Compute cluster name.")
+    size: str = Field("Standard_NC24ads_A100_v4", description="VM size of each node.")
+    min_nodes: int = Field(0, ge=0, description="Nodes kept warm (0: scale to zero).")
+    max_nodes: int = Field(2, ge=1, description="Most nodes the cluster scales to.")
+    tier: Literal["dedicated", "low_priority"] = Field(
+        "dedicated", description="low_priority is cheaper and can be preempted."
+    )
+    idle_seconds: int = Field(900, ge=0, description="Idle time before a node scales down.")
+
+
+class LaunchConfig(BaseModel):
+    """How the trainer starts on each node."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    instance_count: int = Field(1, ge=1, le=256, description="Nodes the job runs on.")
+    gpus_per_node: int = Field(1, ge=1, le=16, description="GPUs (processes) per node.")
+    launcher: Literal["accelerate", "torchrun"] = Field(
+        "accelerate",
+        description="accelerate: one process per node starts `accelerate launch` with the "
+        "accelerate config (rank from $NODE_RANK); torchrun: Azure ML's PyTorch distribution "
+        "starts gpus_per_node processes per node.",
+    )
+    accelerate_config: str = Field(
+        "ddp",
+        description="A launcher config from trainer/configs/ (ddp, fsdp, deepspeed_zero1..3, "
+        "*_offload, single); used when launcher is accelerate.",
+    )
+    timeout_minutes: int = Field(24 * 60, ge=1, description="The job is cancelled after this.")
+
+
+class EndpointConfig(BaseModel):
+    """The managed online endpoint and the deployments a rollout creates."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field("tunegate", description="Endpoint name (unique in the Azure region).")
+    instance_type: str = Field("Standard_DS3_v2", description="VM size of each deployment.")
+    instance_count: int = Field(1, ge=1, description="Instances per deployment.")
+    environment: EnvironmentConfig = Field(
+        default_factory=lambda: EnvironmentConfig(asset=CURATED_SERVING_ENV),
+        description="The serving container.",
+    )
+    initial_delay_seconds: int = Field(
+        600, ge=10, description="Probe delay: model loading takes minutes; short delays kill it."
+    )
+    request_timeout_ms: int = Field(
+        90_000, ge=1000, le=180_000, description="Per-request limit (generation is slow)."
+    )
+    max_concurrent_requests: int = Field(4, ge=1, description="Requests per instance at once.")
+
+
+class AzureMLConfig(BaseModel):
+    """Everything the Azure ML platform needs; unused while every backend is local."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig, description="Workspace.")
+    experiment: str = Field("tunegate", description="Experiment the training jobs are filed in.")
+    compute: ComputeConfig = Field(default_factory=ComputeConfig, description="Training cluster.")
+    environment: EnvironmentConfig = Field(
+        default_factory=lambda: EnvironmentConfig(asset=CURATED_TRAINING_ENV),
+        description="The training container.",
+    )
+    launch: LaunchConfig = Field(default_factory=LaunchConfig, description="Distribution.")
+    datastore: str = Field(
+        "workspaceblobstore",
+        description="Datastore over the store's container, for az:// split datasets.",
+    )
+    data_asset: str = Field("tunegate-split", description="Data asset name of split datasets.")
+    model_name: str = Field("tunegate", description="Model asset name of trained versions.")
+    endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="Serving.")

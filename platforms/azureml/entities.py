@@ -1,0 +1,203 @@
+"""The Azure ML entities a run needs, built from tunegate's specs: pure functions, no service calls.
+
+The same builders feed the live backends and `tunegate azureml export`, so what is exported is
+exactly what would be submitted.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from azure.ai.ml import Input, Output, PyTorchDistribution, command
+from azure.ai.ml.constants import AssetTypes, InputOutputModes
+from azure.ai.ml.entities import (
+    AmlCompute,
+    BuildContext,
+    CodeConfiguration,
+    Command,
+    Data,
+    Environment,
+    ManagedOnlineDeployment,
+    ManagedOnlineEndpoint,
+    Model,
+    OnlineRequestSettings,
+    ProbeSettings,
+)
+
+from platforms.azureml.config import (
+    AzureMLConfig,
+    ComputeConfig,
+    EndpointConfig,
+    EnvironmentConfig,
+    LaunchConfig,
+)
+from platforms.training import TrainSpec, trainer_arguments
+
+_ROOT = Path(__file__).resolve().parents[2]
+TRAINING_PACKAGES = ("trainer",)
+SERVING_PACKAGES = ("serving", "trainer")
+SCORE_SCRIPT = "score.py"
+_SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's."""
+
+from serving.scoring import init, run  # noqa: F401
+'''
+MODEL_OUTPUT = "model"
+
+
+def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False) -> Path:
+    """Copy only the packages a job or deployment runs into `dest` (never .venv or the store)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for package in packages:
+        shutil.copytree(
+            _ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    if score_script:
+        (dest / SCORE_SCRIPT).write_text(_SCORE_SOURCE)
+    return dest
+
+
+def training_command(spec: TrainSpec, launch: LaunchConfig) -> str:
+    """The shell command each node runs; rank and rendezvous come from Azure ML's variables."""
+    flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", spec.args)
+    train = ["-m", "trainer.train", *flags]
+    if launch.launcher == "torchrun":
+        return shlex.join(["python", *train])
+    nodes = launch.instance_count
+    head = [
+        "accelerate",
+        "launch",
+        "--config_file",
+        f"trainer/configs/{launch.accelerate_config}.yaml",
+        "--num_machines",
+        str(nodes),
+        "--num_processes",
+        str(nodes * launch.gpus_per_node),
+    ]
+    # Unquoted so the node's shell expands them: every node reporting rank 0 is the known
+    # failure when machine_rank is not taken from $NODE_RANK.
+    rendezvous = (
+        " --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR --main_process_port $MASTER_PORT"
+        if nodes > 1
+        else ""
+    )
+    return shlex.join(head) + rendezvous + " " + shlex.join(train)
+
+
+def environment(config: EnvironmentConfig) -> Environment | str:
+    """A registered environment's reference, or an anonymous one from an image or build context."""
+    if config.image:
+        return Environment(image=config.image, conda_file=config.conda_file)
+    if config.build_context:
+        return Environment(build=BuildContext(path=config.build_context))
+    if config.asset:
+        return config.asset
+    raise ValueError("azureml environment: set asset, image or build_context")
+
+
+def training_job(
+    spec: TrainSpec, config: AzureMLConfig, code_dir: Path, data: str, name: str | None = None
+) -> Command:
+    """The command job for one training spec: same `trainer/` code, model output uploaded."""
+    launch = config.launch
+    processes = 1 if launch.launcher == "accelerate" else launch.gpus_per_node
+    return command(
+        name=name or spec.name,
+        display_name=spec.name,
+        experiment_name=config.experiment,
+        description="tunegate fine-tuning of " + str(spec.args.get("model", "the base model")),
+        code=str(code_dir),
+        command=training_command(spec, launch),
+        environment=environment(config.environment),
+        environment_variables={"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"},
+        compute=config.compute.name,
+        instance_count=launch.instance_count,
+        distribution=PyTorchDistribution(process_count_per_instance=processes),
+        inputs={
+            "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT)
+        },
+        # rw_mount outputs fail at the end of long jobs ("Transport endpoint is not connected").
+        outputs={MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
+        timeout=launch.timeout_minutes * 60,
+        tags={"tunegate.spec": spec.name},
+    )
+
+
+def compute_cluster(config: ComputeConfig) -> AmlCompute:
+    return AmlCompute(
+        name=config.name,
+        size=config.size,
+        min_instances=config.min_nodes,
+        max_instances=config.max_nodes,
+        tier="low_priority" if config.tier == "low_priority" else "dedicated",
+        idle_time_before_scale_down=config.idle_seconds,
+    )
+
+
+def data_asset(name: str, version: str, path: str, description: str) -> Data:
+    return Data(
+        name=name,
+        version=version,
+        path=path,
+        type=AssetTypes.URI_FOLDER,
+        description=description,
+    )
+
+
+def model_asset(
+    name: str, job_name: str, tags: dict[str, str], properties: dict[str, str]
+) -> Model:
+    """A custom model from the job's uploaded output folder; lineage in tags and properties."""
+    return Model(
+        name=name,
+        path=f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}",
+        type=AssetTypes.CUSTOM_MODEL,
+        tags=tags,
+        properties=properties,
+        description=f"fine-tuned by job {job_name}",
+    )
+
+
+def online_endpoint(
+    config: EndpointConfig,
+    traffic: dict[str, int] | None = None,
+    mirror: dict[str, int] | None = None,
+) -> ManagedOnlineEndpoint:
+    endpoint = ManagedOnlineEndpoint(
+        name=config.name, auth_mode="key", description="tunegate online endpoint"
+    )
+    if traffic is not None:
+        endpoint.traffic = traffic
+    if mirror is not None:
+        endpoint.mirror_traffic = mirror
+    return endpoint
+
+
+def online_deployment(
+    name: str, config: EndpointConfig, model: str | Model, code_dir: Path, tags: dict[str, Any]
+) -> ManagedOnlineDeployment:
+    """A deployment running serving/'s init()/run() with probes fit for slow-loading models."""
+    probe = ProbeSettings(
+        initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
+    )
+    return ManagedOnlineDeployment(
+        name=name,
+        endpoint_name=config.name,
+        model=model,
+        environment=environment(config.environment),
+        code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
+        instance_type=config.instance_type,
+        instance_count=config.instance_count,
+        request_settings=OnlineRequestSettings(
+            request_timeout_ms=config.request_timeout_ms,
+            max_concurrent_requests_per_instance=config.max_concurrent_requests,
+        ),
+        liveness_probe=probe,
+        readiness_probe=probe,
+        environment_variables={"TOKENIZERS_PARALLELISM": "false"},
+        tags=tags,
+    )

@@ -1,0 +1,65 @@
+"""Write the Azure ML entities of a run as YAML that `az ml ... create -f` accepts, without credentials.
+
+The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml` and the code they
+upload (`train-code/`, `serve-code/`), with paths relative to the YAML files, so it can be copied
+and submitted from anywhere:
+
+    az ml compute create -f compute.yml
+    az ml job create -f job.yml
+    az ml online-endpoint create -f endpoint.yml
+    az ml online-deployment create -f deployment.yml --all-traffic
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from azure.ai.ml.entities import Resource
+
+from platforms.azureml import entities
+from platforms.azureml.config import AzureMLConfig
+from platforms.training import TrainSpec
+
+TRAIN_CODE = "train-code"
+SERVE_CODE = "serve-code"
+
+
+def export(
+    config: AzureMLConfig,
+    spec: TrainSpec,
+    out_dir: Path,
+    data: str,
+    model: str,
+    deployment: str = "blue",
+) -> dict[str, Path]:
+    """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train_code = entities.stage_code(out_dir / TRAIN_CODE, entities.TRAINING_PACKAGES)
+    serve_code = entities.stage_code(
+        out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
+    )
+    job = entities.training_job(spec, config, train_code, data)._to_job()
+    written = {
+        "compute": _write(entities.compute_cluster(config.compute), out_dir / "compute.yml"),
+        "job": _write(job, out_dir / "job.yml", code=f"./{TRAIN_CODE}"),
+        "endpoint": _write(entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"),
+    }
+    online = entities.online_deployment(
+        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}
+    )
+    written["deployment"] = _write(online, out_dir / "deployment.yml", code=f"./{SERVE_CODE}")
+    return written
+
+
+def _write(entity: Resource, path: Path, code: str | None = None) -> Path:
+    """The entity's own YAML form, with its code folder made relative to the file."""
+    # The SDK's own serialisation (what `dump()` writes); JSON turns its OrderedDicts into dicts.
+    data: dict[str, Any] = json.loads(json.dumps(entity._to_dict()))
+    if code is not None:
+        target = data.get("code_configuration", data)
+        target["code"] = code
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
