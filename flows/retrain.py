@@ -120,7 +120,7 @@ def retrain(config: PipelineConfig) -> State:
         if config.until == "split":
             summary.status = "completed"
             return Completed(message="data ingested, screened, approved and split", data=summary)
-        job = summary.run("train", train_task, store, split, config.train)
+        job = summary.run("train", train_task, store, split, config.train, config.azureml)
         summary.stages["train"].details.update(
             job=job.name, status=job.status, output_dir=job.output_dir, reused=job.reused
         )

@@ -7,6 +7,7 @@ its job and a later run over the same data and config reuses the finished model.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,7 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from platforms.azureml.config import AzureMLConfig
 from platforms.store import DatasetRef, Store, combine_hashes, sha256_text, stable_json
 from platforms.training import LocalTrainingBackend, TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import PACKAGED_MODEL, TrainArgs
@@ -83,17 +85,36 @@ def job_name(split: DatasetRef, config: TrainConfig) -> str:
     return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
 
 
-def backend_for(store: Store, config: TrainConfig) -> TrainingBackend:
+def backend_for(
+    store: Store, config: TrainConfig, azureml: AzureMLConfig | None = None
+) -> TrainingBackend:
+    """The configured backend; jobs keep their local state (and downloaded models) in the store."""
+    if config.backend == "azureml":
+        from platforms.azureml import client
+        from platforms.azureml.training import AzureMLTrainingBackend
+
+        settings = azureml or AzureMLConfig()
+        root = Path(store.uri) / "jobs" if store.is_local else local_cache() / "jobs"
+        return AzureMLTrainingBackend(client.connect(settings.workspace), settings, root)
     if not store.is_local:
         raise ValueError("train.backend=local needs a local store (the model is written there)")
     return LocalTrainingBackend(Path(store.uri) / "jobs")
 
 
+def local_cache() -> Path:
+    """Where models trained on Azure ML are downloaded when the store is not a local folder."""
+    return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
+
+
 def run_training(
-    store: Store, split: DatasetRef, config: TrainConfig, on_log: Any = log.info
+    store: Store,
+    split: DatasetRef,
+    config: TrainConfig,
+    on_log: Any = log.info,
+    azureml: AzureMLConfig | None = None,
 ) -> TrainingJob:
     """Submit (or reattach to, or reuse) the job for this data and config; wait for it."""
-    backend = backend_for(store, config)
+    backend = backend_for(store, config, azureml)
     spec = TrainSpec(
         name=job_name(split, config),
         data_dir=split.uri,
@@ -109,7 +130,11 @@ def run_training(
 
 
 @task(name="train", cache_policy=NONE)
-def train_task(store: Store, split: DatasetRef, config: TrainConfig) -> TrainingJob:
+def train_task(
+    store: Store, split: DatasetRef, config: TrainConfig, azureml: AzureMLConfig | None = None
+) -> TrainingJob:
     """Fine-tune the base model on the split dataset; training logs stream into this run."""
     logger = get_run_logger()
-    return run_training(store, split, config, on_log=lambda line: logger.info("trainer | %s", line))
+    return run_training(
+        store, split, config, lambda line: logger.info("trainer | %s", line), azureml
+    )

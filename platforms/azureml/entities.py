@@ -148,17 +148,20 @@ def data_asset(name: str, version: str, path: str, description: str) -> Data:
     )
 
 
-def model_asset(
-    name: str, job_name: str, tags: dict[str, str], properties: dict[str, str]
-) -> Model:
-    """A custom model from the job's uploaded output folder; lineage in tags and properties."""
+def job_output(job_name: str) -> str:
+    """The URI of a training job's uploaded model folder."""
+    return f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}"
+
+
+def model_asset(name: str, path: str, tags: dict[str, str], properties: dict[str, str]) -> Model:
+    """A custom model from a job output (`job_output()`) or a local folder the SDK uploads."""
     return Model(
         name=name,
-        path=f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}",
+        path=path,
         type=AssetTypes.CUSTOM_MODEL,
         tags=tags,
         properties=properties,
-        description=f"fine-tuned by job {job_name}",
+        description=f"tunegate model from {path}",
     )
 
 

@@ -1,0 +1,175 @@
+"""The Azure ML endpoint backend: a managed online endpoint whose deployments run `serving/`.
+
+Every long-running operation is awaited before the next call (an unawaited deployment poller
+races the traffic update), and a deployment is deleted only once its traffic is 0. Latency and
+errors are measured on the requests this backend sends (the rollout's canary traffic): Azure
+Monitor's endpoint metrics lag by minutes, too late for a canary step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from azure.core.exceptions import ResourceNotFoundError
+
+from platforms.azureml import entities
+from platforms.azureml.client import retrying
+from platforms.azureml.config import EndpointConfig
+from serving.api import DEPLOYMENT_HEADER, DeploymentInfo, EndpointStatus
+from serving.client import EndpointError, ScoreResult
+from serving.metrics import DeploymentMetrics, MetricsSnapshot
+from serving.traffic import TrafficSettings
+
+MAX_MIRROR_PERCENT = 50
+
+
+class AzureMLEndpointBackend:
+    """`EndpointBackend` over `ml_client.online_endpoints` / `online_deployments`."""
+
+    def __init__(self, ml_client: Any, config: EndpointConfig, state_dir: Path) -> None:
+        self.client = ml_client
+        self.config = config
+        self.state_dir = state_dir
+        endpoint = self._ensure_endpoint()
+        self.url = str(endpoint.scoring_uri)
+        self.key_file = str(self._write_key())
+        self._http = httpx.Client(timeout=config.request_timeout_ms / 1000 + 10)
+        self._metrics: dict[str, DeploymentMetrics] = {}
+        self._lock = threading.Lock()
+
+    def status(self) -> EndpointStatus:
+        endpoint = self._endpoint()
+        traffic = {k: int(v) for k, v in (endpoint.traffic or {}).items()}
+        mirror = {k: int(v) for k, v in (endpoint.mirror_traffic or {}).items()}
+        deployments, creating = [], []
+        for found in self._deployments():
+            if str(found.provisioning_state) != "Succeeded":
+                creating.append(found.name)
+                continue
+            tags = found.tags or {}
+            deployments.append(
+                DeploymentInfo(
+                    name=found.name,
+                    model_dir=str(found.model),
+                    version=tags.get("tunegate.version"),
+                    task=tags.get("tunegate.task", ""),
+                    state="ready",
+                    traffic=traffic.get(found.name, 0),
+                    mirror_traffic=mirror.get(found.name, 0),
+                    fault=None,
+                )
+            )
+        return EndpointStatus(
+            deployments=deployments,
+            creating=creating,
+            traffic=TrafficSettings(traffic=traffic, mirror_traffic=mirror),
+        )
+
+    def deploy(self, name: str, model_dir: str, version: str) -> None:
+        """Create (or replace) `name` serving the model asset `model_dir`; returns when ready."""
+        code = entities.stage_code(
+            self.state_dir / "code" / name, entities.SERVING_PACKAGES, score_script=True
+        )
+        deployment = entities.online_deployment(
+            name, self.config, model_dir, code, {"tunegate.version": version}
+        )
+        retrying(
+            lambda: self.client.online_deployments.begin_create_or_update(deployment).result(),
+            f"deploy {name}",
+        )
+        with self._lock:
+            self._metrics[name] = DeploymentMetrics()
+
+    def delete(self, name: str) -> None:
+        """Delete a deployment that no longer takes traffic (ValueError while it does)."""
+        endpoint = self._endpoint()
+        live = (endpoint.traffic or {}).get(name, 0) or (endpoint.mirror_traffic or {}).get(name, 0)
+        if live:
+            raise ValueError(f"deployment {name} still takes {live}% of traffic: set it to 0 first")
+        with contextlib.suppress(ResourceNotFoundError):
+            retrying(
+                lambda: self.client.online_deployments.begin_delete(
+                    name=name, endpoint_name=self.config.name
+                ).result(),
+                f"delete {name}",
+            )
+        with self._lock:
+            self._metrics.pop(name, None)
+
+    def set_traffic(self, traffic: dict[str, int], mirror: dict[str, int] | None = None) -> None:
+        """Apply a traffic map (deployments left out get 0) and mirror traffic; awaited."""
+        mirror = mirror or {}
+        if any(v > MAX_MIRROR_PERCENT for v in mirror.values()):
+            raise ValueError(f"mirror traffic is at most {MAX_MIRROR_PERCENT}% on Azure ML")
+        endpoint = self._endpoint()
+        names = {d.name for d in self._deployments()}
+        endpoint.traffic = {n: int(traffic.get(n, 0)) for n in names | set(traffic)}
+        endpoint.mirror_traffic = {n: int(v) for n, v in mirror.items() if v}
+        retrying(
+            lambda: self.client.online_endpoints.begin_create_or_update(endpoint).result(),
+            "update traffic",
+        )
+
+    def metrics(self) -> dict[str, MetricsSnapshot]:
+        with self._lock:
+            return {name: m.snapshot(model_calls=m.requests) for name, m in self._metrics.items()}
+
+    def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
+        """POST the payload to the scoring URI with the key, as any client would."""
+        headers = {"Authorization": f"Bearer {self._key()}"}
+        if deployment:
+            headers[DEPLOYMENT_HEADER] = deployment
+        started = time.perf_counter()
+        response = self._http.post(self.url, json=payload, headers=headers)
+        answered = response.headers.get(DEPLOYMENT_HEADER, deployment or "")
+        if answered:
+            with self._lock:
+                self._metrics.setdefault(answered, DeploymentMetrics()).record(
+                    (time.perf_counter() - started) * 1000, failed=response.status_code >= 500
+                )
+        if not response.is_success:
+            raise EndpointError(response.status_code, response.text[:500])
+        return ScoreResult(answered, response.json())
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _ensure_endpoint(self) -> Any:
+        try:
+            return self._endpoint()
+        except ResourceNotFoundError:
+            endpoint = entities.online_endpoint(self.config)
+            retrying(
+                lambda: self.client.online_endpoints.begin_create_or_update(endpoint).result(),
+                f"create endpoint {self.config.name}",
+            )
+            return self._endpoint()
+
+    def _endpoint(self) -> Any:
+        return retrying(lambda: self.client.online_endpoints.get(self.config.name), "get endpoint")
+
+    def _deployments(self) -> list[Any]:
+        return retrying(
+            lambda: list(self.client.online_deployments.list(endpoint_name=self.config.name)),
+            "list deployments",
+        )
+
+    def _write_key(self) -> Path:
+        """The endpoint's primary key in a file only its owner can read; never logged."""
+        keys = retrying(lambda: self.client.online_endpoints.get_keys(self.config.name), "keys")
+        path = self.state_dir / "key"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as f:
+            f.write(keys.primary_key)
+        os.chmod(path, 0o600)
+        return path
+
+    def _key(self) -> str:
+        return Path(self.key_file).read_text().strip()

@@ -1,0 +1,153 @@
+"""The Azure ML model registry: model assets with lineage, aliases kept as tags.
+
+A version's metrics and full lineage are properties (immutable, like the lineage itself); its
+scalar lineage fields are also tags, so the studio can filter on them. An alias is the tag
+`alias.<name>` = `true` on the version it points at; every version that ever held it keeps
+`alias.<name>.at` (when it last got it), which is the history a rollback reads.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from azure.core.exceptions import ResourceNotFoundError
+
+from platforms.azureml import entities
+from platforms.azureml.client import retrying
+from platforms.registry import ALIASES, ModelVersion
+
+_LINEAGE = "tunegate.lineage"
+_METRIC = "metric."
+
+
+def _alias_tag(alias: str) -> str:
+    return f"alias.{alias}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class AzureMLRegistry:
+    """`ModelRegistry` over `ml_client.models`; `ModelVersion.path` is `azureml:<name>:<version>`."""
+
+    def __init__(self, ml_client: Any, download_root: Path) -> None:
+        self.client = ml_client
+        self.download_root = download_root
+
+    def register(
+        self, name: str, source: Path | str, metrics: dict[str, float], lineage: dict[str, Any]
+    ) -> ModelVersion:
+        """The next version of `name` from a job output (`azureml://jobs/...`) or a local folder."""
+        version = max((v.version for v in self.versions(name)), default=0) + 1
+        tags = {k: str(v) for k, v in lineage.items() if isinstance(v, str | int | float | bool)}
+        properties = {_LINEAGE: json.dumps(lineage, sort_keys=True, default=str)}
+        properties.update({_METRIC + k: repr(float(v)) for k, v in metrics.items()})
+        model = entities.model_asset(name, str(source), tags, properties)
+        model.version = str(version)
+        created = retrying(
+            lambda: self.client.models.create_or_update(model), f"register {name}:{version}"
+        )
+        return self._version(created)
+
+    def get(self, name: str, version: int) -> ModelVersion:
+        try:
+            found = retrying(
+                lambda: self.client.models.get(name, version=str(version)), f"get {name}:{version}"
+            )
+        except ResourceNotFoundError:
+            raise KeyError(f"no model {name} version {version} in the workspace") from None
+        return self._version(found)
+
+    def versions(self, name: str) -> list[ModelVersion]:
+        return sorted((self._version(m) for m in self._assets(name)), key=lambda v: v.version)
+
+    def alias(self, name: str, alias: str) -> ModelVersion | None:
+        holders = [m for m in self._assets(name) if (m.tags or {}).get(_alias_tag(alias)) == "true"]
+        if not holders:
+            return None
+        return self._version(
+            max(holders, key=lambda m: (m.tags or {}).get(f"{_alias_tag(alias)}.at", ""))
+        )
+
+    def set_alias(self, name: str, alias: str, version: int) -> None:
+        """Move `alias` to `version`: tag the new holder first, then untag the old ones."""
+        if alias not in ALIASES:
+            raise ValueError(f"alias must be one of {ALIASES}, got {alias!r}")
+        assets = {int(m.version): m for m in self._assets(name)}
+        if version not in assets:
+            raise KeyError(f"no model {name} version {version}")
+        tag = _alias_tag(alias)
+        target = assets[version]
+        target.tags = {**(target.tags or {}), tag: "true", f"{tag}.at": _now()}
+        self._update(target)
+        for number, model in assets.items():
+            if number != version and (model.tags or {}).get(tag) == "true":
+                model.tags = {**model.tags, tag: "false"}
+                self._update(model)
+
+    def previous(self, name: str, alias: str) -> ModelVersion | None:
+        """The version that held `alias` most recently before its current holder."""
+        tag = f"{_alias_tag(alias)}.at"
+        current = self.alias(name, alias)
+        earlier = [
+            m
+            for m in self._assets(name)
+            if (m.tags or {}).get(tag) and (current is None or int(m.version) != current.version)
+        ]
+        if not earlier:
+            return None
+        return self._version(max(earlier, key=lambda m: m.tags[tag]))
+
+    def download(self, version: ModelVersion) -> Path:
+        """The version's files on this machine (downloaded once), e.g. to score a champion."""
+        target = self.download_root / version.name / str(version.version)
+        marker = target / ".downloaded"
+        if not marker.exists():
+            retrying(
+                lambda: self.client.models.download(
+                    version.name, version=str(version.version), download_path=str(target)
+                ),
+                f"download {version.name}:{version.version}",
+            )
+            marker.touch()
+        return _model_folder(target)
+
+    def _assets(self, name: str) -> list[Any]:
+        try:
+            return retrying(lambda: list(self.client.models.list(name=name)), f"list {name}")
+        except ResourceNotFoundError:
+            return []
+
+    def _update(self, model: Any) -> None:
+        retrying(
+            lambda: self.client.models.create_or_update(model), f"tag {model.name}:{model.version}"
+        )
+
+    @staticmethod
+    def _version(model: Any) -> ModelVersion:
+        properties = model.properties or {}
+        created = getattr(getattr(model, "creation_context", None), "created_at", None)
+        return ModelVersion(
+            name=model.name,
+            version=int(model.version),
+            path=f"azureml:{model.name}:{model.version}",
+            created_at=str(created or ""),
+            metrics={
+                k.removeprefix(_METRIC): float(v)
+                for k, v in properties.items()
+                if k.startswith(_METRIC)
+            },
+            lineage=json.loads(properties.get(_LINEAGE, "{}")),
+        )
+
+
+def _model_folder(target: Path) -> Path:
+    """The folder holding the model files: downloads nest them one or two levels down."""
+    from trainer.modeling import MODEL_INFO  # transformers: only when a model is downloaded
+
+    found = sorted(target.rglob(MODEL_INFO), key=lambda p: len(p.parts))
+    return found[0].parent if found else target

@@ -1,0 +1,256 @@
+"""The Azure ML training backend: the same `trainer/` code as a command job on a compute cluster.
+
+A job is named after its spec (run and data hash), so a retried flow finds the job it submitted
+and waits for it instead of submitting it again; a finished one is reused. Only a job that
+failed or was cancelled is submitted again, as `<name>-r2`, `<name>-r3`, ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from azure.core.exceptions import ResourceNotFoundError
+
+from platforms.azureml import entities
+from platforms.azureml.client import retrying
+from platforms.azureml.config import AzureMLConfig
+from platforms.training import JobStatus, TrainingJob, TrainSpec
+
+_RUNNING = {
+    "NotStarted",
+    "Starting",
+    "Provisioning",
+    "Preparing",
+    "Queued",
+    "Running",
+    "Finalizing",
+    "CancelRequested",
+}
+_STATUS: dict[str, JobStatus] = {
+    "Completed": "completed",
+    "Failed": "failed",
+    "NotResponding": "failed",
+    "Canceled": "cancelled",
+}
+MAX_RESUBMITS = 20
+
+
+def job_status(service_status: str) -> JobStatus:
+    """tunegate's status for an Azure ML job status (unknown ones count as running)."""
+    if service_status in _STATUS:
+        return _STATUS[service_status]
+    return "running"
+
+
+class AzureMLTrainingBackend:
+    """Submits, follows, downloads and cancels command jobs through an `MLClient`."""
+
+    name = "azureml"
+
+    def __init__(
+        self, ml_client: Any, config: AzureMLConfig, local_root: Path, poll_seconds: float = 30.0
+    ) -> None:
+        self.client = ml_client
+        self.config = config
+        self.local_root = local_root
+        self.poll_seconds = poll_seconds
+
+    def submit(self, spec: TrainSpec) -> TrainingJob:
+        for attempt in range(1, MAX_RESUBMITS + 1):
+            name = spec.name if attempt == 1 else f"{spec.name}-r{attempt}"
+            existing = self._get(name)
+            if existing is None:
+                return self._create(spec, name)
+            status = job_status(existing.status)
+            if status in ("running", "completed"):
+                return self._job(name, status, existing, reused=True)
+        raise RuntimeError(
+            f"training job {spec.name} failed {MAX_RESUBMITS} times; see its runs in the studio"
+        )
+
+    def status(self, job: TrainingJob) -> JobStatus:
+        found = retrying(lambda: self.client.jobs.get(job.name), f"get job {job.name}")
+        return job_status(found.status)
+
+    def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob:
+        """Follow the job's log and status until it ends; cancel it if this wait is interrupted."""
+        try:
+            streamer = _LogStreamer(self.client, job.name, on_log)
+            streamer.start()
+            last = ""
+            while True:
+                found = retrying(lambda: self.client.jobs.get(job.name), f"get job {job.name}")
+                if found.status != last:
+                    on_log(f"job {job.name}: {found.status}")
+                    last = found.status
+                status = job_status(found.status)
+                if status != "running":
+                    streamer.join(timeout=self.poll_seconds)  # the log's last lines
+                    return job.model_copy(update={"status": status})
+                if streamer.is_alive():
+                    streamer.join(timeout=self.poll_seconds)
+                else:
+                    time.sleep(self.poll_seconds)
+        except BaseException:  # cancelled flow, Ctrl-C, SIGTERM: never leave a cluster busy
+            self.cancel(job)
+            raise
+
+    def fetch_outputs(self, job: TrainingJob) -> Path:
+        """Download the job's model output once; a failed job raises with its studio link."""
+        if job.status != "completed":
+            raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
+        target = Path(job.output_dir)
+        if not (target / "MODEL_DOWNLOADED").exists():
+            retrying(
+                lambda: self.client.jobs.download(
+                    job.name,
+                    output_name=entities.MODEL_OUTPUT,
+                    download_path=str(target.parents[1]),
+                ),
+                f"download {job.name}",
+            )
+            (target / "MODEL_DOWNLOADED").touch()
+        return target
+
+    def cancel(self, job: TrainingJob) -> None:
+        with contextlib.suppress(ResourceNotFoundError):
+            retrying(lambda: self.client.jobs.begin_cancel(job.name), f"cancel {job.name}")
+
+    def _create(self, spec: TrainSpec, name: str) -> TrainingJob:
+        self._ensure_compute()
+        data = self._data_input(spec.data_dir)
+        code = entities.stage_code(self.local_root / name / "code", entities.TRAINING_PACKAGES)
+        job = entities.training_job(spec, self.config, code, data, name=name)
+        created = retrying(lambda: self.client.jobs.create_or_update(job), f"submit {name}")
+        folder = self.local_root / name
+        (folder / "job.json").write_text(
+            json.dumps({"name": name, "spec": spec.model_dump(), "studio": _studio(created)})
+        )
+        return self._job(name, "running", created, reused=False)
+
+    def _ensure_compute(self) -> None:
+        compute = self.config.compute
+        try:
+            retrying(lambda: self.client.compute.get(compute.name), f"get compute {compute.name}")
+        except ResourceNotFoundError:
+            cluster = entities.compute_cluster(compute)
+            retrying(
+                lambda: self.client.compute.begin_create_or_update(cluster).result(),
+                f"create compute {compute.name}",
+            )
+
+    def _data_input(self, data_dir: str) -> str:
+        """An Azure ML reference for the split dataset: a Data asset versioned by content hash."""
+        if data_dir.startswith(("azureml:", "https://", "http://")):
+            return data_dir
+        name = self.config.data_asset
+        if data_dir.startswith(("az://", "abfs://", "abfss://")):
+            path = data_dir.split("://", 1)[1].split("/", 1)[1]  # within the container
+            source = f"azureml://datastores/{self.config.datastore}/paths/{path.rstrip('/')}/"
+            version = _hash_of(data_dir, default=path.rstrip("/").rsplit("/", 1)[-1])
+        else:
+            source = data_dir
+            version = _hash_of(data_dir, default=Path(data_dir).name)
+        try:
+            retrying(lambda: self.client.data.get(name, version=version), f"get data {name}")
+        except ResourceNotFoundError:
+            asset = entities.data_asset(name, version, source, f"tunegate split {version}")
+            retrying(lambda: self.client.data.create_or_update(asset), f"register data {name}")
+        return f"azureml:{name}:{version}"
+
+    def _get(self, name: str) -> Any | None:
+        try:
+            return retrying(lambda: self.client.jobs.get(name), f"get job {name}")
+        except ResourceNotFoundError:
+            return None
+
+    def _job(self, name: str, status: JobStatus, found: Any, *, reused: bool) -> TrainingJob:
+        folder = self.local_root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return TrainingJob(
+            name=name,
+            backend=self.name,
+            status=status,
+            output_dir=str(folder / "named-outputs" / entities.MODEL_OUTPUT),
+            log_path=_studio(found) or f"azureml job {name}",
+            reused=reused,
+        )
+
+
+def _studio(job: Any) -> str | None:
+    return getattr(job, "studio_url", None)
+
+
+def _hash_of(data_dir: str, default: str) -> str:
+    """The split's content hash from its manifest (the dataset folder name when unreadable)."""
+    import fsspec
+
+    try:
+        with fsspec.open(data_dir.rstrip("/") + "/manifest.json", "r") as f:
+            return str(json.load(f)["content_hash"])[:32]
+    except (OSError, KeyError, ValueError):
+        return default[:32]
+
+
+class _LogStreamer(threading.Thread):
+    """`jobs.stream()` in a thread, its printed log lines sent to `on_log` instead of stdout."""
+
+    def __init__(self, client: Any, name: str, on_log: Callable[[str], None]) -> None:
+        super().__init__(daemon=True, name=f"azureml-log-{name}")
+        self.client, self.job_name, self.on_log = client, name, on_log
+
+    def run(self) -> None:
+        with _thread_stdout(self.on_log):
+            try:
+                self.client.jobs.stream(self.job_name)
+            except Exception as error:  # noqa: BLE001 - the status poll reports the job's end
+                self.on_log(f"log streaming stopped: {type(error).__name__}: {error}")
+
+
+_redirects: dict[int, Callable[[str], None]] = {}
+_redirect_lock = threading.Lock()
+
+
+class _ThreadRoutedStdout(io.TextIOBase):
+    """stdout that sends lines written by redirected threads to their callbacks."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.partial: dict[int, str] = {}
+
+    def write(self, text: str) -> int:
+        target = _redirects.get(threading.get_ident())
+        if target is None:
+            return self.original.write(text)
+        buffered = self.partial.pop(threading.get_ident(), "") + text
+        *lines, rest = buffered.split("\n")
+        for line in lines:
+            if line.strip():
+                target(line)
+        if rest:
+            self.partial[threading.get_ident()] = rest
+        return len(text)
+
+    def flush(self) -> None:
+        self.original.flush()
+
+
+@contextlib.contextmanager
+def _thread_stdout(on_log: Callable[[str], None]) -> Iterator[None]:
+    with _redirect_lock:
+        if not isinstance(sys.stdout, _ThreadRoutedStdout):
+            sys.stdout = _ThreadRoutedStdout(sys.stdout)
+        _redirects[threading.get_ident()] = on_log
+    try:
+        yield
+    finally:
+        with _redirect_lock:
+            _redirects.pop(threading.get_ident(), None)
