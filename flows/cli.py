@@ -238,7 +238,7 @@ def reject(
 
 
 def _resume(flow_run_id: str, answer: dict[str, Any]) -> None:
-    from prefect.exceptions import ObjectNotFound
+    from prefect.exceptions import FlowPauseTimeout, NotPausedError, ObjectNotFound
     from prefect.flow_runs import resume_flow_run
 
     try:
@@ -249,7 +249,7 @@ def _resume(flow_run_id: str, answer: dict[str, Any]) -> None:
     except ObjectNotFound:
         console.print(f"[red]no flow run {flow_run_id} on the Prefect API (PREFECT_API_URL?)[/red]")
         raise typer.Exit(2) from None
-    except RuntimeError as exc:  # not paused, or the pause timed out
+    except (NotPausedError, FlowPauseTimeout, RuntimeError) as exc:  # RuntimeError: input refused
         console.print(f"[red]cannot resume {flow_run_id}: {exc}[/red]")
         raise typer.Exit(1) from None
     verb = "approved" if answer["approved"] else "rejected"
@@ -346,10 +346,12 @@ def rollback(
 
     cfg = _config(config, set)
     store = cfg.open_store()
-    backend = endpoint_for(store, cfg.rollout)
+    backend = endpoint_for(store, cfg.rollout, cfg.azureml)
     try:
         record = roll_back_to_previous(
-            backend, registry_for(store), name or cfg.registry.name_for(cfg.task.value)
+            backend,
+            registry_for(store, cfg.registry, cfg.azureml),
+            name or cfg.registry.name_for(cfg.task.value),
         )
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
@@ -365,7 +367,8 @@ def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
     """Registered models, their versions and aliases."""
     from tasks.register import registry_for
 
-    registry = registry_for(_config(config, set).open_store())
+    cfg = _config(config, set)
+    registry = registry_for(cfg.open_store(), cfg.registry, cfg.azureml)
     table = Table(title="models")
     for column in ("model", "version", "aliases", "created", "metrics"):
         table.add_column(column)
@@ -390,7 +393,8 @@ def models_show(
     """One model version with its lineage, as JSON."""
     from tasks.register import registry_for
 
-    registry = registry_for(_config(config, set).open_store())
+    cfg = _config(config, set)
+    registry = registry_for(cfg.open_store(), cfg.registry, cfg.azureml)
     try:
         found = (
             registry.get(name, int(version)) if version.isdigit() else registry.alias(name, version)

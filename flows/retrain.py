@@ -134,6 +134,8 @@ def retrain(config: PipelineConfig) -> State:
             name,
             config.evaluate,
             config.screen,
+            config.registry,
+            config.azureml,
         )
         summary.evaluation = evaluation_summary(report)
         summary.stages["evaluate"].details.update(
@@ -154,6 +156,8 @@ def retrain(config: PipelineConfig) -> State:
             report.candidate,
             lineage(config, summary, approval, report),
             config.registry.promote and config.until != "rollout",  # rollout moves it
+            config.registry,
+            config.azureml,
         )
         summary.model_version = f"{version.name}:{version.version}"
         summary.stages["register"].details.update(
@@ -170,6 +174,8 @@ def retrain(config: PipelineConfig) -> State:
                 config.task.value,
                 report.samples,
                 config.rollout,
+                config.registry,
+                config.azureml,
             )
             summary.endpoint = record.endpoint
             summary.stages["rollout"].details.update(
@@ -218,6 +224,7 @@ def lineage(
         "flow_run_id": summary.flow_run_id,
         "config_hash": sha256_text(stable_json(config.model_dump(mode="json"))),
         "training_job": summary.stages["train"].details.get("job"),
+        "training_backend": config.train.backend,
     }
 
 

@@ -58,7 +58,7 @@ class ApprovalConfig(BaseModel):
 class ApprovalInput(RunInput):
     """The reviewer's form in the Prefect UI."""
 
-    approved: bool = Field(description="Approve this screened data for training?")
+    approved: bool = Field(False, description="Approve this screened data for training?")
     reviewer: str = Field(min_length=1, description="Your name or e-mail, kept in the audit.")
     comment: str = Field("", description="Why (kept in the audit record).")
     exclude_ids: list[str] = Field(
@@ -155,7 +155,9 @@ def request_review(
         f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
         + report_markdown(report)
     )
-    form = ApprovalInput.with_initial_data(description=description, approved=False, reviewer="")
+    # Initial data only for the description: `with_initial_data(field=value)` redefines the field
+    # without its description and constraints (prefect 3.8.8), so an empty reviewer would pass.
+    form = ApprovalInput.with_initial_data(description=description)
     comment = f"no decision within {config.timeout_seconds}s"
     timeout_answer = {"approved": False, "reviewer": "timeout", "comment": comment}
     # The server fails a run whose pause expires, so the flow could not record the rejection

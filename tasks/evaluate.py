@@ -17,11 +17,13 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.azureml.config import AzureMLConfig
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, Store, sha256_text, stable_json
 from platforms.training import TrainingJob
 from tasks.detectors import detectors_for
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
+from tasks.register import RegisterConfig
 from tasks.screen_policy import Action, ScreenConfig
 from trainer.data import read_split
 from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
@@ -260,11 +262,13 @@ def evaluate_task(
     model_name: str,
     config: EvaluateConfig,
     screen: ScreenConfig,
+    registry: RegisterConfig | None = None,
+    azureml: AzureMLConfig | None = None,
 ) -> EvalReport:
     """Score base, candidate and champion on the test split and decide the gate."""
     from tasks.register import champion_of
 
-    champion = champion_of(store, model_name)
+    champion = champion_of(store, model_name, registry, azureml)
     cached = _cache_path(split, job, champion, config, screen)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.registry import LocalRegistry, ModelVersion
+from platforms.azureml.config import AzureMLConfig
+from platforms.registry import LocalRegistry, ModelRegistry, ModelVersion
 from platforms.store import Store
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +29,11 @@ class RegisterConfig(BaseModel):
     model_name: str | None = Field(
         None, description="Registered model name (default: tunegate-<task>).", pattern=r"^[\w.-]+$"
     )
+    backend: Literal["local", "azureml"] = Field(
+        "local",
+        description="local: a folder and JSON index in the store; azureml: model assets in the "
+        "azureml section's workspace (aliases as tags).",
+    )
     promote: bool = Field(
         True,
         description="Make a passing candidate the champion at registration. Set false when a "
@@ -38,9 +44,19 @@ class RegisterConfig(BaseModel):
         return self.model_name or f"tunegate-{task_type}"
 
 
-def registry_for(store: Store) -> LocalRegistry:
+def registry_for(
+    store: Store, config: RegisterConfig | None = None, azureml: AzureMLConfig | None = None
+) -> ModelRegistry:
+    """The configured registry (local unless `registry.backend` is azureml)."""
+    if config is not None and config.backend == "azureml":
+        from platforms.azureml import client
+        from platforms.azureml.registry import AzureMLRegistry
+        from tasks.train import local_cache
+
+        settings = azureml or AzureMLConfig()
+        return AzureMLRegistry(client.connect(settings.workspace), local_cache() / "models")
     if not store.is_local:
-        raise ValueError("the local registry needs a local store")
+        raise ValueError("registry.backend=local needs a local store; use registry.backend=azureml")
     return LocalRegistry(Path(store.uri))
 
 
@@ -67,12 +83,17 @@ def run_register(
     metrics: dict[str, float],
     lineage: dict[str, Any],
     promote: bool,
+    config: RegisterConfig | None = None,
+    azureml: AzureMLConfig | None = None,
 ) -> ModelVersion:
-    registry = registry_for(store)
+    registry = registry_for(store, config, azureml)
     version = _already_registered(registry, name, lineage.get("training_job"))
     if version is None:
         version = registry.register(
-            name, Path(model_dir), metrics, {**lineage, "code_version": code_version()}
+            name,
+            _source(registry, model_dir, lineage),
+            metrics,
+            {**lineage, "code_version": code_version()},
         )
     registry.set_alias(name, "challenger", version.version)
     if promote:
@@ -88,9 +109,11 @@ def register_task(
     metrics: dict[str, float],
     lineage: dict[str, Any],
     promote: bool,
+    config: RegisterConfig | None = None,
+    azureml: AzureMLConfig | None = None,
 ) -> ModelVersion:
     """Register the candidate with its lineage."""
-    version = run_register(store, name, model_dir, metrics, lineage, promote)
+    version = run_register(store, name, model_dir, metrics, lineage, promote, config, azureml)
     create_markdown_artifact(
         key="model-version",
         markdown=f"### {version.name} v{version.version}\n\n"
@@ -101,8 +124,19 @@ def register_task(
     return version
 
 
+def _source(registry: ModelRegistry, model_dir: str, lineage: dict[str, Any]) -> Path | str:
+    """What to register: an Azure ML job's own output when the job ran there (no re-upload)."""
+    job = lineage.get("training_job")
+    on_azure = not isinstance(registry, LocalRegistry)
+    if on_azure and job and lineage.get("training_backend") == "azureml":
+        from platforms.azureml.entities import job_output
+
+        return job_output(job)
+    return Path(model_dir)
+
+
 def _already_registered(
-    registry: LocalRegistry, name: str, training_job: str | None
+    registry: ModelRegistry, name: str, training_job: str | None
 ) -> ModelVersion | None:
     """The version a finished training job was registered as before (a re-run over the same
     data and config trains nothing new, so it registers nothing new)."""
@@ -114,5 +148,16 @@ def _already_registered(
     return None
 
 
-def champion_of(store: Store, name: str) -> ModelVersion | None:
-    return registry_for(store).alias(name, "champion")
+def champion_of(
+    store: Store,
+    name: str,
+    config: RegisterConfig | None = None,
+    azureml: AzureMLConfig | None = None,
+) -> ModelVersion | None:
+    """The champion with its files on this machine (downloaded from Azure ML when needed)."""
+    registry = registry_for(store, config, azureml)
+    champion = registry.alias(name, "champion")
+    download = getattr(registry, "download", None)
+    if champion is None or download is None:
+        return champion
+    return champion.model_copy(update={"path": str(download(champion))})

@@ -22,11 +22,13 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.azureml.config import AzureMLConfig
 from platforms.endpoint import EndpointBackend, LocalEndpointBackend, ensure_local_endpoint
-from platforms.registry import LocalRegistry, ModelRegistry, ModelVersion
+from platforms.registry import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.client import EndpointError
 from serving.metrics import MetricsSnapshot
+from tasks.register import RegisterConfig
 from tasks.rollout_policy import (
     DeploymentHealth,
     RolloutPolicy,
@@ -43,7 +45,11 @@ ANSWER_KEY = {"extractive-qa": "answer", "summarization": "summary", "chat": "re
 class RolloutConfig(RolloutPolicy):
     """How new versions reach the endpoint."""
 
-    backend: Literal["local"] = Field("local", description="local: the endpoint in serving/.")
+    backend: Literal["local", "azureml"] = Field(
+        "local",
+        description="local: the endpoint in serving/; azureml: the managed online endpoint of "
+        "the azureml section.",
+    )
     port: int = Field(0, ge=0, le=65535, description="Local endpoint port (0: a free one).")
     replay: bool = Field(
         True, description="Replay the smoke requests as traffic while a step is held."
@@ -165,7 +171,7 @@ def run_rollout(
 
 
 def roll_back_to_previous(
-    backend: EndpointBackend, registry: LocalRegistry, name: str
+    backend: EndpointBackend, registry: ModelRegistry, name: str
 ) -> RolloutRecord:
     """By hand: serve the previous champion at 100% at once and move the alias back to it."""
     timeline = _Timeline()
@@ -305,8 +311,21 @@ def timeline_markdown(record: RolloutRecord) -> str:
     return "\n".join(lines)
 
 
-def endpoint_for(store: Store, config: RolloutConfig) -> LocalEndpointBackend:
-    """The local endpoint under `{store}/endpoint`, started when it is not running."""
+def endpoint_for(
+    store: Store, config: RolloutConfig, azureml: AzureMLConfig | None = None
+) -> EndpointBackend:
+    """The configured endpoint: Azure ML's managed online endpoint, or the local one under
+    `{store}/endpoint`, started when it is not running."""
+    if config.backend == "azureml":
+        from platforms.azureml import client
+        from platforms.azureml.endpoint import AzureMLEndpointBackend
+        from tasks.train import local_cache
+
+        settings = azureml or AzureMLConfig()
+        state = (
+            Path(store.uri) / "endpoint-azureml" if store.is_local else local_cache() / "endpoint"
+        )
+        return AzureMLEndpointBackend(client.connect(settings.workspace), settings.endpoint, state)
     if not store.is_local:
         raise ValueError("rollout.backend=local needs a local store (the endpoint keeps its state)")
     url, key_file = ensure_local_endpoint(Path(store.uri) / "endpoint", config.port)
@@ -320,13 +339,16 @@ def rollout_task(
     task_type: str,
     samples: list[dict[str, Any]],
     config: RolloutConfig,
+    registry: RegisterConfig | None = None,
+    azureml: AzureMLConfig | None = None,
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
     from tasks.register import registry_for
 
-    backend = endpoint_for(store, config)
+    backend = endpoint_for(store, config, azureml)
     try:
-        record = run_rollout(backend, registry_for(store), version, task_type, samples, config)
+        models = registry_for(store, registry, azureml)
+        record = run_rollout(backend, models, version, task_type, samples, config)
         if record.outcome != "rolled-back" and samples:
             answer = backend.score(samples[0]["request"])
             example = {"request": samples[0]["request"], "response": answer.body}

@@ -65,6 +65,16 @@ class AzureMLRegistry:
     def versions(self, name: str) -> list[ModelVersion]:
         return sorted((self._version(m) for m in self._assets(name)), key=lambda v: v.version)
 
+    def names(self) -> list[str]:
+        return sorted(m.name for m in retrying(lambda: list(self.client.models.list()), "models"))
+
+    def aliases(self, name: str) -> dict[str, int]:
+        return {
+            alias: held.version
+            for alias in ALIASES
+            if (held := self.alias(name, alias)) is not None
+        }
+
     def alias(self, name: str, alias: str) -> ModelVersion | None:
         holders = [m for m in self._assets(name) if (m.tags or {}).get(_alias_tag(alias)) == "true"]
         if not holders:
