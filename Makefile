@@ -22,10 +22,16 @@ node_modules/.bin/azurite-blob: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Debian's Chromium for the browser test (tests/test_ui_approval.py); Playwright never downloads one.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
 demo: $(STAMP)
 	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json
 
-test: $(STAMP) node_modules/.bin/azurite-blob lint
+test: $(STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q
 
 lint: $(STAMP)

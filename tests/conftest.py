@@ -1,4 +1,4 @@
-"""Shared fixtures: one real Dask LocalCluster and one Prefect test API for the whole session."""
+"""Shared fixtures: one Prefect test API, one real `prefect server start` (with `tunegate serve`)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,42 @@ def prefect_api() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def _prefect_server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    from tests.prefect_server import prefect_server
+
+    with prefect_server(tmp_path_factory.mktemp("prefect-home")) as env:
+        yield env
+
+
+@pytest.fixture
+def prefect_server(_prefect_server_env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A real `prefect server start` (API and UI), shared by the session; this test's client
+    talks to it. Yields the environment for subprocesses (PREFECT_API_URL, PREFECT_HOME)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: _prefect_server_env["PREFECT_API_URL"]}):
+        yield _prefect_server_env
+
+
+@pytest.fixture(scope="session")
+def _served(
+    _prefect_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    from tests.prefect_server import tunegate_serve
+
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with tunegate_serve(_prefect_server_env, log, limit=3):
+        yield log
+
+
+@pytest.fixture
+def served(prefect_server: dict[str, str], _served: Path) -> Path:
+    """`tunegate serve` (retrain/nightly and retrain/manual) against `prefect_server`, for the
+    session: runs of retrain/manual start as its subprocesses. Returns its log file."""
+    return _served
 
 
 @pytest.fixture

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from prefect import get_client
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.config import PipelineConfig
 from flows.deploy_cli import _deployments_module
 from tests.test_flow import _input
-
-ROOT = Path(__file__).resolve().parents[1]
-SERVER_START_SECONDS = 60
-_PREFECT_SERVER = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -117,73 +103,7 @@ def test_a_bad_cron_is_refused_before_anything_is_registered() -> None:
     assert "cron" in result.output.lower()
 
 
-# --- a real `prefect server start` -------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"prefect server exited {proc.returncode}:\n{log.read_text()}")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(f"{url}/health", timeout=2) as response,
-        ):
-            if response.status == 200:
-                return
-        time.sleep(0.5)
-    raise AssertionError(f"prefect server not healthy after {seconds}s:\n{log.read_text()}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the process group this test started, SIGKILL it if it lingers."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-
-
-@pytest.fixture(scope="module")
-def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A `prefect server start` subprocess on a free port with its own PREFECT_HOME."""
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_UI_ENABLED": "false",  # not needed here; spares building the UI files
-        "PREFECT_API_URL": url,
-        "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
-        "HF_HUB_OFFLINE": "1",
-    }
-    log = home / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [*_PREFECT_SERVER, "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        _wait_healthy(url, proc, log, SERVER_START_SECONDS)
-        with temporary_settings(updates={PREFECT_API_URL: url}):
-            yield env
-    finally:
-        _stop(proc)
+# --- a real `prefect server start` and `tunegate serve` (fixtures in conftest.py) --------------
 
 
 @pytest.mark.slow
@@ -217,38 +137,21 @@ def test_deploy_registers_nightly_and_manual(prefect_server: dict[str, str]) -> 
 
 
 @pytest.mark.slow
-def test_manual_run_through_the_api_completes_under_serve(
-    prefect_server: dict[str, str], tmp_path: Path
-) -> None:
+def test_manual_run_through_the_api_completes_under_serve(served: Path, tmp_path: Path) -> None:
     from prefect.deployments import run_deployment
 
-    log = tmp_path / "serve.log"
-    env = {**prefect_server, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
-    with log.open("wb") as out:
-        serve = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "serve", "--limit", "1"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        config = {
-            "store": str(tmp_path / "store"),
-            "until": "split",
-            "approval": {"mode": "auto"},
-            "ingest": {"inputs": [str(_input(tmp_path, n_contexts=4))]},
-            "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
-        }
-        run = run_deployment(
-            "retrain/manual", parameters={"config": config}, timeout=75, poll_interval=1
-        )
-        assert serve.poll() is None, log.read_text()
-        assert run.state is not None and run.state.is_completed(), (
-            f"{run.state}\n{log.read_text()[-4000:]}"
-        )
-        assert list((tmp_path / "store" / "datasets" / "split").iterdir())
-        assert json.loads(json.dumps(run.parameters))["config"]["until"] == "split"
-    finally:
-        _stop(serve)
+    config = {
+        "store": str(tmp_path / "store"),
+        "until": "split",
+        "approval": {"mode": "auto"},
+        "ingest": {"inputs": [str(_input(tmp_path, n_contexts=4))]},
+        "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
+    }
+    run = run_deployment(
+        "retrain/manual", parameters={"config": config}, timeout=75, poll_interval=1
+    )
+    assert run.state is not None and run.state.is_completed(), (
+        f"{run.state}\n{served.read_text()[-4000:]}"
+    )
+    assert list((tmp_path / "store" / "datasets" / "split").iterdir())
+    assert json.loads(json.dumps(run.parameters))["config"]["until"] == "split"

@@ -32,14 +32,20 @@ MAX_MIRROR_PERCENT = 50
 class AzureMLEndpointBackend:
     """`EndpointBackend` over `ml_client.online_endpoints` / `online_deployments`."""
 
-    def __init__(self, ml_client: Any, config: EndpointConfig, state_dir: Path) -> None:
+    def __init__(
+        self,
+        ml_client: Any,
+        config: EndpointConfig,
+        state_dir: Path,
+        http: httpx.Client | None = None,
+    ) -> None:
         self.client = ml_client
         self.config = config
         self.state_dir = state_dir
         endpoint = self._ensure_endpoint()
         self.url = str(endpoint.scoring_uri)
         self.key_file = str(self._write_key())
-        self._http = httpx.Client(timeout=config.request_timeout_ms / 1000 + 10)
+        self._http = http or httpx.Client(timeout=config.request_timeout_ms / 1000 + 10)
         self._metrics: dict[str, DeploymentMetrics] = {}
         self._lock = threading.Lock()
 
@@ -49,7 +55,8 @@ class AzureMLEndpointBackend:
         mirror = {k: int(v) for k, v in (endpoint.mirror_traffic or {}).items()}
         deployments, creating = [], []
         for found in self._deployments():
-            if str(found.provisioning_state) != "Succeeded":
+            state = str(getattr(found.provisioning_state, "value", found.provisioning_state))
+            if state.lower() != "succeeded":
                 creating.append(found.name)
                 continue
             tags = found.tags or {}

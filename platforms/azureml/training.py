@@ -24,16 +24,6 @@ from platforms.azureml.client import retrying
 from platforms.azureml.config import AzureMLConfig
 from platforms.training import JobStatus, TrainingJob, TrainSpec
 
-_RUNNING = {
-    "NotStarted",
-    "Starting",
-    "Provisioning",
-    "Preparing",
-    "Queued",
-    "Running",
-    "Finalizing",
-    "CancelRequested",
-}
 _STATUS: dict[str, JobStatus] = {
     "Completed": "completed",
     "Failed": "failed",
@@ -43,8 +33,9 @@ _STATUS: dict[str, JobStatus] = {
 MAX_RESUBMITS = 20
 
 
-def job_status(service_status: str) -> JobStatus:
+def job_status(service_status: Any) -> JobStatus:
     """tunegate's status for an Azure ML job status (unknown ones count as running)."""
+    service_status = _text(service_status)
     if service_status in _STATUS:
         return _STATUS[service_status]
     return "running"
@@ -88,9 +79,9 @@ class AzureMLTrainingBackend:
             last = ""
             while True:
                 found = retrying(lambda: self.client.jobs.get(job.name), f"get job {job.name}")
-                if found.status != last:
-                    on_log(f"job {job.name}: {found.status}")
-                    last = found.status
+                if _text(found.status) != last:
+                    last = _text(found.status)
+                    on_log(f"job {job.name}: {last}")
                 status = job_status(found.status)
                 if status != "running":
                     streamer.join(timeout=self.poll_seconds)  # the log's last lines
@@ -183,6 +174,11 @@ class AzureMLTrainingBackend:
             log_path=_studio(found) or f"azureml job {name}",
             reused=reused,
         )
+
+
+def _text(status: Any) -> str:
+    """The SDK gives statuses as strings or as a str enum (`JobStatus.RUNNING`)."""
+    return str(getattr(status, "value", status))
 
 
 def _studio(job: Any) -> str | None:

@@ -1,0 +1,357 @@
+"""The Azure ML backends through a real `MLClient` whose transport answers like the service.
+
+Submit → follow → fetch → register → roll out, checking the request payloads the SDK sent; code
+and data uploads and the model download go to a real Azurite.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import httpx
+import pytest
+from azure.ai.ml.operations._run_history_constants import RunHistoryConstants
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError, ServiceRequestError
+
+from platforms.azureml.client import retrying
+from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.endpoint import AzureMLEndpointBackend
+from platforms.azureml.entities import job_output
+from platforms.azureml.registry import AzureMLRegistry
+from platforms.azureml.training import AzureMLTrainingBackend
+from platforms.training import TrainSpec
+from serving.api import DEPLOYMENT_HEADER
+from tasks.rollout import RolloutConfig, roll_back_to_previous, run_rollout
+from tests.azureml.fake_service import FakeAzureML, ml_client
+
+IMAGE = "mcr.microsoft.com/azureml/curated/acft-hf-nlp-gpu:latest"
+CONFIG = AzureMLConfig.model_validate(
+    {
+        "compute": {"name": "a100-x4", "size": "Standard_NC96ads_A100_v4", "max_nodes": 2},
+        "environment": {"image": IMAGE},
+        "launch": {"instance_count": 2, "gpus_per_node": 4, "accelerate_config": "fsdp"},
+        "endpoint": {"name": "tunegate-qa", "environment": {"image": IMAGE}},
+    }
+)
+CONTENT_HASH = "ab12cd34ef56ab12cd34ef56ab12cd34"
+
+
+@pytest.fixture
+def split_dir(tmp_path: Path) -> Path:
+    split = tmp_path / "datasets" / "split" / CONTENT_HASH
+    for part in ("train", "validation", "test"):
+        (split / part).mkdir(parents=True)
+        (split / part / "part-00000.parquet").write_bytes(b"PAR1 not really")
+    (split / "manifest.json").write_text(json.dumps({"content_hash": CONTENT_HASH}))
+    return split
+
+
+@pytest.fixture
+def spec(split_dir: Path) -> TrainSpec:
+    return TrainSpec(
+        name="train-0123456789abcdef0123",
+        data_dir=str(split_dir),
+        args={"task": "extractive-qa", "model": "microsoft/deberta-v3-base", "lora": True},
+    )
+
+
+def _backend(fake: FakeAzureML, tmp_path: Path) -> AzureMLTrainingBackend:
+    return AzureMLTrainingBackend(ml_client(fake), CONFIG, tmp_path / "jobs", poll_seconds=0.01)
+
+
+def test_submit_creates_the_cluster_registers_the_split_and_sends_the_job(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
+) -> None:
+    fake = fake_azureml_on_azurite
+    job = _backend(fake, tmp_path).submit(spec)
+    assert (job.name, job.status, job.reused) == (spec.name, "running", False)
+
+    cluster = fake.last_body("PUT", "/computes/a100-x4")["properties"]
+    assert cluster["properties"]["vmSize"] == "Standard_NC96ads_A100_v4"
+    assert cluster["properties"]["scaleSettings"]["maxNodeCount"] == 2
+    data = fake.last_body("PUT", f"/data/tunegate-split/versions/{CONTENT_HASH}")["properties"]
+    assert data["dataType"] == "uri_folder"  # the split, uploaded, versioned by content hash
+
+    sent = fake.last_body("PUT", f"/jobs/{spec.name}")["properties"]
+    assert sent["jobType"] == "Command"
+    assert sent["distribution"] == {"distributionType": "PyTorch", "processCountPerInstance": 1}
+    assert sent["resources"]["instanceCount"] == 2
+    assert sent["computeId"].endswith("/computes/a100-x4")
+    assert sent["inputs"]["data"]["uri"].endswith(f"/data/tunegate-split/versions/{CONTENT_HASH}")
+    assert sent["outputs"]["model"]["mode"] == "Upload"
+    assert sent["command"].startswith("accelerate launch --config_file trainer/configs/fsdp.yaml")
+    assert "--machine_rank $NODE_RANK" in sent["command"]
+    assert "--model microsoft/deberta-v3-base" in sent["command"]
+    assert sent["experimentName"] == "tunegate"
+    assert sent["environmentVariables"]["PYTHONUNBUFFERED"] == "1"
+
+
+def test_a_retried_submit_reattaches_and_only_a_failed_job_is_submitted_again(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
+) -> None:
+    fake = fake_azureml_on_azurite
+    backend = _backend(fake, tmp_path)
+    backend.submit(spec)
+    fake.set_job_status(spec.name, "Running")
+    again = backend.submit(spec)
+    assert again.reused and again.name == spec.name
+    assert len(fake.bodies("PUT", f"/jobs/{spec.name}")) == 1  # not submitted twice
+    assert len(fake.bodies("PUT", "/computes/a100-x4")) == 1  # the cluster exists now
+
+    fake.set_job_status(spec.name, "Failed")
+    retry = backend.submit(spec)
+    assert (retry.name, retry.reused) == (f"{spec.name}-r2", False)
+    # the same data version is reused, not uploaded again
+    assert len(fake.bodies("PUT", f"/data/tunegate-split/versions/{CONTENT_HASH}")) == 1
+
+
+def test_wait_streams_the_log_into_the_run_and_fetch_downloads_the_model(
+    fake_azureml_on_azurite: FakeAzureML,
+    tmp_path: Path,
+    spec: TrainSpec,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
+    fake = fake_azureml_on_azurite
+    backend = _backend(fake, tmp_path)
+    job = backend.submit(spec)
+    fake.write_log(spec.name, "user_logs/std_log.txt", "step 10 loss 1.23\nstep 20 loss 0.87\n")
+    fake.progress_job(spec.name, "Queued", "Running", "Running", "Completed")
+    lines: list[str] = []
+    done = backend.wait(job, lines.append)
+    assert done.status == "completed"
+    assert any("step 20 loss 0.87" in line for line in lines)  # the job's own log lines
+    assert f"job {spec.name}: Completed" in lines
+
+    fake.write_job_output(spec.name, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
+    model_dir = backend.fetch_outputs(done)
+    assert json.loads((model_dir / "model_info.json").read_text()) == {"task": "extractive-qa"}
+    assert backend.fetch_outputs(done) == model_dir  # downloaded once
+
+
+def test_an_interrupted_wait_cancels_the_job(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
+) -> None:
+    fake = fake_azureml_on_azurite
+    backend = _backend(fake, tmp_path)
+    job = backend.submit(spec)
+    fake.set_job_status(spec.name, "Running")
+
+    def interrupted(line: str) -> None:
+        raise KeyboardInterrupt  # what Prefect's SIGTERM bridge does to a cancelled run
+
+    with pytest.raises(KeyboardInterrupt):
+        backend.wait(job, interrupted)
+    assert f"POST {{ws}}/jobs/{spec.name}/cancel" in fake.calls()
+    assert backend.status(job) in ("running", "cancelled")  # CancelRequested, then Canceled
+
+
+def test_a_failed_job_is_an_error_naming_the_job(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
+) -> None:
+    backend = _backend(fake_azureml_on_azurite, tmp_path)
+    job = backend.submit(spec)
+    fake_azureml_on_azurite.set_job_status(spec.name, "Failed")
+    assert backend.status(job) == "failed"
+    with pytest.raises(RuntimeError, match=spec.name):
+        backend.fetch_outputs(job.model_copy(update={"status": "failed"}))
+
+
+def test_only_transient_errors_are_retried() -> None:
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            error = HttpResponseError(message="busy")
+            error.status_code = 503
+            raise error
+        return "ok"
+
+    waits: list[float] = []
+    assert retrying(flaky, "flaky", sleep=waits.append) == "ok"
+    assert waits == [2.0, 4.0]  # exponential backoff
+
+    def network() -> None:
+        raise ServiceRequestError("connection reset")
+
+    with pytest.raises(ServiceRequestError):
+        retrying(network, "network", attempts=2, sleep=waits.append)
+
+    def missing() -> None:
+        raise ResourceNotFoundError("no such job")
+
+    waits.clear()
+    with pytest.raises(ResourceNotFoundError):
+        retrying(missing, "missing", sleep=waits.append)
+    assert waits == []  # an answer, not an accident
+
+
+# ---- registry
+
+
+def _registered(fake: FakeAzureML, tmp_path: Path, jobs: list[str]) -> AzureMLRegistry:
+    registry = AzureMLRegistry(ml_client(fake), tmp_path / "models")
+    for number, job in enumerate(jobs, start=1):
+        registry.register(
+            "tunegate-qa",
+            job_output(job),
+            {"f1": 80.0 + number},
+            {"training_job": job, "datasets": {"split": CONTENT_HASH}, "flow_run_id": f"r{number}"},
+        )
+    return registry
+
+
+def test_registry_registers_job_outputs_with_lineage_and_moves_aliases_as_tags(
+    fake_azureml: FakeAzureML, tmp_path: Path
+) -> None:
+    registry = _registered(fake_azureml, tmp_path, ["train-a", "train-b"])
+    sent = fake_azureml.last_body("PUT", "/models/tunegate-qa/versions/2")["properties"]
+    assert sent["modelUri"].endswith("jobs/train-b/outputs/model")
+    assert sent["modelType"] == "custom_model"
+    assert sent["tags"]["training_job"] == "train-b"
+
+    v1, v2 = registry.versions("tunegate-qa")
+    assert (v1.version, v2.version) == (1, 2)
+    assert v2.path == "azureml:tunegate-qa:2"
+    assert v2.metrics == {"f1": 82.0}
+    assert v2.lineage["datasets"] == {"split": CONTENT_HASH}  # nested lineage kept whole
+
+    registry.set_alias("tunegate-qa", "champion", 1)
+    registry.set_alias("tunegate-qa", "champion", 2)
+    assert registry.alias("tunegate-qa", "champion") == registry.get("tunegate-qa", 2)
+    assert registry.previous("tunegate-qa", "champion") == registry.get("tunegate-qa", 1)
+    tags = {v: fake_azureml.models[("tunegate-qa", v)]["properties"]["tags"] for v in ("1", "2")}
+    assert (tags["1"]["alias.champion"], tags["2"]["alias.champion"]) == ("false", "true")
+    with pytest.raises(KeyError, match="version 9"):
+        registry.set_alias("tunegate-qa", "champion", 9)
+    with pytest.raises(KeyError):
+        registry.get("tunegate-qa", 9)
+
+
+# ---- endpoint and rollout
+
+
+class _Router:
+    """Azure ML's inference router in front of the fake: key auth, the deployment header or a
+    weighted pick by traffic, and the answering deployment in the response header."""
+
+    def __init__(self, fake: FakeAzureML, endpoint: str) -> None:
+        self.fake, self.endpoint = fake, endpoint
+        self.random = random.Random(7)
+        self.failing: set[str] = set()
+        self.answers: dict[str, str] = {}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        keys = self.fake.endpoint_keys[self.endpoint].values()
+        if request.headers.get("authorization") not in {f"Bearer {k}" for k in keys}:
+            return httpx.Response(401, json={"message": "wrong key"})
+        traffic = self.fake.endpoints[self.endpoint]["properties"].get("traffic") or {}
+        live = {name: weight for name, weight in traffic.items() if weight}
+        deployment = (
+            request.headers.get(DEPLOYMENT_HEADER)
+            or self.random.choices(list(live), weights=list(live.values()))[0]
+        )
+        headers = {DEPLOYMENT_HEADER: deployment}
+        if deployment in self.failing:
+            return httpx.Response(500, json={"message": "model crashed"}, headers=headers)
+        question = json.loads(request.content)["question"]
+        return httpx.Response(200, json={"answer": self.answers[question]}, headers=headers)
+
+
+SAMPLES = [
+    {"request": {"question": f"Who wrote report {i}?", "context": "..."}, "expected": f"Ada {i}"}
+    for i in range(4)
+]
+POLICY = RolloutConfig(steps=[10, 50, 100], hold_requests=8, min_requests=4, hold_seconds=30)
+
+
+def _endpoint(fake: FakeAzureML, tmp_path: Path) -> tuple[AzureMLEndpointBackend, _Router]:
+    router = _Router(fake, CONFIG.endpoint.name)
+    router.answers = {s["request"]["question"]: s["expected"] for s in SAMPLES}
+    backend = AzureMLEndpointBackend(
+        ml_client(fake),
+        CONFIG.endpoint,
+        tmp_path / "endpoint",
+        http=httpx.Client(transport=httpx.MockTransport(router)),
+    )
+    return backend, router
+
+
+def test_rollout_promotes_through_canary_steps_and_retires_the_old_deployment(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
+) -> None:
+    fake = fake_azureml_on_azurite
+    registry = _registered(fake, tmp_path, ["train-a", "train-b"])
+    backend, _ = _endpoint(fake, tmp_path)
+    assert oct(Path(backend.key_file).stat().st_mode & 0o777) == "0o600"
+    v1, v2 = registry.versions("tunegate-qa")
+
+    first = run_rollout(backend, registry, v1, "extractive-qa", SAMPLES, POLICY)
+    assert first.outcome == "promoted"
+    second = run_rollout(backend, registry, v2, "extractive-qa", SAMPLES, POLICY)
+    assert second.outcome == "promoted"
+
+    updates = [
+        b["properties"].get("traffic") or {}
+        for b in fake.bodies("PUT", "/onlineEndpoints/tunegate-qa")
+    ]
+    steps = [(t.get("green", 0), t.get("blue", 0)) for t in updates if t.get("green")]
+    assert steps == [(10, 90), (50, 50), (100, 0)], updates  # the canary, step by step
+    assert ("tunegate-qa", "blue") not in fake.deployments  # deleted once at 0%
+    deployment = fake.last_body("PUT", "/onlineEndpoints/tunegate-qa/deployments/green")
+    properties = deployment["properties"]
+    assert properties["model"].endswith("/models/tunegate-qa/versions/2")
+    assert properties["instanceType"] == CONFIG.endpoint.instance_type
+    assert properties["readinessProbe"]["initialDelay"] == "PT10M"  # 600 s for slow loaders
+    assert properties["requestSettings"]["requestTimeout"] == "PT1M30S"
+    assert registry.alias("tunegate-qa", "champion") == v2
+    status = backend.status()
+    assert [(d.name, d.traffic, d.version) for d in status.deployments] == [
+        ("green", 100, "tunegate-qa:2")
+    ]
+
+
+def test_a_failing_canary_rolls_back_and_a_manual_rollback_returns_to_the_old_champion(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
+) -> None:
+    fake = fake_azureml_on_azurite
+    registry = _registered(fake, tmp_path, ["train-a", "train-b", "train-c"])
+    backend, router = _endpoint(fake, tmp_path)
+    v1, v2, v3 = registry.versions("tunegate-qa")
+    run_rollout(backend, registry, v1, "extractive-qa", SAMPLES, POLICY)
+    run_rollout(backend, registry, v2, "extractive-qa", SAMPLES, POLICY)  # green live
+
+    router.failing = {"blue"}  # the new version crashes on live traffic (smoke passes first)
+
+    record = run_rollout(backend, registry, v3, "extractive-qa", SAMPLES, _lenient_smoke(POLICY))
+    assert record.outcome == "rolled-back"
+    assert fake.endpoints["tunegate-qa"]["properties"]["traffic"] == {"green": 100}
+    assert ("tunegate-qa", "blue") not in fake.deployments
+    assert registry.alias("tunegate-qa", "champion") == v2  # aliases unchanged
+
+    router.failing = set()
+    manual = roll_back_to_previous(backend, registry, "tunegate-qa")
+    assert registry.alias("tunegate-qa", "champion") == v1
+    live = [d for d in backend.status().deployments if d.traffic == 100]
+    assert [d.version for d in live] == ["tunegate-qa:1"]
+    assert manual.outcome == "rolled-back"
+
+
+def _lenient_smoke(policy: RolloutConfig) -> RolloutConfig:
+    return policy.model_copy(update={"smoke_min_agreement": 0.0})
+
+
+def test_a_deployment_with_traffic_is_never_deleted(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
+) -> None:
+    fake = fake_azureml_on_azurite
+    registry = _registered(fake, tmp_path, ["train-a"])
+    backend, _ = _endpoint(fake, tmp_path)
+    run_rollout(backend, registry, registry.get("tunegate-qa", 1), "extractive-qa", SAMPLES, POLICY)
+    with pytest.raises(ValueError, match="still takes 100%"):
+        backend.delete("blue")
+    with pytest.raises(ValueError, match="at most 50%"):
+        backend.set_traffic({"blue": 100}, {"green": 60})

@@ -1,0 +1,165 @@
+"""Real Prefect processes for the slow tests: `prefect server start` (API and UI) and `tunegate serve`.
+
+Both run as subprocesses in their own process group on a free loopback port, with their own
+PREFECT_HOME, and are stopped (SIGTERM, then SIGKILL) by the fixtures in conftest.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from uuid import UUID
+
+from prefect import get_client
+from prefect.client.schemas.objects import FlowRun
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_START_SECONDS = 90
+SERVE_START_SECONDS = 60
+_PREFECT_SERVER = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group a test started, SIGKILL it if it lingers."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def _wait(ready: Callable[[], bool], proc: subprocess.Popen, log: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"{proc.args} exited {proc.returncode}:\n{log.read_text()}")
+        if ready():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{proc.args} not ready after {seconds}s:\n{log.read_text()[-4000:]}")
+
+
+def _healthy(url: str) -> bool:
+    with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+        return r.status == 200
+    return False
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path) -> Iterator[dict[str, str]]:
+    """`prefect server start` with its UI on a free port; yields the env its clients need."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "true",  # the browser test approves in the UI
+        "PREFECT_API_URL": url,
+        "PREFECT_UI_URL": f"http://127.0.0.1:{port}",
+        "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
+        "HF_HUB_OFFLINE": "1",
+    }
+    log = home / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*_PREFECT_SERVER, "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait(lambda: _healthy(url), proc, log, SERVER_START_SECONDS)
+        yield env
+    finally:
+        stop(proc)
+
+
+@contextlib.contextmanager
+def tunegate_serve(env: dict[str, str], log: Path, limit: int) -> Iterator[subprocess.Popen]:
+    """`tunegate serve --limit N` against the server in `env`, once both deployments exist."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", "serve", "--limit", str(limit)],
+            cwd=ROOT,
+            env={**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        # The runner polls for runs once it printed how to trigger them.
+        _wait(lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS)
+        yield proc
+    finally:
+        stop(proc)
+
+
+def wait_for_state(run_id: UUID, done: Callable[[FlowRun], bool], seconds: float) -> FlowRun:
+    """Poll the API until `done(flow_run)`; AssertionError with the last state otherwise."""
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while True:
+            run = client.read_flow_run(run_id)
+            if done(run):
+                return run
+            if time.monotonic() > deadline:
+                raise AssertionError(f"flow run {run_id} still {run.state} after {seconds}s")
+            time.sleep(0.5)
+
+
+def start_manual_run(store: Path, inputs: Path) -> UUID:
+    """Trigger retrain/manual through the API with approval `manual`, stopping after split."""
+    config = {
+        "store": str(store),
+        "until": "split",
+        "approval": {"mode": "manual", "poll_seconds": 1},
+        "ingest": {"inputs": [str(inputs)]},
+        "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
+    }
+    # The sync client, not run_deployment: that returns a coroutine under Playwright's event loop.
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("retrain/manual")
+        run = client.create_flow_run_from_deployment(deployment.id, parameters={"config": config})
+    return run.id
+
+
+def artifacts(run_id: UUID) -> dict[str, str]:
+    """The flow run's artifacts, key → data."""
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+    )
+    from prefect.client.schemas.sorting import ArtifactSort
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(  # 3.8.8's sync client sends None for unset fields
+            artifact_filter=ArtifactFilter(),
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])),
+            task_run_filter=TaskRunFilter(),
+            limit=50,
+            offset=0,
+            sort=ArtifactSort.CREATED_DESC,
+        )
+    return {a.key: str(a.data) for a in found if a.key}

@@ -1,0 +1,114 @@
+"""A reviewer answers a paused retrain/manual run from the shell: `tunegate approve` / `reject`.
+
+The run is triggered through the API of a real `prefect server start` and runs under
+`tunegate serve` (fixtures in conftest.py), as an operator's would; the decision is given with the
+installed `tunegate` command (refused answers in-process, which starts faster).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.prefect_server import artifacts, start_manual_run, wait_for_state
+from tests.test_flow import _input
+
+TUNEGATE = Path(sys.executable).with_name("tunegate")  # the installed console script
+PAUSE_SECONDS = 120
+FINISH_SECONDS = 90
+
+
+def tunegate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(TUNEGATE), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def paused_run(store: Path, tmp_path: Path, n_contexts: int = 4) -> UUID:
+    run_id = start_manual_run(store, _input(tmp_path, n_contexts=n_contexts))
+    wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), PAUSE_SECONDS)
+    assert not (store / "datasets" / "split").exists()  # nothing moves before a decision
+    return run_id
+
+
+def audit_records(store: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((store / "approvals").glob("*/*.json"))]
+
+
+@pytest.mark.slow
+def test_a_served_run_waits_for_tunegate_approve_and_then_splits(
+    served: Path, prefect_server: dict[str, str], tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    run_id = paused_run(store, tmp_path)
+
+    nobody = CliRunner().invoke(app, ["approve", str(run_id), "--reviewer", ""])
+    assert nobody.exit_code == 1 and "reviewer" in nobody.output  # the server checks the form
+    assert wait_for_state(run_id, lambda r: True, 0).state.is_paused()
+
+    answer = tunegate(
+        prefect_server, "approve", str(run_id), "--reviewer", "dana@example.com",
+        "--comment", "screened sample looks clean", "--exclude", "t0-q0",
+    )  # fmt: skip
+    assert answer.returncode == 0, answer.stderr
+    assert f"approved flow run {run_id} as dana@example.com" in answer.stderr
+
+    run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), FINISH_SECONDS)
+    assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"
+    assert run.state.message == "data ingested, screened, approved and split"
+
+    [audit] = audit_records(store)
+    assert audit["decision"] == "approved" and audit["mode"] == "manual"
+    assert (audit["reviewer"], audit["comment"]) == (
+        "dana@example.com",
+        "screened sample looks clean",
+    )
+    assert audit["flow_run_id"] == str(run_id) and audit["exclude_ids"] == ["t0-q0"]
+    beside = json.loads((Path(audit["dataset_uri"]) / "approval.json").read_text())
+    assert beside == audit
+    [split] = (store / "datasets" / "split").iterdir()
+    manifest = json.loads((split / "manifest.json").read_text())
+    assert sum(manifest["counts"][s] for s in ("train", "validation", "test")) == 11  # 12 - t0-q0
+
+    shown = artifacts(run_id)
+    assert {"ingest-counts", "screening-report", "approval", "split-counts"} <= set(shown)
+    assert (
+        "dana@example.com" in shown["approval"]
+        and "screened sample looks clean" in shown["approval"]
+    )
+
+
+@pytest.mark.slow
+def test_a_served_run_rejected_with_tunegate_reject_fails_before_split(
+    served: Path, prefect_server: dict[str, str], tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    run_id = paused_run(store, tmp_path, n_contexts=3)
+
+    answer = tunegate(
+        prefect_server, "reject", str(run_id), "--reviewer", "sam", "--comment", "names left in"
+    )
+    assert answer.returncode == 0, answer.stderr
+
+    run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), FINISH_SECONDS)
+    assert run.state.is_failed(), f"{run.state}\n{served.read_text()[-4000:]}"
+    assert run.state.message == (
+        "data rejected by sam: names left in; nothing was split or trained"
+    )
+    [audit] = audit_records(store)
+    assert (audit["decision"], audit["reviewer"], audit["comment"]) == (
+        "rejected",
+        "sam",
+        "names left in",
+    )
+    assert not (store / "datasets" / "split").exists()
+
+    late = CliRunner().invoke(app, ["approve", str(run_id), "--reviewer", "late"])
+    assert late.exit_code == 1 and "cannot resume" in late.output  # it is no longer paused

@@ -1,0 +1,101 @@
+"""A reviewer approves a paused retrain/manual run in the Prefect UI, in a real headless Chromium.
+
+The UI is the one `prefect server start` serves (fixtures in conftest.py); the browser is Debian's
+`chromium` (`make test` installs it), driven by the Python `playwright` package, which never
+downloads a browser of its own here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.prefect_server import artifacts, start_manual_run, wait_for_state
+from tests.test_flow import _input
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+UI_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    """A page of a headless Chromium (Debian's, never a downloaded one)."""
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `make test` installs it (apt-get)"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
+    served: Path, prefect_server: dict[str, str], page, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    store = tmp_path / "store"
+    run_id = start_manual_run(store, _input(tmp_path, n_contexts=5))
+    wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), 120)
+    ui = prefect_server["PREFECT_UI_URL"]
+
+    # The runs list: this run is shown Paused; open it.
+    page.goto(f"{ui}/runs")
+    row = page.locator(".state-list-item", has=page.locator(f"a[href$='{run_id}']"))
+    expect(row).to_contain_text("Paused")
+    row.get_by_role("link", name="retrain-extractive-qa").click()
+    expect(page).to_have_url(f"{ui}/runs/flow-run/{run_id}")
+
+    # Resume opens the ApprovalInput form under the screening report.
+    page.get_by_role("button", name="Resume").click()
+    form = page.get_by_role("dialog")
+    expect(form).to_contain_text("Approve this data for training?")
+    expect(form).to_contain_text("Screening report")
+
+    def field(label: str):
+        name = page.locator(".schema-form-property__label", has_text=label)
+        return form.locator(".schema-form-property", has=name)
+
+    expect(field("Reviewer")).to_contain_text("Your name or e-mail, kept in the audit.")
+    form.get_by_role("button", name="Submit").click()  # no reviewer yet: refused in the form
+    expect(field("Reviewer")).to_contain_text("'reviewer' is a required property")
+
+    field("Approved").get_by_role("switch").click()
+    field("Reviewer").locator("textarea").fill("uma@example.com")
+    field("Comment").locator("textarea").fill("checked the masked samples in the browser")
+    form.get_by_role("button", name="Submit").click()
+    expect(form).to_be_hidden()
+
+    run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), 90)
+    assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"
+    page.reload()
+    expect(page.get_by_text("Completed").first).to_be_visible()
+
+    [audit_file] = (store / "approvals").glob("*/*.json")
+    audit = json.loads(audit_file.read_text())
+    assert (audit["decision"], audit["reviewer"], audit["comment"]) == (
+        "approved",
+        "uma@example.com",
+        "checked the masked samples in the browser",
+    )
+    assert audit["flow_run_id"] == str(run_id) and audit["exclude_ids"] == []
+    assert list((store / "datasets" / "split").iterdir())
+    assert "uma@example.com" in artifacts(run_id)["approval"]
