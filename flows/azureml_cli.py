@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from flows.config import PipelineConfig
 
 azureml_app = typer.Typer(
     help="Azure ML: export the training job, compute, endpoint and deployment a run submits.",
@@ -39,16 +42,27 @@ def export_command(
 ) -> None:
     """Write compute.yml, job.yml, endpoint.yml and deployment.yml; no credentials needed."""
     from flows.cli import _config
+
+    write_export(_config(config, set), out, data, model_version)
+
+
+def write_export(
+    cfg: PipelineConfig, out: Path, data: str | None, model_version: str = "1"
+) -> None:
+    """Export what a run with `cfg` submits; `data` is a split folder or an Azure ML reference."""
+    from platforms.azureml.entities import datastore_uri
     from platforms.azureml.export import export
+    from platforms.blob import is_azure
     from platforms.training import TrainSpec
     from tasks.train import job_name
 
-    cfg = _config(config, set)
     data_ref = data or f"azureml:{cfg.azureml.data_asset}@latest"
     name = f"tunegate-{cfg.task.value}-train"
-    if data and Path(data).is_dir():
-        split = cfg.open_store().dataset_at(str(Path(data).resolve()))
+    if data and (is_azure(data) or Path(data).is_dir()):  # a split dataset in the store
+        split = cfg.open_store().dataset_at(data if is_azure(data) else str(Path(data).resolve()))
         name, data_ref = job_name(split, cfg.train), split.uri
+        if is_azure(split.uri):
+            data_ref = datastore_uri(split.uri, cfg.azureml.datastore)
     spec = TrainSpec(name=name, data_dir=data_ref, args=cfg.train.trainer_args(cfg.task.value))
     if cfg.train.model.startswith("packaged:"):
         console.print(

@@ -72,9 +72,18 @@ def run(
     set: SetOpt = None,
     summary: Annotated[Path | None, typer.Option(help="Write the run summary JSON here.")] = None,
     sample_n: Annotated[int, typer.Option(help="Sample size when no input is given.")] = 600,
+    dry_run: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run the data stages only, then write the Azure ML job, compute, endpoint and "
+            "deployment YAML for the split into this folder instead of training."
+        ),
+    ] = None,
 ) -> None:
     """Run the retrain flow. With no input, generate sample data first."""
     cfg = _config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
+    if dry_run is not None:
+        cfg = cfg.model_copy(update={"until": "split"})
     if not cfg.ingest.inputs:
         sample_path = _ensure_sample(cfg, sample_n)
         cfg = cfg.model_copy(
@@ -94,6 +103,10 @@ def run(
     if not state.is_completed():
         console.print(f"[red]retrain {state.name.lower()}: {state.message}[/red]")
         raise typer.Exit(1)
+    if dry_run is not None:
+        from flows.azureml_cli import write_export
+
+        write_export(cfg, dry_run, result.stages["split"].details["uri"])
 
 
 def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:

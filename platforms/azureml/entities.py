@@ -127,6 +127,12 @@ def training_job(
     )
 
 
+def datastore_uri(uri: str, datastore: str) -> str:
+    """`az://container/path` as the same folder seen through a datastore over that container."""
+    path = uri.split("://", 1)[1].split("/", 1)[1].rstrip("/")
+    return f"azureml://datastores/{datastore}/paths/{path}/"
+
+
 def compute_cluster(config: ComputeConfig) -> AmlCompute:
     return AmlCompute(
         name=config.name,

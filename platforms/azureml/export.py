@@ -44,7 +44,7 @@ def export(
     job = entities.training_job(spec, config, train_code, data)._to_job()
     written = {
         "compute": _write(entities.compute_cluster(config.compute), out_dir / "compute.yml"),
-        "job": _write(job, out_dir / "job.yml", code=f"./{TRAIN_CODE}"),
+        "job": _write(job, out_dir / "job.yml", code=f"./{TRAIN_CODE}", local_data=data),
         "endpoint": _write(entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"),
     }
     online = entities.online_deployment(
@@ -54,12 +54,19 @@ def export(
     return written
 
 
-def _write(entity: Resource, path: Path, code: str | None = None) -> Path:
-    """The entity's own YAML form, with its code folder made relative to the file."""
+def _write(
+    entity: Resource, path: Path, code: str | None = None, local_data: str | None = None
+) -> Path:
+    """The entity's own YAML form, with its code folder made relative to the file.
+
+    A local data folder stays a plain path, which `az ml job create` uploads: the SDK's own
+    serialisation turns it into `azureml:/abs/path`, an asset id that does not exist."""
     # The SDK's own serialisation (what `dump()` writes); JSON turns its OrderedDicts into dicts.
     data: dict[str, Any] = json.loads(json.dumps(entity._to_dict()))
     if code is not None:
         target = data.get("code_configuration", data)
         target["code"] = code
+    if local_data is not None and Path(local_data).is_dir():
+        data["inputs"]["data"]["path"] = str(Path(local_data).resolve())
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path

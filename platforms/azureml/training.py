@@ -22,6 +22,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from platforms.azureml import entities
 from platforms.azureml.client import retrying
 from platforms.azureml.config import AzureMLConfig
+from platforms.blob import is_azure
 from platforms.training import JobStatus, TrainingJob, TrainSpec
 
 _STATUS: dict[str, JobStatus] = {
@@ -143,10 +144,9 @@ class AzureMLTrainingBackend:
         if data_dir.startswith(("azureml:", "https://", "http://")):
             return data_dir
         name = self.config.data_asset
-        if data_dir.startswith(("az://", "abfs://", "abfss://")):
-            path = data_dir.split("://", 1)[1].split("/", 1)[1]  # within the container
-            source = f"azureml://datastores/{self.config.datastore}/paths/{path.rstrip('/')}/"
-            version = _hash_of(data_dir, default=path.rstrip("/").rsplit("/", 1)[-1])
+        if is_azure(data_dir):
+            source = entities.datastore_uri(data_dir, self.config.datastore)
+            version = _hash_of(data_dir, default=source.rstrip("/").rsplit("/", 1)[-1])
         else:
             source = data_dir
             version = _hash_of(data_dir, default=Path(data_dir).name)

@@ -177,3 +177,40 @@ def test_workspace_ids_come_from_config_json_and_missing_ones_are_named(tmp_path
     )
     with pytest.raises(ValueError, match=r"azureml\.workspace\.resource_group"):
         WorkspaceConfig(subscription_id="sub", workspace_name="ws").resolved()
+
+
+@pytest.mark.slow
+def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
+    tmp_path: Path, prefect_api: None
+) -> None:
+    from tests.test_flow import _input
+
+    out = tmp_path / "dry-run"
+    store = tmp_path / "store"
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--config",
+            str(ROOT / "configs" / "azureml.yaml"),
+            "--input",
+            str(_input(tmp_path)),
+            "--approval",
+            "auto",
+            "--set",
+            f"store={store}",
+            "--set",
+            "task=extractive-qa",
+            "--set",
+            "dask.n_workers=1",
+            "--dry-run",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert not (store / "jobs").exists()  # nothing trained, nothing submitted
+    [split] = (store / "datasets" / "split").iterdir()
+    job = load_job(out / "job.yml")
+    assert Path(job.inputs["data"].path) == split  # `az ml job create` uploads this folder
+    assert job.name.startswith("train-")  # named by data and config, as a real run would
+    assert load_online_deployment(out / "deployment.yml").endpoint_name == "tunegate-phi35"
