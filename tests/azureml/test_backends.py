@@ -355,3 +355,40 @@ def test_a_deployment_with_traffic_is_never_deleted(
         backend.delete("blue")
     with pytest.raises(ValueError, match="at most 50%"):
         backend.set_traffic({"blue": 100}, {"green": 60})
+
+
+def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
+    fake_azureml_on_azurite: FakeAzureML,
+    tmp_path: Path,
+    split_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from platforms.azureml import client
+    from platforms.store import DatasetRef, Store
+    from tasks.train import TrainConfig, job_name, run_training
+
+    fake = fake_azureml_on_azurite
+    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
+    monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
+    store = Store(str(tmp_path / "store"))
+    split = DatasetRef(
+        uri=str(split_dir),
+        stage="split",
+        task="extractive-qa",
+        key="k",
+        content_hash=CONTENT_HASH,
+        counts={"train": 1},
+    )
+    config = TrainConfig(backend="azureml", model="microsoft/deberta-v3-base", epochs=1)
+    name = job_name(split, config)
+    fake.progress_job(name, "Queued", "Running", "Completed")
+    fake.write_job_output(name, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
+
+    lines: list[str] = []
+    job = run_training(store, split, config, lines.append, CONFIG)
+    assert (job.backend, job.status, job.name) == ("azureml", "completed", name)
+    assert (Path(job.output_dir) / "model_info.json").is_file()  # evaluated here, next stage
+    assert Path(job.output_dir).is_relative_to(tmp_path / "store" / "jobs")
+    assert f"job {name}: Completed" in lines
+    sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
+    assert "--epochs 1.0" in sent["command"] and "--task extractive-qa" in sent["command"]
