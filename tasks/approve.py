@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import DatasetRef, Store
 from tasks.notify import NotifyConfig, send
+from tasks.review_changes import changes_markdown, compare
 from tasks.screen import ScreenReport, report_hash, report_markdown
 
 log = logging.getLogger(__name__)
@@ -147,13 +148,14 @@ def make_record(
 
 
 def request_review(
-    screened: DatasetRef, report: ScreenReport, config: ApprovalConfig
+    screened: DatasetRef, report: ScreenReport, config: ApprovalConfig, changes: str = ""
 ) -> ApprovalRecord:
     """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected."""
     description = (
         "## Approve this data for training?\n\n"
         f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
         + report_markdown(report)
+        + ("\n\n" + changes if changes else "")
     )
     # Initial data only for the description: `with_initial_data(field=value)` redefines the field
     # without its description and constraints (prefect 3.8.8), so an empty reviewer would pass.
@@ -236,7 +238,9 @@ def approve_task(
                         "timeout_seconds": config.timeout_seconds,
                     },
                 )
-            record = request_review(screened, report, config)
+            changes = changes_markdown(compare(store, screened, report))
+            create_markdown_artifact(key="review-changes", markdown=changes)
+            record = request_review(screened, report, config, changes)
         save_approval(store, record)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
     log.info(

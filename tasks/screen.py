@@ -308,12 +308,19 @@ def report_markdown(report: ScreenReport) -> str:
     if report.samples:
         lines += ["", "**Masked samples**", ""]
         for s in report.samples:
-            excerpt = s["excerpt"].replace("\n", " ").replace("|", "\\|")
+            excerpt = _markdown_text(s["excerpt"])
             lines.append(f"- `{s['id']}` ({s['outcome']}, {s['field']}): {excerpt}")
     if report.flagged_ids:
         shown = ", ".join(report.flagged_ids[:20])
         lines += ["", f"**Flagged record ids** ({report.flagged}): {shown}"]
     return "\n".join(lines)
+
+
+def _markdown_text(text: str) -> str:
+    """Text shown as-is in a markdown table or list: placeholders like `<PERSON>` would
+    otherwise be taken for HTML tags and vanish from the Prefect UI."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace("\n", " ").replace("|", "\\|")
 
 
 @task(name="screen", cache_policy=NONE)

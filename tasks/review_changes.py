@@ -1,0 +1,118 @@
+"""What changed since the last approved dataset: the part of the review a person reads first.
+
+A nightly run over mostly the same data should not ask the reviewer to reread everything: the
+pause shows how the counts, the findings per entity and the set of record ids moved since the
+dataset that was approved last (any run, any dataset hash), and which record ids are new.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
+
+from platforms.store import DatasetRef, Store
+
+_COUNTS = ("records_in", "kept", "redacted", "quarantined", "flagged")
+_SHOWN_IDS = 10
+
+
+class ReviewChanges(BaseModel):
+    """The comparison with the last approved dataset: (then, now) pairs and the id changes."""
+
+    model_config = ConfigDict(frozen=True)
+    previous_hash: str
+    previous_reviewer: str
+    previous_decided_at: str
+    counts: dict[str, tuple[int, int]]
+    findings: dict[str, tuple[int, int]]
+    added_ids: list[str]
+    removed_ids: list[str]
+
+
+def last_approved(store: Store, exclude_hash: str) -> dict[str, Any] | None:
+    """The most recent approval record of another dataset, as stored (or None)."""
+    root = store.path("approvals")
+    if not store.exists(root):
+        return None
+    pattern = store.fs._strip_protocol(root) + "/*/*-approved-*.json"
+    latest = None
+    for path in store.fs.glob(pattern):
+        record = json.loads(store.fs.cat_file(path))
+        if record["dataset_hash"] == exclude_hash:
+            continue
+        if latest is None or record["decided_at"] > latest["decided_at"]:
+            latest = record
+    return latest
+
+
+def record_ids(store: Store, dataset_uri: str) -> set[str]:
+    """The ids in a screened dataset (only the id column is read)."""
+    files = store.table_files(store.dataset_at(dataset_uri), "screened")
+    ids: set[str] = set()
+    for uri in files:
+        with store.fs.open(store.fs._strip_protocol(uri), "rb") as f:
+            ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+    return ids
+
+
+def compare(store: Store, screened: DatasetRef, report: Any) -> ReviewChanges | None:
+    """How `screened` and its report differ from the last approved dataset."""
+    previous = last_approved(store, screened.content_hash)
+    if previous is None or not store.exists(f"{previous['dataset_uri']}/report.json"):
+        return None
+    before = json.loads(store.read_text(f"{previous['dataset_uri']}/report.json"))
+    now = report.model_dump(mode="json")
+    then_ids = record_ids(store, previous["dataset_uri"])
+    now_ids = record_ids(store, screened.uri)
+    return ReviewChanges(
+        previous_hash=previous["dataset_hash"],
+        previous_reviewer=previous["reviewer"],
+        previous_decided_at=previous["decided_at"],
+        counts={k: (before[k], now[k]) for k in _COUNTS},
+        findings=_findings(before["entities"], now["entities"]),
+        added_ids=sorted(now_ids - then_ids),
+        removed_ids=sorted(then_ids - now_ids),
+    )
+
+
+def changes_markdown(changes: ReviewChanges | None) -> str:
+    if changes is None:
+        return "### Since the last approved dataset\n\nNo dataset was approved before this one."
+    lines = [
+        "### Since the last approved dataset",
+        "",
+        f"Compared with `{changes.previous_hash[:16]}`, approved by {changes.previous_reviewer} "
+        f"at {changes.previous_decided_at}.",
+        "",
+        "| | then | now | change |",
+        "|---|---:|---:|---:|",
+        *[_row(name.replace("_", " "), *pair) for name, pair in changes.counts.items()],
+        *[_row(f"{entity} findings", *pair) for entity, pair in changes.findings.items()],
+        "",
+        f"**New record ids** ({len(changes.added_ids)}): {_ids(changes.added_ids)}",
+        "",
+        f"**Gone since then** ({len(changes.removed_ids)}): {_ids(changes.removed_ids)}",
+    ]
+    return "\n".join(lines)
+
+
+def _findings(
+    before: list[dict[str, Any]], now: list[dict[str, Any]]
+) -> dict[str, tuple[int, int]]:
+    then = {e["entity"]: e["findings"] for e in before}
+    current = {e["entity"]: e["findings"] for e in now}
+    return {k: (then.get(k, 0), current.get(k, 0)) for k in sorted(then | current)}
+
+
+def _row(label: str, then: int, now: int) -> str:
+    return f"| {label} | {then} | {now} | {now - then:+d} |"
+
+
+def _ids(ids: list[str]) -> str:
+    if not ids:
+        return "none"
+    shown = ", ".join(f"`{i}`" for i in ids[:_SHOWN_IDS])
+    return shown + (f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else "")

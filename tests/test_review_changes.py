@@ -1,0 +1,92 @@
+"""The reviewer sees what changed since the last approved dataset, and masked names stay visible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from platforms.store import DatasetRef, Store, table_info, write_table
+from tasks.approve import ApprovalMode, make_record, save_approval
+from tasks.review_changes import changes_markdown, compare
+from tasks.screen import EntityCount, ScreenReport, report_markdown
+
+SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string())])
+
+
+def _screened(
+    store: Store, key: str, ids: list[str], persons: int
+) -> tuple[DatasetRef, ScreenReport]:
+    writer = store.begin_dataset("screen", key)
+    write_table(
+        store, writer.part_uri("screened", 0), [{"id": i, "text": "x"} for i in ids], SCHEMA
+    )
+    report = ScreenReport(
+        task="chat",
+        records_in=len(ids) + 1,
+        kept=len(ids),
+        redacted=persons,
+        quarantined=1,
+        flagged=0,
+        entities=[EntityCount(entity="PERSON", action="redact", findings=persons)],
+        quarantine_reasons={"bad json": 1},
+        flagged_ids=[],
+        samples=[
+            {"id": ids[0], "outcome": "redacted", "field": "text", "excerpt": "<PERSON> reset it"}
+        ],
+        toxicity_threshold=0.8,
+    )
+    writer.write_json("report.json", report.model_dump(mode="json"))
+    ref = writer.commit(
+        task="chat",
+        content_hash=f"hash-{key}",
+        parent_hashes=[],
+        config_hash="c",
+        counts={"screened": len(ids)},
+        tables={"screened": table_info(len(ids), ["screened/part-00000.parquet"], SCHEMA)},
+    )
+    return ref, report
+
+
+def test_the_review_shows_counts_findings_and_ids_since_the_last_approval(tmp_path: Path) -> None:
+    store = Store(str(tmp_path))
+    first, first_report = _screened(store, "a", ["r1", "r2", "r3"], persons=2)
+    assert "No dataset was approved before" in changes_markdown(compare(store, first, first_report))
+
+    approved = make_record(
+        first, first_report, ApprovalMode.manual, approved=True, reviewer="ana", comment="ok"
+    )
+    save_approval(store, approved)
+    rejected_ref, rejected_report = _screened(store, "b", ["r9"], persons=9)
+    save_approval(
+        store,
+        make_record(
+            rejected_ref,
+            rejected_report,
+            ApprovalMode.manual,
+            approved=False,
+            reviewer="bo",
+            comment="no",
+        ),
+    )
+
+    second, second_report = _screened(store, "c", ["r2", "r3", "r4", "r5"], persons=5)
+    changes = compare(store, second, second_report)
+    assert changes is not None
+    assert changes.previous_hash == "hash-a"  # the last *approved* one, not the rejected one
+    assert changes.previous_reviewer == "ana"
+    assert changes.counts["kept"] == (3, 4)
+    assert changes.findings == {"PERSON": (2, 5)}
+    assert (changes.added_ids, changes.removed_ids) == (["r4", "r5"], ["r1"])
+    text = changes_markdown(changes)
+    assert "| kept | 3 | 4 | +1 |" in text
+    assert "| PERSON findings | 2 | 5 | +3 |" in text
+    assert "**New record ids** (2): `r4`, `r5`" in text
+    assert "**Gone since then** (1): `r1`" in text
+
+
+def test_placeholders_survive_markdown_rendering(tmp_path: Path) -> None:
+    _, report = _screened(Store(str(tmp_path)), "a", ["r1"], persons=1)
+    markdown = report_markdown(report)
+    assert "&lt;PERSON&gt; reset it" in markdown  # rendered as <PERSON>, not an HTML tag
+    assert "<PERSON>" not in markdown.split("**Masked samples**")[1]
