@@ -84,12 +84,17 @@ def build_deployments(
     `config` is the base pipeline config (defaults when None); `cron`, `timezone` and `inputs`
     override the nightly schedule and inbox. With `with_work_pool` the deployments target the
     work pool named in prefect.yaml (for `tunegate deploy`); without, they are for `serve`.
+
+    A process worker starts each run in a temporary directory unless told otherwise, where the
+    relative `store` (.tunegate) and inbox would be lost; pooled deployments therefore run in this
+    process's working directory, as `serve` runs them in its own.
     """
     from flows.retrain import retrain
 
     specs = read_specs(prefect_yaml)
     base = load_config(config)
     nightly_inputs = {"ingest": {"inputs": list(inputs)}} if inputs else {}
+    job_variables = {"working_dir": str(Path.cwd())} if with_work_pool else None
     deployments = []
     for spec in (specs[NIGHTLY], specs[MANUAL]):
         overrides = spec.config_overrides
@@ -108,6 +113,7 @@ def build_deployments(
                 tags=spec.tags,
                 work_pool_name=spec.work_pool if with_work_pool else None,
                 work_queue_name=spec.work_queue if with_work_pool else None,
+                job_variables=job_variables,
                 entrypoint_type=EntrypointType.MODULE_PATH,
             )
         )

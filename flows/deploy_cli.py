@@ -95,6 +95,7 @@ def deploy(
     """Register retrain/nightly and retrain/manual with the Prefect API and its work pool.
 
     Creates the process work pool named in prefect.yaml (tunegate-process) if it is missing.
+    Runs start in this directory: relative paths (the .tunegate store, the inbox) resolve here.
 
     Runs need a worker in this environment: prefect worker start --pool tunegate-process
     """

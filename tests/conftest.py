@@ -46,6 +46,13 @@ def prefect_server(_prefect_server_env: dict[str, str]) -> Iterator[dict[str, st
         yield _prefect_server_env
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use `served` run last: once started, `tunegate serve` polls for runs of
+    retrain/nightly and retrain/manual for the rest of the session, so a worker test after it
+    (tests/test_worker_run.py, same deployment names) would race it for its run."""
+    items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(scope="session")
 def _served(
     _prefect_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory

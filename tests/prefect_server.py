@@ -1,4 +1,5 @@
-"""Real Prefect processes for the slow tests: `prefect server start` (API and UI) and `tunegate serve`.
+"""Real Prefect processes for the slow tests: `prefect server start` (API and UI), `tunegate serve`
+and `prefect worker start`.
 
 Both run as subprocesses in their own process group on a free loopback port, with their own
 PREFECT_HOME, and are stopped (SIGTERM, then SIGKILL) by the fixtures in conftest.py.
@@ -24,6 +25,7 @@ from prefect.client.schemas.objects import FlowRun
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_START_SECONDS = 90
 SERVE_START_SECONDS = 60
+WORKER_START_SECONDS = 60
 _PREFECT_SERVER = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
 
 
@@ -109,6 +111,26 @@ def tunegate_serve(env: dict[str, str], log: Path, limit: int) -> Iterator[subpr
     try:
         # The runner polls for runs once it printed how to trigger them.
         _wait(lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS)
+        yield proc
+    finally:
+        stop(proc)
+
+
+@contextlib.contextmanager
+def process_worker(env: dict[str, str], log: Path, pool: str) -> Iterator[subprocess.Popen]:
+    """`prefect worker start --pool POOL` from the repo checkout, polling every second."""
+    prefect = Path(sys.executable).with_name("prefect")  # the installed command, as a user runs it
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(prefect), "worker", "start", "--pool", pool],
+            cwd=ROOT,
+            env={**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait(lambda: b"started!" in log.read_bytes(), proc, log, WORKER_START_SECONDS)
         yield proc
     finally:
         stop(proc)

@@ -87,6 +87,8 @@ def test_nightly_and_manual_are_built_from_prefect_yaml(tmp_path: Path) -> None:
     assert manual.parameters["config"]["approval"]["mode"] == "manual"
     assert {d.work_pool_name for d in served} == {None}
     assert {d.work_pool_name for d in pooled} == {"tunegate-process"}
+    assert [d.job_variables for d in served] == [{}, {}]
+    assert [d.job_variables for d in pooled] == [{"working_dir": str(Path.cwd())}] * 2
 
 
 @pytest.mark.parametrize("command", ["serve", "deploy"])
