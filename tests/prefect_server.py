@@ -17,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 from prefect import get_client
@@ -149,14 +150,16 @@ def wait_for_state(run_id: UUID, done: Callable[[FlowRun], bool], seconds: float
             time.sleep(0.5)
 
 
-def start_manual_run(store: Path, inputs: Path) -> UUID:
-    """Trigger retrain/manual through the API with approval `manual`, stopping after split."""
+def start_manual_run(store: Path, inputs: Path, **sections: Any) -> UUID:
+    """Trigger retrain/manual through the API with approval `manual`, stopping after split
+    unless `sections` (config sections, e.g. `until="rollout"`) say otherwise."""
     config = {
         "store": str(store),
         "until": "split",
         "approval": {"mode": "manual", "poll_seconds": 1},
         "ingest": {"inputs": [str(inputs)]},
         "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
+        **sections,
     }
     # The sync client, not run_deployment: that returns a coroutine under Playwright's event loop.
     with get_client(sync_client=True) as client:

@@ -11,12 +11,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
+from platforms.endpoint import stop_local_endpoint
+from platforms.registry import LocalRegistry
+from serving.client import EndpointClient
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
 from tests.test_flow import _input
 
@@ -31,8 +35,8 @@ def tunegate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
     )
 
 
-def paused_run(store: Path, tmp_path: Path, n_contexts: int = 4) -> UUID:
-    run_id = start_manual_run(store, _input(tmp_path, n_contexts=n_contexts))
+def paused_run(store: Path, tmp_path: Path, n_contexts: int = 4, **sections: Any) -> UUID:
+    run_id = start_manual_run(store, _input(tmp_path, n_contexts=n_contexts), **sections)
     wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), PAUSE_SECONDS)
     assert not (store / "datasets" / "split").exists()  # nothing moves before a decision
     return run_id
@@ -112,3 +116,45 @@ def test_a_served_run_rejected_with_tunegate_reject_fails_before_split(
 
     late = CliRunner().invoke(app, ["approve", str(run_id), "--reviewer", "late"])
     assert late.exit_code == 1 and "cannot resume" in late.output  # it is no longer paused
+
+
+@pytest.mark.slow
+def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
+    served: Path, prefect_server: dict[str, str], tmp_path: Path
+) -> None:
+    """All eight stages under `tunegate serve`: approve from the shell, then check the registry
+    and the endpoint the run left serving."""
+    store = tmp_path / "store"
+    run_id = paused_run(
+        store,
+        tmp_path,
+        n_contexts=12,
+        until="rollout",
+        train={"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32}},
+        evaluate={"min_gain_over_base": -100.0, "bootstrap_samples": 100},
+    )
+    answer = tunegate(prefect_server, "approve", str(run_id), "--reviewer", "eve@example.com")
+    assert answer.returncode == 0, answer.stderr
+    try:
+        run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), 300)
+        assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"
+
+        registry = LocalRegistry(store)
+        champion = registry.alias("tunegate-extractive-qa", "champion")
+        assert champion is not None and champion.version == 1  # moved by the rollout
+        assert champion.lineage["flow_run_id"] == str(run_id)
+        assert champion.lineage["approval"]["reviewer"] == "eve@example.com"
+
+        server = json.loads((store / "endpoint" / "server.json").read_text())
+        key = (store / "endpoint" / "key").read_text().strip()
+        with EndpointClient(server["url"], key) as endpoint:
+            status = endpoint.status()
+            assert [(d.name, d.traffic, d.version) for d in status.deployments] == [
+                ("blue", 100, "tunegate-extractive-qa:1")
+            ]
+            context = "Ticket 3: Agent Kenji Watanabe reset the VPN token for the Lisbon office."
+            reply = endpoint.score({"question": "What was reset?", "context": context})
+            assert reply.deployment == "blue" and reply.body["answer"] in context
+        assert {"evaluation", "model-version", "rollout"} <= set(artifacts(run_id))
+    finally:
+        stop_local_endpoint(store / "endpoint")

@@ -86,6 +86,14 @@ def test_submit_creates_the_cluster_registers_the_split_and_sends_the_job(
     assert "--model microsoft/deberta-v3-base" in sent["command"]
     assert sent["experimentName"] == "tunegate"
     assert sent["environmentVariables"]["PYTHONUNBUFFERED"] == "1"
+    [environment] = [
+        r.body["properties"]
+        for r in fake.requests
+        if r.method == "PUT"
+        and "/environments/" in r.path
+        and r.path.endswith(sent["environmentId"].rsplit("/environments/", 1)[1])
+    ]
+    assert environment["image"] == IMAGE  # the configured training container
 
 
 def test_a_retried_submit_reattaches_and_only_a_failed_job_is_submitted_again(
