@@ -32,6 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
+import torch
 
 from samples.generate import valid_records
 from serving.api import DEPLOYMENT_HEADER
@@ -63,8 +64,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=400, help="timed requests per config")
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent clients")
-    parser.add_argument("--batch-size", type=int, default=4, help="batched: max_batch_size")
+    parser.add_argument("--batch-size", type=int, default=2, help="batched: max_batch_size")
     parser.add_argument("--wait-ms", type=float, default=5.0, help="batched: max_wait_ms")
+    parser.add_argument("--workers", type=int, default=2, help="batched: batches in flight")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="batched: torch intra-op threads per model call (unbatched keeps torch's default)",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="timed runs of each config")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     args = parser.parse_args()
@@ -87,19 +95,27 @@ def main() -> None:
         settings = ServerSettings(key_file=Path(tmp) / "key")
         with serve_in_thread(settings) as endpoint, endpoint.client() as admin:
             admin.put_deployment(
-                "batched", str(model_dir), max_batch_size=args.batch_size, max_wait_ms=args.wait_ms
+                "batched",
+                str(model_dir),
+                max_batch_size=args.batch_size,
+                max_wait_ms=args.wait_ms,
+                workers=args.workers,
             )
             admin.put_deployment("unbatched", str(model_dir), max_batch_size=1, max_wait_ms=0)
             admin.set_traffic({"batched": 100})
 
             # load
             names = ("unbatched", "batched")
+            # torch's thread pool is per process: set before each side runs, not shared
+            threads = {"unbatched": torch.get_num_threads(), "batched": args.torch_threads}
             runs: dict[str, list[LoadResult]] = {name: [] for name in names}
             for name in names:
+                torch.set_num_threads(threads[name])
                 warm = payloads[: 4 * args.concurrency]
                 asyncio.run(_load(endpoint, name, warm, args.concurrency, args.timeout))
             for round_ in range(args.rounds):
                 for name in names if round_ % 2 == 0 else names[::-1]:
+                    torch.set_num_threads(threads[name])
                     run = asyncio.run(
                         _load(endpoint, name, payloads, args.concurrency, args.timeout)
                     )
@@ -109,8 +125,13 @@ def main() -> None:
     batched, unbatched = _pooled(runs["batched"]), _pooled(runs["unbatched"])
     total = args.rounds * len(payloads)
     for name, result, how in (
-        ("batched", batched, f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}"),
-        ("unbatched", unbatched, "max_batch_size 1"),
+        (
+            "batched",
+            batched,
+            f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}, "
+            f"{args.workers} workers x {threads['batched']} torch threads",
+        ),
+        ("unbatched", unbatched, f"max_batch_size 1, {threads['unbatched']} torch threads"),
     ):
         print(
             f"{name:<10} {result.rate:6.1f} requests/s  p50 {result.p(50):6.1f} ms  "

@@ -35,6 +35,9 @@ class DeploymentSpec(BaseModel):
     fault: FaultSpec | None = Field(None, description="drill/testing only: injected errors, delay")
     max_batch_size: int | None = Field(None, ge=1, le=256, description="server default if unset")
     max_wait_ms: float | None = Field(None, ge=0, le=1000, description="server default if unset")
+    workers: int | None = Field(
+        None, ge=1, le=8, description="batches computed at once (default 1); see serving/batching"
+    )
 
 
 class DeploymentInfo(BaseModel):

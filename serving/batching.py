@@ -1,8 +1,10 @@
 """A micro-batcher: requests that arrive together are answered by one model call.
 
-Callers `await submit(item)`; a single worker task collects items until `max_batch_size` are
-waiting or `max_wait_ms` has passed since the first, then runs the batch function in a worker
-thread, so the event loop keeps accepting requests while the model computes. Each caller gets its
+Callers `await submit(item)`; a worker task collects items until `max_batch_size` are waiting or
+`max_wait_ms` has passed since the first, then runs the batch function in a thread, so the event
+loop keeps accepting requests while the model computes. With `workers` > 1, that many batches are
+in flight at once: one fills while another computes, and on a multi-core CPU two model calls with
+one torch thread each outrun one call with two threads. Each caller gets its
 own result; when the batch function raises, every caller of that batch gets the exception.
 """
 
@@ -37,7 +39,10 @@ class MicroBatcher(Generic[T, R]):
         fn: Callable[[Sequence[T]], Sequence[R]],
         max_batch_size: int = 8,
         max_wait_ms: float = 5.0,
+        workers: int = 1,
     ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
         if max_wait_ms < 0:
@@ -45,9 +50,10 @@ class MicroBatcher(Generic[T, R]):
         self.fn = fn
         self.max_batch_size = max_batch_size
         self.max_wait = max_wait_ms / 1000
+        self.workers = workers  # batches in flight at once: one collects while another runs
         self.stats = BatchStats()
         self._queue: asyncio.Queue[tuple[T, asyncio.Future[R]] | None] | None = None
-        self._worker: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
     async def submit(self, item: T) -> R:
@@ -56,7 +62,7 @@ class MicroBatcher(Generic[T, R]):
             raise BatcherClosed("this deployment is closed; send the request again")
         if self._queue is None:  # created here, on the loop that serves the requests
             self._queue = asyncio.Queue()
-            self._worker = asyncio.create_task(self._run())
+            self._tasks = [asyncio.create_task(self._run()) for _ in range(self.workers)]
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((item, future))
         return await future
@@ -64,9 +70,10 @@ class MicroBatcher(Generic[T, R]):
     async def aclose(self) -> None:
         """Stop taking items, answer the ones already queued, then stop the worker."""
         self._closed = True
-        if self._queue is not None and self._worker is not None:
-            self._queue.put_nowait(None)
-            await self._worker
+        if self._queue is not None:
+            for _ in self._tasks:
+                self._queue.put_nowait(None)
+            await asyncio.gather(*self._tasks)
 
     async def _run(self) -> None:
         assert self._queue is not None

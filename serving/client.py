@@ -79,6 +79,7 @@ class EndpointClient:
         fault: FaultSpec | None = None,
         max_batch_size: int | None = None,
         max_wait_ms: float | None = None,
+        workers: int | None = None,
     ) -> DeploymentInfo:
         """Create or replace a deployment; returns when it serves."""
         spec = DeploymentSpec(
@@ -87,6 +88,7 @@ class EndpointClient:
             fault=fault,
             max_batch_size=max_batch_size,
             max_wait_ms=max_wait_ms,
+            workers=workers,
         )
         response = self._http.put(
             f"/deployments/{name}", json=spec.model_dump(mode="json", exclude_none=True)

@@ -90,6 +90,7 @@ class Endpoint:
             scorer.score,
             spec.max_batch_size or self.max_batch_size,
             self.max_wait_ms if spec.max_wait_ms is None else spec.max_wait_ms,
+            spec.workers or 1,
         )
         old = self.deployments.get(name)
         self.deployments[name] = Deployment(name, spec, scorer, batcher, DeploymentMetrics())

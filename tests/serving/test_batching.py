@@ -66,3 +66,23 @@ def test_closed_batcher_refuses_new_items() -> None:
             await batcher.submit(2)
 
     asyncio.run(main())
+
+
+def test_several_workers_compute_batches_at_once_and_close_cleanly() -> None:
+    both_running = threading.Barrier(2, timeout=5)  # one worker alone would time out here
+
+    def meet(items: Sequence[int]) -> list[int]:
+        both_running.wait()
+        return [i + 1 for i in items]
+
+    async def main() -> list[int]:
+        batcher = MicroBatcher(meet, max_batch_size=2, max_wait_ms=50, workers=2)
+        results = await asyncio.gather(*(batcher.submit(i) for i in range(4)))
+        await batcher.aclose()
+        with pytest.raises(BatcherClosed):
+            await batcher.submit(9)
+        return list(results)
+
+    assert asyncio.run(main()) == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="workers"):
+        MicroBatcher(lambda items: items, workers=0)
