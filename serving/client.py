@@ -13,10 +13,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import uvicorn
 
 from serving.api import (
     DEPLOYMENT_HEADER,
@@ -26,8 +25,12 @@ from serving.api import (
     EndpointStatus,
     FaultSpec,
 )
-from serving.server import ServerSettings, create_app
 from serving.traffic import TrafficSettings
+
+if TYPE_CHECKING:  # the server loads torch and the scoring code: only `serve_in_thread` needs it
+    import uvicorn
+
+    from serving.server import ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +149,10 @@ def serve_in_thread(
 
     Uvicorn leaves logging alone here (log records reach the root logger), so tests can see them.
     """
+    import uvicorn
+
+    from serving.server import create_app
+
     app = create_app(settings)
     key = settings.key_file.read_text().strip()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -21,15 +21,9 @@ from platforms.azureml.config import AzureMLConfig
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, Store, sha256_text, stable_json
 from platforms.training import TrainingJob
-from tasks.detectors import detectors_for
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
 from tasks.register import RegisterConfig
 from tasks.screen_policy import Action, ScreenConfig
-from trainer.data import read_split
-from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
-from trainer.metrics.scores import per_example_f1, rouge_scores
-from trainer.modeling import load_base, load_tokenizer, load_trained
-from trainer.predict import predict
 
 log = logging.getLogger(__name__)
 PRIMARY = {"extractive-qa": "f1", "summarization": "rougeL", "chat": "rougeL"}
@@ -78,6 +72,9 @@ def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
     """Metric values (through the repo's evaluate modules) and per-example primary scores."""
+    from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
+    from trainer.metrics.scores import per_example_f1, rouge_scores
+
     if not predictions:
         raise ValueError("no predictions to score")
     if task == "extractive-qa":
@@ -98,6 +95,8 @@ def count_pii_leaks(
     predictions: list[str], records: list[dict[str, Any]], screen: ScreenConfig
 ) -> int:
     """Predictions holding a personal-data finding whose text is not in the record's input."""
+    from tasks.detectors import detectors_for  # Presidio
+
     detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
     leaks = 0
     for prediction, record, spans in zip(
@@ -125,6 +124,11 @@ def run_evaluation(
     config: EvaluateConfig,
     screen: ScreenConfig,
 ) -> EvalReport:
+    # torch, transformers and datasets load here, not when the CLI or the config loads
+    from trainer.data import read_split
+    from trainer.modeling import load_base, load_tokenizer, load_trained
+    from trainer.predict import predict
+
     records = read_split(split.uri, "test", config.max_test_records)
     if not records:
         raise ValueError(f"{split.uri} has no test records to evaluate on: lower split.train")

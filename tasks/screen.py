@@ -32,7 +32,6 @@ from platforms.store import (
     write_table,
 )
 from tasks.content_safety import content_safety_scores
-from tasks.detectors import detectors_for, toxicity_scores
 from tasks.records import QUARANTINE_SCHEMA, RECORD_SCHEMAS, TaskType, record_hash, text_fields
 from tasks.screen_policy import ScreenConfig, ToxicityConfig, apply_policy
 
@@ -153,6 +152,8 @@ def screen_partition(
     config: ScreenConfig,
 ) -> dict[str, Any]:
     """Screen one partition on a worker; write its tables; return counts and masked samples."""
+    from tasks.detectors import detectors_for  # Presidio loads here, not when the CLI starts
+
     store = Store(store_uri, store_options)
     records = read_table(store, part_uri)
     detectors = detectors_for(config.spacy_model, config.language, config.all_entities())
@@ -220,6 +221,8 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
         assert config.endpoint is not None  # checked by ToxicityConfig
         scores = content_safety_scores(unique, config.endpoint, config.key_env)
     else:
+        from tasks.detectors import toxicity_scores
+
         scores = toxicity_scores(unique)
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]

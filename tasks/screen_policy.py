@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tasks.detectors import PRESIDIO_ENTITIES, SECRET_ENTITIES
+from tasks.entity_types import PRESIDIO_ENTITIES, SECRET_ENTITIES
 from tasks.records import TaskType, check_answers_at_offsets
 from tasks.redact import Span, occurrences, redact_answers, redact_text
 

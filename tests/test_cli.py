@@ -117,3 +117,23 @@ def test_metrics_scores_a_predictions_file_with_the_gates_code(tmp_path: Path) -
     predictions.write_text('{"id": "a", "prediction": "3 days"}')
     result = runner.invoke(app, [*args, "--references", str(references)])
     assert result.exit_code == 2 and "1 references have no prediction" in result.output
+
+
+def test_the_cli_starts_without_loading_model_code() -> None:
+    """`tunegate --help` and config errors come back in seconds: Presidio, torch and
+    transformers load only in the stages that use them (they took ~10 s at import)."""
+    import subprocess
+    import sys
+
+    heavy = ("presidio_analyzer", "torch", "transformers", "datasets", "azure.ai.ml")
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, flows.cli; print([m for m in {heavy!r} if m in sys.modules])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert loaded == "[]"
