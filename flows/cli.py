@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
@@ -81,6 +83,8 @@ def run(
     ] = None,
 ) -> None:
     """Run the retrain flow. With no input, generate sample data first."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     cfg = _config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
     if dry_run is not None:
         cfg = cfg.model_copy(update={"until": "split"})
@@ -107,6 +111,12 @@ def run(
         from flows.azureml_cli import write_export
 
         write_export(cfg, dry_run, result.stages["split"].details["uri"])
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """A terminated run exits like an interrupted one, so exit handlers run: Prefect's temporary
+    API server stops with it (a run killed by the signal left that server running)."""
+    raise SystemExit(128 + signum)
 
 
 def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:

@@ -3,6 +3,7 @@ to a real `tunegate run` while the trainer runs leaves no trainer process behind
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -57,7 +58,9 @@ def test_sigterm_to_the_run_stops_the_training_job(tmp_path: Path) -> None:
     ]
     env = {**os.environ, "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "", "HF_HUB_OFFLINE": "1"}
     log = (tmp_path / "run.log").open("w")
-    run = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    run = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
     try:
         pid = _trainer_pid(store / "jobs", time.monotonic() + 240)
         assert _alive(pid)
@@ -69,7 +72,20 @@ def test_sigterm_to_the_run_stops_the_training_job(tmp_path: Path) -> None:
         assert not _alive(pid), "the training job outlived its cancelled run"
         [job] = (store / "jobs").iterdir()
         assert (job / "cancelled").exists()
+        # Nothing the run started outlives it: not Prefect's temporary API server, not Dask.
+        deadline = time.monotonic() + 30
+        while _group_alive(run.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _group_alive(run.pid), "a process of the cancelled run is still running"
     finally:
-        if run.poll() is None:
-            run.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
         log.close()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
