@@ -1,8 +1,7 @@
-"""Metric modules against hand-computed cases, through the plain functions and `evaluate.load`."""
+"""Metric modules against hand-computed cases, through the plain functions and `load_metric`."""
 
 from __future__ import annotations
 
-import evaluate
 import pytest
 
 from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
@@ -37,12 +36,12 @@ def test_rouge_by_hand() -> None:
 
 
 def test_evaluate_modules_load_from_the_repo_and_agree() -> None:
-    squad = evaluate.load(SQUAD_MODULE)
+    squad = load_metric(SQUAD_MODULE)
     assert squad.compute(predictions=["3 days"], references=[["3 days"]]) == {
         "exact_match": 100.0,
         "f1": 100.0,
     }
-    rouge = evaluate.load(ROUGE_MODULE)
+    rouge = load_metric(ROUGE_MODULE)
     got = rouge.compute(predictions=["the cat sat"], references=["the cat ran"])
     assert got == pytest.approx(rouge_scores(["the cat sat"], ["the cat ran"]))
 
@@ -70,3 +69,18 @@ def test_metric_modules_load_with_no_network(monkeypatch, tmp_path) -> None:
     with pytest.raises(ValueError, match="not a metric module of this repo"):
         load_metric(str(tmp_path))
     load_metric.cache_clear()
+
+
+def test_only_load_metric_calls_evaluate_load() -> None:
+    """Every metric load goes through `load_metric` (by path, offline): a hub name passed to
+    `evaluate.load` anywhere else would fetch from the Hub at run time."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    callers = [
+        str(path.relative_to(root))
+        for folder in ("flows", "tasks", "platforms", "trainer", "serving", "benchmarks")
+        for path in (root / folder).rglob("*.py")
+        if "evaluate.load(" in path.read_text().replace("`evaluate.load`", "")
+    ]
+    assert callers == ["trainer/metrics/__init__.py"]

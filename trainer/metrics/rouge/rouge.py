@@ -1,4 +1,7 @@
-"""ROUGE-1/2/L/Lsum on rouge_score as an `evaluate` module: `evaluate.load(ROUGE_MODULE)`."""
+"""ROUGE-1/2/L/Lsum on rouge_score as an `evaluate` module.
+
+Loaded by path, offline: `trainer.metrics.load_metric(ROUGE_MODULE)`, never a hub name.
+"""
 
 import datasets
 import evaluate

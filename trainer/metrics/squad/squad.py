@@ -1,4 +1,7 @@
-"""SQuAD v1.1 exact match and F1 as an `evaluate` module: `evaluate.load(SQUAD_MODULE)`."""
+"""SQuAD v1.1 exact match and F1 as an `evaluate` module.
+
+Loaded by path, offline: `trainer.metrics.load_metric(SQUAD_MODULE)`, never a hub name.
+"""
 
 import datasets
 import evaluate
