@@ -23,6 +23,16 @@ def load_or_create_key(key_file: Path) -> str:
     return _read_key(key_file)
 
 
+def write_key(key_file: Path, key: str) -> Path:
+    """Keep a key someone else issued (an Azure ML endpoint's) in a file only its owner reads."""
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key + "\n")
+    os.chmod(key_file, 0o600)  # an existing file keeps its old mode through O_CREAT
+    return key_file
+
+
 def read_key(key_file: Path) -> str:
     """The key of a running endpoint, for clients."""
     if not key_file.is_file():

@@ -15,7 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.config import AzureMLConfig, local_cache
 from platforms.registry import LocalRegistry, ModelRegistry, ModelVersion
 from platforms.store import Store
 
@@ -51,7 +51,6 @@ def registry_for(
     if config is not None and config.backend == "azureml":
         from platforms.azureml import client
         from platforms.azureml.registry import AzureMLRegistry
-        from tasks.train import local_cache
 
         settings = azureml or AzureMLConfig()
         return AzureMLRegistry(client.connect(settings.workspace), local_cache() / "models")

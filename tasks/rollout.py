@@ -22,7 +22,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.config import AzureMLConfig, local_cache
 from platforms.endpoint import EndpointBackend, LocalEndpointBackend, ensure_local_endpoint
 from platforms.registry import ModelRegistry, ModelVersion
 from platforms.store import Store
@@ -319,7 +319,6 @@ def endpoint_for(
     if config.backend == "azureml":
         from platforms.azureml import client
         from platforms.azureml.endpoint import AzureMLEndpointBackend
-        from tasks.train import local_cache
 
         settings = azureml or AzureMLConfig()
         state = (

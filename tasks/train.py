@@ -7,7 +7,6 @@ its job and a later run over the same data and config reuses the finished model.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +14,7 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.config import AzureMLConfig, local_cache
 from platforms.store import DatasetRef, Store, combine_hashes, sha256_text, stable_json
 from platforms.training import LocalTrainingBackend, TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import PACKAGED_MODEL, TrainArgs
@@ -99,11 +98,6 @@ def backend_for(
     if not store.is_local:
         raise ValueError("train.backend=local needs a local store (the model is written there)")
     return LocalTrainingBackend(Path(store.uri) / "jobs")
-
-
-def local_cache() -> Path:
-    """Where models trained on Azure ML are downloaded when the store is not a local folder."""
-    return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
 
 
 def run_training(

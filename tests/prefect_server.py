@@ -82,17 +82,25 @@ def prefect_server(home: Path) -> Iterator[dict[str, str]]:
         "HF_HUB_OFFLINE": "1",
     }
     log = home / "server.log"
+    with _background([*_PREFECT_SERVER, "--port", str(port)], env, log) as proc:
+        _wait(lambda: _healthy(url), proc, log, SERVER_START_SECONDS)
+        yield env
+
+
+@contextlib.contextmanager
+def _background(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """`command` in a session of its own, output to `log`; its process group stopped after."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*_PREFECT_SERVER, "--port", str(port)],
+            command,
+            cwd=ROOT,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     try:
-        _wait(lambda: _healthy(url), proc, log, SERVER_START_SECONDS)
-        yield env
+        yield proc
     finally:
         stop(proc)
 
@@ -100,41 +108,21 @@ def prefect_server(home: Path) -> Iterator[dict[str, str]]:
 @contextlib.contextmanager
 def tunegate_serve(env: dict[str, str], log: Path, limit: int) -> Iterator[subprocess.Popen]:
     """`tunegate serve --limit N` against the server in `env`, once both deployments exist."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "serve", "--limit", str(limit)],
-            cwd=ROOT,
-            env={**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
+    command = [sys.executable, "-m", "flows.cli", "serve", "--limit", str(limit)]
+    with _background(command, {**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, log) as proc:
         # The runner polls for runs once it printed how to trigger them.
         _wait(lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS)
         yield proc
-    finally:
-        stop(proc)
 
 
 @contextlib.contextmanager
 def process_worker(env: dict[str, str], log: Path, pool: str) -> Iterator[subprocess.Popen]:
     """`prefect worker start --pool POOL` from the repo checkout, polling every second."""
     prefect = Path(sys.executable).with_name("prefect")  # the installed command, as a user runs it
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(prefect), "worker", "start", "--pool", pool],
-            cwd=ROOT,
-            env={**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
+    command = [str(prefect), "worker", "start", "--pool", pool]
+    with _background(command, {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"}, log) as proc:
         _wait(lambda: b"started!" in log.read_bytes(), proc, log, WORKER_START_SECONDS)
         yield proc
-    finally:
-        stop(proc)
 
 
 def wait_for_state(run_id: UUID, done: Callable[[FlowRun], bool], seconds: float) -> FlowRun:

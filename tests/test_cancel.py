@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,9 +30,10 @@ def _trainer_pid(jobs: Path, deadline: float) -> int:
     raise AssertionError("training never started")
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, signal_to: Callable[[int, int], None] = os.kill) -> bool:
+    """Whether the process (or, with `os.killpg`, any process of the group) still runs."""
     try:
-        os.kill(pid, 0)
+        signal_to(pid, 0)
     except ProcessLookupError:
         return False
     return True
@@ -74,18 +76,10 @@ def test_sigterm_to_the_run_stops_the_training_job(tmp_path: Path) -> None:
         assert (job / "cancelled").exists()
         # Nothing the run started outlives it: not Prefect's temporary API server, not Dask.
         deadline = time.monotonic() + 30
-        while _group_alive(run.pid) and time.monotonic() < deadline:
+        while _alive(run.pid, os.killpg) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not _group_alive(run.pid), "a process of the cancelled run is still running"
+        assert not _alive(run.pid, os.killpg), "a process of the cancelled run is still running"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)
         log.close()
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True

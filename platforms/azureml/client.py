@@ -43,6 +43,11 @@ def connect(workspace: WorkspaceConfig, credential: Any = None, **client_options
     )
 
 
+def status_text(status: Any) -> str:
+    """The SDK gives statuses as strings or as str enums (`JobStatus.RUNNING`): the value."""
+    return str(getattr(status, "value", status))
+
+
 def is_transient(error: BaseException) -> bool:
     """Network failures, throttling and 5xx: worth another try. A 4xx is an answer."""
     if isinstance(error, ResourceNotFoundError):

@@ -8,13 +8,20 @@ login, environment service principal), and the workspace comes from this config 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-CURATED_TRAINING_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
-CURATED_SERVING_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
+# The references' curated Hugging Face image: the default for training jobs and deployments alike.
+CURATED_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
+
+
+def local_cache() -> Path:
+    """Where Azure ML models and endpoint state are kept on this machine when the store is not a
+    local folder (`TUNEGATE_CACHE`, default ~/.cache/tunegate)."""
+    return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
 
 
 class WorkspaceConfig(BaseModel):
@@ -120,7 +127,7 @@ class EndpointConfig(BaseModel):
     instance_type: str = Field("Standard_DS3_v2", description="VM size of each deployment.")
     instance_count: int = Field(1, ge=1, description="Instances per deployment.")
     environment: EnvironmentConfig = Field(
-        default_factory=lambda: EnvironmentConfig(asset=CURATED_SERVING_ENV),
+        default_factory=lambda: EnvironmentConfig(asset=CURATED_ENV),
         description="The serving container.",
     )
     initial_delay_seconds: int = Field(
@@ -140,7 +147,7 @@ class AzureMLConfig(BaseModel):
     experiment: str = Field("tunegate", description="Experiment the training jobs are filed in.")
     compute: ComputeConfig = Field(default_factory=ComputeConfig, description="Training cluster.")
     environment: EnvironmentConfig = Field(
-        default_factory=lambda: EnvironmentConfig(asset=CURATED_TRAINING_ENV),
+        default_factory=lambda: EnvironmentConfig(asset=CURATED_ENV),
         description="The training container.",
     )
     launch: LaunchConfig = Field(default_factory=LaunchConfig, description="Distribution.")

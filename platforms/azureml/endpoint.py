@@ -9,7 +9,6 @@ Monitor's endpoint metrics lag by minutes, too late for a canary step.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from pathlib import Path
@@ -19,9 +18,10 @@ import httpx
 from azure.core.exceptions import ResourceNotFoundError
 
 from platforms.azureml import entities
-from platforms.azureml.client import retrying
+from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import EndpointConfig
 from serving.api import DEPLOYMENT_HEADER, DeploymentInfo, EndpointStatus
+from serving.auth import write_key
 from serving.client import EndpointError, ScoreResult
 from serving.metrics import DeploymentMetrics, MetricsSnapshot
 from serving.traffic import TrafficSettings
@@ -44,7 +44,10 @@ class AzureMLEndpointBackend:
         self.state_dir = state_dir
         endpoint = self._ensure_endpoint()
         self.url = str(endpoint.scoring_uri)
-        self.key_file = str(self._write_key())
+        # The primary key, kept in a 0600 file for the run summary and in memory for requests.
+        keys = retrying(lambda: self.client.online_endpoints.get_keys(config.name), "keys")
+        self._key = keys.primary_key
+        self.key_file = str(write_key(state_dir / "key", self._key))
         self._http = http or httpx.Client(timeout=config.request_timeout_ms / 1000 + 10)
         self._metrics: dict[str, DeploymentMetrics] = {}
         self._lock = threading.Lock()
@@ -55,8 +58,7 @@ class AzureMLEndpointBackend:
         mirror = {k: int(v) for k, v in (endpoint.mirror_traffic or {}).items()}
         deployments, creating = [], []
         for found in self._deployments():
-            state = str(getattr(found.provisioning_state, "value", found.provisioning_state))
-            if state.lower() != "succeeded":
+            if status_text(found.provisioning_state).lower() != "succeeded":
                 creating.append(found.name)
                 continue
             tags = found.tags or {}
@@ -129,7 +131,7 @@ class AzureMLEndpointBackend:
 
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
         """POST the payload to the scoring URI with the key, as any client would."""
-        headers = {"Authorization": f"Bearer {self._key()}"}
+        headers = {"Authorization": f"Bearer {self._key}"}
         if deployment:
             headers[DEPLOYMENT_HEADER] = deployment
         started = time.perf_counter()
@@ -166,17 +168,3 @@ class AzureMLEndpointBackend:
             lambda: list(self.client.online_deployments.list(endpoint_name=self.config.name)),
             "list deployments",
         )
-
-    def _write_key(self) -> Path:
-        """The endpoint's primary key in a file only its owner can read; never logged."""
-        keys = retrying(lambda: self.client.online_endpoints.get_keys(self.config.name), "keys")
-        path = self.state_dir / "key"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as f:
-            f.write(keys.primary_key)
-        os.chmod(path, 0o600)
-        return path
-
-    def _key(self) -> str:
-        return Path(self.key_file).read_text().strip()

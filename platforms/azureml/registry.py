@@ -69,19 +69,16 @@ class AzureMLRegistry:
         return sorted(m.name for m in retrying(lambda: list(self.client.models.list()), "models"))
 
     def aliases(self, name: str) -> dict[str, int]:
+        assets = self._assets(name)
         return {
-            alias: held.version
+            alias: int(held.version)
             for alias in ALIASES
-            if (held := self.alias(name, alias)) is not None
+            if (held := _holder(assets, alias)) is not None
         }
 
     def alias(self, name: str, alias: str) -> ModelVersion | None:
-        holders = [m for m in self._assets(name) if (m.tags or {}).get(_alias_tag(alias)) == "true"]
-        if not holders:
-            return None
-        return self._version(
-            max(holders, key=lambda m: (m.tags or {}).get(f"{_alias_tag(alias)}.at", ""))
-        )
+        held = _holder(self._assets(name), alias)
+        return None if held is None else self._version(held)
 
     def set_alias(self, name: str, alias: str, version: int) -> None:
         """Move `alias` to `version`: tag the new holder first, then untag the old ones."""
@@ -101,13 +98,10 @@ class AzureMLRegistry:
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version that held `alias` most recently before its current holder."""
+        assets = self._assets(name)
+        current = _holder(assets, alias)
         tag = f"{_alias_tag(alias)}.at"
-        current = self.alias(name, alias)
-        earlier = [
-            m
-            for m in self._assets(name)
-            if (m.tags or {}).get(tag) and (current is None or int(m.version) != current.version)
-        ]
+        earlier = [m for m in assets if (m.tags or {}).get(tag) and m is not current]
         if not earlier:
             return None
         return self._version(max(earlier, key=lambda m: m.tags[tag]))
@@ -153,6 +147,13 @@ class AzureMLRegistry:
             },
             lineage=json.loads(properties.get(_LINEAGE, "{}")),
         )
+
+
+def _holder(assets: list[Any], alias: str) -> Any | None:
+    """The asset tagged as holding `alias` (the latest to get it, should two say so)."""
+    tag = _alias_tag(alias)
+    holders = [m for m in assets if (m.tags or {}).get(tag) == "true"]
+    return max(holders, key=lambda m: m.tags.get(f"{tag}.at", ""), default=None)
 
 
 def _model_folder(target: Path) -> Path:

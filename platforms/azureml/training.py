@@ -20,7 +20,7 @@ from typing import Any
 from azure.core.exceptions import ResourceNotFoundError
 
 from platforms.azureml import entities
-from platforms.azureml.client import retrying
+from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
 from platforms.training import JobStatus, TrainingJob, TrainSpec
@@ -36,7 +36,7 @@ MAX_RESUBMITS = 20
 
 def job_status(service_status: Any) -> JobStatus:
     """tunegate's status for an Azure ML job status (unknown ones count as running)."""
-    service_status = _text(service_status)
+    service_status = status_text(service_status)
     if service_status in _STATUS:
         return _STATUS[service_status]
     return "running"
@@ -80,8 +80,8 @@ class AzureMLTrainingBackend:
             last = ""
             while True:
                 found = retrying(lambda: self.client.jobs.get(job.name), f"get job {job.name}")
-                if _text(found.status) != last:
-                    last = _text(found.status)
+                if status_text(found.status) != last:
+                    last = status_text(found.status)
                     on_log(f"job {job.name}: {last}")
                 status = job_status(found.status)
                 if status != "running":
@@ -174,11 +174,6 @@ class AzureMLTrainingBackend:
             log_path=_studio(found) or f"azureml job {name}",
             reused=reused,
         )
-
-
-def _text(status: Any) -> str:
-    """The SDK gives statuses as strings or as a str enum (`JobStatus.RUNNING`)."""
-    return str(getattr(status, "value", status))
 
 
 def _studio(job: Any) -> str | None:
