@@ -13,7 +13,12 @@ when the last is answered), `--rounds` times in alternating order (ABBA...) so t
 background load hits both alike. The script prints each side's requests/s, client-side p50/p95
 latency and model calls over all rounds, checks both gave the same answers, and ends with
 `ratio N.Nx (p95 batched A ms vs B ms unbatched)`, the ratio being batched / unbatched
-requests/s. Never run in CI: these machines are shared and a wall time is no test.
+requests/s.
+
+Last, the model alone: the same requests scored without HTTP by one scoring process per CPU, every
+CPU busy all the time. That rate is as fast as this machine can run this model; it bounds the
+batched side, and so the ratio any batching can reach here (printed as `ceiling`). Never run in
+CI: these machines are shared and a wall time is no test.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +45,7 @@ from serving.api import DEPLOYMENT_HEADER
 from serving.client import RunningEndpoint, serve_in_thread
 from serving.metrics import percentile
 from serving.server import ServerSettings
+from serving.workers import ProcessScorer
 from trainer.args import PACKAGED_MODEL
 from trainer.modeling import load_base, load_tokenizer, write_model_info
 
@@ -66,12 +73,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent clients")
     parser.add_argument("--batch-size", type=int, default=2, help="batched: max_batch_size")
     parser.add_argument("--wait-ms", type=float, default=5.0, help="batched: max_wait_ms")
-    parser.add_argument("--workers", type=int, default=2, help="batched: batches in flight")
     parser.add_argument(
-        "--torch-threads",
+        "--workers",
         type=int,
-        default=1,
-        help="batched: torch intra-op threads per model call (unbatched keeps torch's default)",
+        default=2,
+        help="batched: scoring processes (batches in flight), each with cpus/workers torch threads",
     )
     parser.add_argument("--rounds", type=int, default=2, help="timed runs of each config")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
@@ -106,22 +112,20 @@ def main() -> None:
 
             # load
             names = ("unbatched", "batched")
-            # torch's thread pool is per process: set before each side runs, not shared
-            threads = {"unbatched": torch.get_num_threads(), "batched": args.torch_threads}
             runs: dict[str, list[LoadResult]] = {name: [] for name in names}
             for name in names:
-                torch.set_num_threads(threads[name])
                 warm = payloads[: 4 * args.concurrency]
                 asyncio.run(_load(endpoint, name, warm, args.concurrency, args.timeout))
             for round_ in range(args.rounds):
                 for name in names if round_ % 2 == 0 else names[::-1]:
-                    torch.set_num_threads(threads[name])
                     run = asyncio.run(
                         _load(endpoint, name, payloads, args.concurrency, args.timeout)
                     )
                     runs[name].append(run)
+        ceiling = _model_alone(model_dir, payloads, args.batch_size)
 
     # report
+    cpus, threads = os.cpu_count() or 1, torch.get_num_threads()
     batched, unbatched = _pooled(runs["batched"]), _pooled(runs["unbatched"])
     total = args.rounds * len(payloads)
     for name, result, how in (
@@ -129,9 +133,13 @@ def main() -> None:
             "batched",
             batched,
             f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}, "
-            f"{args.workers} workers x {threads['batched']} torch threads",
+            f"{args.workers} scoring processes x {max(1, cpus // args.workers)} torch threads",
         ),
-        ("unbatched", unbatched, f"max_batch_size 1, {threads['unbatched']} torch threads"),
+        (
+            "unbatched",
+            unbatched,
+            f"max_batch_size 1, in the server process, {threads} torch threads",
+        ),
     ):
         print(
             f"{name:<10} {result.rate:6.1f} requests/s  p50 {result.p(50):6.1f} ms  "
@@ -145,9 +153,29 @@ def main() -> None:
     if same < 0.95 * total:
         raise SystemExit(f"answers differ in {total - same} requests: the comparison is void")
     print(
+        f"ceiling {ceiling:.1f} requests/s (the model alone, {cpus} processes, no HTTP): "
+        f"batched reaches {batched.rate / ceiling:.0%} of it; 2x unbatched would need "
+        f"{2 * unbatched.rate / ceiling:.0%}"
+    )
+    print(
         f"ratio {batched.rate / unbatched.rate:.1f}x "
         f"(p95 batched {batched.p(95):.0f} ms vs {unbatched.p(95):.0f} ms unbatched)"
     )
+
+
+def _model_alone(model_dir: Path, payloads: list[dict[str, str]], batch_size: int) -> float:
+    """Requests/s of the model alone: one scoring process per CPU, each always busy."""
+    cpus = os.cpu_count() or 1
+    scorer = ProcessScorer(model_dir, workers=cpus)
+    try:
+        batches = [payloads[i : i + batch_size] for i in range(0, len(payloads), batch_size)]
+        with ThreadPoolExecutor(cpus) as pool:
+            list(pool.map(scorer.score, batches[: 2 * cpus]))  # warm-up
+            started = time.perf_counter()
+            list(pool.map(scorer.score, batches))
+            return len(payloads) / (time.perf_counter() - started)
+    finally:
+        scorer.close()
 
 
 def _payloads(n: int) -> list[dict[str, str]]:

@@ -36,7 +36,11 @@ class DeploymentSpec(BaseModel):
     max_batch_size: int | None = Field(None, ge=1, le=256, description="server default if unset")
     max_wait_ms: float | None = Field(None, ge=0, le=1000, description="server default if unset")
     workers: int | None = Field(
-        None, ge=1, le=8, description="batches computed at once (default 1); see serving/batching"
+        None,
+        ge=1,
+        le=8,
+        description="batches computed at once (default 1, in the server process); above 1, each "
+        "in its own process with its own copy of the model: see serving/workers",
     )
 
 

@@ -1,7 +1,8 @@
 """The state of a local endpoint: named deployments, traffic and mirror, kept in a state file.
 
 This is the endpoint without HTTP: `server.py` maps its errors to status codes. Deployments are
-loaded in a worker thread; a replaced deployment keeps serving until its successor is ready.
+loaded in a worker thread; a replaced deployment keeps serving until its successor is ready. A
+deployment with `workers` > 1 scores in that many processes (`serving.workers`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from serving.batching import BatcherClosed, MicroBatcher
 from serving.metrics import DeploymentMetrics
 from serving.scoring import Scorer
 from serving.traffic import TrafficSettings, check_traffic, mirror_target, route, without
+from serving.workers import ProcessScorer
 
 log = logging.getLogger(__name__)
 STATE_FILE = "endpoint.json"
@@ -50,7 +52,7 @@ class InjectedFault(RuntimeError):
 class Deployment:
     name: str
     spec: DeploymentSpec
-    scorer: Scorer
+    scorer: Scorer | ProcessScorer
     batcher: MicroBatcher[dict[str, Any], dict[str, Any]]
     metrics: DeploymentMetrics
 
@@ -83,7 +85,7 @@ class Endpoint:
             raise Conflict(f"deployment {name} is already being created; wait for that request")
         self.creating.add(name)
         try:
-            scorer = await asyncio.to_thread(Scorer, spec.model_dir)
+            scorer = await asyncio.to_thread(_load_scorer, spec.model_dir, spec.workers or 1)
         finally:
             self.creating.discard(name)
         batcher: MicroBatcher[dict[str, Any], dict[str, Any]] = MicroBatcher(
@@ -91,6 +93,7 @@ class Endpoint:
             spec.max_batch_size or self.max_batch_size,
             self.max_wait_ms if spec.max_wait_ms is None else spec.max_wait_ms,
             spec.workers or 1,
+            size=scorer.size,
         )
         old = self.deployments.get(name)
         self.deployments[name] = Deployment(name, spec, scorer, batcher, DeploymentMetrics())
@@ -103,7 +106,7 @@ class Endpoint:
             scorer.task,
         )
         if old is not None:
-            await old.batcher.aclose()  # answers what the old model had queued
+            await _close(old)  # answers what the old model had queued
         return self.info(name)
 
     async def delete_deployment(self, name: str) -> None:
@@ -117,7 +120,7 @@ class Endpoint:
         self.traffic = without(self.traffic, name)
         self._save()
         log.info("deployment %s deleted", name)
-        await deployment.batcher.aclose()
+        await _close(deployment)
 
     def set_traffic(self, settings: TrafficSettings) -> TrafficSettings:
         """Apply new traffic and mirror settings; ValueError lists every broken rule."""
@@ -256,7 +259,7 @@ class Endpoint:
         for task in list(self._mirrors):
             task.cancel()
         for deployment in self.deployments.values():
-            await deployment.batcher.aclose()
+            await _close(deployment)
 
     def _get(self, name: str) -> Deployment:
         if name not in self.deployments:
@@ -278,6 +281,17 @@ class Endpoint:
         tmp = self.state_file.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state, indent=2))
         os.replace(tmp, self.state_file)
+
+
+def _load_scorer(model_dir: str, workers: int) -> Scorer | ProcessScorer:
+    """The model in this process (one worker) or in `workers` scoring processes."""
+    return Scorer(model_dir) if workers == 1 else ProcessScorer(model_dir, workers)
+
+
+async def _close(deployment: Deployment) -> None:
+    """Answer what the deployment has queued, then stop its scoring processes, if any."""
+    await deployment.batcher.aclose()
+    await asyncio.to_thread(deployment.scorer.close)
 
 
 def _ms_since(started: float) -> float:

@@ -72,6 +72,13 @@ def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]
     return record
 
 
+def record_size(task: str, record: dict[str, Any]) -> int:
+    """Characters the model reads for `record`: what the batcher groups similar requests by."""
+    if task == "causal-lm":
+        return sum(len(m["content"]) for m in record["messages"])
+    return sum(len(record[name]) for name in FIELDS[task])
+
+
 def _messages(value: Any, where: str) -> list[dict[str, str]]:
     if not isinstance(value, list) or not value:
         raise ValueError(f"{where} field 'messages' must be a non-empty list, got {_kind(value)}")

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from serving.payloads import parse_json, parse_payload
+from serving.payloads import parse_json, parse_payload, record_size
 from trainer.modeling import MODEL_INFO, load_trained
 from trainer.predict import predict, predict_qa
 
@@ -40,6 +40,13 @@ class Scorer:
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""
         return parse_payload(self.task, payload)
+
+    def size(self, record: dict[str, Any]) -> int:
+        """How long `record` is (characters): the batcher batches requests of similar size."""
+        return record_size(self.task, record)
+
+    def close(self) -> None:
+        """Nothing to stop: the model lives in this process (see `serving.workers` for others)."""
 
     @torch.inference_mode()  # grad mode is per thread: this runs in the batcher's worker thread
     def score(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -86,3 +86,56 @@ def test_several_workers_compute_batches_at_once_and_close_cleanly() -> None:
     assert asyncio.run(main()) == [1, 2, 3, 4]
     with pytest.raises(ValueError, match="workers"):
         MicroBatcher(lambda items: items, workers=0)
+
+
+def test_with_sizes_a_batch_is_the_oldest_item_and_those_closest_to_it_in_size() -> None:
+    release = threading.Event()
+    calls: list[list[str]] = []
+
+    def record(items: Sequence[str]) -> list[int]:
+        calls.append(list(items))
+        if items == ["block"]:  # holds the only worker while the rest queue up
+            release.wait(5)
+        return [len(i) for i in items]
+
+    async def main() -> list[int]:
+        batcher = MicroBatcher(record, max_batch_size=2, max_wait_ms=0, size=len)
+        first = asyncio.create_task(batcher.submit("block"))
+        await asyncio.sleep(0.05)
+        sizes = [10, 500, 12, 480, 11, 505]  # arrival order
+        rest = [asyncio.create_task(batcher.submit("x" * n)) for n in sizes]
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(first, *rest)
+        await batcher.aclose()
+        return list(results)
+
+    assert asyncio.run(main()) == [5, 10, 500, 12, 480, 11, 505]  # each caller gets its own
+    assert [[len(i) for i in call] for call in calls] == [
+        [5],
+        [10, 11],  # the oldest (10) with the closest in size, not with its neighbour 500
+        [500, 505],  # then the oldest left (500) with its closest
+        [12, 480],  # what remains, in arrival order
+    ]
+
+
+def test_closing_answers_items_held_back_for_a_later_batch() -> None:
+    release = threading.Event()
+
+    def held_up(items: Sequence[int]) -> list[int]:
+        release.wait(5)  # both workers busy while the rest waits, some of it held back
+        return list(items)
+
+    async def main() -> list[int]:
+        batcher = MicroBatcher(held_up, max_batch_size=2, max_wait_ms=0, size=abs, workers=2)
+        items = [1, 100, 2, 200, 3, 300, 4, 400, 5, 500, 6, 600]
+        tasks = [asyncio.create_task(batcher.submit(i)) for i in items]
+        await asyncio.sleep(0.05)
+        closing = asyncio.create_task(batcher.aclose())  # with items still held back
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.wait_for(asyncio.gather(*tasks), 5)  # none left waiting
+        await asyncio.wait_for(closing, 5)
+        return list(results)
+
+    assert asyncio.run(main()) == [1, 100, 2, 200, 3, 300, 4, 400, 5, 500, 6, 600]
