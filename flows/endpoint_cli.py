@@ -91,7 +91,16 @@ def status(
         current = _call(lambda: client.status())
         metrics = _call(lambda: client.metrics()).deployments
     table = Table(title=f"endpoint {url}")
-    columns = ("deployment", "version", "task", "traffic", "mirror", "requests", "errors")
+    columns = (
+        "deployment",
+        "version",
+        "task",
+        "workers",
+        "traffic",
+        "mirror",
+        "requests",
+        "errors",
+    )
     for column in (*columns, "mirrored", "p50/p95/p99 ms"):
         table.add_column(column)
     for d in current.deployments:
@@ -104,13 +113,14 @@ def status(
             d.name + (" (fault drill)" if d.fault else ""),
             d.version or "",
             d.task,
+            str(d.workers),
             f"{d.traffic}%",
             f"{d.mirror_traffic}%",
             *counts,
             latency,
         )
     for name in current.creating:
-        table.add_row(name, "", "(creating)", *[""] * 6)
+        table.add_row(name, "", "(creating)", *[""] * 7)
     Console(soft_wrap=True).print(table)
 
 

@@ -43,15 +43,16 @@ class EndpointBackend(Protocol):
 class LocalEndpointBackend:
     """Drives a local endpoint server through its admin API."""
 
-    def __init__(self, url: str, key_file: Path) -> None:
+    def __init__(self, url: str, key_file: Path, workers: int = 1) -> None:
         self.url, self.key_file = url, str(key_file)
+        self.workers = workers  # scoring processes of each deployment it makes
         self._client = EndpointClient(url, key_file.read_text().strip(), timeout=300)
 
     def status(self) -> EndpointStatus:
         return self._client.status()
 
     def deploy(self, name: str, model_dir: str, version: str) -> None:
-        self._client.put_deployment(name, model_dir, version=version)
+        self._client.put_deployment(name, model_dir, version=version, workers=self.workers)
 
     def delete(self, name: str) -> None:
         self._client.delete_deployment(name)

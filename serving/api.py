@@ -55,6 +55,7 @@ class DeploymentInfo(BaseModel):
     traffic: int
     mirror_traffic: int
     fault: FaultSpec | None
+    workers: int = 1  # scoring processes (1: the server process)
 
 
 class EndpointStatus(BaseModel):

@@ -148,6 +148,7 @@ class Endpoint:
             traffic=self.traffic.weight(name),
             mirror_traffic=self.traffic.mirror(name),
             fault=d.spec.fault,
+            workers=d.spec.workers or 1,
         )
 
     def status(self) -> EndpointStatus:

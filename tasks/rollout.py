@@ -51,6 +51,13 @@ class RolloutConfig(RolloutPolicy):
         "the azureml section.",
     )
     port: int = Field(0, ge=0, le=65535, description="Local endpoint port (0: a free one).")
+    workers: int = Field(
+        1,
+        ge=1,
+        le=8,
+        description="Local endpoint: scoring processes per deployment, each with its own copy of "
+        "the model (1: scored in the server process). During a rollout two deployments run.",
+    )
     replay: bool = Field(
         True, description="Replay the smoke requests as traffic while a step is held."
     )
@@ -328,7 +335,7 @@ def endpoint_for(
     if not store.is_local:
         raise ValueError("rollout.backend=local needs a local store (the endpoint keeps its state)")
     url, key_file = ensure_local_endpoint(Path(store.uri) / "endpoint", config.port)
-    return LocalEndpointBackend(url, key_file)
+    return LocalEndpointBackend(url, key_file, config.workers)
 
 
 @task(name="rollout", cache_policy=NONE)

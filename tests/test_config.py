@@ -51,6 +51,7 @@ def test_overrides_apply_after_the_file() -> None:
             "split.group_key 'context' is not a text field",
         ),
         (["dask.n_workers=0"], "dask.n_workers: Input should be greater than or equal to 1"),
+        (["rollout.workers=9"], "rollout.workers: Input should be less than or equal to 8"),
     ],
 )
 def test_bad_values_name_the_field(overrides: list[str], message: str) -> None:

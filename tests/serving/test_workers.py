@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from serving.client import EndpointClient
+from platforms.endpoint import LocalEndpointBackend
+from serving.client import EndpointClient, RunningEndpoint
 from serving.workers import ProcessScorer, WorkerDied
 
 TICKETS = [
@@ -33,13 +34,16 @@ def _scoring_processes() -> set[int]:
 
 
 def test_a_deployment_with_workers_scores_in_its_own_processes(
-    client: EndpointClient, qa_model_dir: Path
+    client: EndpointClient, running: RunningEndpoint, qa_model_dir: Path
 ) -> None:
     before = _scoring_processes()
-    client.put_deployment("procs", str(qa_model_dir), workers=2, max_batch_size=4)
+    rollout = LocalEndpointBackend(running.url, running.settings.key_file, workers=2)
+    rollout.deploy("procs", str(qa_model_dir), "qa:3")  # as a rollout with rollout.workers=2 does
     try:
         started = _scoring_processes() - before
         assert len(started) == 2  # the server runs in this process: its workers are our children
+        (info,) = [d for d in client.status().deployments if d.name == "procs"]
+        assert info.workers == 2
         with ThreadPoolExecutor(8) as pool:  # concurrent: batched, both workers busy
             bodies = list(pool.map(lambda t: client.score(t, "procs").body, TICKETS * 3))
         for ticket, body in zip(TICKETS * 3, bodies, strict=True):  # nobody got another's answer
