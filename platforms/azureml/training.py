@@ -245,3 +245,10 @@ def _thread_stdout(on_log: Callable[[str], None]) -> Iterator[None]:
     finally:
         with _redirect_lock:
             _redirects.pop(threading.get_ident(), None)
+            routed = sys.stdout
+            if isinstance(routed, _ThreadRoutedStdout):
+                last = routed.partial.pop(threading.get_ident(), "")
+                if last.strip():  # a last line printed without its newline
+                    on_log(last)
+                if not _redirects:  # nobody is redirected: the process gets its stdout back
+                    sys.stdout = routed.original

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -400,3 +402,27 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     assert f"job {name}: Completed" in lines
     sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
     assert "--epochs 1.0" in sent["command"] and "--task extractive-qa" in sent["command"]
+
+
+def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from platforms.azureml.training import _thread_stdout
+
+    original, lines = sys.stdout, []
+
+    def stream() -> None:
+        with _thread_stdout(lines.append):
+            print("step 1 loss 2.0")
+            sys.stdout.write("step 2 loss")
+            other = threading.Thread(target=lambda: print("a line of another thread"))
+            other.start()
+            other.join()
+            sys.stdout.write(" 1.5")  # no newline: still delivered when streaming stops
+
+    streamer = threading.Thread(target=stream)
+    streamer.start()
+    streamer.join()
+    assert lines == ["step 1 loss 2.0", "step 2 loss 1.5"]
+    assert "a line of another thread" in capsys.readouterr().out  # other threads untouched
+    assert sys.stdout is original  # not left wrapped for the rest of the process
