@@ -8,9 +8,11 @@ over items on the cluster with a progress bar and returns results in item order.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 from distributed import Client, LocalCluster, as_completed
@@ -52,19 +54,38 @@ def shared_client(config: DaskConfig) -> Client:
         log.info("connecting to Dask scheduler at %s", config.address)
         client = Client(config.address, timeout="30s")
     else:
-        cluster = LocalCluster(
-            n_workers=config.n_workers,
-            threads_per_worker=config.threads_per_worker,
-            memory_limit=config.memory_limit,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.WARNING,
-        )
+        with _environment_kept():
+            cluster = LocalCluster(
+                n_workers=config.n_workers,
+                threads_per_worker=config.threads_per_worker,
+                memory_limit=config.memory_limit,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.WARNING,
+            )
         client = Client(cluster)
         atexit.register(cluster.close)
     atexit.register(client.close)
     _clients[config] = client
     return client
+
+
+@contextlib.contextmanager
+def _environment_kept() -> Iterator[None]:
+    """This process's environment as it was before the block, whatever the block set.
+
+    Dask's nanny writes its workers' settings (`OMP_NUM_THREADS=1`, `MKL_NUM_THREADS=1`,
+    `OPENBLAS_NUM_THREADS=1`, `PYTHONHASHSEED`, ...) into the *parent's* environment before
+    spawning them. Everything this process started afterwards inherited them: the training
+    subprocess and the evaluation ran torch on one thread, at half speed on 2 CPUs.
+    """
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        for name in set(os.environ) - set(before):
+            del os.environ[name]
+        os.environ.update(before)
 
 
 class _LazyClient:

@@ -55,9 +55,18 @@ class LocalRegistry:
     def register(
         self, name: str, source: Path, metrics: dict[str, float], lineage: dict[str, Any]
     ) -> ModelVersion:
-        """Copy `source` in as the next version of `name`."""
+        """Copy `source` in as the next version of `name`.
+
+        A training job is registered once: when `lineage["training_job"]` names a job some
+        version already came from, that version is returned (checked under the lock, so two runs
+        finishing the same job at once register it once).
+        """
         with self._locked() as index:
             entry = index.setdefault(name, {"versions": {}, "aliases": {}})
+            job = lineage.get("training_job")
+            for existing in entry["versions"].values():
+                if job is not None and existing.get("lineage", {}).get("training_job") == job:
+                    return ModelVersion.model_validate(existing)
             version = max(map(int, entry["versions"]), default=0) + 1
             target = self.root / name / str(version)
             scratch = self.root / name / f".tmp-{uuid.uuid4().hex[:8]}"

@@ -19,9 +19,10 @@ def _model(tmp: Path, name: str) -> Path:
     return folder
 
 
-def _register(args: tuple[str, str]) -> int:
-    root, source = args
-    return LocalRegistry(Path(root)).register("m", Path(source), {"f1": 1.0}, {}).version
+def _register(args: tuple[str, str] | tuple[str, str, str]) -> int:
+    root, source, *job = args
+    lineage = {"training_job": job[0]} if job else {}
+    return LocalRegistry(Path(root)).register("m", Path(source), {"f1": 1.0}, lineage).version
 
 
 def test_versions_aliases_and_lineage(tmp_path: Path) -> None:
@@ -46,6 +47,15 @@ def test_concurrent_registrations_get_distinct_versions(tmp_path: Path) -> None:
     assert sorted(versions) == [1, 2, 3, 4, 5, 6]
     index = json.loads((tmp_path / "store" / "models" / "index.json").read_text())
     assert sorted(index["m"]["versions"], key=int) == [str(v) for v in range(1, 7)]
+
+
+def test_one_training_job_is_registered_once_even_by_concurrent_runs(tmp_path: Path) -> None:
+    source, root = str(_model(tmp_path, "job-output")), str(tmp_path / "store")
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        versions = pool.map(_register, [(root, source, "train-abc")] * 6)
+    assert versions == [1] * 6  # six runs of the same job: one version, returned to each
+    assert _register((root, source, "train-def")) == 2  # another job is another version
+    assert [v.version for v in LocalRegistry(Path(root)).versions("m")] == [1, 2]
 
 
 def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
