@@ -137,6 +137,13 @@ class EndpointConfig(BaseModel):
         90_000, ge=1000, le=180_000, description="Per-request limit (generation is slow)."
     )
     max_concurrent_requests: int = Field(4, ge=1, description="Requests per instance at once.")
+    workers: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="Scoring processes per instance (the inference server's WORKER_COUNT), each "
+        "loading the model: more than 1 only when an instance holds that many copies.",
+    )
 
 
 class AzureMLConfig(BaseModel):

@@ -207,6 +207,9 @@ def online_deployment(
         ),
         liveness_probe=probe,
         readiness_probe=probe,
-        environment_variables={"TOKENIZERS_PARALLELISM": "false"},
+        environment_variables={
+            "TOKENIZERS_PARALLELISM": "false",
+            "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
+        },
         tags=tags,
     )

@@ -81,6 +81,7 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert deployment.readiness_probe.initial_delay == cfg.azureml.endpoint.initial_delay_seconds
     assert deployment.liveness_probe.initial_delay >= 500  # slow-loading models are not killed
     assert deployment.request_settings.request_timeout_ms == cfg.azureml.endpoint.request_timeout_ms
+    assert deployment.environment_variables["WORKER_COUNT"] == str(cfg.azureml.endpoint.workers)
     serve_code = (out / deployment.code_configuration.code).resolve()
     score = serve_code / deployment.code_configuration.scoring_script
     imported = [
@@ -143,6 +144,8 @@ def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:
         "azureml://datastores/workspaceblobstore/paths/datasets/split/abc/",
         "--model-version",
         "7",
+        "--set",
+        "azureml.endpoint.workers=3",
     )
     job = load_job(out / "job.yml")
     assert job.environment.image == "mcr.microsoft.com/azureml/curated/acft-hf-nlp-gpu:latest"
@@ -150,7 +153,9 @@ def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:
         job.inputs["data"].path
         == "azureml://datastores/workspaceblobstore/paths/datasets/split/abc/"
     )
-    assert load_online_deployment(out / "deployment.yml").model.endswith(":7")
+    deployment = load_online_deployment(out / "deployment.yml")
+    assert deployment.model.endswith(":7")
+    assert deployment.environment_variables["WORKER_COUNT"] == "3"
 
 
 def test_bad_azureml_config_names_the_field() -> None:
