@@ -84,3 +84,39 @@ def test_only_load_metric_calls_evaluate_load() -> None:
         if "evaluate.load(" in path.read_text().replace("`evaluate.load`", "")
     ]
     assert callers == ["trainer/metrics/__init__.py"]
+
+
+NO_NETWORK = """
+import socket
+
+def refuse(*args, **kwargs):
+    raise OSError("network access attempted while loading a metric")
+
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
+
+print(load_metric(SQUAD_MODULE).compute(predictions=["Porto"], references=[["Porto"]])["f1"])
+print(load_metric(ROUGE_MODULE).compute(predictions=["a b"], references=["a b"])["rouge1"])
+"""
+
+
+def test_metrics_load_and_score_with_no_network_at_all() -> None:
+    """Offline at run time: loading and computing both metrics opens no connection (a hub name
+    would try the Hub first), with none of the HF offline variables set."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    probe = subprocess.run(
+        [sys.executable, "-c", NO_NETWORK],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert probe.stdout.split() == ["100.0", "100.0"]

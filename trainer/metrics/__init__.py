@@ -28,4 +28,4 @@ def load_metric(module_dir: str) -> Any:
     os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
     import evaluate
 
-    return evaluate.load(str(script.parent.resolve()))
+    return evaluate.load(str(script.resolve()))  # a local script path: never a Hub lookup
