@@ -37,6 +37,8 @@ class ModelVersion(BaseModel):
 
 
 class ModelRegistry(Protocol):
+    # register: a training job (lineage["training_job"]) is registered once; again, the
+    # version it became is returned.
     def register(
         self, name: str, source: Path | str, metrics: dict[str, float], lineage: dict[str, Any]
     ) -> ModelVersion: ...

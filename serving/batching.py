@@ -135,10 +135,8 @@ class MicroBatcher(Generic[T, R]):
         self, candidates: list[tuple[T, asyncio.Future[R]]]
     ) -> tuple[list[tuple[T, asyncio.Future[R]]], list[tuple[T, asyncio.Future[R]]]]:
         """(batch, rest): the oldest candidate and the ones closest to it in size."""
-        if len(candidates) <= self.max_batch_size:
+        if len(candidates) <= self.max_batch_size or self.size is None:  # no size: no lookahead
             return candidates, []
-        if self.size is None:
-            return candidates[: self.max_batch_size], candidates[self.max_batch_size :]
         sizes = [self.size(item) for item, _ in candidates]
         nearest = sorted(range(1, len(candidates)), key=lambda i: (abs(sizes[i] - sizes[0]), i))
         chosen = {0, *nearest[: self.max_batch_size - 1]}

@@ -2,8 +2,8 @@
 
 Two batches scored by threads of one process contend for the GIL: transformers runs Python
 between torch ops, and so does the server's event loop. Measured with the benchmark's MiniLM QA
-model on 2 cores, two batches in two processes answered 50 requests/s where two threads of the
-server process answered 37-42. So, as Azure ML's inference server does with `WORKER_COUNT`,
+model on 2 cores (`benchmarks/serve.py`, batch 2), two batches in two processes answered 44-57
+requests/s where two threads of the server process answered 35-42. So, as Azure ML's inference server does with `WORKER_COUNT`,
 each worker is its own (spawned) process that loads the model once and scores one batch at a time
 with `cpu_count // workers` torch threads. A worker that dies (killed, out of memory) fails the
 batch it held and is replaced by a fresh process, which loads the model before its next batch.
@@ -104,11 +104,11 @@ class ProcessScorer:
     directory fails here with the reason, not at the first request.
     """
 
-    def __init__(self, model_dir: str | Path, workers: int, threads: int | None = None) -> None:
+    def __init__(self, model_dir: str | Path, workers: int) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.model_dir = find_model_dir(Path(model_dir))
-        self.threads = threads or max(1, (os.cpu_count() or 1) // workers)
+        self.threads = max(1, (os.cpu_count() or 1) // workers)
         self._started = 0
         self._workers = [self._start() for _ in range(workers)]
         try:

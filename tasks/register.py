@@ -86,14 +86,14 @@ def run_register(
     azureml: AzureMLConfig | None = None,
 ) -> ModelVersion:
     registry = registry_for(store, config, azureml)
-    version = _already_registered(registry, name, lineage.get("training_job"))
-    if version is None:
-        version = registry.register(
-            name,
-            _source(registry, model_dir, lineage),
-            metrics,
-            {**lineage, "code_version": code_version()},
-        )
+    # A re-run over the same data and config trains nothing new: the registry returns the
+    # version its training job was registered as.
+    version = registry.register(
+        name,
+        _source(registry, model_dir, lineage),
+        metrics,
+        {**lineage, "code_version": code_version()},
+    )
     registry.set_alias(name, "challenger", version.version)
     if promote:
         registry.set_alias(name, "champion", version.version)
@@ -132,19 +132,6 @@ def _source(registry: ModelRegistry, model_dir: str, lineage: dict[str, Any]) ->
 
         return job_output(job)
     return Path(model_dir)
-
-
-def _already_registered(
-    registry: ModelRegistry, name: str, training_job: str | None
-) -> ModelVersion | None:
-    """The version a finished training job was registered as before (a re-run over the same
-    data and config trains nothing new, so it registers nothing new)."""
-    if training_job is None:
-        return None
-    for existing in registry.versions(name):
-        if existing.lineage.get("training_job") == training_job:
-            return existing
-    return None
 
 
 def champion_of(

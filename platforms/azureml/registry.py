@@ -41,8 +41,14 @@ class AzureMLRegistry:
     def register(
         self, name: str, source: Path | str, metrics: dict[str, float], lineage: dict[str, Any]
     ) -> ModelVersion:
-        """The next version of `name` from a job output (`azureml://jobs/...`) or a local folder."""
-        version = max((v.version for v in self.versions(name)), default=0) + 1
+        """The next version of `name` from a job output (`azureml://jobs/...`) or a local folder;
+        the existing version when `lineage["training_job"]` was registered before."""
+        versions = self.versions(name)
+        job = lineage.get("training_job")
+        for existing in versions:
+            if job is not None and existing.lineage.get("training_job") == job:
+                return existing
+        version = max((v.version for v in versions), default=0) + 1
         tags = {k: str(v) for k, v in lineage.items() if isinstance(v, str | int | float | bool)}
         properties = {_LINEAGE: json.dumps(lineage, sort_keys=True, default=str)}
         properties.update({_METRIC + k: repr(float(v)) for k, v in metrics.items()})

@@ -11,7 +11,7 @@ import re
 
 from tests.azureml import fake_shapes as shapes
 from tests.azureml.fake_http import RecordedRequest, Reply
-from tests.azureml.fake_shapes import error
+from tests.azureml.fake_shapes import error, found
 from tests.azureml.fake_workspace import Route, WorkspaceState, arm_routes, route, succeed
 
 _SCORING_HOST = r"(?P<name>[^.]+)\." + re.escape(f"{shapes.LOCATION}.inference.ml.azure.com")
@@ -43,10 +43,7 @@ class OnlineEndpointsPart(WorkspaceState):
     # ---- endpoints
 
     def _get_endpoint(self, request: RecordedRequest, name: str) -> Reply:
-        resource = self.endpoints.get(name)
-        if resource is None:
-            return error(404, "ResourceNotFound", f"online endpoint {name} not found")
-        return Reply(200, resource)
+        return found(self.endpoints.get(name), f"online endpoint {name}")
 
     def _put_endpoint(self, request: RecordedRequest, name: str) -> Reply:
         body = copy.deepcopy(request.body)
@@ -90,10 +87,7 @@ class OnlineEndpointsPart(WorkspaceState):
         return Reply(200, {"value": [r for (e, _), r in self.deployments.items() if e == name]})
 
     def _get_deployment(self, request: RecordedRequest, name: str, deployment: str) -> Reply:
-        resource = self.deployments.get((name, deployment))
-        if resource is None:
-            return error(404, "ResourceNotFound", f"deployment {name}/{deployment} not found")
-        return Reply(200, resource)
+        return found(self.deployments.get((name, deployment)), f"deployment {name}/{deployment}")
 
     def _put_deployment(self, request: RecordedRequest, name: str, deployment: str) -> Reply:
         if name not in self.endpoints:

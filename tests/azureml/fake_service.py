@@ -43,7 +43,7 @@ from tests.azureml import fake_shapes as shapes
 from tests.azureml.fake_endpoints import OnlineEndpointsPart
 from tests.azureml.fake_http import FakeCredential, RecordedRequest, Reply, UnexpectedRequestError
 from tests.azureml.fake_jobs import JobsPart
-from tests.azureml.fake_shapes import error
+from tests.azureml.fake_shapes import error, found
 from tests.azureml.fake_workspace import BlobAccount, Route, arm_routes, succeed
 
 __all__ = [
@@ -190,10 +190,9 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
         return Reply(200, {"value": versions})
 
     def _get_version(self, request: RecordedRequest, kind: str, name: str, version: str) -> Reply:
-        resource = self.assets[kind].get((name, version))
-        if resource is None:
-            return error(404, "UserError", f"{kind} {name}:{version} not found")
-        return Reply(200, resource)
+        return found(
+            self.assets[kind].get((name, version)), f"{kind} {name}:{version}", "UserError"
+        )
 
     def _put_version(self, request: RecordedRequest, kind: str, name: str, version: str) -> Reply:
         """Create a version, or update the mutable fields (tags, ...) of an existing one."""
@@ -231,10 +230,7 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
     # ---- computes
 
     def _get_compute(self, request: RecordedRequest, name: str) -> Reply:
-        resource = self.computes.get(name)
-        if resource is None:
-            return error(404, "ResourceNotFound", f"compute {name} not found")
-        return Reply(200, resource)
+        return found(self.computes.get(name), f"compute {name}")
 
     def _put_compute(self, request: RecordedRequest, name: str) -> Reply:
         body = copy.deepcopy(request.body)

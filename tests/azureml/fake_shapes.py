@@ -54,6 +54,11 @@ def error(status: int, code: str, message: str) -> Reply:
     return Reply(status, {"error": {"code": code, "message": message}})
 
 
+def found(resource: dict[str, Any] | None, what: str, code: str = "ResourceNotFound") -> Reply:
+    """200 with `resource`, or the service's 404 for `what` (e.g. "compute gpu") when it is None."""
+    return error(404, code, f"{what} not found") if resource is None else Reply(200, resource)
+
+
 def arm_resource(path: str, name: str, type_: str, properties: dict[str, Any]) -> dict[str, Any]:
     """An ARM resource under the workspace: `path` is relative to it, `type_` to `workspaces/`."""
     stamp = now()

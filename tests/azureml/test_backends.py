@@ -241,6 +241,15 @@ def test_registry_registers_job_outputs_with_lineage_and_moves_aliases_as_tags(
         registry.get("tunegate-qa", 9)
 
 
+def test_registry_registers_a_training_job_once(fake_azureml: FakeAzureML, tmp_path: Path) -> None:
+    registry = _registered(fake_azureml, tmp_path, ["train-a", "train-a", "train-b"])
+    assert [v.lineage["training_job"] for v in registry.versions("tunegate-qa")] == [
+        "train-a",
+        "train-b",
+    ]  # the second train-a got version 1 back; nothing was sent for it
+    assert [k for k in fake_azureml.models] == [("tunegate-qa", "1"), ("tunegate-qa", "2")]
+
+
 # ---- endpoint and rollout
 
 
