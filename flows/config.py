@@ -14,25 +14,21 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from platforms.azureml.config import AzureMLConfig
+from platforms.backends import Backends, BackendSettings
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
+from platforms.notify import NotifyConfig
 from platforms.store import Store
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
-from tasks.notify import NotifyConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
 from tasks.rollout import RolloutConfig
 from tasks.screen_policy import ScreenConfig
 from tasks.split import SplitConfig
 from tasks.train import TrainConfig
-
-_CANONICAL_FIELDS = {
-    TaskType.extractive_qa: {"id", "question", "context"},
-    TaskType.summarization: {"id", "document", "summary"},
-    TaskType.chat: {"id"},
-}
+from trainer.taskspec import task_spec
 
 
 class ConfigError(ValueError):
@@ -77,16 +73,39 @@ class PipelineConfig(BaseModel):
 
     @model_validator(mode="after")
     def _group_key_fits_task(self) -> PipelineConfig:
-        field = self.split.group_key
-        if field is not None and field not in _CANONICAL_FIELDS[self.task]:
+        field, allowed = self.split.group_key, task_spec(self.task).group_keys
+        if field is not None and field not in allowed:
             raise ValueError(
                 f"split.group_key {field!r} is not a text field of {self.task.value} records; "
-                f"use one of {sorted(_CANONICAL_FIELDS[self.task])}"
+                f"use one of {sorted(allowed)}"
             )
         return self
 
+    @property
+    def promotes_at_registration(self) -> bool:
+        """Whether register moves `champion`: not when a rollout follows (it moves the alias
+        with the traffic, once the new version serves)."""
+        return self.registry.promote and self.until != "rollout"
+
     def open_store(self) -> Store:
         return Store(self.store, storage_options(self.store, self.azure))
+
+    def backends(self) -> Backends:
+        """The run's platform objects (store, Dask, training, registry, endpoint), each built on
+        first use by `platforms/backends.py`: the one place that turns this config into them."""
+        return Backends(
+            BackendSettings(
+                store=self.store,
+                storage_options=storage_options(self.store, self.azure),
+                dask=self.dask,
+                azureml=self.azureml,
+                training=self.train.backend,
+                registry=self.registry.backend,
+                endpoint=self.rollout.backend,
+                endpoint_port=self.rollout.port,
+                endpoint_workers=self.rollout.workers,
+            )
+        )
 
 
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:

@@ -1,10 +1,13 @@
 """Request payloads of each task, validated into model records with errors that name the field.
 
-A scoring request is one JSON object of the deployment's task, or `{"inputs": [obj, ...]}`:
+A scoring request is one JSON object of the deployment's task (its `TaskSpec.request_shape`), or
+`{"inputs": [obj, ...]}`:
 
 - extractive-qa: `{"question": str, "context": str}` -> `{"answer", "score", "start", "end"}`
 - summarization: `{"document": str}` -> `{"summary"}`
 - causal-lm (chat): `{"messages": [{"role", "content"}, ...]}` -> `{"reply"}`
+
+`task` is the deployment's (trainer) task name; what its requests hold comes from its `TaskSpec`.
 
 Validation happens before a request joins a batch, so one bad request never fails its neighbours.
 """
@@ -14,17 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FIELDS: dict[str, tuple[str, ...]] = {
-    "extractive-qa": ("question", "context"),
-    "summarization": ("document",),
-    "causal-lm": ("messages",),
-}
-SHAPES: dict[str, str] = {
-    "extractive-qa": '{"question": str, "context": str}',
-    "summarization": '{"document": str}',
-    "causal-lm": '{"messages": [{"role": str, "content": str}, ...]}',
-}
-ROLES = ("system", "user", "assistant")
+from trainer.taskspec import ROLES, task_spec
 
 
 def parse_json(raw: str | bytes) -> Any:
@@ -37,12 +30,11 @@ def parse_json(raw: str | bytes) -> Any:
 
 def parse_payload(task: str, payload: Any) -> tuple[list[dict[str, Any]], bool]:
     """(records, is_batch): the records of a single request or of an `{"inputs": [...]}` batch."""
-    if task not in FIELDS:
-        raise ValueError(f"unknown task {task!r}: expected one of {sorted(FIELDS)}")
+    shape = task_spec(task).request_shape
     if isinstance(payload, dict) and "inputs" in payload:
         inputs = payload["inputs"]
         if not isinstance(inputs, list) or not inputs:
-            raise ValueError(f"field 'inputs' must be a non-empty list of {SHAPES[task]}")
+            raise ValueError(f"field 'inputs' must be a non-empty list of {shape}")
         return [
             parse_record(task, item, where=f"inputs[{i}]") for i, item in enumerate(inputs)
         ], True
@@ -51,19 +43,21 @@ def parse_payload(task: str, payload: Any) -> tuple[list[dict[str, Any]], bool]:
 
 def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]:
     """One request object checked against its task's fields; returns the model record."""
+    spec = task_spec(task)
     if not isinstance(item, dict):
-        raise ValueError(f"{where} must be a JSON object {SHAPES[task]}, got {_kind(item)}")
-    missing = [f for f in FIELDS[task] if f not in item]
+        raise ValueError(f"{where} must be a JSON object {spec.request_shape}, got {_kind(item)}")
+    missing = [f for f in spec.request_fields if f not in item]
     if missing:
         raise ValueError(
             f"{where} is missing field {', '.join(repr(m) for m in missing)}: "
-            f"this deployment serves {task}, whose requests are {SHAPES[task]}"
+            f"this deployment serves {task}, whose requests are {spec.request_shape}"
         )
-    if task == "causal-lm":
-        return {"messages": _messages(item["messages"], where)}
     record = {}
-    for name in FIELDS[task]:
+    for name in spec.request_fields:
         value = item[name]
+        if name == "messages":
+            record[name] = _messages(value, where)
+            continue
         if not isinstance(value, str) or not value.strip():
             raise ValueError(
                 f"{where} field {name!r} must be a non-empty string, got {_kind(value)}"
@@ -74,9 +68,7 @@ def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]
 
 def record_size(task: str, record: dict[str, Any]) -> int:
     """Characters the model reads for `record`: what the batcher groups similar requests by."""
-    if task == "causal-lm":
-        return sum(len(m["content"]) for m in record["messages"])
-    return sum(len(record[name]) for name in FIELDS[task])
+    return task_spec(task).request_size(record)
 
 
 def _messages(value: Any, where: str) -> list[dict[str, str]]:

@@ -18,6 +18,7 @@ import torch
 from serving.payloads import parse_json, parse_payload, record_size
 from trainer.modeling import MODEL_INFO, load_trained
 from trainer.predict import predict, predict_qa
+from trainer.taskspec import task_spec
 
 QA_MAX_LENGTH = 384
 QA_DOC_STRIDE = 128
@@ -36,6 +37,7 @@ class Scorer:
                 "write it with trainer.modeling.write_model_info"
             ) from None
         self.task: str = info["task"]
+        self.spec = task_spec(self.task)
 
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""
@@ -53,29 +55,30 @@ class Scorer:
         """One response object per validated record, in order (a single model call)."""
         if not records:
             return []
-        if self.task == "extractive-qa":
+        key = self.spec.response_key
+        if self.spec.kind == "span":
             answers = predict_qa(
                 self.model, self.tokenizer, records, QA_MAX_LENGTH, QA_DOC_STRIDE, len(records)
             )
             return [
                 {
-                    "answer": a.text,
+                    key: a.text,
                     "score": a.score if math.isfinite(a.score) else None,  # None: no span found
                     "start": a.start,
                     "end": a.start + len(a.text),
                 }
                 for a in answers
             ]
-        if self.task == "summarization":
+        if self.spec.kind == "seq2seq":
             summaries = predict(self.model, self.tokenizer, self.task, records)
-            return [{"summary": s} for s in summaries]
+            return [{key: s} for s in summaries]
         # predict() drops each conversation's last message (the reference reply when evaluating),
         # so an empty assistant turn stands in for the reply that is to be generated.
         prompts = [
             {"messages": [*r["messages"], {"role": "assistant", "content": ""}]} for r in records
         ]
         replies = predict(self.model, self.tokenizer, self.task, prompts)
-        return [{"reply": r} for r in replies]
+        return [{key: r} for r in replies]
 
     def run(self, raw_json: str | bytes) -> dict[str, Any]:
         """The response to one raw request: an object, or `{"outputs": [...]}` for a batch."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +18,16 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.azureml.config import AzureMLConfig
+from platforms.backends import Backends
 from platforms.registry import ModelVersion
-from platforms.store import DatasetRef, Store, sha256_text, stable_json
+from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
-from tasks.register import RegisterConfig
 from tasks.screen_policy import Action, ScreenConfig
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
-PRIMARY = {"extractive-qa": "f1", "summarization": "rougeL", "chat": "rougeL"}
 SMOKE_SAMPLES = 5
-
-
-def request_of(task: str, record: dict[str, Any]) -> dict[str, Any]:
-    """The endpoint request for a record: what a client of the served model would send."""
-    if task == "extractive-qa":
-        return {"question": record["question"], "context": record["context"]}
-    if task == "summarization":
-        return {"document": record["document"]}
-    return {"messages": record["messages"][:-1]}
 
 
 class EvaluateConfig(GatePolicy):
@@ -77,13 +68,11 @@ def score(
 
     if not predictions:
         raise ValueError("no predictions to score")
-    if task == "extractive-qa":
-        references = [r["answers"]["text"] for r in records]
+    spec = task_spec(task)
+    references = [spec.reference_of(r) for r in records]
+    if spec.metric == "squad":
         values = load_metric(SQUAD_MODULE).compute(predictions=predictions, references=references)
         return values, per_example_f1(predictions, references)
-    references = [
-        r["summary"] if task == "summarization" else r["messages"][-1]["content"] for r in records
-    ]
     per_example = [
         rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)
     ]
@@ -116,87 +105,98 @@ def count_pii_leaks(
     return leaks
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One model's predictions on the test records and their scores."""
+
+    predictions: list[str]
+    metrics: dict[str, float]
+    per_example: list[float]  # the primary metric of each record, for the bootstrap
+
+
 def run_evaluation(
-    store: Store,
     split: DatasetRef,
     job: TrainingJob,
     champion: ModelVersion | None,
     config: EvaluateConfig,
     screen: ScreenConfig,
 ) -> EvalReport:
+    """Score the base model, the candidate and the champion on the same test records; gate."""
     # torch, transformers and datasets load here, not when the CLI or the config loads
     from trainer.data import read_split
     from trainer.modeling import load_base, load_tokenizer, load_trained
-    from trainer.predict import predict
 
     records = read_split(split.uri, "test", config.max_test_records)
     if not records:
         raise ValueError(f"{split.uri} has no test records to evaluate on: lower split.train")
     task_type = split.task
-    primary = config.primary_metric or PRIMARY[task_type]
     candidate_model, tokenizer, info = load_trained(job.output_dir)
-    base_model = load_base(info["task"], info["base_model"], seed=42)
-    base_tokenizer = load_tokenizer(info["base_model"])
-    trainer_task = info["task"]
-    results = {}
-    per_example = {}
-    for name, model, tok in [
-        ("base", base_model, base_tokenizer),
-        ("candidate", candidate_model, tokenizer),
-    ]:
-        predictions = predict(model, tok, trainer_task, records, batch_size=config.batch_size)
-        results[name], per_example[name] = score(task_type, predictions, records)
-        if name == "candidate":
-            leaks = count_pii_leaks(predictions, records, screen)
-            samples = [
-                {"request": request_of(task_type, r), "expected": p}
-                for r, p in zip(records[:SMOKE_SAMPLES], predictions, strict=False)
-            ]
+
+    def scored(model: Any, tok: Any) -> Scored:
+        return predict_and_score(task_type, info["task"], model, tok, records, config.batch_size)
+
+    base = scored(
+        load_base(info["task"], info["base_model"], seed=42), load_tokenizer(info["base_model"])
+    )
+    candidate = scored(candidate_model, tokenizer)
+    champ = scored(*load_trained(champion.path)[:2]) if champion is not None else None
     interval = None
-    if champion is not None:
-        champ_model, champ_tok, _ = load_trained(champion.path)
-        champ_predictions = predict(
-            champ_model, champ_tok, trainer_task, records, batch_size=config.batch_size
+    if champ is not None and config.bootstrap_samples:
+        interval = paired_bootstrap(
+            candidate.per_example, champ.per_example, config.bootstrap_samples, config.confidence
         )
-        results["champion"], per_example["champion"] = score(task_type, champ_predictions, records)
-        if config.bootstrap_samples:
-            interval = paired_bootstrap(
-                per_example["candidate"],
-                per_example["champion"],
-                config.bootstrap_samples,
-                config.confidence,
-            )
+    leaks = count_pii_leaks(candidate.predictions, records, screen)
+    primary = config.primary_metric or task_spec(task_type).primary_metric
     gate = decide_gate(
-        results["candidate"],
-        results["base"],
-        results.get("champion"),
+        candidate.metrics,
+        base.metrics,
+        champ.metrics if champ else None,
         config,
         primary,
         interval=interval,
         pii_leaks=leaks,
     )
-    metrics_file = Path(job.output_dir) / "metrics.json"
-    curve = (
-        json.loads(metrics_file.read_text()).get("loss_curve", []) if metrics_file.exists() else []
-    )
     return EvalReport(
         task=task_type,
         primary_metric=primary,
         test_records=len(records),
-        base=results["base"],
-        candidate=results["candidate"],
-        champion=results.get("champion"),
+        base=base.metrics,
+        candidate=candidate.metrics,
+        champion=champ.metrics if champ else None,
         champion_version=champion.version if champion else None,
         interval=interval,
         pii_leaks=leaks,
         gate=gate,
-        loss_curve=curve,
-        samples=samples,
+        loss_curve=_loss_curve(Path(job.output_dir)),
+        samples=[
+            {"request": task_spec(task_type).request_of(r), "expected": p}
+            for r, p in zip(records[:SMOKE_SAMPLES], candidate.predictions, strict=False)
+        ],
     )
 
 
-class GateFailed(RuntimeError):
-    """The candidate did not pass; the message lists every unmet criterion."""
+def predict_and_score(
+    task_type: str,
+    trainer_task: str,
+    model: Any,
+    tokenizer: Any,
+    records: list[dict[str, Any]],
+    batch_size: int,
+) -> Scored:
+    """One model through the same prediction and metric code as every other."""
+    from trainer.predict import predict
+
+    predictions = predict(model, tokenizer, trainer_task, records, batch_size=batch_size)
+    metrics, per_example = score(task_type, predictions, records)
+    return Scored(predictions, metrics, per_example)
+
+
+def _loss_curve(model_dir: Path) -> list[dict[str, float]]:
+    """The training loss by step that the trainer wrote into metrics.json (empty when none)."""
+    metrics_file = model_dir / "metrics.json"
+    if not metrics_file.exists():
+        return []
+    return json.loads(metrics_file.read_text()).get("loss_curve", [])
 
 
 def report_markdown(report: EvalReport) -> str:
@@ -260,24 +260,20 @@ def _cache_path(
 
 @task(name="evaluate", cache_policy=NONE)
 def evaluate_task(
-    store: Store,
+    backends: Backends,
     split: DatasetRef,
     job: TrainingJob,
     model_name: str,
     config: EvaluateConfig,
     screen: ScreenConfig,
-    registry: RegisterConfig | None = None,
-    azureml: AzureMLConfig | None = None,
 ) -> EvalReport:
     """Score base, candidate and champion on the test split and decide the gate."""
-    from tasks.register import champion_of
-
-    champion = champion_of(store, model_name, registry, azureml)
+    champion = backends.champion(model_name)
     cached = _cache_path(split, job, champion, config, screen)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())
     else:
-        report = run_evaluation(store, split, job, champion, config, screen)
+        report = run_evaluation(split, job, champion, config, screen)
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")
         tmp.write_text(report.model_dump_json(indent=2))

@@ -1,6 +1,7 @@
-"""The record contract: task schemas, configurable column names, validation and normalisation.
+"""The record contract: task types, configurable column names, validation and normalisation.
 
-Every stage after ingest sees canonical records only:
+What each task's records hold is its TaskSpec (trainer/taskspec.py); every stage after ingest
+sees canonical records only:
 - `extractive-qa`: `id, question, context, answers{text[], answer_start[]}`
 - `summarization`: `id, document, summary`
 - `chat`: `id, messages[{role, content}]`
@@ -20,14 +21,12 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import sha256_text, stable_json
+from trainer.taskspec import TASK_SPECS, task_spec
 
-
-class TaskType(StrEnum):
-    """What the records train: each has its own schema and its own metrics."""
-
-    extractive_qa = "extractive-qa"
-    summarization = "summarization"
-    chat = "chat"
+TaskType = StrEnum(  # type: ignore[misc]
+    "TaskType", {spec.name.replace("-", "_"): spec.name for spec in TASK_SPECS.values()}
+)
+TaskType.__doc__ = "What the records train: one per TaskSpec (trainer/taskspec.py)."
 
 
 class ColumnMap(BaseModel):
@@ -60,27 +59,8 @@ class Invalid(ValueError):
     """A record that cannot be used, with the reason that goes into the quarantine."""
 
 
-ANSWERS_TYPE = pa.struct(
-    [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
-)
-MESSAGES_TYPE = pa.list_(
-    pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
-)
-
-RECORD_SCHEMAS: dict[TaskType, pa.Schema] = {
-    TaskType.extractive_qa: pa.schema(
-        [
-            ("id", pa.string()),
-            ("question", pa.string()),
-            ("context", pa.string()),
-            ("answers", ANSWERS_TYPE),
-        ]
-    ),
-    TaskType.summarization: pa.schema(
-        [("id", pa.string()), ("document", pa.string()), ("summary", pa.string())]
-    ),
-    TaskType.chat: pa.schema([("id", pa.string()), ("messages", MESSAGES_TYPE)]),
-}
+# The canonical columns of each task's dataset tables: its TaskSpec.record_schema.
+RECORD_SCHEMAS: dict[str, pa.Schema] = {name: s.record_schema for name, s in TASK_SPECS.items()}
 
 # Where a record came from and why it was set aside: the quarantine table of every stage.
 QUARANTINE_SCHEMA = pa.schema(
@@ -94,11 +74,7 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
-DEFAULT_GROUP_FIELD: dict[TaskType, str] = {
-    TaskType.extractive_qa: "context",
-    TaskType.summarization: "document",
-    TaskType.chat: "id",
-}
+DEFAULT_GROUP_FIELD: dict[str, str] = {n: s.default_group_key for n, s in TASK_SPECS.items()}
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -108,32 +84,23 @@ def record_hash(record: dict[str, Any]) -> str:
 
 def text_fields(task: TaskType, record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Every text of a record with a stable field name: what screening must look at."""
-    if task is TaskType.extractive_qa:
-        yield "question", record["question"]
-        yield "context", record["context"]
-        for i, text in enumerate(record["answers"]["text"]):
-            yield f"answers.text[{i}]", text
-    elif task is TaskType.summarization:
-        yield "document", record["document"]
-        yield "summary", record["summary"]
-    else:
-        for i, message in enumerate(record["messages"]):
-            yield f"messages[{i}].content", message["content"]
+    return task_spec(task).text_fields(record)
 
 
 def validate_record(task: TaskType, columns: ColumnMap, obj: Any) -> dict[str, Any]:
     """Return the canonical record for one parsed input object, or raise `Invalid` with why."""
     if not isinstance(obj, dict):
         raise Invalid(f"not a JSON object (got {_type_name(obj)})")
-    if task is TaskType.extractive_qa:
-        record = _validate_qa(columns, obj)
-    elif task is TaskType.summarization:
-        record = {
-            "document": _text(obj, columns.document_key),
-            "summary": _text(obj, columns.summary_key),
-        }
-    else:
-        record = {"messages": _messages(obj, columns.messages_key)}
+    record: dict[str, Any] = {}
+    for name in task_spec(task).fields:
+        if name == "answers":
+            record[name] = _answers(columns, obj)
+        elif name == "messages":
+            record[name] = _messages(obj, columns.messages_key)
+        elif name != "id":
+            record[name] = _text(obj, getattr(columns, f"{name}_key"))
+    if "answers" in record:
+        check_answers_at_offsets(record)
     raw_id = obj.get(columns.id_key)
     if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
         record_id = f"rec-{record_hash(record)[:16]}"
@@ -155,9 +122,9 @@ def check_answers_at_offsets(record: dict[str, Any]) -> None:
             raise Invalid(f"answer {i} text is not at answer_start {start} in the context")
 
 
-def _validate_qa(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, Any]:
-    question = _text(obj, columns.question_key)
-    context = _text(obj, columns.context_key)
+def _answers(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, list[Any]]:
+    """A QA record's answers `{text[], answer_start[]}`, from a nested object, its JSON string or
+    the flat (CSV) columns."""
     answers = obj.get(columns.answers_key)
     if answers is None and columns.answer_text_column in obj and columns.answer_start_key in obj:
         # Flat form (CSV): one answer as two columns.
@@ -182,13 +149,7 @@ def _validate_qa(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, Any]:
     for i, text in enumerate(texts):
         if not text.strip():
             raise Invalid(f"answer {i} text is empty")
-    record = {
-        "question": question,
-        "context": context,
-        "answers": {"text": texts, "answer_start": starts},
-    }
-    check_answers_at_offsets(record)
-    return record
+    return {"text": texts, "answer_start": starts}
 
 
 def _text(obj: dict[str, Any], key: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from prefect import task
@@ -22,13 +21,11 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.azureml.config import AzureMLConfig, local_cache
-from platforms.endpoint import EndpointBackend, LocalEndpointBackend, ensure_local_endpoint
+from platforms.backends import Backends
+from platforms.endpoint import EndpointBackend
 from platforms.registry import ModelRegistry, ModelVersion
-from platforms.store import Store
 from serving.client import EndpointError
 from serving.metrics import MetricsSnapshot
-from tasks.register import RegisterConfig
 from tasks.rollout_policy import (
     DeploymentHealth,
     RolloutPolicy,
@@ -37,9 +34,9 @@ from tasks.rollout_policy import (
     decide_rollout_step,
 )
 from trainer.metrics.scores import normalize_answer
+from trainer.taskspec import task_spec
 
 COLOURS = ("blue", "green")
-ANSWER_KEY = {"extractive-qa": "answer", "summarization": "summary", "chat": "reply"}
 
 
 class RolloutConfig(RolloutPolicy):
@@ -208,7 +205,7 @@ def _smoke(
     """Reasons the new deployment failed its smoke test (empty when it passed)."""
     if not samples:
         return []
-    key, agree = ANSWER_KEY[task_type], 0
+    key, agree = task_spec(task_type).response_key, 0
     for sample in samples:
         try:
             answer = backend.score(sample["request"], deployment).body.get(key, "")
@@ -318,43 +315,18 @@ def timeline_markdown(record: RolloutRecord) -> str:
     return "\n".join(lines)
 
 
-def endpoint_for(
-    store: Store, config: RolloutConfig, azureml: AzureMLConfig | None = None
-) -> EndpointBackend:
-    """The configured endpoint: Azure ML's managed online endpoint, or the local one under
-    `{store}/endpoint`, started when it is not running."""
-    if config.backend == "azureml":
-        from platforms.azureml import client
-        from platforms.azureml.endpoint import AzureMLEndpointBackend
-
-        settings = azureml or AzureMLConfig()
-        state = (
-            Path(store.uri) / "endpoint-azureml" if store.is_local else local_cache() / "endpoint"
-        )
-        return AzureMLEndpointBackend(client.connect(settings.workspace), settings.endpoint, state)
-    if not store.is_local:
-        raise ValueError("rollout.backend=local needs a local store (the endpoint keeps its state)")
-    url, key_file = ensure_local_endpoint(Path(store.uri) / "endpoint", config.port)
-    return LocalEndpointBackend(url, key_file, config.workers)
-
-
 @task(name="rollout", cache_policy=NONE)
 def rollout_task(
-    store: Store,
+    backends: Backends,
     version: ModelVersion,
     task_type: str,
     samples: list[dict[str, Any]],
     config: RolloutConfig,
-    registry: RegisterConfig | None = None,
-    azureml: AzureMLConfig | None = None,
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
-    from tasks.register import registry_for
-
-    backend = endpoint_for(store, config, azureml)
+    backend = backends.open_endpoint()
     try:
-        models = registry_for(store, registry, azureml)
-        record = run_rollout(backend, models, version, task_type, samples, config)
+        record = run_rollout(backend, backends.registry, version, task_type, samples, config)
         if record.outcome != "rolled-back" and samples:
             answer = backend.score(samples[0]["request"])
             example = {"request": samples[0]["request"], "response": answer.body}

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tasks.entity_types import PRESIDIO_ENTITIES, SECRET_ENTITIES
 from tasks.records import TaskType, check_answers_at_offsets
 from tasks.redact import Span, occurrences, redact_answers, redact_text
+from trainer.taskspec import task_spec
 
 
 class Action(StrEnum):
@@ -189,16 +190,14 @@ def apply_policy(
         outcome.reason = "; ".join(sorted(set(drop_reasons)))
         outcome.record = redacted
         return outcome
-    if task is TaskType.extractive_qa:
+    if "answers" in redacted:
         check_answers_at_offsets(redacted)  # never a record whose answer_start points elsewhere
     outcome.record = redacted
     return outcome
 
 
 def _texts(task: TaskType, record: dict[str, Any]) -> dict[str, str]:
-    from tasks.records import text_fields
-
-    return dict(text_fields(task, record))
+    return dict(task_spec(task).text_fields(record))
 
 
 def _propagate(texts: dict[str, str], redact: dict[str, list[Span]]) -> None:
@@ -228,27 +227,34 @@ def _mask_all(
 def _redact_record(
     task: TaskType, record: dict[str, Any], redact: dict[str, list[Span]]
 ) -> dict[str, Any]:
-    if task is TaskType.extractive_qa:
-        context_spans = list(redact["context"])
-        for i, start in enumerate(record["answers"]["answer_start"]):
-            context_spans += [
-                Span(s.start + start, s.end + start, s.entity, s.score)
-                for s in redact[f"answers.text[{i}]"]
+    """The record with every span in `redact` replaced, field by field of its task's schema."""
+    out: dict[str, Any] = {"id": record["id"]}
+    for name in task_spec(task).fields:
+        if name in ("id", "answers"):  # answers are redacted with the context they point into
+            continue
+        if name == "messages":
+            out[name] = [
+                {
+                    "role": m["role"],
+                    "content": redact_text(m["content"], redact[f"messages[{i}].content"])[0],
+                }
+                for i, m in enumerate(record["messages"])
             ]
-        context, answers = redact_answers(record["context"], record["answers"], context_spans)
-        question = redact_text(record["question"], redact["question"])[0]
-        return {"id": record["id"], "question": question, "context": context, "answers": answers}
-    if task is TaskType.summarization:
-        return {
-            "id": record["id"],
-            "document": redact_text(record["document"], redact["document"])[0],
-            "summary": redact_text(record["summary"], redact["summary"])[0],
-        }
-    messages = [
-        {
-            "role": m["role"],
-            "content": redact_text(m["content"], redact[f"messages[{i}].content"])[0],
-        }
-        for i, m in enumerate(record["messages"])
-    ]
-    return {"id": record["id"], "messages": messages}
+        elif name == "context" and "answers" in record:
+            out["context"], out["answers"] = _redact_context_and_answers(record, redact)
+        else:
+            out[name] = redact_text(record[name], redact[name])[0]
+    return out
+
+
+def _redact_context_and_answers(
+    record: dict[str, Any], redact: dict[str, list[Span]]
+) -> tuple[str, dict[str, list[Any]]]:
+    """A QA context and its answers, redacted alike so every answer_start still points at it."""
+    context_spans = list(redact["context"])
+    for i, start in enumerate(record["answers"]["answer_start"]):
+        context_spans += [
+            Span(s.start + start, s.end + start, s.entity, s.score)
+            for s in redact[f"answers.text[{i}]"]
+        ]
+    return redact_answers(record["context"], record["answers"], context_spans)

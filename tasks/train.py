@@ -7,24 +7,19 @@ its job and a later run over the same data and config reuses the finished model.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any, Literal
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from platforms.azureml.config import AzureMLConfig, local_cache
-from platforms.store import DatasetRef, Store, combine_hashes, sha256_text, stable_json
-from platforms.training import LocalTrainingBackend, TrainingBackend, TrainingJob, TrainSpec
+from platforms.backends import Backends
+from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
+from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import PACKAGED_MODEL, TrainArgs
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
-TRAINER_TASK = {
-    "extractive-qa": "extractive-qa",
-    "summarization": "summarization",
-    "chat": "causal-lm",
-}
 _TRAIN_ARG_NAMES = set(TrainArgs.__dataclass_fields__) - {"task", "data_dir", "output_dir"}
 
 
@@ -67,7 +62,7 @@ class TrainConfig(BaseModel):
 
     def trainer_args(self, task_type: str) -> dict[str, Any]:
         return {
-            "task": TRAINER_TASK[task_type],
+            "task": task_spec(task_type).trainer_task,
             "model": self.model,
             "epochs": self.epochs,
             "learning_rate": self.learning_rate,
@@ -84,31 +79,10 @@ def job_name(split: DatasetRef, config: TrainConfig) -> str:
     return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
 
 
-def backend_for(
-    store: Store, config: TrainConfig, azureml: AzureMLConfig | None = None
-) -> TrainingBackend:
-    """The configured backend; jobs keep their local state (and downloaded models) in the store."""
-    if config.backend == "azureml":
-        from platforms.azureml import client
-        from platforms.azureml.training import AzureMLTrainingBackend
-
-        settings = azureml or AzureMLConfig()
-        root = Path(store.uri) / "jobs" if store.is_local else local_cache() / "jobs"
-        return AzureMLTrainingBackend(client.connect(settings.workspace), settings, root)
-    if not store.is_local:
-        raise ValueError("train.backend=local needs a local store (the model is written there)")
-    return LocalTrainingBackend(Path(store.uri) / "jobs")
-
-
 def run_training(
-    store: Store,
-    split: DatasetRef,
-    config: TrainConfig,
-    on_log: Any = log.info,
-    azureml: AzureMLConfig | None = None,
+    backend: TrainingBackend, split: DatasetRef, config: TrainConfig, on_log: Any = log.info
 ) -> TrainingJob:
     """Submit (or reattach to, or reuse) the job for this data and config; wait for it."""
-    backend = backend_for(store, config, azureml)
     spec = TrainSpec(
         name=job_name(split, config),
         data_dir=split.uri,
@@ -124,11 +98,9 @@ def run_training(
 
 
 @task(name="train", cache_policy=NONE)
-def train_task(
-    store: Store, split: DatasetRef, config: TrainConfig, azureml: AzureMLConfig | None = None
-) -> TrainingJob:
+def train_task(backends: Backends, split: DatasetRef, config: TrainConfig) -> TrainingJob:
     """Fine-tune the base model on the split dataset; training logs stream into this run."""
     logger = get_run_logger()
     return run_training(
-        store, split, config, lambda line: logger.info("trainer | %s", line), azureml
+        backends.training, split, config, lambda line: logger.info("trainer | %s", line)
     )

@@ -23,8 +23,9 @@ from prefect.input.actions import read_flow_run_input
 from prefect.input.run_input import keyset_from_paused_state
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.retrain import RunSummary, retrain
+from cli.main import app
+from flows.retrain import retrain
+from flows.summary import RunSummary
 from tests.conftest import write_jsonl
 
 CTX = "Agent Kenji Watanabe reset the VPN token for the Lisbon office; the outage lasted 3 days."

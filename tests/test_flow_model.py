@@ -11,8 +11,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.retrain import RunSummary, retrain
+from cli.main import app
+from flows.retrain import retrain
+from flows.summary import RunSummary
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
 from tests.test_flow import _input

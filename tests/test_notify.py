@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from tasks.notify import NotifyConfig, send
+from platforms.notify import NotifyConfig, send
 
 
 def test_a_notification_is_posted_as_json(webhook) -> None:

@@ -15,8 +15,9 @@ from typing import Any
 
 import yaml
 
+from trainer.taskspec import TRAINER_TASKS
+
 PACKAGED_MODEL = "packaged:all-MiniLM-L6-v2"
-TASKS = ("extractive-qa", "summarization", "causal-lm")
 
 # LoRA target modules per architecture (model_type in config.json).
 LORA_TARGETS: dict[str, list[str]] = {
@@ -66,8 +67,8 @@ class TrainArgs:
     num_workers: int = 0
 
     def validate(self) -> TrainArgs:
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if self.task not in TRAINER_TASKS:
+            raise ValueError(f"task must be one of {TRAINER_TASKS}, got {self.task!r}")
         if self.precision not in ("auto", "bf16", "fp16", "fp32"):
             raise ValueError(f"precision must be auto, bf16, fp16 or fp32, got {self.precision!r}")
         if self.doc_stride >= self.max_length:

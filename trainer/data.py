@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 from datasets import Dataset
 
 from trainer.qa import train_features
+from trainer.taskspec import task_spec
 
 
 def read_split(data_dir: str | Path, split: str, limit: int = 0) -> list[dict[str, Any]]:
@@ -34,9 +35,10 @@ def features(task: str, tokenizer: Any, records: list[dict[str, Any]], args: Any
     """A tokenised dataset without padding (the collator pads each batch to its own longest)."""
     if not records:
         return Dataset.from_dict({})
-    if task == "extractive-qa":
+    kind = task_spec(task).kind
+    if kind == "span":
         data = train_features(tokenizer, records, args.max_length, args.doc_stride)
-    elif task == "summarization":
+    elif kind == "seq2seq":
         data = dict(
             tokenizer([r["document"] for r in records], truncation=True, max_length=args.max_length)
         )

@@ -12,23 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import (
-    AutoConfig,
-    AutoModelForCausalLM,
-    AutoModelForQuestionAnswering,
-    AutoModelForSeq2SeqLM,
-    AutoTokenizer,
-)
+import transformers
+from transformers import AutoConfig, AutoTokenizer
 
 from trainer.args import LORA_TARGETS, PACKAGED_MODEL
+from trainer.taskspec import task_spec
 
 MODEL_INFO = "model_info.json"
-AUTO_CLASSES = {
-    "extractive-qa": AutoModelForQuestionAnswering,
-    "summarization": AutoModelForSeq2SeqLM,
-    "causal-lm": AutoModelForCausalLM,
-}
-HEADS_TO_SAVE = {"extractive-qa": ["qa_outputs"], "summarization": [], "causal-lm": []}
 
 
 def resolve_model(name: str) -> str:
@@ -47,7 +37,16 @@ def load_tokenizer(name: str) -> Any:
 def load_base(task: str, name: str, seed: int) -> Any:
     """The base model with the task's head; a new head is initialised from `seed`."""
     torch.manual_seed(seed)
-    return AUTO_CLASSES[task].from_pretrained(resolve_model(name))
+    return model_class(task).from_pretrained(resolve_model(name))
+
+
+def model_class(task: str) -> Any:
+    """The transformers Auto class with `task`'s head (its TaskSpec.model_class)."""
+    try:
+        spec = task_spec(task)
+    except ValueError as exc:
+        raise KeyError(str(exc)) from None
+    return getattr(transformers, spec.model_class)
 
 
 def lora_targets(name: str, configured: list[str]) -> list[str]:
@@ -72,7 +71,7 @@ def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[
         base = load_base(info["task"], info["base_model"], seed)
         model = PeftModel.from_pretrained(base, model_dir)
     else:
-        model = AUTO_CLASSES[info["task"]].from_pretrained(model_dir)
+        model = model_class(info["task"]).from_pretrained(model_dir)
     model.eval()
     return model, tokenizer, info
 

@@ -14,6 +14,7 @@ import torch
 
 from trainer.data import chat_text
 from trainer.qa import decode_answers, eval_features
+from trainer.taskspec import task_spec
 
 
 @torch.no_grad()
@@ -30,14 +31,15 @@ def predict(
 ) -> list[str]:
     """One prediction string per record."""
     model.eval()
-    if task == "extractive-qa":
+    kind = task_spec(task).kind
+    if kind == "span":
         return [
             a.text
             for a in predict_qa(model, tokenizer, records, max_length, doc_stride, batch_size)
         ]
     prompts = (
         [r["document"] for r in records]
-        if task == "summarization"
+        if kind == "seq2seq"
         else [chat_text({"messages": r["messages"][:-1]}, tokenizer) for r in records]
     )
     outputs: list[str] = []
@@ -50,7 +52,7 @@ def predict(
             return_tensors="pt",
         )
         generated = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
-        if task != "summarization":  # a causal model echoes its prompt
+        if kind == "causal":  # a causal model echoes its prompt
             generated = generated[:, batch["input_ids"].shape[1] :]
         outputs += tokenizer.batch_decode(generated, skip_special_tokens=True)
     return [o.strip() for o in outputs]

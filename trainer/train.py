@@ -41,13 +41,8 @@ from transformers import (
 
 from trainer.args import TrainArgs, parse_args
 from trainer.data import features, read_split
-from trainer.modeling import (
-    HEADS_TO_SAVE,
-    load_base,
-    load_tokenizer,
-    lora_targets,
-    write_model_info,
-)
+from trainer.modeling import load_base, load_tokenizer, lora_targets, write_model_info
+from trainer.taskspec import task_spec
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -58,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # model
     tokenizer = load_tokenizer(args.model)
-    if args.task == "causal-lm" and tokenizer.pad_token is None:
+    if task_spec(args.task).kind == "causal" and tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = load_base(args.task, args.model, args.seed)
     if args.lora:
@@ -108,18 +103,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def _with_lora(model: Any, args: TrainArgs) -> Any:
     from peft import LoraConfig, TaskType, get_peft_model
 
-    task_type = {
-        "extractive-qa": TaskType.QUESTION_ANS,
-        "summarization": TaskType.SEQ_2_SEQ_LM,
-        "causal-lm": TaskType.CAUSAL_LM,
-    }[args.task]
+    spec = task_spec(args.task)
     config = LoraConfig(
-        task_type=task_type,
+        task_type=TaskType[spec.peft_task_type],
         r=args.lora_r,
         lora_alpha=args.lora_alpha,
         lora_dropout=args.lora_dropout,
         target_modules=lora_targets(args.model, args.lora_target_modules),
-        modules_to_save=HEADS_TO_SAVE[args.task] or None,
+        modules_to_save=list(spec.heads_to_save) or None,
     )
     return get_peft_model(model, config)
 
@@ -170,9 +161,10 @@ def report_to() -> list[str] | str:
 
 
 def _collator(task: str, tokenizer: Any, model: Any) -> Any:
-    if task == "summarization":
+    kind = task_spec(task).kind
+    if kind == "seq2seq":
         return DataCollatorForSeq2Seq(tokenizer, model=model)
-    if task == "causal-lm":
+    if kind == "causal":
         return DataCollatorForLanguageModeling(tokenizer, mlm=False)
     return DataCollatorWithPadding(tokenizer)
 

@@ -383,13 +383,16 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from platforms.azureml import client
-    from platforms.store import DatasetRef, Store
+    from platforms.backends import Backends, BackendSettings
+    from platforms.store import DatasetRef
     from tasks.train import TrainConfig, job_name, run_training
 
     fake = fake_azureml_on_azurite
     monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
     monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
-    store = Store(str(tmp_path / "store"))
+    backends = Backends(
+        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
+    )
     split = DatasetRef(
         uri=str(split_dir),
         stage="split",
@@ -404,7 +407,7 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     fake.write_job_output(name, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
 
     lines: list[str] = []
-    job = run_training(store, split, config, lines.append, CONFIG)
+    job = run_training(backends.training, split, config, lines.append)
     assert (job.backend, job.status, job.name) == ("azureml", "completed", name)
     assert (Path(job.output_dir) / "model_info.json").is_file()  # evaluated here, next stage
     assert Path(job.output_dir).is_relative_to(tmp_path / "store" / "jobs")

@@ -1,0 +1,129 @@
+"""The shape of the code, as the README's Layout section describes it, checked from the imports.
+
+- Layers: cli → flows → tasks → platforms → serving → trainer; no import runs back up, and
+  `trainer/` (the code Azure ML runs) imports nothing of the rest.
+- No import circle between modules.
+- No stage module (a module of tasks/ that defines a Prefect task) imports another stage module.
+- Platform objects (registries, training and endpoint backends, Azure ML clients) are built in
+  `platforms/` only: elsewhere they arrive as `Backends`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["cli", "flows", "tasks", "platforms", "serving", "trainer"]
+PACKAGES = [*LAYERS, "samples"]
+FACTORIES = {
+    "LocalRegistry",
+    "AzureMLRegistry",
+    "LocalTrainingBackend",
+    "AzureMLTrainingBackend",
+    "LocalEndpointBackend",
+    "AzureMLEndpointBackend",
+    "ensure_local_endpoint",
+    "connect",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """Project modules `path` imports, at any depth (imports inside functions count too)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        out.update(n for n in names if n in MODULES)
+    return out
+
+
+GRAPH = {name: _imports(path) for name, path in MODULES.items()}
+
+
+def _stage_modules() -> set[str]:
+    stages = set()
+    for name, path in MODULES.items():
+        if not name.startswith("tasks."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                for d in node.decorator_list:
+                    target = d.func if isinstance(d, ast.Call) else d
+                    if isinstance(target, ast.Name) and target.id == "task":
+                        stages.add(name)
+    return stages
+
+
+def test_the_package_list_is_complete() -> None:
+    assert {"cli.main", "flows.retrain", "tasks.ingest", "platforms.backends"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_import_runs_back_up_a_layer(module: str) -> None:
+    layer = module.split(".")[0]
+    if layer not in LAYERS:
+        return
+    above = set(LAYERS[: LAYERS.index(layer)])
+    upward = sorted(i for i in GRAPH[module] if i.split(".")[0] in above)
+    assert not upward, f"{module} imports {upward} from a layer above it"
+
+
+def test_there_is_no_import_circle() -> None:
+    state: dict[str, int] = {}
+    circles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                circles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+    real = [c for c in circles if len(set(c)) > 1]
+    assert not real, f"import circles: {real}"
+
+
+def test_no_stage_module_imports_another() -> None:
+    stages = _stage_modules()
+    assert {"tasks.ingest", "tasks.screen", "tasks.approve", "tasks.split"} <= stages
+    assert {"tasks.train", "tasks.evaluate", "tasks.register", "tasks.rollout"} <= stages
+    sideways = {s: sorted(GRAPH[s] & (stages - {s})) for s in stages}
+    assert not any(sideways.values()), f"stage modules importing stages: {sideways}"
+
+
+def test_platform_objects_are_built_in_platforms_only() -> None:
+    builders = {}
+    for name, path in MODULES.items():
+        if name.startswith("platforms."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                if called in FACTORIES:
+                    builders.setdefault(name, []).append(called)
+    assert not builders, f"platform objects built outside platforms/: {builders}"

@@ -1,0 +1,85 @@
+"""Backends: the config turned into the run's platform objects, once, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.config import load_config
+from platforms.backends import Backends, BackendSettings
+from platforms.registry import LocalRegistry
+from platforms.training import LocalTrainingBackend
+
+
+def test_the_config_chooses_the_backends_and_each_is_built_once(tmp_path: Path) -> None:
+    cfg = load_config(
+        None,
+        [f"store={tmp_path}", "rollout.port=8123", "rollout.workers=2", "train.backend=local"],
+    )
+    backends = cfg.backends()
+    assert backends.store.uri == str(tmp_path)
+    assert backends.settings.endpoint_port == 8123 and backends.settings.endpoint_workers == 2
+    assert isinstance(backends.registry, LocalRegistry)
+    assert backends.registry is backends.registry  # one registry per run, not one per stage
+    assert backends.registry.root == tmp_path / "models"
+    assert isinstance(backends.training, LocalTrainingBackend)
+    assert backends.training is backends.training
+
+
+@pytest.mark.parametrize(
+    ("field", "part"),
+    [("registry.backend", "registry"), ("train.backend", "training")],
+)
+def test_a_local_backend_on_a_blob_store_names_the_field_to_change(field: str, part: str) -> None:
+    cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
+    backends = cfg.backends()
+    with pytest.raises(ValueError, match=f"{field}=local needs a local store.*{field}=azureml"):
+        getattr(backends, part)
+
+
+def test_a_local_endpoint_on_a_blob_store_names_the_field_to_change() -> None:
+    cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
+    backends = cfg.backends()
+    with pytest.raises(ValueError, match=r"rollout\.backend=local needs a local store"):
+        backends.open_endpoint()
+
+
+def test_azure_ml_backends_share_one_workspace_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platforms.azureml import client
+
+    made: list[object] = []
+
+    def connect(workspace: object) -> object:
+        made.append(object())
+        return made[-1]
+
+    monkeypatch.setattr(client, "connect", connect)
+    backends = Backends(
+        BackendSettings(store=str(tmp_path), registry="azureml", training="azureml")
+    )
+    assert backends.registry.client is backends.training.client is made[0]
+    assert len(made) == 1
+
+
+def test_the_champion_comes_with_its_files_here(tmp_path: Path) -> None:
+    backends = Backends(BackendSettings(store=str(tmp_path)))
+    assert backends.champion("m") is None
+    source = tmp_path / "model"
+    source.mkdir()
+    (source / "model_info.json").write_text("{}")
+    version = backends.registry.register("m", source, {"f1": 1.0}, {})
+    backends.registry.set_alias("m", "champion", version.version)
+    champion = backends.champion("m")
+    assert champion is not None and (Path(champion.path) / "model_info.json").is_file()
+
+
+def test_a_model_trained_on_azure_ml_is_registered_from_the_job_output(tmp_path: Path) -> None:
+    on_azure = Backends(
+        BackendSettings(store=str(tmp_path), registry="azureml", training="azureml")
+    )
+    assert str(on_azure.model_source(str(tmp_path / "m"), "train-abc")).startswith("azureml:")
+    mixed = Backends(BackendSettings(store=str(tmp_path), registry="azureml"))
+    assert mixed.model_source(str(tmp_path / "m"), "train-abc") == tmp_path / "m"

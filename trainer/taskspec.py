@@ -1,0 +1,170 @@
+"""What a task type means, in one place: one `TaskSpec` per task that every part reads.
+
+The pipeline (`tasks/`: ingest's schema, screen's text fields, split's group key, evaluate's
+metric and references, rollout's smoke answers), the CLI, `serving/` (request and response shapes)
+and `trainer/` itself (model class, LoRA task type, heads to save) look a task up here instead of
+keeping tables of their own. It lives in `trainer/` because `trainer/` and `serving/` are the code
+Azure ML runs, and both need it there.
+
+Adding a task type means adding one `TaskSpec` to `TASK_SPECS` (and its trainer code: features
+in `trainer/data.py`, prediction in `trainer/predict.py`, collator in `trainer/train.py`, all
+chosen by `kind`).
+
+Every task has two names: `name`, the pipeline's (`task:` in the config, the `TaskType` values),
+and `trainer_task`, what `python -m trainer.train --task` takes and `model_info.json` keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+
+ANSWERS_TYPE = pa.struct(
+    [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
+)
+MESSAGES_TYPE = pa.list_(
+    pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
+)
+ROLES = ("system", "user", "assistant")
+
+Kind = Literal["span", "seq2seq", "causal"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything the pipeline, the CLI, serving and the trainer need to know about one task."""
+
+    name: str  # the pipeline's name: config `task`, TaskType value
+    trainer_task: str  # `trainer.train --task`, kept in model_info.json, served deployments' task
+    kind: Kind  # how it is trained and predicted: a span head, an encoder-decoder, a decoder
+    record_schema: pa.Schema  # canonical record columns, as every dataset table stores them
+    text_fields: Callable[[dict[str, Any]], Iterator[tuple[str, str]]]  # what screening reads
+    group_keys: frozenset[str]  # fields split.group_key may name
+    default_group_key: str  # the field that groups records when split.group_key is unset
+    request_fields: tuple[str, ...]  # what a scoring request must hold
+    request_shape: str  # the request's JSON shape, for error messages and docs
+    response_key: str  # the response field holding the model's text answer
+    request_of: Callable[[dict[str, Any]], dict[str, Any]]  # the request a record's user sends
+    reference_of: Callable[[dict[str, Any]], Any]  # what a prediction is scored against
+    metric: Literal["squad", "rouge"]  # which metric module scores it (trainer/metrics)
+    primary_metric: str  # the metric the gate compares by default
+    model_class: str  # the transformers Auto class with the task's head
+    peft_task_type: str  # peft.TaskType member for a LoRA adapter
+    heads_to_save: tuple[str, ...] = ()  # new head modules saved beside a LoRA adapter
+    has_sample_data: bool = False  # `tunegate data sample --task` can generate it
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Canonical record fields, `id` first."""
+        return tuple(self.record_schema.names)
+
+    def request_size(self, request: dict[str, Any]) -> int:
+        """Characters the model reads for a request: what the batcher groups requests by."""
+        total = 0
+        for name in self.request_fields:
+            value = request[name]
+            total += (
+                sum(len(m["content"]) for m in value) if isinstance(value, list) else len(value)
+            )
+        return total
+
+
+def _qa_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    yield "question", record["question"]
+    yield "context", record["context"]
+    for i, text in enumerate(record["answers"]["text"]):
+        yield f"answers.text[{i}]", text
+
+
+def _summary_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    yield "document", record["document"]
+    yield "summary", record["summary"]
+
+
+def _chat_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for i, message in enumerate(record["messages"]):
+        yield f"messages[{i}].content", message["content"]
+
+
+EXTRACTIVE_QA = TaskSpec(
+    name="extractive-qa",
+    trainer_task="extractive-qa",
+    kind="span",
+    record_schema=pa.schema(
+        [
+            ("id", pa.string()),
+            ("question", pa.string()),
+            ("context", pa.string()),
+            ("answers", ANSWERS_TYPE),
+        ]
+    ),
+    text_fields=_qa_texts,
+    group_keys=frozenset({"id", "question", "context"}),
+    default_group_key="context",
+    request_fields=("question", "context"),
+    request_shape='{"question": str, "context": str}',
+    response_key="answer",
+    request_of=lambda r: {"question": r["question"], "context": r["context"]},
+    reference_of=lambda r: r["answers"]["text"],
+    metric="squad",
+    primary_metric="f1",
+    model_class="AutoModelForQuestionAnswering",
+    peft_task_type="QUESTION_ANS",
+    heads_to_save=("qa_outputs",),
+    has_sample_data=True,
+)
+SUMMARIZATION = TaskSpec(
+    name="summarization",
+    trainer_task="summarization",
+    kind="seq2seq",
+    record_schema=pa.schema(
+        [("id", pa.string()), ("document", pa.string()), ("summary", pa.string())]
+    ),
+    text_fields=_summary_texts,
+    group_keys=frozenset({"id", "document", "summary"}),
+    default_group_key="document",
+    request_fields=("document",),
+    request_shape='{"document": str}',
+    response_key="summary",
+    request_of=lambda r: {"document": r["document"]},
+    reference_of=lambda r: r["summary"],
+    metric="rouge",
+    primary_metric="rougeL",
+    model_class="AutoModelForSeq2SeqLM",
+    peft_task_type="SEQ_2_SEQ_LM",
+    has_sample_data=True,
+)
+CHAT = TaskSpec(
+    name="chat",
+    trainer_task="causal-lm",
+    kind="causal",
+    record_schema=pa.schema([("id", pa.string()), ("messages", MESSAGES_TYPE)]),
+    text_fields=_chat_texts,
+    group_keys=frozenset({"id"}),
+    default_group_key="id",
+    request_fields=("messages",),
+    request_shape='{"messages": [{"role": str, "content": str}, ...]}',
+    response_key="reply",
+    request_of=lambda r: {"messages": r["messages"][:-1]},
+    reference_of=lambda r: r["messages"][-1]["content"],
+    metric="rouge",
+    primary_metric="rougeL",
+    model_class="AutoModelForCausalLM",
+    peft_task_type="CAUSAL_LM",
+)
+
+TASK_SPECS: dict[str, TaskSpec] = {s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT)}
+_BY_TRAINER_TASK: dict[str, TaskSpec] = {s.trainer_task: s for s in TASK_SPECS.values()}
+TRAINER_TASKS: tuple[str, ...] = tuple(_BY_TRAINER_TASK)
+
+
+def task_spec(name: str) -> TaskSpec:
+    """The spec of a task by either of its names (`chat` or `causal-lm`); ValueError if none."""
+    spec = TASK_SPECS.get(str(name)) or _BY_TRAINER_TASK.get(str(name))
+    if spec is None:
+        known = sorted({*TASK_SPECS, *_BY_TRAINER_TASK})
+        raise ValueError(f"unknown task {name!r}: expected one of {known}")
+    return spec
