@@ -34,8 +34,8 @@ from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
 from tasks.detectors import SecretRecognizer, detectors_for, toxicity_scores
 from tasks.ingest import run_ingest
-from tasks.records import TaskType, text_fields
 from tasks.screen import run_screen
+from trainer.taskspec import task_spec
 
 
 def main() -> None:
@@ -61,7 +61,7 @@ def main() -> None:
         client, store = shared_client(cfg.dask), cfg.open_store()
         ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 500)
         records = [r for f in store.table_files(ingested, "accepted") for r in read_table(store, f)]
-        texts = [text for r in records for _, text in text_fields(TaskType(args.task), r)]
+        texts = [text for r in records for _, text in task_spec(args.task).text_fields(r)]
         entities = list(cfg.screen.all_entities())
         print(f"{len(records)} records, {len(texts)} text fields, {len(set(texts))} distinct")
 

@@ -30,10 +30,10 @@ from datasets import Dataset
 from transformers import Trainer, TrainingArguments, default_data_collator
 
 from samples.generate import valid_records
-from tasks.records import RECORD_SCHEMAS, TaskType
 from trainer.args import PACKAGED_MODEL, TrainArgs
 from trainer.modeling import load_base, load_tokenizer
 from trainer.qa import train_features
+from trainer.taskspec import EXTRACTIVE_QA
 from trainer.train import _with_lora
 from trainer.train import main as train_main
 
@@ -54,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data" / "train"
         data.mkdir(parents=True)
-        table = pa.Table.from_pylist(records, schema=RECORD_SCHEMAS[TaskType.extractive_qa])
+        table = pa.Table.from_pylist(records, schema=EXTRACTIVE_QA.record_schema)
         pq.write_table(table, data / "part-00000.parquet")
         common = ["--epochs", "1", "--batch-size", str(args.batch_size)]
         common += ["--max-length", str(args.max_length), "--logging-steps", "1000"]

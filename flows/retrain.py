@@ -45,35 +45,28 @@ def retrain(config: PipelineConfig) -> State:
         ingested = summary.run(
             "ingest",
             ingest_task,
-            store=backends.store,
-            dask=config.dask,
+            backends=backends,
             task_type=config.task,
             columns=config.columns,
             config=config.ingest,
             azure=config.azure,
         )
         summary.dataset("ingest", ingested)
-        screened, screening = summary.run(
-            "screen",
-            screen_task,
-            store=backends.store,
-            dask=config.dask,
-            ingested=ingested,
-            config=config.screen,
+        screened = summary.run(
+            "screen", screen_task, backends=backends, ingested=ingested, config=config.screen
         )
-        summary.dataset("screen", screened)
+        summary.dataset("screen", screened.dataset)
         approval = summary.run(
             "approve",
             approve_task,
-            store=backends.store,
+            backends=backends,
             screened=screened,
-            report=screening,
             config=config.approval,
             notify=config.notify,
         )
         summary.note(
             "approve",
-            content_hash=screened.content_hash,
+            content_hash=screened.dataset.content_hash,
             decision=approval.decision,
             reviewer=approval.reviewer,
             mode=approval.mode.value,
@@ -82,9 +75,8 @@ def retrain(config: PipelineConfig) -> State:
         split = summary.run(
             "split",
             split_task,
-            store=backends.store,
-            dask=config.dask,
-            screened=screened,
+            backends=backends,
+            screened=screened.dataset,
             config=config.split,
             exclude_ids=approval.exclude_ids,
         )
@@ -123,7 +115,7 @@ def retrain(config: PipelineConfig) -> State:
             notify_task(config.notify, "gate-failed", message, summary.evaluation)
             return Failed(message=message, data=summary)
 
-        datasets = {"ingest": ingested, "screen": screened, "split": split}
+        datasets = {"ingest": ingested, "screen": screened.dataset, "split": split}
         version = summary.run(
             "register",
             register_task,

@@ -87,7 +87,7 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
         [
             sys.executable,
             "-m",
-            "flows.cli",
+            "cli",
             "endpoint",
             "serve",
             "--port",

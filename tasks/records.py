@@ -13,7 +13,6 @@ record is quarantined with an explanation instead of failing its file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -59,9 +58,6 @@ class Invalid(ValueError):
     """A record that cannot be used, with the reason that goes into the quarantine."""
 
 
-# The canonical columns of each task's dataset tables: its TaskSpec.record_schema.
-RECORD_SCHEMAS: dict[str, pa.Schema] = {name: s.record_schema for name, s in TASK_SPECS.items()}
-
 # Where a record came from and why it was set aside: the quarantine table of every stage.
 QUARANTINE_SCHEMA = pa.schema(
     [
@@ -74,17 +70,10 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
-DEFAULT_GROUP_FIELD: dict[str, str] = {n: s.default_group_key for n, s in TASK_SPECS.items()}
-
 
 def record_hash(record: dict[str, Any]) -> str:
     """Hash of a record's content, without its id: equal content means a duplicate."""
     return sha256_text(stable_json({k: v for k, v in record.items() if k != "id"}))
-
-
-def text_fields(task: TaskType, record: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every text of a record with a stable field name: what screening must look at."""
-    return task_spec(task).text_fields(record)
 
 
 def validate_record(task: TaskType, columns: ColumnMap, obj: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ dataset that was approved last (any run, any dataset hash), and which record ids
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
@@ -19,15 +19,22 @@ _COUNTS = ("records_in", "kept", "redacted", "quarantined", "flagged")
 _SHOWN_IDS = 10
 
 
+class Change(NamedTuple):
+    """One number in the last approved dataset and in this one (a `(then, now)` pair)."""
+
+    then: int  # in the last approved dataset
+    now: int  # in this dataset
+
+
 class ReviewChanges(BaseModel):
-    """The comparison with the last approved dataset: (then, now) pairs and the id changes."""
+    """The comparison with the last approved dataset: counts, findings and the id changes."""
 
     model_config = ConfigDict(frozen=True)
     previous_hash: str
     previous_reviewer: str
     previous_decided_at: str
-    counts: dict[str, tuple[int, int]]
-    findings: dict[str, tuple[int, int]]
+    counts: dict[str, Change]
+    findings: dict[str, Change]
     added_ids: list[str]
     removed_ids: list[str]
 
@@ -71,7 +78,7 @@ def compare(store: Store, screened: DatasetRef, report: Any) -> ReviewChanges | 
         previous_hash=previous["dataset_hash"],
         previous_reviewer=previous["reviewer"],
         previous_decided_at=previous["decided_at"],
-        counts={k: (before[k], now[k]) for k in _COUNTS},
+        counts={k: Change(before[k], now[k]) for k in _COUNTS},
         findings=_findings(before["entities"], now["entities"]),
         added_ids=sorted(now_ids - then_ids),
         removed_ids=sorted(then_ids - now_ids),
@@ -89,8 +96,8 @@ def changes_markdown(changes: ReviewChanges | None) -> str:
         "",
         "| | then | now | change |",
         "|---|---:|---:|---:|",
-        *[_row(name.replace("_", " "), *pair) for name, pair in changes.counts.items()],
-        *[_row(f"{entity} findings", *pair) for entity, pair in changes.findings.items()],
+        *[_row(name.replace("_", " "), change) for name, change in changes.counts.items()],
+        *[_row(f"{entity} findings", change) for entity, change in changes.findings.items()],
         "",
         f"**New record ids** ({len(changes.added_ids)}): {_ids(changes.added_ids)}",
         "",
@@ -99,16 +106,14 @@ def changes_markdown(changes: ReviewChanges | None) -> str:
     return "\n".join(lines)
 
 
-def _findings(
-    before: list[dict[str, Any]], now: list[dict[str, Any]]
-) -> dict[str, tuple[int, int]]:
+def _findings(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> dict[str, Change]:
     then = {e["entity"]: e["findings"] for e in before}
     current = {e["entity"]: e["findings"] for e in now}
-    return {k: (then.get(k, 0), current.get(k, 0)) for k in sorted(then | current)}
+    return {k: Change(then.get(k, 0), current.get(k, 0)) for k in sorted(then | current)}
 
 
-def _row(label: str, then: int, now: int) -> str:
-    return f"| {label} | {then} | {now} | {now - then:+d} |"
+def _row(label: str, change: Change) -> str:
+    return f"| {label} | {change.then} | {change.now} | {change.now - change.then:+d} |"
 
 
 def _ids(ids: list[str]) -> str:

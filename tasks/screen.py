@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from distributed import Client
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.compute import DaskConfig, lazy_client, map_partitions
+from platforms.backends import Backends
+from platforms.compute import map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -32,41 +34,21 @@ from platforms.store import (
     write_table,
 )
 from tasks.content_safety import content_safety_scores
-from tasks.records import QUARANTINE_SCHEMA, RECORD_SCHEMAS, TaskType, record_hash, text_fields
-from tasks.screen_policy import ScreenConfig, ToxicityConfig, apply_policy
+from tasks.records import QUARANTINE_SCHEMA, TaskType, record_hash
+from tasks.screen_policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy
+from tasks.screen_report import (
+    EntityCount,
+    MaskedSample,
+    Screened,
+    ScreenReport,
+    report_hash,
+    report_markdown,
+)
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 STAGE = "screen"
 _SAMPLE_WINDOW = 160
-
-
-class EntityCount(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    entity: str
-    action: str
-    findings: int
-
-
-class ScreenReport(BaseModel):
-    """What the screen found and did; shown to the reviewer, stored beside the dataset."""
-
-    model_config = ConfigDict(frozen=True)
-    task: str
-    records_in: int
-    kept: int
-    redacted: int
-    quarantined: int
-    flagged: int
-    entities: list[EntityCount]
-    quarantine_reasons: dict[str, int]
-    flagged_ids: list[str] = Field(description="Kept records a person should look at.")
-    samples: list[dict[str, Any]] = Field(description="Masked excerpts; never raw values.")
-    toxicity_threshold: float
-
-    @property
-    def needs_review(self) -> bool:
-        """True when the policy flagged something for a person (auto-if-clean then waits)."""
-        return self.flagged > 0
 
 
 def screen_key(parent: DatasetRef, config: ScreenConfig) -> tuple[str, str]:
@@ -76,13 +58,13 @@ def screen_key(parent: DatasetRef, config: ScreenConfig) -> tuple[str, str]:
 
 def run_screen(
     client: Client, store: Store, ingested: DatasetRef, config: ScreenConfig
-) -> tuple[DatasetRef, ScreenReport]:
+) -> Screened:
     """Screen the accepted table of an ingest dataset (or reuse an earlier identical screen)."""
     key, config_hash = screen_key(ingested, config)
     task_type = TaskType(ingested.task)
     if (existing := store.find_dataset(STAGE, key)) is not None:
         log.info("screen: reusing %s", existing.uri)
-        return existing, load_report(store, existing)
+        return Screened(existing, load_report(store, existing))
     parts = store.table_files(ingested, "accepted")
     writer = store.begin_dataset(STAGE, key)
     try:
@@ -98,11 +80,12 @@ def run_screen(
             task_type=task_type,
             config=config,
         )
-        report, content, files = _combine(task_type, results, config)
+        totals = _combine(task_type, results, config)
+        report = totals.report
         writer.write_json("report.json", report.model_dump(mode="json"))
         ref = writer.commit(
             task=task_type.value,
-            content_hash=content,
+            content_hash=totals.content_hash,
             parent_hashes=[ingested.content_hash],
             config_hash=config_hash,
             counts={
@@ -113,9 +96,11 @@ def run_screen(
                 "flagged": report.flagged,
             },
             tables={
-                "screened": table_info(report.kept, files["screened"], RECORD_SCHEMAS[task_type]),
+                "screened": table_info(
+                    report.kept, totals.screened_files, task_spec(task_type).record_schema
+                ),
                 "quarantine": table_info(
-                    report.quarantined, files["quarantine"], QUARANTINE_SCHEMA
+                    report.quarantined, totals.quarantine_files, QUARANTINE_SCHEMA
                 ),
             },
             extra={"report_hash": report_hash(report)},
@@ -130,15 +115,28 @@ def run_screen(
         report.quarantined,
         report.flagged,
     )
-    return ref, report
+    return Screened(ref, report)
 
 
 def load_report(store: Store, screened: DatasetRef) -> ScreenReport:
     return ScreenReport.model_validate_json(store.read_text(f"{screened.uri}/report.json"))
 
 
-def report_hash(report: ScreenReport) -> str:
-    return sha256_text(stable_json(report.model_dump(mode="json")))
+@dataclass(frozen=True, slots=True)
+class PartitionScreened:
+    """What `screen_partition` did with one partition, handed back to the stage."""
+
+    records_in: int  # records read from the partition
+    kept: int  # records written to the screened table
+    redacted: int  # kept records with at least one value redacted
+    quarantined: int  # records written to the quarantine table
+    flagged_ids: tuple[str, ...]  # kept records a person should look at
+    entities: tuple[EntityCount, ...]  # findings per entity type and rule
+    reasons: dict[str, int]  # quarantined records per reason
+    samples: tuple[MaskedSample, ...]  # masked excerpts, at most `max_samples`
+    content: int  # `MultisetHash.value` of the kept records
+    screened_files: tuple[str, ...]  # screened table files, relative to the dataset
+    quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
 
 
 def screen_partition(
@@ -150,14 +148,14 @@ def screen_partition(
     store_options: dict[str, Any],
     task_type: TaskType,
     config: ScreenConfig,
-) -> dict[str, Any]:
+) -> PartitionScreened:
     """Screen one partition on a worker; write its tables; return counts and masked samples."""
     from tasks.detectors import detectors_for  # Presidio loads here, not when the CLI starts
 
     store = Store(store_uri, store_options)
     records = read_table(store, part_uri)
     detectors = detectors_for(config.spacy_model, config.language, config.all_entities())
-    fields = [list(text_fields(task_type, r)) for r in records]
+    fields = [list(task_spec(task_type).text_fields(r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]
     spans = iter(detectors.analyze(flat, config.batch_size))
     tox = iter(_toxicity(flat, config.toxicity))
@@ -193,25 +191,40 @@ def screen_partition(
         if (outcome.counts or outcome.reason) and len(samples) < config.max_samples:
             samples.append(_sample(record["id"], outcome))
 
-    files: dict[str, list[str]] = {"screened": [], "quarantine": []}
-    if kept:
-        files["screened"].append(f"screened/part-{index:05d}.parquet")
-        write_table(store, f"{work_uri}/{files['screened'][0]}", kept, RECORD_SCHEMAS[task_type])
-    if quarantine:
-        files["quarantine"].append(f"quarantine/part-{index:05d}.parquet")
-        write_table(store, f"{work_uri}/{files['quarantine'][0]}", quarantine, QUARANTINE_SCHEMA)
-    return {
-        "records_in": len(records),
-        "kept": len(kept),
-        "redacted": redacted,
-        "quarantined": len(quarantine),
-        "flagged_ids": flagged_ids,
-        "counts": [[e, a, n] for (e, a), n in counts.items()],
-        "reasons": dict(reasons),
-        "samples": samples,
-        "content": content.value,
-        "files": files,
-    }
+    schema = task_spec(task_type).record_schema
+    screened_files = _write_part(store, work_uri, "screened", index, kept, schema)
+    quarantine_files = _write_part(
+        store, work_uri, "quarantine", index, quarantine, QUARANTINE_SCHEMA
+    )
+    return PartitionScreened(
+        records_in=len(records),
+        kept=len(kept),
+        redacted=redacted,
+        quarantined=len(quarantine),
+        flagged_ids=tuple(flagged_ids),
+        entities=tuple(EntityCount(entity=e, action=a, findings=n) for (e, a), n in counts.items()),
+        reasons=dict(reasons),
+        samples=tuple(samples),
+        content=content.value,
+        screened_files=screened_files,
+        quarantine_files=quarantine_files,
+    )
+
+
+def _write_part(
+    store: Store,
+    work_uri: str,
+    table: str,
+    index: int,
+    rows: list[dict[str, Any]],
+    schema: pa.Schema,
+) -> tuple[str, ...]:
+    """Write `rows` as this partition's file of `table`; its name, or none without rows."""
+    if not rows:
+        return ()
+    name = f"{table}/part-{index:05d}.parquet"
+    write_table(store, f"{work_uri}/{name}", rows, schema)
+    return (name,)
 
 
 def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
@@ -228,45 +241,55 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
     return [by_text[t] for t in texts]
 
 
-def _sample(record_id: str, outcome: Any) -> dict[str, Any]:
+def _sample(record_id: str, outcome: Outcome) -> MaskedSample:
     """A short masked excerpt around the first placeholder of the record."""
     name, text = next(
         ((n, t) for n, t in outcome.masked.items() if "<" in t), next(iter(outcome.masked.items()))
     )
     at = max(text.find("<"), 0)
     start = max(0, at - _SAMPLE_WINDOW // 2)
-    return {
-        "id": record_id,
-        "field": name,
-        "excerpt": text[start : start + _SAMPLE_WINDOW],
-        "entities": sorted({e for e, _ in outcome.counts}),
-        "outcome": "quarantined"
-        if outcome.reason
-        else "flagged"
-        if outcome.flagged
-        else "redacted",
-    }
+    return MaskedSample(
+        id=record_id,
+        field=name,
+        excerpt=text[start : start + _SAMPLE_WINDOW],
+        entities=sorted({e for e, _ in outcome.counts}),
+        outcome="quarantined" if outcome.reason else "flagged" if outcome.flagged else "redacted",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ScreenTotals:
+    """Every partition's result added up: the report and what the manifest records."""
+
+    report: ScreenReport  # the screening report of the whole dataset
+    content_hash: str  # order-independent hash of every kept record
+    screened_files: list[str]  # the screened table's files, in partition order
+    quarantine_files: list[str]  # the quarantine table's files, in partition order
 
 
 def _combine(
-    task_type: TaskType, results: list[dict[str, Any]], config: ScreenConfig
-) -> tuple[ScreenReport, str, dict[str, list[str]]]:
+    task_type: TaskType, results: list[PartitionScreened], config: ScreenConfig
+) -> _ScreenTotals:
     counts: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
     content = MultisetHash()
-    files: dict[str, list[str]] = {"screened": [], "quarantine": []}
-    samples: list[dict[str, Any]] = []
+    screened_files: list[str] = []
+    quarantine_files: list[str] = []
+    samples: list[MaskedSample] = []
     flagged_ids: list[str] = []
     for r in results:
-        counts.update({(e, a): n for e, a, n in r["counts"]})
-        reasons.update(r["reasons"])
-        content.merge(MultisetHash(r["content"]))
-        for table in files:
-            files[table] += r["files"][table]
-        samples += r["samples"]
-        flagged_ids += r["flagged_ids"]
+        counts.update({(c.entity, c.action): c.findings for c in r.entities})
+        reasons.update(r.reasons)
+        content.merge(MultisetHash(r.content))
+        screened_files += r.screened_files
+        quarantine_files += r.quarantine_files
+        samples += r.samples
+        flagged_ids += r.flagged_ids
     total = {
-        k: sum(r[k] for r in results) for k in ("records_in", "kept", "redacted", "quarantined")
+        "records_in": sum(r.records_in for r in results),
+        "kept": sum(r.kept for r in results),
+        "redacted": sum(r.redacted for r in results),
+        "quarantined": sum(r.quarantined for r in results),
     }
     if total["records_in"] != total["kept"] + total["quarantined"]:
         raise RuntimeError(f"screen lost records: {total}")  # a bug, never data
@@ -282,60 +305,24 @@ def _combine(
         samples=_spread(samples, config.max_samples),
         toxicity_threshold=config.toxicity.threshold,
     )
-    return report, content.hexdigest(), files
+    return _ScreenTotals(report, content.hexdigest(), screened_files, quarantine_files)
 
 
-def _spread(samples: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _spread(samples: list[MaskedSample], limit: int) -> list[MaskedSample]:
     """Up to `limit` samples, quarantined and flagged ones first so a reviewer sees them."""
     order = {"quarantined": 0, "flagged": 1, "redacted": 2}
-    return sorted(samples, key=lambda s: order[s["outcome"]])[:limit]
-
-
-def report_markdown(report: ScreenReport) -> str:
-    """The screening report as markdown: what a reviewer reads before approving."""
-    lines = [
-        f"### Screening report ({report.task})",
-        "",
-        "| records in | kept | redacted | quarantined | flagged for review |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {report.records_in} | {report.kept} | {report.redacted} | {report.quarantined} "
-        f"| {report.flagged} |",
-        "",
-        "| entity | rule | findings |",
-        "|---|---|---:|",
-        *[f"| {c.entity} | {c.action} | {c.findings} |" for c in report.entities],
-    ]
-    if report.quarantine_reasons:
-        lines += ["", "**Quarantine reasons**", ""]
-        lines += [f"- {reason}: {n}" for reason, n in list(report.quarantine_reasons.items())[:15]]
-    if report.samples:
-        lines += ["", "**Masked samples**", ""]
-        for s in report.samples:
-            excerpt = _markdown_text(s["excerpt"])
-            lines.append(f"- `{s['id']}` ({s['outcome']}, {s['field']}): {excerpt}")
-    if report.flagged_ids:
-        shown = ", ".join(report.flagged_ids[:20])
-        lines += ["", f"**Flagged record ids** ({report.flagged}): {shown}"]
-    return "\n".join(lines)
-
-
-def _markdown_text(text: str) -> str:
-    """Text shown as-is in a markdown table or list: placeholders like `<PERSON>` would
-    otherwise be taken for HTML tags and vanish from the Prefect UI."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.replace("\n", " ").replace("|", "\\|")
+    return sorted(samples, key=lambda s: order[s.outcome])[:limit]
 
 
 @task(name="screen", cache_policy=NONE)
-def screen_task(
-    store: Store, dask: DaskConfig, ingested: DatasetRef, config: ScreenConfig
-) -> tuple[DatasetRef, ScreenReport]:
+def screen_task(backends: Backends, ingested: DatasetRef, config: ScreenConfig) -> Screened:
     """Screen for PII, secrets and toxicity; publish the report as Prefect artifacts."""
-    screened, report = run_screen(lazy_client(dask), store, ingested, config)
+    screened = run_screen(backends.compute, backends.store, ingested, config)
+    report = screened.report
     create_table_artifact(
         key="screening-counts",
         table=[c.model_dump() for c in report.entities] or [{"entity": "none", "findings": 0}],
         description="Findings per entity type and rule",
     )
     create_markdown_artifact(key="screening-report", markdown=report_markdown(report))
-    return screened, report
+    return screened

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from distributed import Client
@@ -18,7 +19,8 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from platforms.compute import DaskConfig, lazy_client, map_partitions
+from platforms.backends import Backends
+from platforms.compute import map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -30,7 +32,8 @@ from platforms.store import (
     table_info,
     write_table,
 )
-from tasks.records import DEFAULT_GROUP_FIELD, RECORD_SCHEMAS, TaskType, record_hash
+from tasks.records import TaskType, record_hash
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 STAGE = "split"
@@ -61,7 +64,7 @@ class SplitConfig(BaseModel):
         return self
 
     def group_field(self, task_type: TaskType) -> str:
-        return self.group_key or DEFAULT_GROUP_FIELD[task_type]
+        return self.group_key or task_spec(task_type).default_group_key
 
 
 def assign_split(group_value: str, config: SplitConfig) -> str:
@@ -114,13 +117,13 @@ def run_split(
         groups: dict[str, set[str]] = {s: set() for s in SPLITS}
         excluded_found: set[str] = set()
         for r in results:
-            counts.update(r["counts"])
-            content.merge(MultisetHash(r["content"]))
-            excluded_found.update(r["excluded"])
-            for s in SPLITS:
-                files[s] += r["files"][s]
-                groups[s].update(r["groups"][s])
-        schema = RECORD_SCHEMAS[task_type]
+            content.merge(MultisetHash(r.content))
+            excluded_found.update(r.excluded)
+            for s, shard in r.shards.items():
+                counts[s] += shard.records
+                files[s] += shard.files
+                groups[s].update(shard.groups)
+        schema = task_spec(task_type).record_schema
         ref = writer.commit(
             task=task_type.value,
             content_hash=content.hexdigest(),
@@ -143,6 +146,24 @@ def run_split(
     return ref
 
 
+@dataclass(frozen=True, slots=True)
+class SplitShard:
+    """One split's share of one partition."""
+
+    records: int  # records the partition put in this split
+    files: tuple[str, ...]  # this split's table files it wrote, relative to the dataset
+    groups: frozenset[str]  # hashes of the group values of those records
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSplit:
+    """What `_split_partition` did with one partition, handed back to the stage."""
+
+    shards: dict[str, SplitShard]  # split name (train, validation, test) -> its share
+    content: int  # `MultisetHash.value` of every (split, record) kept
+    excluded: tuple[str, ...]  # ids of the records left out as the reviewer asked
+
+
 def _split_partition(
     part_uri: str,
     index: int,
@@ -153,7 +174,8 @@ def _split_partition(
     task_type: TaskType,
     config: SplitConfig,
     excluded: frozenset[str],
-) -> dict[str, Any]:
+) -> PartitionSplit:
+    """Assign every record of one partition to its split on a worker and write the splits."""
     store = Store(store_uri, store_options)
     field = config.group_field(task_type)
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
@@ -169,19 +191,15 @@ def _split_partition(
         rows[split].append(record)
         groups[split].add(sha256_text(group))
         content.add(sha256_text(split + record_hash(record) + record["id"]))
-    files: dict[str, list[str]] = {s: [] for s in SPLITS}
+    shards = {}
     for s in SPLITS:
+        files: tuple[str, ...] = ()
         if rows[s]:
             name = f"{s}/part-{index:05d}.parquet"
-            write_table(store, f"{work_uri}/{name}", rows[s], RECORD_SCHEMAS[task_type])
-            files[s].append(name)
-    return {
-        "counts": {s: len(rows[s]) for s in SPLITS},
-        "content": content.value,
-        "files": files,
-        "groups": groups,
-        "excluded": found,
-    }
+            write_table(store, f"{work_uri}/{name}", rows[s], task_spec(task_type).record_schema)
+            files = (name,)
+        shards[s] = SplitShard(records=len(rows[s]), files=files, groups=frozenset(groups[s]))
+    return PartitionSplit(shards=shards, content=content.value, excluded=tuple(found))
 
 
 def _group_value(record: dict[str, Any], field: str) -> str:
@@ -195,14 +213,11 @@ def _group_value(record: dict[str, Any], field: str) -> str:
 
 @task(name="split", cache_policy=NONE)
 def split_task(
-    store: Store,
-    dask: DaskConfig,
-    screened: DatasetRef,
-    config: SplitConfig,
-    exclude_ids: list[str],
+    backends: Backends, screened: DatasetRef, config: SplitConfig, exclude_ids: list[str]
 ) -> DatasetRef:
     """Divide approved records into train, validation and test without leakage."""
-    ref = run_split(lazy_client(dask), store, screened, config, exclude_ids)
+    store = backends.store
+    ref = run_split(backends.compute, store, screened, config, exclude_ids)
     groups = store.read_manifest(ref.uri).extra["groups"]
     create_table_artifact(
         key="split-counts",

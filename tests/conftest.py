@@ -1,4 +1,5 @@
-"""Shared fixtures: one Prefect test API, one real `prefect server start` (with `tunegate serve`)."""
+"""Shared fixtures: one Prefect test API, one real `prefect server start` (with
+`tunegate deployments serve`)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def prefect_server(_prefect_server_env: dict[str, str]) -> Iterator[dict[str, st
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that use `served` run last: once started, `tunegate serve` polls for runs of
-    retrain/nightly and retrain/manual for the rest of the session, so a worker test after it
+    """Tests that use `served` run last: once started, `tunegate deployments serve` polls for runs
+    of retrain/nightly and retrain/manual for the rest of the session, so a worker test after it
     (tests/test_worker_run.py, same deployment names) would race it for its run."""
     items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))
 
@@ -66,8 +67,9 @@ def _served(
 
 @pytest.fixture
 def served(prefect_server: dict[str, str], _served: Path) -> Path:
-    """`tunegate serve` (retrain/nightly and retrain/manual) against `prefect_server`, for the
-    session: runs of retrain/manual start as its subprocesses. Returns its log file."""
+    """`tunegate deployments serve` (retrain/nightly and retrain/manual) against
+    `prefect_server`, for the session: runs of retrain/manual start as its subprocesses. Returns
+    its log file."""
     return _served
 
 

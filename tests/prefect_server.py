@@ -1,5 +1,5 @@
-"""Real Prefect processes for the slow tests: `prefect server start` (API and UI), `tunegate serve`
-and `prefect worker start`.
+"""Real Prefect processes for the slow tests: `prefect server start` (API and UI),
+`tunegate deployments serve` and `prefect worker start`.
 
 Both run as subprocesses in their own process group on a free loopback port, with their own
 PREFECT_HOME, and are stopped (SIGTERM, then SIGKILL) by the fixtures in conftest.py.
@@ -107,8 +107,9 @@ def _background(command: list[str], env: dict[str, str], log: Path) -> Iterator[
 
 @contextlib.contextmanager
 def tunegate_serve(env: dict[str, str], log: Path, limit: int) -> Iterator[subprocess.Popen]:
-    """`tunegate serve --limit N` against the server in `env`, once both deployments exist."""
-    command = [sys.executable, "-m", "flows.cli", "serve", "--limit", str(limit)]
+    """`tunegate deployments serve --limit N` against the server in `env`, once both deployments
+    exist."""
+    command = [sys.executable, "-m", "cli", "deployments", "serve", "--limit", str(limit)]
     with _background(command, {**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, log) as proc:
         # The runner polls for runs once it printed how to trigger them.
         _wait(lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from cli.main import app
 from tests.conftest import DASK
 
 runner = CliRunner()
@@ -30,7 +30,10 @@ COMMANDS = [
     ["models", "list"],
     ["models", "show"],
     ["rollback"],
-    ["serve"],
+    ["deployments"],
+    ["deployments", "serve"],
+    ["deployments", "apply"],
+    ["serve"],  # deprecated aliases of `deployments serve` and `deployments apply`
     ["deploy"],
 ]
 
@@ -130,10 +133,52 @@ def test_the_cli_starts_without_loading_model_code() -> None:
         [
             sys.executable,
             "-c",
-            f"import sys, flows.cli; print([m for m in {heavy!r} if m in sys.modules])",
+            f"import sys, cli.main; print([m for m in {heavy!r} if m in sys.modules])",
         ],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
     assert loaded == "[]"
+
+
+def test_the_help_lists_the_deployments_group_not_the_deprecated_aliases() -> None:
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    commands = {line.split()[1] for line in result.output.splitlines() if line.startswith("│ ")}
+    assert {"deployments", "endpoint", "run", "models"} <= commands
+    assert not {"serve", "deploy"} & commands
+
+
+@pytest.mark.parametrize(
+    ("command", "new"), [("serve", "deployments serve"), ("deploy", "deployments apply")]
+)
+def test_the_old_deployment_commands_still_work_and_name_the_new_one(
+    tmp_path: Path, command: str, new: str
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("split:\n  tset: 0.1\n")
+    old = runner.invoke(app, [command, "--config", str(bad)])
+    assert old.exit_code == 2
+    note, *rest = old.stderr.splitlines()
+    assert f"`tunegate {command}` is deprecated" in note and f"`tunegate {new}`" in note
+    assert "split.tset: unknown field" in "\n".join(rest)
+
+    renamed = runner.invoke(app, [*new.split(), "--config", str(bad)])
+    assert renamed.exit_code == 2
+    assert renamed.stderr.splitlines() == rest  # the same command, without the note
+
+    assert f"Deprecated: use `tunegate {new}`" in runner.invoke(app, [command, "--help"]).output
+
+
+def test_python_m_cli_is_the_tunegate_command() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "config", "show", "--set", "split.tset=0.1"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "split.tset: unknown field" in result.stderr

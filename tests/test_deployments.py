@@ -10,10 +10,12 @@ import pytest
 from prefect import get_client
 from typer.testing import CliRunner
 
-from flows.cli import app
+from cli.main import app
 from flows.config import PipelineConfig
-from flows.deploy_cli import _deployments_module
+from flows.deployments import build_deployments
 from tests.test_flow import _input
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -66,13 +68,10 @@ def test_config_enums_render_as_choices() -> None:
 
 
 def test_nightly_and_manual_are_built_from_prefect_yaml(tmp_path: Path) -> None:
-    module = _deployments_module()
     base = tmp_path / "base.yaml"
     base.write_text("store: /srv/tunegate\napproval:\n  mode: manual\n")
-    served = module.build_deployments(config=base)
-    pooled = module.build_deployments(
-        config=base, inputs=["az://inbox/*.jsonl"], with_work_pool=True
-    )
+    served = build_deployments(config=base)
+    pooled = build_deployments(config=base, inputs=["az://inbox/*.jsonl"], with_work_pool=True)
     nightly, manual = served
     assert [d.name for d in served] == [d.name for d in pooled] == ["nightly", "manual"]
     assert nightly.entrypoint == manual.entrypoint == "flows.retrain.retrain"
@@ -91,26 +90,48 @@ def test_nightly_and_manual_are_built_from_prefect_yaml(tmp_path: Path) -> None:
     assert [d.job_variables for d in pooled] == [{"working_dir": str(Path.cwd())}] * 2
 
 
-@pytest.mark.parametrize("command", ["serve", "deploy"])
-def test_serve_and_deploy_have_help(command: str) -> None:
-    result = CliRunner().invoke(app, [command, "--help"])
+def test_the_serve_script_runs_what_the_cli_imports() -> None:
+    """`python deployments/serve.py` stays a runnable script around flows.deployments."""
+    import runpy
+
+    import flows.deployments
+
+    script = runpy.run_path(str(ROOT / "deployments" / "serve.py"), run_name="not_main")
+    assert script["serve_deployments"] is flows.deployments.serve_deployments
+    assert script["build_deployments"] is build_deployments
+    assert flows.deployments.PREFECT_YAML == ROOT / "deployments" / "prefect.yaml"
+
+
+@pytest.mark.parametrize(
+    "command", [["deployments", "serve"], ["deployments", "apply"], ["serve"], ["deploy"]]
+)
+def test_serve_and_apply_have_help(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output
     assert "--cron" in result.output and "--timezone" in result.output
     assert "--config" in result.output and "--input" in result.output
 
 
 def test_a_bad_cron_is_refused_before_anything_is_registered() -> None:
-    result = CliRunner().invoke(app, ["deploy", "--cron", "every night"])
+    result = CliRunner().invoke(app, ["deployments", "apply", "--cron", "every night"])
     assert result.exit_code == 2
     assert "cron" in result.output.lower()
 
 
-# --- a real `prefect server start` and `tunegate serve` (fixtures in conftest.py) --------------
+def test_deploy_is_a_deprecated_alias_of_deployments_apply() -> None:
+    result = CliRunner().invoke(app, ["deploy", "--cron", "every night"])
+    assert result.exit_code == 2
+    note, *rest = result.stderr.splitlines()
+    assert "`tunegate deploy` is deprecated" in note and "`tunegate deployments apply`" in note
+    assert "cron" in "\n".join(rest).lower()
+
+
+# --- a real `prefect server start` and `tunegate deployments serve` (fixtures in conftest.py) --
 
 
 @pytest.mark.slow
-def test_deploy_registers_nightly_and_manual(prefect_server: dict[str, str]) -> None:
-    result = CliRunner().invoke(app, ["deploy", "--input", "/srv/inbox/*.jsonl"])
+def test_apply_registers_nightly_and_manual(prefect_server: dict[str, str]) -> None:
+    result = CliRunner().invoke(app, ["deployments", "apply", "--input", "/srv/inbox/*.jsonl"])
     assert result.exit_code == 0, result.output
 
     with get_client(sync_client=True) as client:

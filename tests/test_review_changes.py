@@ -9,7 +9,7 @@ import pyarrow as pa
 from platforms.store import DatasetRef, Store, table_info, write_table
 from tasks.approve import ApprovalMode, make_record, save_approval
 from tasks.review_changes import changes_markdown, compare
-from tasks.screen import EntityCount, ScreenReport, report_markdown
+from tasks.screen_report import EntityCount, ScreenReport, report_markdown
 
 SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string())])
 

@@ -1,8 +1,8 @@
 """A reviewer answers a paused retrain/manual run from the shell: `tunegate approve` / `reject`.
 
 The run is triggered through the API of a real `prefect server start` and runs under
-`tunegate serve` (fixtures in conftest.py), as an operator's would; the decision is given with the
-installed `tunegate` command (refused answers in-process, which starts faster).
+`tunegate deployments serve` (fixtures in conftest.py), as an operator's would; the decision is
+given with the installed `tunegate` command (refused answers in-process, which starts faster).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from uuid import UUID
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from cli.main import app
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
 from serving.client import EndpointClient
@@ -122,8 +122,8 @@ def test_a_served_run_rejected_with_tunegate_reject_fails_before_split(
 def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
     served: Path, prefect_server: dict[str, str], tmp_path: Path
 ) -> None:
-    """All eight stages under `tunegate serve`: approve from the shell, then check the registry
-    and the endpoint the run left serving."""
+    """All eight stages under `tunegate deployments serve`: approve from the shell, then check
+    the registry and the endpoint the run left serving."""
     store = tmp_path / "store"
     run_id = paused_run(
         store,

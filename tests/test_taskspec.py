@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from serving.payloads import parse_payload, record_size
-from tasks.records import ColumnMap, TaskType, text_fields, validate_record
+from tasks.records import ColumnMap, TaskType, validate_record
 from trainer.args import parse_args
 from trainer.taskspec import TASK_SPECS, task_spec
 
@@ -47,7 +47,7 @@ def test_a_canonical_record_goes_through_every_part_by_its_spec(name: str) -> No
     assert validate_record(TaskType(name), ColumnMap(), record) == record
     assert pa.Table.from_pylist([record], schema=spec.record_schema).num_rows == 1
     # screen: every text is read
-    texts = [text for _, text in text_fields(TaskType(name), record)]
+    texts = [text for _, text in spec.text_fields(record)]
     assert all(isinstance(t, str) and t for t in texts) and len(texts) >= len(spec.fields) - 1
     # split: the default group key is one the config accepts
     assert spec.default_group_key in spec.group_keys <= set(spec.fields)

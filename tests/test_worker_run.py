@@ -1,10 +1,12 @@
-"""retrain/manual run by a process worker: `tunegate deploy`, then `prefect worker start`.
+"""retrain/manual run by a process worker: `tunegate deployments apply`, then
+`prefect worker start`.
 
 The deployments are registered with the installed `tunegate` command from a scratch directory, as
 an operator would from theirs; the run's store and input are relative paths, so it only finds
-them if the worker starts the run in the directory `tunegate deploy` ran in (as `tunegate serve`
-does with its own). Runs before any `tunegate serve` test (conftest.py orders it first): serve
-registers the same two deployments, and its runner would race the worker for this run.
+them if the worker starts the run in the directory `tunegate deployments apply` ran in (as
+`tunegate deployments serve` does with its own). Runs before any `tunegate deployments serve` test
+(conftest.py orders it first): serve registers the same two deployments, and its runner would race
+the worker for this run.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def test_a_deployed_manual_run_completes_on_a_process_worker(
     from prefect import get_client
 
     deploy = subprocess.run(
-        [str(TUNEGATE), "deploy"],
+        [str(TUNEGATE), "deployments", "apply"],
         cwd=tmp_path,
         env=prefect_server,
         capture_output=True,
@@ -42,7 +44,7 @@ def test_a_deployed_manual_run_completes_on_a_process_worker(
 
     _input(tmp_path, n_contexts=4)  # tmp_path/tickets.jsonl
     config = {
-        "store": "store",  # relative: resolved in the directory `tunegate deploy` ran in
+        "store": "store",  # relative: resolved in the directory `deployments apply` ran in
         "until": "split",
         "approval": {"mode": "auto"},
         "ingest": {"inputs": ["tickets.jsonl"]},

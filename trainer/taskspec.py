@@ -54,7 +54,6 @@ class TaskSpec:
     model_class: str  # the transformers Auto class with the task's head
     peft_task_type: str  # peft.TaskType member for a LoRA adapter
     heads_to_save: tuple[str, ...] = ()  # new head modules saved beside a LoRA adapter
-    has_sample_data: bool = False  # `tunegate data sample --task` can generate it
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -114,7 +113,6 @@ EXTRACTIVE_QA = TaskSpec(
     model_class="AutoModelForQuestionAnswering",
     peft_task_type="QUESTION_ANS",
     heads_to_save=("qa_outputs",),
-    has_sample_data=True,
 )
 SUMMARIZATION = TaskSpec(
     name="summarization",
@@ -135,7 +133,6 @@ SUMMARIZATION = TaskSpec(
     primary_metric="rougeL",
     model_class="AutoModelForSeq2SeqLM",
     peft_task_type="SEQ_2_SEQ_LM",
-    has_sample_data=True,
 )
 CHAT = TaskSpec(
     name="chat",

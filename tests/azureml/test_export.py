@@ -12,7 +12,7 @@ from accelerate.commands.launch import launch_command_parser
 from azure.ai.ml import load_compute, load_job, load_online_deployment, load_online_endpoint
 from typer.testing import CliRunner
 
-from flows.cli import app
+from cli.main import app
 from flows.config import ConfigError, load_config
 from platforms.azureml.config import AzureMLConfig, EnvironmentConfig, WorkspaceConfig
 from platforms.azureml.entities import training_command

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from cli.main import app
 from serving.client import RunningEndpoint
 
 runner = CliRunner()

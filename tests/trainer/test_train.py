@@ -21,9 +21,10 @@ from transformers import (
     T5ForConditionalGeneration,
 )
 
-from tasks.records import RECORD_SCHEMAS, TaskType
+from tasks.records import TaskType
 from trainer.args import PACKAGED_MODEL, parse_args
 from trainer.modeling import load_tokenizer, load_trained
+from trainer.taskspec import task_spec
 from trainer.train import main, report_to
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def _chat(i: int) -> dict:
 def _dataset(tmp: Path, task: TaskType, make, n: int = 24) -> Path:
     for split, rows in {"train": range(n), "validation": range(n, n + 6)}.items():
         (tmp / "data" / split).mkdir(parents=True, exist_ok=True)
-        table = pa.Table.from_pylist([make(i) for i in rows], schema=RECORD_SCHEMAS[task])
+        table = pa.Table.from_pylist([make(i) for i in rows], schema=task_spec(task).record_schema)
         pq.write_table(table, tmp / "data" / split / "part-00000.parquet")
     return tmp / "data"
 

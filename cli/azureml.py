@@ -1,4 +1,5 @@
-"""`tunegate azureml`: what a run would submit to Azure ML, as YAML the `az ml` CLI accepts."""
+"""`tunegate azureml export`: what a run would submit to Azure ML, as YAML the `az ml` CLI accepts
+(`write_export` is also what `tunegate run --dry-run` writes)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+
+from cli.common import console, load_cli_config
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
@@ -15,7 +17,6 @@ azureml_app = typer.Typer(
     help="Azure ML: export the training job, compute, endpoint and deployment a run submits.",
     no_args_is_help=True,
 )
-console = Console(stderr=True, soft_wrap=True)
 
 
 @azureml_app.command("export")
@@ -41,9 +42,7 @@ def export_command(
     ] = "1",
 ) -> None:
     """Write compute.yml, job.yml, endpoint.yml and deployment.yml; no credentials needed."""
-    from flows.cli import _config
-
-    write_export(_config(config, set), out, data, model_version)
+    write_export(load_cli_config(config, set), out, data, model_version)
 
 
 def write_export(

@@ -1,4 +1,5 @@
-"""`tunegate endpoint`: serve the local online endpoint, show its status, send it a request."""
+"""`tunegate endpoint serve|status|invoke`: the local online endpoint (model serving, not the
+Prefect deployments of `tunegate deployments`): serve it, show its status, send it a request."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from cli.common import console, fail, print_table
 
 endpoint_app = typer.Typer(
     help="The local online endpoint (Azure ML managed online endpoint shape): serve, status, invoke.",
     no_args_is_help=True,
 )
-console = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_STATE_DIR = Path(".tunegate/endpoint")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -75,8 +76,7 @@ def serve(
     try:
         run_server(settings, host, port)
     except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc))
 
 
 @endpoint_app.command()
@@ -121,7 +121,7 @@ def status(
         )
     for name in current.creating:
         table.add_row(name, "", "(creating)", *[""] * 7)
-    Console(soft_wrap=True).print(table)
+    print_table(table)
 
 
 @endpoint_app.command()
@@ -145,8 +145,7 @@ def invoke(
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
-        console.print(f"[red]the request is not JSON: {exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(f"the request is not JSON: {exc}")
     url = _url(url, state_dir)
     with _client(url, key_file or state_dir / "key") as client:
         result = _call(lambda: client.score(payload, deployment))
@@ -160,8 +159,7 @@ def _request_text(request: str) -> str:
     if request.startswith("@"):
         path = Path(request[1:])
         if not path.is_file():
-            console.print(f"[red]no request file {path}[/red]")
-            raise typer.Exit(2)
+            fail(f"no request file {path}")
         return path.read_text()
     return request
 
@@ -183,8 +181,7 @@ def _client(url: str, key_file: Path) -> Any:
     try:
         return EndpointClient(url, read_key(key_file))
     except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc))
 
 
 def _call(fn: Any) -> Any:
@@ -195,14 +192,12 @@ def _call(fn: Any) -> Any:
     try:
         return fn()
     except EndpointError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(1) from None
+        fail(str(exc), 1)
     except httpx.TransportError as exc:
-        console.print(
-            f"[red]cannot reach the endpoint ({exc}): start one with `tunegate endpoint serve` "
-            "or pass --url[/red]"
+        fail(
+            f"cannot reach the endpoint ({exc}): start one with `tunegate endpoint serve` "
+            "or pass --url"
         )
-        raise typer.Exit(2) from None
 
 
 def _ms(value: float | None) -> str:

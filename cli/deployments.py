@@ -1,27 +1,34 @@
-"""`tunegate serve` and `tunegate deploy`: the `retrain` flow as Prefect deployments.
+"""`tunegate deployments serve|apply`: the `retrain` flow as Prefect deployments (not to be confused
+with `tunegate endpoint serve`, which serves a model).
 
 Both build `retrain/nightly` and `retrain/manual` from deployments/prefect.yaml (through
-deployments/serve.py), so what is served and what is registered for a work pool agree. Both need a
+`flows.deployments`), so what is served and what is registered for a work pool agree. Both need a
 Prefect API that outlives the command: `prefect server start`, then
 `PREFECT_API_URL=http://127.0.0.1:4200/api`.
+
+`tunegate serve` and `tunegate deploy`, their names before, stay for one release as hidden aliases
+(`deprecated_alias`) that print where the command went.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from functools import cache
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from cli.common import console, fail
 from flows.config import ConfigError
+from flows.deployments import build_deployments, serve_deployments
 
-_SERVE_PY = Path(__file__).resolve().parents[1] / "deployments" / "serve.py"
-console = Console(stderr=True, soft_wrap=True)
+deployments_app = typer.Typer(
+    help="The retrain flow's Prefect deployments (retrain/nightly, retrain/manual): serve them "
+    "from this process, or apply them to a work pool.",
+    no_args_is_help=True,
+)
 
 ConfigOpt = Annotated[
     Path | None,
@@ -49,18 +56,7 @@ InputOpt = Annotated[
 ]
 
 
-@cache
-def _deployments_module() -> ModuleType:
-    """deployments/serve.py, loaded by path: `deployments/` is a folder of files, not a package."""
-    spec = importlib.util.spec_from_file_location("tunegate_deployments_serve", _SERVE_PY)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"cannot load {_SERVE_PY}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
+@deployments_app.command("serve")
 def serve(
     config: ConfigOpt = None,
     cron: CronOpt = None,
@@ -76,17 +72,14 @@ def serve(
 
     Ctrl-C stops serving and pauses the nightly schedule.
     """
-    module = _deployments_module()
     try:
-        module.serve_deployments(
-            config=config, cron=cron, timezone=timezone, inputs=input, limit=limit
-        )
+        serve_deployments(config=config, cron=cron, timezone=timezone, inputs=input, limit=limit)
     except (ConfigError, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc))
 
 
-def deploy(
+@deployments_app.command("apply")
+def apply(
     config: ConfigOpt = None,
     cron: CronOpt = None,
     timezone: TimezoneOpt = None,
@@ -101,9 +94,8 @@ def deploy(
     """
     from prefect.exceptions import PrefectHTTPStatusError
 
-    module = _deployments_module()
     try:
-        deployments = module.build_deployments(
+        deployments = build_deployments(
             config=config, cron=cron, timezone=timezone, inputs=input, with_work_pool=True
         )
         for pool in sorted({d.work_pool_name for d in deployments if d.work_pool_name}):
@@ -112,11 +104,9 @@ def deploy(
             deployment_id = deployment.apply()
             console.print(f"deployed retrain/{deployment.name} ({deployment_id})")
     except (ConfigError, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     except (OSError, PrefectHTTPStatusError) as exc:
-        console.print(f"[red]cannot reach the Prefect API (PREFECT_API_URL?): {exc}[/red]")
-        raise typer.Exit(1) from None
+        fail(f"cannot reach the Prefect API (PREFECT_API_URL?): {exc}", 1)
 
 
 def _ensure_process_pool(name: str) -> None:
@@ -141,3 +131,19 @@ def _ensure_process_pool(name: str) -> None:
             return
         if pool.type != ProcessWorker.type:
             raise ConfigError(f"work pool {name} exists with type {pool.type!r}, expected process")
+
+
+def deprecated_alias(old: str, new: str, command: Callable[..., None]) -> Callable[..., None]:
+    """`command` under its old top-level name `tunegate OLD`: same options and exit codes, with a
+    one-line note on stderr naming `tunegate deployments NEW` first. Register it hidden."""
+
+    @functools.wraps(command)
+    def alias(*args: Any, **kwargs: Any) -> None:
+        console.print(
+            f"[yellow]`tunegate {old}` is deprecated and goes in the next release: "
+            f"use `tunegate deployments {new}`[/yellow]"
+        )
+        command(*args, **kwargs)
+
+    alias.__doc__ = f"Deprecated: use `tunegate deployments {new}`.\n\n{inspect.getdoc(command)}"
+    return alias

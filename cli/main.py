@@ -1,0 +1,62 @@
+"""The `tunegate` command: the root app and its command groups (console script `cli.main:app`).
+
+    tunegate run | ingest | screen | split     cli/stages.py
+    tunegate approve | reject                  cli/review.py
+    tunegate metrics                           cli/metrics.py
+    tunegate rollback, tunegate models ...     cli/models.py
+    tunegate data ...                          cli/data.py
+    tunegate config ...                        cli/config.py
+    tunegate endpoint ...                      cli/endpoint.py  (model serving)
+    tunegate azureml ...                       cli/azureml.py
+    tunegate deployments ...                   cli/deployments.py  (Prefect deployments)
+
+Shared options, the console and the error exits are in cli/common.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline: no telemetry
+
+import typer
+
+from cli import metrics, models, review, stages
+from cli.azureml import azureml_app
+from cli.config import config_app
+from cli.data import data_app
+from cli.deployments import apply, deployments_app, deprecated_alias, serve
+from cli.endpoint import endpoint_app
+from cli.models import models_app
+
+app = typer.Typer(
+    help="tunegate: retrain language models safely (screened data, human approval, gates).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+for command in (
+    stages.run,
+    stages.ingest,
+    stages.screen,
+    stages.split,
+    review.approve,
+    review.reject,
+    metrics.metrics,
+    models.rollback,
+):
+    app.command()(command)
+app.add_typer(data_app, name="data")
+app.add_typer(config_app, name="config")
+app.add_typer(models_app, name="models")
+app.add_typer(endpoint_app, name="endpoint")
+app.add_typer(azureml_app, name="azureml")
+app.add_typer(deployments_app, name="deployments")
+# The names before `tunegate deployments`, for one release.
+app.command("serve", hidden=True)(deprecated_alias("serve", "serve", serve))
+app.command("deploy", hidden=True)(deprecated_alias("deploy", "apply", apply))
+
+
+if __name__ == "__main__":
+    app()

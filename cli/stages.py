@@ -1,0 +1,159 @@
+"""`tunegate run` (the whole retrain flow) and `tunegate ingest|screen|split` (one data stage each,
+chained over dataset directories)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from cli.azureml import write_export
+from cli.common import (
+    ConfigOpt,
+    ExcludeOpt,
+    InputOpt,
+    SetOpt,
+    console,
+    fail,
+    load_cli_config,
+    print_endpoint,
+    run_stage,
+)
+from flows.config import PipelineConfig
+
+
+def run(
+    config: ConfigOpt = None,
+    input: InputOpt = None,
+    approval: Annotated[
+        str | None, typer.Option(help="Approval mode: manual, auto or auto-if-clean.")
+    ] = None,
+    set: SetOpt = None,
+    summary: Annotated[Path | None, typer.Option(help="Write the run summary JSON here.")] = None,
+    sample_n: Annotated[int, typer.Option(help="Sample size when no input is given.")] = 600,
+    dry_run: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run the data stages only, then write the Azure ML job, compute, endpoint and "
+            "deployment YAML for the split into this folder instead of training."
+        ),
+    ] = None,
+) -> None:
+    """Run the retrain flow. With no input, generate sample data first."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    cfg = load_cli_config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
+    if dry_run is not None:
+        cfg = cfg.model_copy(update={"until": "split"})
+    if not cfg.ingest.inputs:
+        sample_path = _ensure_sample(cfg, sample_n)
+        cfg = cfg.model_copy(
+            update={"ingest": cfg.ingest.model_copy(update={"inputs": [str(sample_path)]})}
+        )
+    from flows.retrain import retrain
+
+    state = retrain(cfg, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if summary is not None and hasattr(result, "model_dump_json"):
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        summary.write_text(result.model_dump_json(indent=2))
+    if hasattr(result, "stages"):
+        _print_summary(result)
+    if getattr(result, "endpoint", None):
+        print_endpoint(result.endpoint)
+    if not state.is_completed():
+        fail(f"retrain {state.name.lower()}: {state.message}", 1)
+    if dry_run is not None:
+        write_export(cfg, dry_run, result.stages["split"].details["uri"])
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """A terminated run exits like an interrupted one, so exit handlers run: Prefect's temporary
+    API server stops with it (a run killed by the signal left that server running)."""
+    raise SystemExit(128 + signum)
+
+
+def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:
+    from samples.generate import TASKS as SAMPLE_TASKS
+    from samples.generate import generate_sample, write_sample
+
+    if cfg.task.value not in SAMPLE_TASKS:
+        fail(f"sample data exists for {' and '.join(SAMPLE_TASKS)} only")
+    path = Path(cfg.store) / "samples" / f"{cfg.task.value}-{n}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_sample(generate_sample(cfg.task.value, n), path)
+        console.print(f"generated {n} sample lines at {path}")
+    return path
+
+
+def _print_summary(summary: Any) -> None:
+    table = Table(title=f"retrain {summary.status}")
+    for column in ("stage", "status", "seconds", "details"):
+        table.add_column(column)
+    for stage, s in summary.stages.items():
+        details = ", ".join(f"{k}={v}" for k, v in s.details.items() if k != "content_hash")
+        table.add_row(stage, s.status, f"{s.seconds:.1f}", details)
+    console.print(table)
+
+
+def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:
+    """Read, validate and deduplicate inputs into an ingest dataset; print its manifest."""
+    from platforms.compute import shared_client
+    from tasks.ingest import run_ingest
+
+    cfg = load_cli_config(config, set, **{"ingest.inputs": input})
+    ref = run_stage(
+        lambda: run_ingest(
+            shared_client(cfg.dask),
+            cfg.open_store(),
+            cfg.task,
+            cfg.columns,
+            cfg.ingest,
+            cfg.azure,
+            cfg.dask.partition_rows,
+        )
+    )
+    print(ref.model_dump_json(indent=2))
+
+
+def screen(
+    dataset: Annotated[str, typer.Argument(help="An ingest dataset directory.")],
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Screen an ingest dataset for PII, secrets and toxicity; print the report."""
+    from platforms.compute import shared_client
+    from tasks.screen import report_markdown, run_screen
+
+    cfg = load_cli_config(config, set)
+    store = cfg.open_store()
+    ref, report = run_stage(
+        lambda: run_screen(shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.screen)
+    )
+    console.print(report_markdown(report))
+    print(ref.model_dump_json(indent=2))
+
+
+def split(
+    dataset: Annotated[str, typer.Argument(help="A screen dataset directory.")],
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+    exclude: ExcludeOpt = None,
+) -> None:
+    """Split a screened dataset into train / validation / test."""
+    from platforms.compute import shared_client
+    from tasks.split import run_split
+
+    cfg = load_cli_config(config, set)
+    store = cfg.open_store()
+    ref = run_stage(
+        lambda: run_split(
+            shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.split, exclude or []
+        )
+    )
+    print(ref.model_dump_json(indent=2))

@@ -1,0 +1,188 @@
+"""The per-file half of ingest, run on Dask workers, and the typed values it hands the stage.
+
+A worker reads and validates one input file (`read_file`) and keeps the result until the stage
+has decided, from every file's `RowKey`s, which rows are duplicates (`Drops`); a second worker
+call then writes what was kept (`write_file`) and returns what it wrote (`FileWritten`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from platforms.store import MultisetHash, Store, write_table
+from tasks.readers import read_lines
+from tasks.records import (
+    QUARANTINE_SCHEMA,
+    ColumnMap,
+    Invalid,
+    TaskType,
+    record_hash,
+    validate_record,
+)
+from trainer.taskspec import task_spec
+
+STAGE = "ingest"
+
+
+@dataclass(frozen=True, slots=True)
+class RowKey:
+    """What deduplication needs to know about one accepted row."""
+
+    content: str  # hash of the canonical record (`record_hash`)
+    record_id: str  # the record's id
+    line: int  # line (or row) number in its source file
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """What one input file produced, kept on the worker until deduplication decides."""
+
+    source: str  # the file's URI
+    accepted: tuple[dict[str, Any], ...]  # valid canonical records, in file order
+    keys: tuple[RowKey, ...]  # one per accepted record, same order
+    quarantine: tuple[dict[str, Any], ...]  # quarantine rows of lines that failed to parse/validate
+    read: int  # non-blank lines read
+    blank: int  # blank lines skipped
+
+    def tally(self) -> FileTally:
+        """The small part of this result the stage fetches from the worker."""
+        return FileTally(keys=self.keys, read=self.read, blank=self.blank)
+
+
+@dataclass(frozen=True, slots=True)
+class FileTally:
+    """The part of a `FileRead` the stage needs to decide duplicates and count lines."""
+
+    keys: tuple[RowKey, ...]  # one per accepted record, in file order
+    read: int  # non-blank lines read
+    blank: int  # blank lines skipped
+
+
+@dataclass(frozen=True, slots=True)
+class Drops:
+    """The accepted rows of one file that deduplication takes out, by row index."""
+
+    duplicates: frozenset[int]  # same content as an earlier record: counted, not kept
+    conflicts: dict[int, str]  # known id with other content -> the quarantine reason
+
+
+@dataclass(frozen=True, slots=True)
+class FileWritten:
+    """What `write_file` wrote for one input file."""
+
+    accepted: int  # records written to the accepted table
+    quarantined: int  # rows written to the quarantine table
+    duplicates: int  # records dropped as duplicates
+    reasons: dict[str, int]  # quarantine rows per kind of reason (numbers and ids left out)
+    content: int  # `MultisetHash.value` of the accepted records
+    accepted_files: tuple[str, ...]  # accepted table files, relative to the dataset
+    quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
+
+
+def read_file(
+    uri: str, fmt: str, options: dict[str, Any], *, task: TaskType, columns: ColumnMap
+) -> FileRead:
+    """Read and validate every line of one file; nothing is written yet."""
+    accepted: list[dict[str, Any]] = []
+    keys: list[RowKey] = []
+    quarantine: list[dict[str, Any]] = []
+    read = blank = 0
+    for line in read_lines(uri, fmt, columns, options):
+        if line.blank:
+            blank += 1
+            continue
+        read += 1
+        if line.error is not None:
+            quarantine.append(_quarantine_row(uri, line.number, None, line.error, line.raw))
+            continue
+        try:
+            record = validate_record(task, columns, line.obj)
+        except Invalid as exc:
+            quarantine.append(
+                _quarantine_row(uri, line.number, _raw_id(line.obj, columns), str(exc), line.raw)
+            )
+            continue
+        accepted.append(record)
+        keys.append(RowKey(record_hash(record), record["id"], line.number))
+    return FileRead(uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank)
+
+
+def write_file(
+    result: FileRead,
+    drops: Drops,
+    file_index: int,
+    *,
+    work_uri: str,
+    store_uri: str,
+    store_options: dict[str, Any],
+    task_type: TaskType,
+    partition_rows: int,
+) -> FileWritten:
+    """Write the rows of one file that deduplication kept, and its quarantine."""
+    store = Store(store_uri, store_options)
+    keep: list[dict[str, Any]] = []
+    quarantine = list(result.quarantine)
+    duplicates = 0
+    content = MultisetHash()
+    for row, (record, key) in enumerate(zip(result.accepted, result.keys, strict=True)):
+        if row in drops.duplicates:
+            duplicates += 1
+        elif (reason := drops.conflicts.get(row)) is not None:
+            quarantine.append(_quarantine_row(result.source, key.line, record["id"], reason, ""))
+        else:
+            keep.append(record)
+            content.add(key.content)
+    accepted_files = []
+    for k in range(0, len(keep), partition_rows):
+        name = f"accepted/part-{file_index:05d}-{k // partition_rows:05d}.parquet"
+        write_table(
+            store,
+            f"{work_uri}/{name}",
+            keep[k : k + partition_rows],
+            task_spec(task_type).record_schema,
+        )
+        accepted_files.append(name)
+    quarantine_files = []
+    if quarantine:
+        name = f"quarantine/part-{file_index:05d}.parquet"
+        write_table(store, f"{work_uri}/{name}", quarantine, QUARANTINE_SCHEMA)
+        quarantine_files.append(name)
+    return FileWritten(
+        accepted=len(keep),
+        quarantined=len(quarantine),
+        duplicates=duplicates,
+        reasons=dict(Counter(_reason_kind(q["reason"]) for q in quarantine)),
+        content=content.value,
+        accepted_files=tuple(accepted_files),
+        quarantine_files=tuple(quarantine_files),
+    )
+
+
+def _reason_kind(reason: str) -> str:
+    """Group reasons that differ only in numbers or ids, for the counts table."""
+    return re.sub(
+        r"'[^']*' with other content \(first at [^)]*\)",
+        "with other content",
+        re.sub(r"(?<![\w-])\d+", "N", reason),
+    )
+
+
+def _quarantine_row(
+    source: str, line: int, record_id: str | None, reason: str, raw: str
+) -> dict[str, Any]:
+    return {
+        "source": source,
+        "line": line,
+        "id": record_id,
+        "stage": STAGE,
+        "reason": reason,
+        "raw": raw,
+    }
+
+
+def _raw_id(obj: Any, columns: ColumnMap) -> str | None:
+    value = obj.get(columns.id_key) if isinstance(obj, dict) else None
+    return str(value) if isinstance(value, str | int) else None

@@ -1,0 +1,104 @@
+"""The screen stage's result as the later stages see it: the report a reviewer reads.
+
+`ScreenReport` is what the screen found and did; `Screened` is the stage's typed result (the
+screened dataset and its report), handed to approve; `report_markdown` is what the reviewer
+reads in the Prefect UI and `report_hash` binds an approval to the report it was given for.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from platforms.store import DatasetRef, sha256_text, stable_json
+
+
+class EntityCount(BaseModel):
+    """How often one entity type was found and which rule handled it."""
+
+    model_config = ConfigDict(frozen=True)
+    entity: str = Field(description="Entity type or secret rule, e.g. PERSON.")
+    action: str = Field(description="The rule that handled it: redact, drop or flag.")
+    findings: int = Field(description="How many values were found.")
+
+
+class MaskedSample(BaseModel):
+    """A short masked excerpt of a record the screen acted on, for the reviewer."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str = Field(description="The record's id.")
+    field: str = Field(description="The text field the excerpt comes from.")
+    excerpt: str = Field(description="Masked text around the first placeholder; no raw value.")
+    entities: list[str] = Field(default_factory=list, description="Entity types found, sorted.")
+    outcome: Literal["quarantined", "flagged", "redacted"] = Field(
+        description="What happened to the record."
+    )
+
+
+class ScreenReport(BaseModel):
+    """What the screen found and did; shown to the reviewer, stored beside the dataset."""
+
+    model_config = ConfigDict(frozen=True)
+    task: str
+    records_in: int
+    kept: int
+    redacted: int
+    quarantined: int
+    flagged: int
+    entities: list[EntityCount]
+    quarantine_reasons: dict[str, int]
+    flagged_ids: list[str] = Field(description="Kept records a person should look at.")
+    samples: list[MaskedSample] = Field(description="Masked excerpts; never raw values.")
+    toxicity_threshold: float
+
+    @property
+    def needs_review(self) -> bool:
+        """True when the policy flagged something for a person (auto-if-clean then waits)."""
+        return self.flagged > 0
+
+
+class Screened(NamedTuple):
+    """The screen stage's result."""
+
+    dataset: DatasetRef  # the screened dataset: kept records, redacted where the policy said
+    report: ScreenReport  # what was found and done, for the reviewer
+
+
+def report_hash(report: ScreenReport) -> str:
+    return sha256_text(stable_json(report.model_dump(mode="json")))
+
+
+def report_markdown(report: ScreenReport) -> str:
+    """The screening report as markdown: what a reviewer reads before approving."""
+    lines = [
+        f"### Screening report ({report.task})",
+        "",
+        "| records in | kept | redacted | quarantined | flagged for review |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {report.records_in} | {report.kept} | {report.redacted} | {report.quarantined} "
+        f"| {report.flagged} |",
+        "",
+        "| entity | rule | findings |",
+        "|---|---|---:|",
+        *[f"| {c.entity} | {c.action} | {c.findings} |" for c in report.entities],
+    ]
+    if report.quarantine_reasons:
+        lines += ["", "**Quarantine reasons**", ""]
+        lines += [f"- {reason}: {n}" for reason, n in list(report.quarantine_reasons.items())[:15]]
+    if report.samples:
+        lines += ["", "**Masked samples**", ""]
+        for s in report.samples:
+            excerpt = _markdown_text(s.excerpt)
+            lines.append(f"- `{s.id}` ({s.outcome}, {s.field}): {excerpt}")
+    if report.flagged_ids:
+        shown = ", ".join(report.flagged_ids[:20])
+        lines += ["", f"**Flagged record ids** ({report.flagged}): {shown}"]
+    return "\n".join(lines)
+
+
+def _markdown_text(text: str) -> str:
+    """Text shown as-is in a markdown table or list: placeholders like `<PERSON>` would
+    otherwise be taken for HTML tags and vanish from the Prefect UI."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace("\n", " ").replace("|", "\\|")
