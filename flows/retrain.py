@@ -1,6 +1,8 @@
 """The `retrain` flow: ingest → screen → approve → split → train → evaluate → register → rollout.
 
-The flow only wires tasks together and keeps the run summary; every stage's work lives in
+The flow only wires tasks together: the config's `backends()` are built once and handed to every
+task, each task is called with keyword arguments, and `RunSummary` (flows/summary.py) times the
+stages; the lineage is built from the typed results in hand. Every stage's work lives in
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message.
 """

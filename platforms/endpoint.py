@@ -46,28 +46,28 @@ class LocalEndpointBackend:
     def __init__(self, url: str, key_file: Path, workers: int = 1) -> None:
         self.url, self.key_file = url, str(key_file)
         self.workers = workers  # scoring processes of each deployment it makes
-        self._client = EndpointClient(url, key_file.read_text().strip(), timeout=300)
+        self.client = EndpointClient(url, key_file.read_text().strip(), timeout=300)  # admin API
 
     def status(self) -> EndpointStatus:
-        return self._client.status()
+        return self.client.status()
 
     def deploy(self, name: str, model_dir: str, version: str) -> None:
-        self._client.put_deployment(name, model_dir, version=version, workers=self.workers)
+        self.client.put_deployment(name, model_dir, version=version, workers=self.workers)
 
     def delete(self, name: str) -> None:
-        self._client.delete_deployment(name)
+        self.client.delete_deployment(name)
 
     def set_traffic(self, traffic: dict[str, int], mirror: dict[str, int] | None = None) -> None:
-        self._client.set_traffic(traffic, mirror)
+        self.client.set_traffic(traffic, mirror)
 
     def metrics(self) -> dict[str, MetricsSnapshot]:
-        return self._client.metrics().deployments
+        return self.client.metrics().deployments
 
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
-        return self._client.score(payload, deployment)
+        return self.client.score(payload, deployment)
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
 
 
 def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) -> tuple[str, Path]:

@@ -84,7 +84,9 @@ class RolloutRecord(BaseModel):
     endpoint: dict[str, Any]
 
 
-class _Timeline:
+class Timeline:
+    """The rollout's events in order, each stamped with the time it happened."""
+
     def __init__(self) -> None:
         self.events: list[RolloutEvent] = []
 
@@ -104,7 +106,7 @@ def label(version: ModelVersion) -> str:
     return f"{version.name}:{version.version}"
 
 
-def repair(backend: EndpointBackend, champion: ModelVersion | None, timeline: _Timeline) -> None:
+def repair(backend: EndpointBackend, champion: ModelVersion | None, timeline: Timeline) -> None:
     """Leave the endpoint with one deployment at 100%, the champion's when it is deployed.
 
     A crash in the middle of a rollout can leave traffic split between two colours, or a
@@ -136,7 +138,7 @@ def run_rollout(
     policy: RolloutConfig,
 ) -> RolloutRecord:
     """Deploy `version` beside the live deployment and shift traffic to it, or roll back."""
-    timeline = _Timeline()
+    timeline = Timeline()
     repair(backend, registry.alias(version.name, "champion"), timeline)
     status = backend.status()
     live = next((d for d in status.deployments if d.traffic == 100), None)
@@ -178,7 +180,7 @@ def roll_back_to_previous(
     backend: EndpointBackend, registry: ModelRegistry, name: str
 ) -> RolloutRecord:
     """By hand: serve the previous champion at 100% at once and move the alias back to it."""
-    timeline = _Timeline()
+    timeline = Timeline()
     current = registry.alias(name, "champion")
     target = registry.previous(name, "champion")
     if target is None:
@@ -258,7 +260,7 @@ def _roll_back(
     new: str,
     live: str | None,
     reasons: list[str],
-    timeline: _Timeline,
+    timeline: Timeline,
 ) -> RolloutRecord:
     if live is not None:
         backend.set_traffic({live: 100, new: 0})
@@ -275,7 +277,7 @@ def _record(
     outcome: Literal["promoted", "rolled-back", "unchanged"],
     new: str | None,
     previous: str | None,
-    timeline: _Timeline,
+    timeline: Timeline,
 ) -> RolloutRecord:
     status = backend.status()
     return RolloutRecord(

@@ -1,5 +1,5 @@
 """Shared fixtures: one Prefect test API, one real `prefect server start` (with
-`tunegate deployments serve`)."""
+`tunegate deployments serve`), Azurite, and a QA model directory built without training."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ DASK = DaskConfig(n_workers=2, threads_per_worker=1, memory_limit="3GiB", partit
 
 @pytest.fixture(scope="session")
 def prefect_api() -> Iterator[None]:
-    """A temporary Prefect server and database for flow tests."""
+    """A temporary Prefect server (a subprocess) and database for flow tests; tests using it are
+    `slow`."""
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=120):
@@ -40,11 +41,35 @@ def _prefect_server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
 @pytest.fixture
 def prefect_server(_prefect_server_env: dict[str, str]) -> Iterator[dict[str, str]]:
     """A real `prefect server start` (API and UI), shared by the session; this test's client
-    talks to it. Yields the environment for subprocesses (PREFECT_API_URL, PREFECT_HOME)."""
+    talks to it. Yields the environment for subprocesses (PREFECT_API_URL, PREFECT_HOME). Tests
+    using it are `slow`."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     with temporary_settings(updates={PREFECT_API_URL: _prefect_server_env["PREFECT_API_URL"]}):
         yield _prefect_server_env
+
+
+@pytest.fixture(scope="module")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A running Azurite on a free loopback port, one per test module; yields its connection
+    string. Tests using it are `slow`."""
+    from tests.azurite import azurite_blob
+
+    with azurite_blob(tmp_path_factory.mktemp("azurite")) as connection:
+        yield connection
+
+
+@pytest.fixture(scope="session")
+def qa_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged MiniLM with a fresh (seeded) QA head: answers are spans, not good ones."""
+    from trainer.args import PACKAGED_MODEL
+    from trainer.modeling import load_base, load_tokenizer, write_model_info
+
+    path = tmp_path_factory.mktemp("qa-model")
+    load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(path)
+    load_tokenizer(PACKAGED_MODEL).save_pretrained(path)
+    write_model_info(path, "extractive-qa", PACKAGED_MODEL, adapter=False)
+    return path
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

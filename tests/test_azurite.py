@@ -1,14 +1,9 @@
-"""az:// inputs and an az:// store against a real Azurite Blob endpoint started by the test."""
+"""az:// inputs and an az:// store against a real Azurite Blob endpoint started by the test
+(the `azurite` fixture, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from azure.storage.blob import BlobServiceClient
@@ -18,57 +13,6 @@ from platforms.store import read_table
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from tasks.split import run_split
-
-ROOT = Path(__file__).resolve().parents[1]
-AZURITE = ROOT / "node_modules" / ".bin" / "azurite-blob"
-# Azurite's documented development account (public, local only).
-KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-
-
-@pytest.fixture(scope="module")
-def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A running Azurite on a free loopback port; yields its connection string."""
-    if not AZURITE.exists() or shutil.which("node") is None:
-        pytest.fail("Azurite is not installed: run `make test` (it runs npm ci)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    workdir = tmp_path_factory.mktemp("azurite")
-    proc = subprocess.Popen(
-        [
-            str(AZURITE),
-            "--blobHost",
-            "127.0.0.1",
-            "--blobPort",
-            str(port),
-            "--location",
-            str(workdir),
-            "--silent",
-            "--skipApiVersionCheck",
-            "--loose",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    connection = (
-        f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={KEY};"
-        f"BlobEndpoint=http://127.0.0.1:{port}/devstoreaccount1;"
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("Azurite did not start")
-            time.sleep(0.3)
-    try:
-        yield connection
-    finally:
-        proc.kill()  # Azurite drains connections for a long time after SIGTERM
-        proc.wait(30)
 
 
 def _qa(i: int) -> str:
@@ -86,6 +30,7 @@ def _qa(i: int) -> str:
     )
 
 
+@pytest.mark.slow
 def test_data_stages_read_and_write_blob_storage(azurite: str, make_config, monkeypatch) -> None:
     monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite)
     service = BlobServiceClient.from_connection_string(azurite)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
+
+pytestmark = pytest.mark.slow
 
 TUNEGATE = Path(sys.executable).parent / "tunegate"
 
@@ -39,14 +41,13 @@ def _alive(pid: int, signal_to: Callable[[int, int], None] = os.kill) -> bool:
     return True
 
 
-@pytest.mark.slow
 def test_sigterm_to_the_run_stops_the_training_job(tmp_path: Path) -> None:
     store = tmp_path / "store"
     command = [
         str(TUNEGATE),
         "run",
         "--input",
-        str(_input(tmp_path)),
+        str(qa_tickets(tmp_path)),
         "--approval",
         "auto",
         "--set",

@@ -18,6 +18,8 @@ from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from tests.conftest import write_jsonl
 
+pytestmark = pytest.mark.slow
+
 DASK_CLI = Path(sys.executable).parent / "dask"
 
 

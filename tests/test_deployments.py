@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.config import PipelineConfig
 from flows.deployments import build_deployments
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -167,7 +167,7 @@ def test_manual_run_through_the_api_completes_under_serve(served: Path, tmp_path
         "store": str(tmp_path / "store"),
         "until": "split",
         "approval": {"mode": "auto"},
-        "ingest": {"inputs": [str(_input(tmp_path, n_contexts=4))]},
+        "ingest": {"inputs": [str(qa_tickets(tmp_path, n_contexts=4))]},
         "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
     }
     run = run_deployment(

@@ -26,35 +26,14 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.retrain import retrain
 from flows.summary import RunSummary
-from tests.conftest import write_jsonl
+from tests.tickets import qa_tickets
 
-CTX = "Agent Kenji Watanabe reset the VPN token for the Lisbon office; the outage lasted 3 days."
-QUESTIONS = ["How long did the outage last?", "What was reset?", "Who reset the token?"]
-ANSWERS = ["3 days", "the VPN token", "Kenji Watanabe"]
-
-
-def _input(tmp_path: Path, n_contexts: int = 12) -> Path:
-    lines = []
-    for c in range(n_contexts):
-        context = f"Ticket {c}: {CTX}"
-        for q, (question, answer) in enumerate(zip(QUESTIONS, ANSWERS, strict=True)):
-            lines.append(
-                json.dumps(
-                    {
-                        "id": f"t{c}-q{q}",
-                        "question": question,
-                        "context": context,
-                        "answers": {"text": [answer], "answer_start": [context.index(answer)]},
-                    }
-                )
-            )
-    lines.append("{broken")
-    return write_jsonl(tmp_path / "tickets.jsonl", lines)
+pytestmark = pytest.mark.slow  # every test runs retrain against a Prefect API server
 
 
 def _config(make_config, tmp_path: Path, mode: str, timeout: int = 120):
     return make_config(
-        ingest={"inputs": [str(_input(tmp_path))]},
+        ingest={"inputs": [str(qa_tickets(tmp_path))]},
         approval={"mode": mode, "timeout_seconds": timeout, "poll_seconds": 1},
     )
 

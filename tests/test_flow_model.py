@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -16,7 +17,9 @@ from flows.retrain import retrain
 from flows.summary import RunSummary
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
+
+pytestmark = pytest.mark.slow
 
 TRAIN = {
     "epochs": 1,
@@ -29,7 +32,7 @@ TRAIN = {
 def _config(make_config, tmp_path: Path, **evaluate):
     return make_config(
         until="register",
-        ingest={"inputs": [str(_input(tmp_path, n_contexts=16))]},
+        ingest={"inputs": [str(qa_tickets(tmp_path, n_contexts=16))]},
         approval={"mode": "auto"},
         train=TRAIN,
         evaluate=evaluate,

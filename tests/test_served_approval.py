@@ -22,7 +22,9 @@ from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
 from serving.client import EndpointClient
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
+
+pytestmark = pytest.mark.slow
 
 TUNEGATE = Path(sys.executable).with_name("tunegate")  # the installed console script
 PAUSE_SECONDS = 120
@@ -36,7 +38,7 @@ def tunegate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
 
 
 def paused_run(store: Path, tmp_path: Path, n_contexts: int = 4, **sections: Any) -> UUID:
-    run_id = start_manual_run(store, _input(tmp_path, n_contexts=n_contexts), **sections)
+    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=n_contexts), **sections)
     wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), PAUSE_SECONDS)
     assert not (store / "datasets" / "split").exists()  # nothing moves before a decision
     return run_id
@@ -46,7 +48,6 @@ def audit_records(store: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((store / "approvals").glob("*/*.json"))]
 
 
-@pytest.mark.slow
 def test_a_served_run_waits_for_tunegate_approve_and_then_splits(
     served: Path, prefect_server: dict[str, str], tmp_path: Path
 ) -> None:
@@ -89,7 +90,6 @@ def test_a_served_run_waits_for_tunegate_approve_and_then_splits(
     )
 
 
-@pytest.mark.slow
 def test_a_served_run_rejected_with_tunegate_reject_fails_before_split(
     served: Path, prefect_server: dict[str, str], tmp_path: Path
 ) -> None:
@@ -118,7 +118,6 @@ def test_a_served_run_rejected_with_tunegate_reject_fails_before_split(
     assert late.exit_code == 1 and "cannot resume" in late.output  # it is no longer paused
 
 
-@pytest.mark.slow
 def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
     served: Path, prefect_server: dict[str, str], tmp_path: Path
 ) -> None:

@@ -10,17 +10,18 @@ import pytest
 
 from platforms.training import LocalTrainingBackend, TrainSpec
 from tasks.records import TaskType
-from tests.trainer.test_train import _dataset, _qa, _tiny
+from tests.trainer.tiny import qa_record, tiny_model, write_dataset
 
 
 def _spec(tmp_path: Path, name: str, **args) -> TrainSpec:
     return TrainSpec(
         name=name,
-        data_dir=str(_dataset(tmp_path, TaskType.extractive_qa, _qa)),
-        args={"task": "extractive-qa", "model": str(_tiny(tmp_path, "bert")), **args},
+        data_dir=str(write_dataset(tmp_path, TaskType.extractive_qa, qa_record)),
+        args={"task": "extractive-qa", "model": str(tiny_model(tmp_path, "bert")), **args},
     )
 
 
+@pytest.mark.slow
 def test_a_running_job_is_reattached_and_cancel_stops_it(tmp_path: Path) -> None:
     backend = LocalTrainingBackend(tmp_path / "jobs")
     spec = _spec(tmp_path, "long", max_steps=100_000, max_length=64, doc_stride=16)
@@ -39,6 +40,7 @@ def test_a_running_job_is_reattached_and_cancel_stops_it(tmp_path: Path) -> None
         os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_a_finished_job_is_reused_and_a_failed_one_names_its_log(tmp_path: Path) -> None:
     backend = LocalTrainingBackend(tmp_path / "jobs")
     spec = _spec(tmp_path, "short", max_steps=2, max_length=64, doc_stride=16)
@@ -75,6 +77,7 @@ def test_launch_commands(tmp_path: Path) -> None:
     assert accel[accel.index("--num_processes") + 1] == "4"
 
 
+@pytest.mark.slow
 def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
     backend = LocalTrainingBackend(tmp_path / "jobs")
     job = backend.submit(_spec(tmp_path, "interrupted", max_steps=100_000, max_length=64))

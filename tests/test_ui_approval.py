@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
+
+pytestmark = pytest.mark.slow
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -46,14 +48,13 @@ def page() -> Iterator[object]:
             browser.close()
 
 
-@pytest.mark.slow
 def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     served: Path, prefect_server: dict[str, str], page, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
     store = tmp_path / "store"
-    run_id = start_manual_run(store, _input(tmp_path, n_contexts=5))
+    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=5))
     wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), 120)
     ui = prefect_server["PREFECT_UI_URL"]
 

@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 
 from tests.prefect_server import process_worker, wait_for_state
-from tests.test_flow import _input
+from tests.tickets import qa_tickets
+
+pytestmark = pytest.mark.slow
 
 TUNEGATE = Path(sys.executable).with_name("tunegate")  # the installed console script
 POOL = "tunegate-process"
 FINISH_SECONDS = 75
 
 
-@pytest.mark.slow
 def test_a_deployed_manual_run_completes_on_a_process_worker(
     prefect_server: dict[str, str], tmp_path: Path
 ) -> None:
@@ -42,7 +43,7 @@ def test_a_deployed_manual_run_completes_on_a_process_worker(
     assert deploy.returncode == 0, deploy.stderr
     assert "deployed retrain/manual" in deploy.stderr
 
-    _input(tmp_path, n_contexts=4)  # tmp_path/tickets.jsonl
+    qa_tickets(tmp_path, n_contexts=4)  # tmp_path/tickets.jsonl
     config = {
         "store": "store",  # relative: resolved in the directory `deployments apply` ran in
         "until": "split",

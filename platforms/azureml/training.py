@@ -199,7 +199,7 @@ class _LogStreamer(threading.Thread):
         self.client, self.job_name, self.on_log = client, name, on_log
 
     def run(self) -> None:
-        with _thread_stdout(self.on_log):
+        with thread_stdout(self.on_log):
             try:
                 self.client.jobs.stream(self.job_name)
             except Exception as error:  # noqa: BLE001 - the status poll reports the job's end
@@ -235,7 +235,10 @@ class _ThreadRoutedStdout(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def _thread_stdout(on_log: Callable[[str], None]) -> Iterator[None]:
+def thread_stdout(on_log: Callable[[str], None]) -> Iterator[None]:
+    """Within the block, send each line the calling thread writes to stdout to `on_log` (blank
+    lines dropped, a last line without its newline sent on exit); other threads keep writing to
+    stdout. The process gets its own stdout back once no thread is redirected."""
     with _redirect_lock:
         if not isinstance(sys.stdout, _ThreadRoutedStdout):
             sys.stdout = _ThreadRoutedStdout(sys.stdout)

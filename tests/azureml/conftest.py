@@ -1,4 +1,5 @@
-"""Fixtures for Azure ML tests: the fake service, Azurite behind it, and no network besides."""
+"""Fixtures for Azure ML tests: the fake service, Azurite behind it (`azurite`, in
+tests/conftest.py), and no network besides."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from tests.azureml.fake_service import (
     UnexpectedRequestError,
     route_datastores_to_azurite,
 )
-from tests.test_azurite import azurite  # noqa: F401  (the repo's Azurite fixture, reused)
 
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -51,7 +51,7 @@ def fake_azureml(no_network: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 @pytest.fixture(scope="module")
-def azurite_account(azurite: str) -> BlobAccount:  # noqa: F811  (the fixture)
+def azurite_account(azurite: str) -> BlobAccount:
     return BlobAccount.from_connection_string(azurite)
 
 

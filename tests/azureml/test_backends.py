@@ -63,6 +63,7 @@ def _backend(fake: FakeAzureML, tmp_path: Path) -> AzureMLTrainingBackend:
     return AzureMLTrainingBackend(ml_client(fake), CONFIG, tmp_path / "jobs", poll_seconds=0.01)
 
 
+@pytest.mark.slow
 def test_submit_creates_the_cluster_registers_the_split_and_sends_the_job(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
 ) -> None:
@@ -98,6 +99,7 @@ def test_submit_creates_the_cluster_registers_the_split_and_sends_the_job(
     assert environment["image"] == IMAGE  # the configured training container
 
 
+@pytest.mark.slow
 def test_a_retried_submit_reattaches_and_only_a_failed_job_is_submitted_again(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
 ) -> None:
@@ -117,6 +119,7 @@ def test_a_retried_submit_reattaches_and_only_a_failed_job_is_submitted_again(
     assert len(fake.bodies("PUT", f"/data/tunegate-split/versions/{CONTENT_HASH}")) == 1
 
 
+@pytest.mark.slow
 def test_wait_streams_the_log_into_the_run_and_fetch_downloads_the_model(
     fake_azureml_on_azurite: FakeAzureML,
     tmp_path: Path,
@@ -141,6 +144,7 @@ def test_wait_streams_the_log_into_the_run_and_fetch_downloads_the_model(
     assert backend.fetch_outputs(done) == model_dir  # downloaded once
 
 
+@pytest.mark.slow
 def test_an_interrupted_wait_cancels_the_job(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
 ) -> None:
@@ -158,6 +162,7 @@ def test_an_interrupted_wait_cancels_the_job(
     assert backend.status(job) in ("running", "cancelled")  # CancelRequested, then Canceled
 
 
+@pytest.mark.slow
 def test_a_failed_job_is_an_error_naming_the_job(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, spec: TrainSpec
 ) -> None:
@@ -299,6 +304,7 @@ def _endpoint(fake: FakeAzureML, tmp_path: Path) -> tuple[AzureMLEndpointBackend
     return backend, router
 
 
+@pytest.mark.slow
 def test_rollout_promotes_through_canary_steps_and_retires_the_old_deployment(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
 ) -> None:
@@ -333,6 +339,7 @@ def test_rollout_promotes_through_canary_steps_and_retires_the_old_deployment(
     ]
 
 
+@pytest.mark.slow
 def test_a_failing_canary_rolls_back_and_a_manual_rollback_returns_to_the_old_champion(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
 ) -> None:
@@ -363,6 +370,7 @@ def _lenient_smoke(policy: RolloutConfig) -> RolloutConfig:
     return policy.model_copy(update={"smoke_min_agreement": 0.0})
 
 
+@pytest.mark.slow
 def test_a_deployment_with_traffic_is_never_deleted(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
 ) -> None:
@@ -376,6 +384,7 @@ def test_a_deployment_with_traffic_is_never_deleted(
         backend.set_traffic({"blue": 100}, {"green": 60})
 
 
+@pytest.mark.slow
 def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     fake_azureml_on_azurite: FakeAzureML,
     tmp_path: Path,
@@ -419,12 +428,12 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
 def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from platforms.azureml.training import _thread_stdout
+    from platforms.azureml.training import thread_stdout
 
     original, lines = sys.stdout, []
 
     def stream() -> None:
-        with _thread_stdout(lines.append):
+        with thread_stdout(lines.append):
             print("step 1 loss 2.0")
             sys.stdout.write("step 2 loss")
             other = threading.Thread(target=lambda: print("a line of another thread"))

@@ -188,7 +188,7 @@ def test_workspace_ids_come_from_config_json_and_missing_ones_are_named(tmp_path
 def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
     tmp_path: Path, prefect_api: None
 ) -> None:
-    from tests.test_flow import _input
+    from tests.tickets import qa_tickets
 
     out = tmp_path / "dry-run"
     store = tmp_path / "store"
@@ -199,7 +199,7 @@ def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
             "--config",
             str(ROOT / "configs" / "azureml.yaml"),
             "--input",
-            str(_input(tmp_path)),
+            str(qa_tickets(tmp_path)),
             "--approval",
             "auto",
             "--set",

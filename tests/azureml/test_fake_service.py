@@ -72,6 +72,7 @@ def test_creating_the_client_sends_nothing(fake_azureml: FakeAzureML) -> None:
 # ---- jobs
 
 
+@pytest.mark.slow
 def test_command_job_uploads_code_to_azurite_and_submits_the_serialized_job(
     fake_azureml_on_azurite: FakeAzureML, trainer_code: Path
 ) -> None:
@@ -109,6 +110,7 @@ def test_command_job_uploads_code_to_azurite_and_submits_the_serialized_job(
     assert list(uploaded) == [f"{folder}/train.py"]
 
 
+@pytest.mark.slow
 def test_resubmitting_the_same_code_reuses_the_uploaded_snapshot(
     fake_azureml_on_azurite: FakeAzureML, trainer_code: Path
 ) -> None:
@@ -198,6 +200,7 @@ def test_stream_prints_the_job_log_until_completion(
     ]
 
 
+@pytest.mark.slow
 def test_download_fetches_the_named_output_from_azurite(
     fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
 ) -> None:
@@ -358,6 +361,7 @@ def test_endpoint_create_get_and_keys(fake_azureml: FakeAzureML, client: MLClien
     )
 
 
+@pytest.mark.slow
 def test_deployment_payload_and_get(
     endpoint_with_blue_and_green: MLClient, fake_azureml_on_azurite: FakeAzureML
 ) -> None:
@@ -380,6 +384,7 @@ def test_deployment_payload_and_get(
     assert properties["readinessProbe"] == {"initialDelay": "PT10M"}
 
 
+@pytest.mark.slow
 def test_traffic_and_mirror_traffic_update(
     endpoint_with_blue_and_green: MLClient, fake_azureml_on_azurite: FakeAzureML
 ) -> None:
@@ -395,6 +400,7 @@ def test_traffic_and_mirror_traffic_update(
     assert (sent["traffic"], sent["mirrorTraffic"]) == ({"blue": 90, "green": 10}, {"green": 20})
 
 
+@pytest.mark.slow
 def test_traffic_that_does_not_add_up_is_refused(endpoint_with_blue_and_green: MLClient) -> None:
     endpoint = endpoint_with_blue_and_green.online_endpoints.get("qa-ep")
     endpoint.traffic = {"blue": 90, "green": 20}
@@ -403,6 +409,7 @@ def test_traffic_that_does_not_add_up_is_refused(endpoint_with_blue_and_green: M
         endpoint_with_blue_and_green.online_endpoints.begin_create_or_update(endpoint).result()
 
 
+@pytest.mark.slow
 def test_invoke_scores_on_the_named_deployment(
     endpoint_with_blue_and_green: MLClient, fake_azureml_on_azurite: FakeAzureML, tmp_path: Path
 ) -> None:
@@ -423,6 +430,7 @@ def test_invoke_scores_on_the_named_deployment(
     )
 
 
+@pytest.mark.slow
 def test_deployment_logs_and_delete(
     endpoint_with_blue_and_green: MLClient, fake_azureml_on_azurite: FakeAzureML
 ) -> None:
@@ -436,6 +444,7 @@ def test_deployment_logs_and_delete(
     assert [d.name for d in client.online_deployments.list("qa-ep")] == ["blue"]
 
 
+@pytest.mark.slow
 def test_a_deployment_with_live_traffic_cannot_be_deleted(
     endpoint_with_blue_and_green: MLClient,
 ) -> None:
@@ -451,6 +460,7 @@ def test_a_deployment_with_live_traffic_cannot_be_deleted(
 # ---- gaps fail loudly
 
 
+@pytest.mark.slow
 def test_blob_reads_bypassing_the_fake_are_refused(
     fake_azureml: FakeAzureML, azurite_account: BlobAccount, tmp_path: Path
 ) -> None:

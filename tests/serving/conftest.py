@@ -1,4 +1,4 @@
-"""A QA model directory built without training, and one real endpoint with `blue` and `green`."""
+"""One real endpoint with `blue` and `green`, both serving `qa_model_dir` (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,8 @@ import pytest
 
 from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
 from serving.server import ServerSettings
-from trainer.args import PACKAGED_MODEL
-from trainer.modeling import load_base, load_tokenizer, write_model_info
 
 MAX_BODY = 64 * 1024  # small, so the oversized-payload test sends little
-
-
-@pytest.fixture(scope="session")
-def qa_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packaged MiniLM with a fresh (seeded) QA head: answers are spans, not good ones."""
-    path = tmp_path_factory.mktemp("qa-model")
-    load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(path)
-    load_tokenizer(PACKAGED_MODEL).save_pretrained(path)
-    write_model_info(path, "extractive-qa", PACKAGED_MODEL, adapter=False)
-    return path
 
 
 @pytest.fixture(scope="session")

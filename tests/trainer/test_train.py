@@ -8,109 +8,35 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from transformers import (
-    AutoModelForQuestionAnswering,
-    BertConfig,
-    BertModel,
-    GPT2Config,
-    GPT2LMHeadModel,
-    T5Config,
-    T5ForConditionalGeneration,
-)
+from transformers import AutoModelForQuestionAnswering
 
 from tasks.records import TaskType
-from trainer.args import PACKAGED_MODEL, parse_args
-from trainer.modeling import load_tokenizer, load_trained
-from trainer.taskspec import task_spec
+from tests.trainer.tiny import (
+    chat_record,
+    qa_record,
+    summarization_record,
+    tiny_model,
+    write_dataset,
+)
+from trainer.args import parse_args
+from trainer.modeling import load_trained
 from trainer.train import main, report_to
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _qa(i: int) -> dict:
-    context = f"Order {i} left the warehouse in Porto and arrived after {i % 5 + 2} days."
-    answer = f"{i % 5 + 2} days"
-    return {
-        "id": f"q{i}",
-        "question": "How long did the delivery take?",
-        "context": context,
-        "answers": {"text": [answer], "answer_start": [context.index(answer)]},
-    }
-
-
-def _summ(i: int) -> dict:
-    return {
-        "id": f"s{i}",
-        "document": f"Ticket {i}: the VPN dropped every hour for {i % 3 + 1} days.",
-        "summary": f"VPN dropped for {i % 3 + 1} days.",
-    }
-
-
-def _chat(i: int) -> dict:
-    return {
-        "id": f"c{i}",
-        "messages": [
-            {"role": "user", "content": f"Reset token {i}?"},
-            {"role": "assistant", "content": "Done, it is reset."},
-        ],
-    }
-
-
-def _dataset(tmp: Path, task: TaskType, make, n: int = 24) -> Path:
-    for split, rows in {"train": range(n), "validation": range(n, n + 6)}.items():
-        (tmp / "data" / split).mkdir(parents=True, exist_ok=True)
-        table = pa.Table.from_pylist([make(i) for i in rows], schema=task_spec(task).record_schema)
-        pq.write_table(table, tmp / "data" / split / "part-00000.parquet")
-    return tmp / "data"
-
-
-def _tiny(tmp: Path, kind: str) -> Path:
-    tokenizer = load_tokenizer(PACKAGED_MODEL)
-    size = {"vocab_size": tokenizer.vocab_size}
-    if kind == "bert":
-        model = BertModel(
-            BertConfig(
-                **size,
-                hidden_size=32,
-                num_hidden_layers=2,
-                num_attention_heads=2,
-                intermediate_size=64,
-            )
-        )
-    elif kind == "t5":
-        model = T5ForConditionalGeneration(
-            T5Config(
-                **size,
-                d_model=32,
-                d_ff=64,
-                d_kv=16,
-                num_layers=2,
-                num_heads=2,
-                decoder_start_token_id=0,
-            )
-        )
-    else:
-        model = GPT2LMHeadModel(GPT2Config(**size, n_embd=32, n_layer=2, n_head=2, n_positions=256))
-    out = tmp / kind
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
-
-
 @pytest.mark.parametrize(
     ("task", "records", "kind"),
     [
-        (TaskType.extractive_qa, _qa, "bert"),
-        (TaskType.summarization, _summ, "t5"),
-        (TaskType.chat, _chat, "gpt2"),
+        (TaskType.extractive_qa, qa_record, "bert"),
+        (TaskType.summarization, summarization_record, "t5"),
+        (TaskType.chat, chat_record, "gpt2"),
     ],
 )
 def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: str) -> None:
-    data = _dataset(tmp_path, task, records)
-    model = _tiny(tmp_path, kind)
+    data = write_dataset(tmp_path, task, records)
+    model = tiny_model(tmp_path, kind)
     trainer_task = {
         "extractive-qa": "extractive-qa",
         "summarization": "summarization",
@@ -161,9 +87,10 @@ def test_mlflow_only_with_a_tracking_uri_and_the_package(monkeypatch, capsys) ->
         assert "mlflow is not installed" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_process_ddp_on_cpu(tmp_path: Path) -> None:
-    data = _dataset(tmp_path, TaskType.extractive_qa, _qa, n=32)
-    model = _tiny(tmp_path, "bert")
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=32)
+    model = tiny_model(tmp_path, "bert")
     out = tmp_path / "ddp"
     command = [
         sys.executable,

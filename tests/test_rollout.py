@@ -1,4 +1,6 @@
-"""Blue/green canary rollouts against a real endpoint over HTTP: promote, roll back, repair."""
+"""The rollout stage (tasks/rollout.py): blue/green canary rollouts against a real endpoint over
+HTTP (in a thread of this process), on `qa_model_dir` (tests/conftest.py): promote, roll back,
+repair."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from platforms.registry import LocalRegistry, ModelVersion
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
 from serving.server import ServerSettings
-from tasks.evaluate import request_of
-from tasks.rollout import RolloutConfig, _Timeline, repair, roll_back_to_previous, run_rollout
+from tasks.rollout import RolloutConfig, Timeline, repair, roll_back_to_previous, run_rollout
 from trainer.modeling import load_trained
 from trainer.predict import predict
+from trainer.taskspec import task_spec
 
 CONTEXT = "Agent Rui reset the VPN token for the Porto office; the outage lasted 3 days."
 QUESTIONS = ["How long did the outage last?", "What was reset?", "Which office was affected?"]
@@ -40,7 +42,7 @@ class DrillBackend(LocalEndpointBackend):
     def set_traffic(self, traffic: dict[str, int], mirror: dict[str, int] | None = None) -> None:
         for name, (model_dir, version) in list(self.deployed.items()):
             if self.fault and traffic.get(name):
-                self._client.put_deployment(name, model_dir, version=version, fault=self.fault)
+                self.client.put_deployment(name, model_dir, version=version, fault=self.fault)
                 del self.deployed[name]
         super().set_traffic(traffic, mirror)
 
@@ -54,7 +56,7 @@ def samples(qa_model_dir: Path) -> list[dict]:
     model, tokenizer, _ = load_trained(qa_model_dir)
     answers = predict(model, tokenizer, "extractive-qa", records)
     return [
-        {"request": request_of("extractive-qa", r), "expected": a}
+        {"request": task_spec("extractive-qa").request_of(r), "expected": a}
         for r, a in zip(records, answers, strict=True)
     ]
 
@@ -141,7 +143,7 @@ def test_a_crash_mid_rollout_is_repaired_by_the_next_run(
     backend.deploy("green", str(qa_model_dir), "qa:2")
     backend.set_traffic({"blue": 50, "green": 50})
 
-    timeline = _Timeline()
+    timeline = Timeline()
     repair(backend, registry.alias("qa", "champion"), timeline)
     status = backend.status()
     assert {d.name: d.traffic for d in status.deployments} == {"blue": 100}
