@@ -3,6 +3,7 @@
     tunegate run | ingest | screen | split     cli/stages.py
     tunegate approve | reject                  cli/review.py
     tunegate metrics                           cli/metrics.py
+    tunegate predict                           cli/predict.py
     tunegate rollback, tunegate models ...     cli/models.py
     tunegate data ...                          cli/data.py
     tunegate config ...                        cli/config.py
@@ -23,7 +24,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline: n
 
 import typer
 
-from cli import metrics, models, review, stages
+from cli import metrics, models, predict, review, stages
 from cli.azureml import azureml_app
 from cli.config import config_app
 from cli.data import data_app
@@ -44,6 +45,7 @@ for command in (
     review.approve,
     review.reject,
     metrics.metrics,
+    predict.predict,
     models.rollback,
 ):
     app.command()(command)

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from contextlib import suppress
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from cli.common import ConfigOpt, SetOpt, fail, load_cli_config, print_endpoint, print_table
+
+if TYPE_CHECKING:
+    from platforms.registry import ModelVersion
 
 models_app = typer.Typer(help="Registered models.", no_args_is_help=True)
 
@@ -65,14 +69,30 @@ def models_show(
 ) -> None:
     """One model version with its lineage, as JSON."""
     registry = load_cli_config(config, set).backends().registry
-    try:
-        found = (
-            registry.get(name, int(version)) if version.isdigit() else registry.alias(name, version)
-        )
-    except KeyError as exc:
-        found, message = None, str(exc)
+    print(find_version(registry, name, version).model_dump_json(indent=2))
+
+
+def find_version(registry: Any, name: str, ref: str) -> ModelVersion:
+    """Version `ref` of `name`: a version number or an alias (champion, challenger). One that is
+    not there exits 2 naming what is (the versions and aliases of `name`, or the registered
+    names), so the next try can be the right one."""
+    found = None
+    if ref.isdigit():
+        with suppress(KeyError):
+            found = registry.get(name, int(ref))
     else:
-        message = f"{name} has no {version!r}"
-    if found is None:
-        fail(message)
-    print(found.model_dump_json(indent=2))
+        found = registry.alias(name, ref)
+    if found is not None:
+        return found
+    versions = [str(v.version) for v in registry.versions(name)]
+    if not versions:
+        names = ", ".join(registry.names()) or "none yet"
+        fail(
+            f"no model named {name!r} is registered (registered: {names}); see tunegate models list"
+        )
+    aliases = ", ".join(f"@{a} = {v}" for a, v in sorted(registry.aliases(name).items()))
+    what = f"version {ref}" if ref.isdigit() else f"alias @{ref}"
+    fail(
+        f"{name} has no {what}: its versions are {', '.join(versions)}; "
+        f"its aliases {aliases or 'none'}"
+    )

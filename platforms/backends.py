@@ -107,10 +107,15 @@ class Backends:
     def champion(self, name: str) -> ModelVersion | None:
         """The `champion` of `name` with its files on this machine (downloaded when remote)."""
         champion = self.registry.alias(name, "champion")
+        return None if champion is None else self.files_here(champion)
+
+    def files_here(self, version: ModelVersion) -> ModelVersion:
+        """`version` with its `path` on this machine: a local registry's folder as it is, an
+        Azure ML model asset downloaded (once) into the local cache."""
         download = getattr(self.registry, "download", None)
-        if champion is None or download is None:
-            return champion
-        return champion.model_copy(update={"path": str(download(champion))})
+        if download is None:
+            return version
+        return version.model_copy(update={"path": str(download(version))})
 
     def model_source(self, model_dir: str, training_job: str | None) -> Path | str:
         """What to register: the Azure ML job's own output when both training and the registry

@@ -1,8 +1,9 @@
-"""ingest: read JSONL / CSV / Parquet with Dask, validate, deduplicate, quarantine with reasons.
+"""ingest: read the inputs with Dask, validate, deduplicate, quarantine with reasons.
 
-Nothing is lost: every non-blank line read ends up accepted, quarantined (with a reason) or
-counted as a duplicate of an earlier record, and `read = accepted + quarantined + duplicates`
-is checked before the dataset is published.
+Inputs are JSON lines, CSV, Parquet, SQuAD JSON, Arrow files and Hugging Face `datasets` folders
+(tasks/readers.py). Nothing is lost: every non-blank line (row, SQuAD question) read ends up
+accepted, quarantined (with a reason) or counted as a duplicate of an earlier record, and
+`read = accepted + quarantined + duplicates` is checked before the dataset is published.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import fsspec
 from distributed import Client, Future
@@ -33,6 +34,7 @@ from platforms.store import (
     stable_json,
     table_info,
 )
+from tasks.datasets_folders import group_listing
 from tasks.ingest_files import (
     STAGE,
     Drops,
@@ -58,13 +60,20 @@ class IngestConfig(BaseModel):
         description="Files, directories or globs; local paths or az://container/path. "
         "Empty: `tunegate run` generates sample data.",
     )
-    format: Literal["auto", "jsonl", "csv", "parquet"] = Field(
-        "auto", description="Input format; auto picks it from each file's extension."
+    format: Literal["auto", "jsonl", "csv", "parquet", "squad", "arrow", "hf"] = Field(
+        "auto",
+        description="Input format; auto picks it from each file's extension (.jsonl, .csv, "
+        ".parquet, .arrow; .json: SQuAD when the file is one object with a `data` list, else JSON "
+        "lines) and reads a folder holding state.json or dataset_dict.json as a datasets folder.",
     )
 
 
 def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
-    """Every file the inputs name, sorted; a ValueError names an input that matches nothing."""
+    """Every input the inputs name, sorted; a ValueError names an input that matches nothing.
+
+    An input is a file or a `datasets` folder: a folder met in a directory, or matched by a glob
+    together with its marker file, is one input, never its Arrow and JSON files one by one.
+    """
     if not inputs:
         raise ValueError("ingest.inputs is empty: give at least one file, directory or glob")
     files: list[str] = []
@@ -72,9 +81,14 @@ def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
         fs, path = fsspec.core.url_to_fs(spec, **storage_options(spec, azure))
         protocol = spec.split("://", 1)[0] + "://" if "://" in spec else ""
         if any(ch in path for ch in "*?["):
-            found = sorted(fs.glob(path))
+            matches = fs.glob(path, detail=True)
+            found = _inputs_among(
+                fs,
+                named=[m for m, info in matches.items() if info["type"] != "directory"],
+                directories=[m for m, info in matches.items() if info["type"] == "directory"],
+            )
         elif fs.isdir(path):
-            found = sorted(p for p in fs.find(path) if _known_extension(p))
+            found = _inputs_among(fs, named=[], directories=[path])
         elif fs.exists(path):
             found = [path]
         else:
@@ -85,12 +99,31 @@ def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
     return sorted(dict.fromkeys(files))
 
 
+def _inputs_among(fs: Any, named: list[str], directories: list[str]) -> list[str]:
+    """The named files and the files with a known extension anywhere under the directories,
+    except that a datasets folder among them (the one a marker file sits in) is one input."""
+    listed = {p for d in directories for p in fs.find(d)}
+    folders, files = group_listing(sorted({*named, *listed}))
+    return sorted([*folders, *(p for p in files if p not in listed or _known_extension(p))])
+
+
 def fingerprint(uri: str, azure: AzureStorageConfig) -> str:
-    """A file's identity for the cache key: its content hash locally, its ETag on Blob."""
+    """An input's identity for the cache key: its content hash locally, its ETag on Blob; a
+    datasets folder's is made of those of every file in it."""
     options = storage_options(uri, azure)
     fs, path = fsspec.core.url_to_fs(uri, **options)
-    if options:
-        info = fs.info(path)
+    info = fs.info(path)
+    if info["type"] != "directory":
+        return _file_fingerprint(fs, uri, path, info, remote=bool(options))
+    files = fs.find(path, detail=True)
+    return combine_hashes(
+        f"{p[len(path) :]}={_file_fingerprint(fs, p, p, files[p], remote=bool(options))}"
+        for p in sorted(files)
+    )
+
+
+def _file_fingerprint(fs: Any, uri: str, path: str, info: dict[str, Any], remote: bool) -> str:
+    if remote:
         return sha256_text(stable_json([uri, info.get("etag"), info.get("size")]))
     digest = hashlib.sha256()
     with fs.open(path, "rb") as f:
@@ -146,7 +179,7 @@ def run_ingest(
     writer = store.begin_dataset(STAGE, key)
     try:
         written = _write_files(client, store, writer, reads, drops, task_type, partition_rows)
-        totals = _add_up(files, tallies, written)
+        totals = _add_up(files, tallies, written, task_type)
         ref = _commit(writer, task_type, totals, files, fingerprints, config_hash)
     except BaseException:
         writer.abort()
@@ -161,7 +194,7 @@ def run_ingest(
 class _Totals:
     """Every file's outcome added up: what the dataset's manifest records."""
 
-    counts: dict[str, int]  # files, read, blank, accepted, quarantined, duplicates
+    counts: dict[str, int]  # files, read, blank, accepted, quarantined, duplicates[, unanswerable]
     reasons: dict[str, int]  # quarantine rows per kind of reason, most common first
     content_hash: str  # order-independent hash of every accepted record
     accepted_files: list[str]  # the accepted table's files, in input order
@@ -177,8 +210,10 @@ def _start_reads(
     azure: AzureStorageConfig,
 ) -> list[Future]:
     """Read and validate every file on the cluster; each `FileRead` stays on its worker."""
-    formats = [config.format if config.format != "auto" else detect_format(uri) for uri in files]
     options = [storage_options(uri, azure) for uri in files]
+    formats = [
+        input_format(uri, config.format, opts) for uri, opts in zip(files, options, strict=True)
+    ]
     return client.map(
         read_file, files, formats, options, task=task_type, columns=columns, pure=False
     )
@@ -236,8 +271,13 @@ def _write_files(
     )
 
 
-def _add_up(files: list[str], tallies: list[FileTally], written: list[FileWritten]) -> _Totals:
-    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate."""
+def _add_up(
+    files: list[str], tallies: list[FileTally], written: list[FileWritten], task_type: TaskType
+) -> _Totals:
+    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate.
+
+    QA datasets also count the accepted records that are unanswerable questions, apart.
+    """
     counts = Counter({"files": len(files)})
     reasons: Counter[str] = Counter()
     content = MultisetHash()
@@ -257,6 +297,8 @@ def _add_up(files: list[str], tallies: list[FileTally], written: list[FileWritte
         quarantine_files += out.quarantine_files
     for name in ("accepted", "quarantined", "duplicates"):
         counts.setdefault(name, 0)
+    if "answers" in task_spec(task_type).fields:
+        counts["unanswerable"] = sum(out.unanswerable for out in written)
     if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
         raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
     return _Totals(
@@ -299,6 +341,20 @@ def _summary(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in counts.items())
 
 
+def input_format(uri: str, configured: str, options: dict[str, Any]) -> str:
+    """The format an input is read in: the configured one; for `auto` its extension's, and a
+    directory `expand_inputs` kept is a datasets folder (`hf`)."""
+    if configured != "auto":
+        return configured
+    try:
+        return detect_format(uri)
+    except ValueError:
+        fs, path = fsspec.core.url_to_fs(uri, **options)
+        if fs.isdir(path):
+            return "hf"
+        raise
+
+
 def _known_extension(path: str) -> bool:
     try:
         detect_format(path)
@@ -328,4 +384,4 @@ def ingest_task(
     return ref
 
 
-__all__ = ["FORMATS", "IngestConfig", "ingest_task", "run_ingest"]
+__all__ = ["FORMATS", "IngestConfig", "expand_inputs", "ingest_task", "input_format", "run_ingest"]

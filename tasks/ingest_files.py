@@ -76,6 +76,7 @@ class FileWritten:
     accepted: int  # records written to the accepted table
     quarantined: int  # rows written to the quarantine table
     duplicates: int  # records dropped as duplicates
+    unanswerable: int  # accepted QA records with no answer (SQuAD v2's unanswerable questions)
     reasons: dict[str, int]  # quarantine rows per kind of reason (numbers and ids left out)
     content: int  # `MultisetHash.value` of the accepted records
     accepted_files: tuple[str, ...]  # accepted table files, relative to the dataset
@@ -90,7 +91,7 @@ def read_file(
     keys: list[RowKey] = []
     quarantine: list[dict[str, Any]] = []
     read = blank = 0
-    for line in read_lines(uri, fmt, columns, options):
+    for line in read_lines(uri, fmt, task, columns, options):
         if line.blank:
             blank += 1
             continue
@@ -154,6 +155,7 @@ def write_file(
         accepted=len(keep),
         quarantined=len(quarantine),
         duplicates=duplicates,
+        unanswerable=sum("answers" in r and not r["answers"]["text"] for r in keep),
         reasons=dict(Counter(_reason_kind(q["reason"]) for q in quarantine)),
         content=content.value,
         accepted_files=tuple(accepted_files),

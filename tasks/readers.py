@@ -3,6 +3,13 @@
 Each reader yields `Line`s: the parsed object, or the reason it could not be parsed, with the
 line (or row) number and a printable copy of the raw text for the quarantine. Blank lines are
 yielded too, flagged, so ingest can count them apart.
+
+Formats: JSON lines, CSV, Parquet, SQuAD (one nested JSON document: a `Line` per question, its
+number counting questions through the file), Arrow files (the IPC stream or file format) and
+Hugging Face `datasets` folders (tasks/datasets_folders.py; a `Line` per row, counted through the
+folder). A file that cannot be parsed at all is one quarantined `Line` where that is possible (a
+SQuAD file that is no JSON, or has no `data`), as a CSV file with a broken header is; an Arrow
+file or datasets folder that cannot be read is a ValueError that names it.
 """
 
 from __future__ import annotations
@@ -10,17 +17,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import fsspec
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tasks.records import ColumnMap
+from tasks.datasets_folders import arrow_files
+from tasks.records import ColumnMap, TaskType
+from trainer.taskspec import task_spec
 
-FORMATS = ("jsonl", "csv", "parquet")
+FORMATS = ("jsonl", "csv", "parquet", "squad", "arrow", "hf")
 _RAW_LIMIT = 2000
+_NON_SPACE = re.compile(rb"\S")
 
 
 @dataclass(frozen=True)
@@ -35,34 +47,48 @@ class Line:
 
 
 def detect_format(uri: str) -> str:
-    """The format from the file extension, or a ValueError that says which ones are known."""
+    """The format from the file extension, or a ValueError that says which ones are known.
+
+    `.json` gives `json`, decided when the file is read: SQuAD when the whole file is one object
+    with a `data` list of articles, JSON lines otherwise (a SQuAD file is often a single line).
+    """
     name = uri.lower().removesuffix(".gz")
     for fmt, suffixes in (
-        ("jsonl", (".jsonl", ".json", ".ndjson")),
+        ("jsonl", (".jsonl", ".ndjson")),
+        ("json", (".json",)),
         ("csv", (".csv",)),
         ("parquet", (".parquet", ".pq")),
+        ("arrow", (".arrow",)),
     ):
         if name.endswith(suffixes):
             return fmt
     raise ValueError(
-        f"cannot tell the format of {uri!r} from its extension: use .jsonl, .csv or .parquet, "
-        "or set ingest.format"
+        f"cannot tell the format of {uri!r} from its extension: use .jsonl, .json, .csv, "
+        ".parquet or .arrow, a datasets folder, or set ingest.format"
     )
 
 
 def read_lines(
-    uri: str, fmt: str, columns: ColumnMap, storage_options: dict[str, Any]
+    uri: str, fmt: str, task: TaskType, columns: ColumnMap, storage_options: dict[str, Any]
 ) -> Iterator[Line]:
-    """Yield every line/row of one file in the given format."""
+    """Yield every line/row of one file (or datasets folder) in the given format."""
+    if fmt == "hf":
+        yield from _row_lines(_datasets_folder_rows(uri, storage_options))
+        return
     with fsspec.open(uri, "rb", compression="infer", **storage_options) as f:
         if fmt == "parquet":
-            yield from _parquet_rows(f)
+            yield from _row_lines(pq.read_table(f).to_pylist())
+            return
+        if fmt == "arrow":
+            yield from _row_lines(_arrow_rows(f, uri))
             return
         data = f.read()
     if fmt == "jsonl":
         yield from _jsonl_lines(data)
     elif fmt == "csv":
         yield from _csv_rows(data, columns)
+    elif fmt in ("json", "squad"):
+        yield from _squad_or_jsonl(uri, fmt, data, task, columns)
     else:
         raise ValueError(f"ingest.format must be one of {FORMATS}, got {fmt!r}")
 
@@ -128,10 +154,162 @@ def _csv_rows(data: bytes, columns: ColumnMap) -> Iterator[Line]:
         yield Line(start, obj=obj, raw=raw_text)
 
 
-def _parquet_rows(f: Any) -> Iterator[Line]:
-    table = pq.read_table(f)
-    for number, row in enumerate(table.to_pylist(), start=1):
+def _row_lines(rows: Iterable[dict[str, Any]]) -> Iterator[Line]:
+    """Rows of a table (Parquet, Arrow), numbered from 1 through the input."""
+    for number, row in enumerate(rows, start=1):
         yield Line(number, obj=row, raw=json.dumps(row, default=str)[:_RAW_LIMIT])
+
+
+def _arrow_rows(f: Any, source: str) -> Iterator[dict[str, Any]]:
+    """The rows of an Arrow IPC stream (what `datasets` writes) or IPC file, batch by batch."""
+    try:
+        batches: Iterator[pa.RecordBatch] = iter(pa.ipc.open_stream(f))
+    except pa.ArrowInvalid:
+        f.seek(0)
+        try:
+            reader = pa.ipc.open_file(f)
+        except pa.ArrowInvalid as exc:
+            raise ValueError(f"{source} is not an Arrow IPC stream or file: {exc}") from None
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+    rows = 0
+    try:
+        for batch in batches:
+            yield from batch.to_pylist()
+            rows += batch.num_rows
+    except pa.ArrowInvalid as exc:
+        raise ValueError(f"{source}: unreadable Arrow data after {rows} rows: {exc}") from None
+
+
+def _datasets_folder_rows(uri: str, storage_options: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every row of a `datasets` folder: every split of a `DatasetDict`, file by file."""
+    fs, path = fsspec.core.url_to_fs(uri, **storage_options)
+    for file in arrow_files(fs, path):
+        with fs.open(file, "rb") as f:
+            yield from _arrow_rows(f, file)
+
+
+def _squad_or_jsonl(
+    uri: str, fmt: str, data: bytes, task: TaskType, columns: ColumnMap
+) -> Iterator[Line]:
+    """`squad`: the file's questions, or one quarantined `Line` when it is no SQuAD file;
+    `json` (an auto-detected `.json` file): the same when it is one, JSON lines otherwise."""
+    document, error = _json_document(data)
+    if error is None and not _is_squad(document):
+        error = "no 'data' list of articles with 'paragraphs'"
+    if fmt == "json" and error is not None:
+        yield from _jsonl_lines(data)
+    elif error is not None:
+        yield Line(1, error=f"not a SQuAD file: {error}", raw=_excerpt(data))
+    elif "answers" not in task_spec(task).fields:
+        raise ValueError(
+            f"{uri} is a SQuAD file: its questions make extractive-qa records, not {task.value}"
+        )
+    else:
+        yield from _squad_questions(document["data"], columns)
+
+
+def _json_document(data: bytes) -> tuple[Any, str | None]:
+    """(the file's content as one JSON value, None), or (None, why it is not one).
+
+    JSON lines hold a value per line: when the first line parses on its own and more follows, the
+    rest is not parsed to tell (a SQuAD file is one value, on one line or pretty-printed).
+    """
+    end = data.find(b"\n")
+    if end != -1 and _NON_SPACE.search(data, end + 1) and _parses(data[:end]):
+        return None, "a JSON value on each line, not one document"
+    try:
+        return json.loads(data), None
+    except UnicodeDecodeError as exc:
+        return None, f"non-UTF-8 bytes at byte {exc.start}"
+    except json.JSONDecodeError as exc:
+        return None, f"unparsable JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+
+
+def _parses(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return True
+
+
+def _is_squad(document: Any) -> bool:
+    """A SQuAD document: one object whose `data` is a list of articles with `paragraphs` (some
+    may be malformed: their questions are quarantined, not the file)."""
+    articles = document.get("data") if isinstance(document, dict) else None
+    return isinstance(articles, list) and (
+        not articles or any(isinstance(a, dict) and "paragraphs" in a for a in articles)
+    )
+
+
+def _squad_questions(articles: list[Any], columns: ColumnMap) -> Iterator[Line]:
+    """A `Line` per question of a SQuAD v1.1 / v2.0 document's articles, numbered through the file.
+
+    Each question becomes a QA object under the configured column names, with its paragraph's
+    context, for `validate_record` to check like any other; an unanswerable one (v2's
+    `is_impossible`, or no answers) gets empty answer lists. An article or paragraph that holds
+    no list of questions is one quarantined `Line`, so nothing in the file goes uncounted.
+    """
+    number = 0
+    for a, article in enumerate(articles):
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            number += 1
+            raw = _excerpt(article, f"data[{a}]")
+            yield Line(number, error=f"data[{a}] has no 'paragraphs' list", raw=raw)
+            continue
+        for p, paragraph in enumerate(paragraphs):
+            where = f"data[{a}].paragraphs[{p}]"
+            questions = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            if not isinstance(questions, list):
+                number += 1
+                yield Line(
+                    number, error=f"{where} has no 'qas' list", raw=_excerpt(paragraph, where)
+                )
+                continue
+            for q, question in enumerate(questions):
+                number += 1
+                yield _squad_question(
+                    number, f"{where}.qas[{q}]", question, paragraph.get("context"), columns
+                )
+
+
+def _squad_question(number: int, where: str, qa: Any, context: Any, columns: ColumnMap) -> Line:
+    """One SQuAD question as a QA object, or the reason it is not one (SQuAD ids are required)."""
+    raw = _excerpt(qa, where)
+    if not isinstance(qa, dict):
+        return Line(number, error=f"{where} is not a question object", raw=raw)
+    if qa.get("id") is None or (isinstance(qa["id"], str) and not qa["id"].strip()):
+        return Line(number, error="question has no 'id'", raw=raw)
+    impossible = qa.get("is_impossible") is True
+    answers = qa.get("answers", [] if impossible else None)
+    if answers is None:
+        return Line(number, error="missing field 'answers'", raw=raw)
+    if not isinstance(answers, list) or not all(isinstance(x, dict) for x in answers):
+        return Line(
+            number, error="field 'answers' must be a list of {text, answer_start} objects", raw=raw
+        )
+    if impossible and answers:
+        return Line(number, error=f"question is_impossible but has {len(answers)} answers", raw=raw)
+    obj = {
+        columns.id_key: qa["id"],
+        columns.question_key: qa.get("question"),
+        columns.context_key: context,
+        columns.answers_key: {
+            columns.answer_text_key: [x.get("text") for x in answers],
+            columns.answer_start_key: [x.get("answer_start") for x in answers],
+        },
+    }
+    return Line(number, obj=obj, raw=raw)
+
+
+def _excerpt(value: Any, where: str = "") -> str:
+    """A printable start of a value (raw bytes or parsed JSON) for the quarantine's `raw`."""
+    if isinstance(value, bytes):
+        text = value[:_RAW_LIMIT].decode("utf-8", errors="backslashreplace")
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    return (f"{where}: {text}" if where else text)[:_RAW_LIMIT]
 
 
 def _has_surrogates(text: str) -> bool:

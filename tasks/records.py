@@ -2,7 +2,8 @@
 
 What each task's records hold is its TaskSpec (trainer/taskspec.py); every stage after ingest
 sees canonical records only:
-- `extractive-qa`: `id, question, context, answers{text[], answer_start[]}`
+- `extractive-qa`: `id, question, context, answers{text[], answer_start[]}`; both lists empty is
+  an unanswerable question (SQuAD v2's `is_impossible`), kept like any other
 - `summarization`: `id, document, summary`
 - `chat`: `id, messages[{role, content}]`
 
@@ -113,7 +114,12 @@ def check_answers_at_offsets(record: dict[str, Any]) -> None:
 
 def _answers(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, list[Any]]:
     """A QA record's answers `{text[], answer_start[]}`, from a nested object, its JSON string or
-    the flat (CSV) columns."""
+    the flat (CSV) columns.
+
+    No answers at all (both lists empty) is an unanswerable question: it is kept, as SQuAD v2 keeps
+    them, so a model learns to say so (trainer/qa.py labels it with the first token) and the
+    metric scores an empty prediction as right (trainer/metrics/scores.py).
+    """
     answers = obj.get(columns.answers_key)
     if answers is None and columns.answer_text_column in obj and columns.answer_start_key in obj:
         # Flat form (CSV): one answer as two columns.
@@ -129,8 +135,6 @@ def _answers(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, list[Any]]:
         raise Invalid(f"field '{columns.answers_key}' must be an object, got {_type_name(answers)}")
     texts = _list_of(answers, columns.answer_text_key, str, columns.answers_key)
     starts = _list_of(answers, columns.answer_start_key, int, columns.answers_key)
-    if not texts:
-        raise Invalid(f"field '{columns.answers_key}' has no answers")
     if len(texts) != len(starts):
         raise Invalid(
             f"field '{columns.answers_key}' has {len(texts)} texts but {len(starts)} offsets"

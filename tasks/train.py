@@ -6,6 +6,7 @@ its job and a later run over the same data and config reuses the finished model.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any, Literal
 
@@ -16,11 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from platforms.backends import Backends
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
-from trainer.args import PACKAGED_MODEL, TrainArgs
+from trainer.args import PACKAGED_MODEL, TrainArgs, with_task_defaults
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 _TRAIN_ARG_NAMES = set(TrainArgs.__dataclass_fields__) - {"task", "data_dir", "output_dir"}
+_TUNED = " Unset: the task's tuned value (README, Config reference), else the trainer's default."
 
 
 class TrainConfig(BaseModel):
@@ -41,12 +43,16 @@ class TrainConfig(BaseModel):
     accelerate_config: str | None = Field(
         None, description="An accelerate config from trainer/configs/ (ddp, fsdp, deepspeed_zero*)."
     )
-    epochs: float = Field(3.0, gt=0, description="Training epochs.")
-    learning_rate: float = Field(3e-4, gt=0, lt=1, description="Peak learning rate.")
-    batch_size: int = Field(16, ge=1, le=4096, description="Per-device training batch size.")
+    epochs: float | None = Field(None, gt=0, description="Training epochs." + _TUNED)
+    learning_rate: float | None = Field(
+        None, gt=0, lt=1, description="Peak learning rate." + _TUNED
+    )
+    batch_size: int | None = Field(
+        None, ge=1, le=4096, description="Per-device training batch size." + _TUNED
+    )
     max_length: int = Field(256, ge=16, le=32768, description="Tokens per window / sequence.")
     lora: bool = Field(True, description="Train a LoRA adapter (False: full fine-tuning).")
-    lora_r: int = Field(8, ge=1, le=1024, description="LoRA rank.")
+    lora_r: int | None = Field(None, ge=1, le=1024, description="LoRA rank." + _TUNED)
     args: dict[str, Any] = Field(
         default_factory=dict,
         description="Any other trainer argument (see `python -m trainer.train --help`).",
@@ -61,21 +67,33 @@ class TrainConfig(BaseModel):
         return args
 
     def trainer_args(self, task_type: str) -> dict[str, Any]:
-        return {
-            "task": task_spec(task_type).trainer_task,
-            "model": self.model,
+        """The trainer's flags: what this config sets; the trainer fills in the rest from the
+        task's tuned defaults (TaskSpec.train_defaults) and its own."""
+        chosen = {
             "epochs": self.epochs,
             "learning_rate": self.learning_rate,
             "batch_size": self.batch_size,
             "max_length": self.max_length,
             "lora": self.lora,
             "lora_r": self.lora_r,
+        }
+        return {
+            "task": task_spec(task_type).trainer_task,
+            "model": self.model,
+            **{k: v for k, v in chosen.items() if v is not None},
             **self.args,
         }
 
+    def resolved_args(self, task_type: str) -> TrainArgs:
+        """Every argument the trainer will run with, defaults included."""
+        return with_task_defaults({**self.trainer_args(task_type), "data_dir": "-"})
+
 
 def job_name(split: DatasetRef, config: TrainConfig) -> str:
-    config_hash = sha256_text(stable_json(config.model_dump(mode="json")))
+    """Same split and same resolved training (tuned defaults included): same job."""
+    resolved = dataclasses.asdict(config.resolved_args(split.task))
+    del resolved["data_dir"], resolved["output_dir"]
+    config_hash = sha256_text(stable_json([config.model_dump(mode="json"), resolved]))
     return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
 
 

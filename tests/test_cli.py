@@ -26,6 +26,7 @@ COMMANDS = [
     ["config", "show"],
     ["config", "schema"],
     ["metrics"],
+    ["predict"],
     ["models"],
     ["models", "list"],
     ["models", "show"],

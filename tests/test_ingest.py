@@ -39,6 +39,7 @@ BROKEN = {
         "t6", answers={"text": ["3 days"], "answer_start": [0]}
     ): "answer 0 text is not at answer_start 0",
     _qa("t7", answers={"text": ["3 days"], "answer_start": "12"}): "must be a list of int",
+    _qa("t8", answers={"text": [], "answer_start": [12]}): "has 0 texts but 1 offsets",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from trainer.taskspec import TRAINER_TASKS
+from trainer.taskspec import TRAINER_TASKS, task_spec
 
 PACKAGED_MODEL = "packaged:all-MiniLM-L6-v2"
 
@@ -81,7 +81,8 @@ class TrainArgs:
 
 
 def parse_args(argv: list[str] | None = None) -> TrainArgs:
-    """Defaults, then the YAML given by --config, then flags; unknown keys are errors."""
+    """Defaults, the task's tuned defaults (its TaskSpec.train_defaults), then the YAML given by
+    --config, then flags; unknown keys are errors."""
     parser = argparse.ArgumentParser(
         prog="python -m trainer.train", description="Fine-tune a model on a split dataset."
     )
@@ -103,7 +104,15 @@ def parse_args(argv: list[str] | None = None) -> TrainArgs:
     if namespace.config is not None:
         values.update(load_yaml(namespace.config))
     values.update({k: v for k, v in vars(namespace).items() if k != "config"})
-    return TrainArgs(**values).validate()
+    return with_task_defaults(values)
+
+
+def with_task_defaults(values: dict[str, Any]) -> TrainArgs:
+    """TrainArgs from `values`, each field it does not set taken from the task's tuned defaults
+    when the task has one, else from the dataclass."""
+    task = values.get("task", TrainArgs.task)
+    tuned = dict(task_spec(task).train_defaults) if task in TRAINER_TASKS else {}
+    return TrainArgs(**{**tuned, **values}).validate()
 
 
 def load_yaml(path: Path) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 transformers 5 has no question-answering pipeline, so decoding is done here: each example's
 windows (features) are scanned for the best valid span (start <= end, both inside the context,
 at most `max_answer_tokens` long) and the span is mapped back to context characters through the
-tokenizer's offset mapping.
+tokenizer's offset mapping. A span is always chosen, never "no answer" (the [CLS] token is not
+a span), as Hugging Face's run_qa decodes without `version_2_with_negative`: an unanswerable
+question is trained towards [CLS], but its prediction is some span and scores as wrong.
 """
 
 from __future__ import annotations
@@ -25,28 +27,14 @@ class Answer:
 def train_features(
     tokenizer: Any, records: Sequence[dict[str, Any]], max_length: int, stride: int
 ) -> dict[str, list[Any]]:
-    """Tokenised windows with start/end token positions (0, 0: the answer is not in the window)."""
+    """Tokenised windows with start/end token positions (0, 0: no answer in the window)."""
     enc = _encode(tokenizer, records, max_length, stride)
     starts, ends = [], []
     for i, offsets in enumerate(enc["offset_mapping"]):
         record = records[enc["overflow_to_sample_mapping"][i]]
-        answer_start = record["answers"]["answer_start"][0]
-        answer_end = answer_start + len(record["answers"]["text"][0])
-        sequence_ids = enc.sequence_ids(i)
-        first = sequence_ids.index(1)
-        last = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
-        if offsets[first][0] > answer_start or offsets[last][1] < answer_end:
-            starts.append(0)
-            ends.append(0)
-            continue
-        start_token = first
-        while start_token <= last and offsets[start_token][0] <= answer_start:
-            start_token += 1
-        end_token = last
-        while end_token >= first and offsets[end_token][1] >= answer_end:
-            end_token -= 1
-        starts.append(start_token - 1)
-        ends.append(end_token + 1)
+        start, end = _answer_tokens(record["answers"], offsets, enc.sequence_ids(i))
+        starts.append(start)
+        ends.append(end)
     return {
         "input_ids": enc["input_ids"],
         "attention_mask": enc["attention_mask"],
@@ -54,6 +42,33 @@ def train_features(
         "start_positions": starts,
         "end_positions": ends,
     }
+
+
+def _answer_tokens(
+    answers: dict[str, list[Any]],
+    offsets: Sequence[tuple[int, int]],
+    sequence_ids: list[int | None],
+) -> tuple[int, int]:
+    """The first answer's start and end tokens in one window.
+
+    (0, 0), the first token ([CLS]), when the window does not hold the answer, and in every window
+    of an unanswerable question (no answers), as Hugging Face's run_qa labels SQuAD v2's.
+    """
+    if not answers["text"]:
+        return 0, 0
+    answer_start = answers["answer_start"][0]
+    answer_end = answer_start + len(answers["text"][0])
+    first = sequence_ids.index(1)
+    last = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
+    if offsets[first][0] > answer_start or offsets[last][1] < answer_end:
+        return 0, 0
+    start_token = first
+    while start_token <= last and offsets[start_token][0] <= answer_start:
+        start_token += 1
+    end_token = last
+    while end_token >= first and offsets[end_token][1] >= answer_end:
+        end_token -= 1
+    return start_token - 1, end_token + 1
 
 
 def eval_features(

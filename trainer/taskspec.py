@@ -16,8 +16,8 @@ and `trainer_task`, what `python -m trainer.train --task` takes and `model_info.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -54,6 +54,9 @@ class TaskSpec:
     model_class: str  # the transformers Auto class with the task's head
     peft_task_type: str  # peft.TaskType member for a LoRA adapter
     heads_to_save: tuple[str, ...] = ()  # new head modules saved beside a LoRA adapter
+    # Tuned training settings (TrainArgs fields) that replace the trainer's generic defaults for
+    # this task; a config file, the pipeline's `train:` section or a flag still wins.
+    train_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -113,6 +116,9 @@ EXTRACTIVE_QA = TaskSpec(
     model_class="AutoModelForQuestionAnswering",
     peft_task_type="QUESTION_ANS",
     heads_to_save=("qa_outputs",),
+    # A fresh QA head and a small LoRA on MiniLM: a high rate learns in 4 epochs on CPU
+    # (test F1 87 on the sample data where the generic 3e-4 / r8 / 3 epochs reach 16).
+    train_defaults={"epochs": 4.0, "learning_rate": 2e-3, "batch_size": 8, "lora_r": 16},
 )
 SUMMARIZATION = TaskSpec(
     name="summarization",
@@ -154,14 +160,15 @@ CHAT = TaskSpec(
 )
 
 TASK_SPECS: dict[str, TaskSpec] = {s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT)}
-_BY_TRAINER_TASK: dict[str, TaskSpec] = {s.trainer_task: s for s in TASK_SPECS.values()}
-TRAINER_TASKS: tuple[str, ...] = tuple(_BY_TRAINER_TASK)
+TRAINER_TASKS: tuple[str, ...] = tuple(s.trainer_task for s in TASK_SPECS.values())
 
 
 def task_spec(name: str) -> TaskSpec:
     """The spec of a task by either of its names (`chat` or `causal-lm`); ValueError if none."""
-    spec = TASK_SPECS.get(str(name)) or _BY_TRAINER_TASK.get(str(name))
+    spec = TASK_SPECS.get(str(name)) or next(
+        (s for s in TASK_SPECS.values() if s.trainer_task == name), None
+    )
     if spec is None:
-        known = sorted({*TASK_SPECS, *_BY_TRAINER_TASK})
+        known = sorted({*TASK_SPECS, *TRAINER_TASKS})
         raise ValueError(f"unknown task {name!r}: expected one of {known}")
     return spec

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
-from trainer.metrics.scores import normalize_answer, rouge_scores, squad_scores, token_f1
+from trainer.metrics.scores import (
+    normalize_answer,
+    per_example_f1,
+    rouge_scores,
+    squad_scores,
+    token_f1,
+)
 
 
 def test_normalisation_drops_case_punctuation_articles_and_spaces() -> None:
@@ -120,3 +126,11 @@ def test_metrics_load_and_score_with_no_network_at_all() -> None:
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert probe.stdout.split() == ["100.0", "100.0"]
+
+
+def test_a_question_without_answers_is_right_only_when_the_prediction_is_empty() -> None:
+    # SQuAD v2.0: no reference (or only references empty once normalised) means the one gold
+    # answer "", so "" and "the." match it and any words do not
+    scores = squad_scores(["", "the.", "Lisbon", "3 days"], [[], ["a"], [], ["", "3 days"]])
+    assert scores == {"exact_match": 75.0, "f1": 75.0}
+    assert per_example_f1(["", "Lisbon"], [[], [""]]) == [100.0, 0.0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from trainer.args import PACKAGED_MODEL
+from trainer.metrics import SQUAD_MODULE, load_metric
+from trainer.metrics.scores import per_example_f1
 from trainer.modeling import load_tokenizer
 from trainer.qa import decode_answers, eval_features, train_features
 
@@ -46,3 +48,37 @@ def test_decoding_picks_the_best_valid_span_across_windows() -> None:
     start[0, 0] = end[0, 0] = 9.0  # the [CLS] token is never an answer
     [answer] = decode_answers([RECORD], example_of, offsets, start, end)
     assert answer.text == "5 days" and CONTEXT[answer.start :].startswith("5 days")
+
+
+def test_unanswerable_questions_train_towards_cls_and_score_as_squad_v2() -> None:
+    """No answers: every window labelled (0, 0); decoding still picks a span, which the SQuAD
+    metric scores as wrong, while an empty prediction would be right."""
+    unanswerable = {
+        **RECORD,
+        "id": "y",
+        "question": "Who signed for the parcel?",
+        "answers": {"text": [], "answer_start": []},
+    }
+    records = [RECORD, unanswerable]
+    tokenizer = load_tokenizer(PACKAGED_MODEL)
+    train = train_features(tokenizer, records, max_length=128, stride=32)
+    inputs, example_of, offsets = eval_features(tokenizer, records, max_length=128, stride=32)
+    labels = list(zip(train["start_positions"], train["end_positions"], strict=True))
+    assert all(label == (0, 0) for label, ex in zip(labels, example_of, strict=True) if ex == 1)
+    assert any(label != (0, 0) for label, ex in zip(labels, example_of, strict=True) if ex == 0)
+
+    n, length = len(inputs["input_ids"]), max(len(x) for x in inputs["input_ids"])
+    start, end = np.full((n, length), -5.0), np.full((n, length), -5.0)
+    for window, (s, e) in enumerate(labels):
+        start[window, s] = end[window, e] = 5.0  # a model that learnt the labels
+    predictions = [a.text for a in decode_answers(records, example_of, offsets, start, end)]
+    references = [r["answers"]["text"] for r in records]
+    assert predictions[0] == "5 days" and predictions[1]  # never "no answer"
+
+    squad = load_metric(SQUAD_MODULE)
+    assert squad.compute(predictions=predictions, references=references) == {
+        "exact_match": 50.0,
+        "f1": 50.0,
+    }
+    assert squad.compute(predictions=["5 days", ""], references=references)["exact_match"] == 100
+    assert per_example_f1(["5 days", " "], references) == [100.0, 100.0]

@@ -1,8 +1,10 @@
 """SQuAD exact match / F1 and ROUGE-1/2/L/Lsum as plain functions (the reference definitions).
 
 EM and F1 normalise case, punctuation, English articles and whitespace, and take the best score
-over the reference answers of each question, as the official SQuAD v1.1 script does. Scores are
-percentages (0-100), like that script and like Azure ML's QA metrics.
+over the reference answers of each question, as the official SQuAD v1.1 script does. A question
+with no answer (references empty, or empty once normalised) is scored as the SQuAD v2.0 script
+does: against the one reference "", so only an empty prediction is right. Scores are percentages
+(0-100), like that script and like Azure ML's QA metrics.
 """
 
 from __future__ import annotations
@@ -45,22 +47,25 @@ def squad_scores(
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
     if not predictions:
         raise ValueError("no predictions to score")
-    em = sum(
-        max(exact_match(p, r) for r in refs)
-        for p, refs in zip(predictions, references, strict=True)
-    )
-    f1 = sum(
-        max(token_f1(p, r) for r in refs) for p, refs in zip(predictions, references, strict=True)
-    )
+    pairs = list(zip(predictions, map(_gold, references), strict=True))
+    em = sum(max(exact_match(p, r) for r in refs) for p, refs in pairs)
+    f1 = sum(max(token_f1(p, r) for r in refs) for p, refs in pairs)
     return {"exact_match": 100 * em / len(predictions), "f1": 100 * f1 / len(predictions)}
 
 
 def per_example_f1(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> list[float]:
     """F1 (0-100) of each prediction: what a paired bootstrap resamples."""
     return [
-        100 * max(token_f1(p, r) for r in refs)
+        100 * max(token_f1(p, r) for r in _gold(refs))
         for p, refs in zip(predictions, references, strict=True)
     ]
+
+
+def _gold(references: Sequence[str]) -> Sequence[str]:
+    """A question's reference answers; [""] when it has none (an unanswerable question), as the
+    SQuAD v2.0 script scores them."""
+    answers = [r for r in references if normalize_answer(r)]
+    return answers or [""]
 
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")

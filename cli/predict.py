@@ -1,0 +1,223 @@
+"""`tunegate predict`: score a registered model over files of records, with the evaluate stage's
+prediction code, into the predictions file `tunegate metrics` reads.
+
+This is how a user checks a model on their own held-out data: the records are read and validated
+as ingest reads them (any input format, the config's column map), the model is the registry's
+version of it (downloaded when the registry is on Azure ML), and the predictions come from
+`trainer.predict.predict`, as in the gate. A record that does not validate is not scored but
+counted and reported with its reason; none is lost silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli.common import ConfigOpt, InputOpt, SetOpt, console, fail, load_cli_config
+from cli.models import find_version
+from flows.config import PipelineConfig
+
+SHOWN_REASONS = 10  # reasons listed on stderr; --errors holds every skipped record
+
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        help="A registered model: NAME (its @champion), NAME:VERSION or NAME@ALIAS, "
+        "e.g. tunegate-chat:3 or tunegate-chat@challenger.",
+        show_default=False,
+    ),
+]
+
+
+def predict(
+    *,
+    model: ModelOpt,
+    input: InputOpt = None,
+    out: Annotated[
+        Path,
+        typer.Option(help='Write the predictions here: JSONL of {"id", "prediction"}.'),
+    ],
+    errors: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the records that were not scored here: JSONL of "
+            "{source, line, id, reason, raw}."
+        ),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Records per model call.")] = 32,
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Score a registered model over files of records into a predictions file.
+
+    --model NAME is its champion; NAME:3 is version 3; NAME@challenger an alias.
+    Records are read as `tunegate run -i` reads them (any ingest format, the
+    config's column names) and need the fields of the model's task. A record
+    that does not validate is skipped and counted with its reason (--errors
+    writes them all). Score the predictions against the same file:
+
+      tunegate predict -m tunegate-extractive-qa:3 -i held.jsonl --out p.jsonl
+      tunegate metrics --task extractive-qa --predictions p.jsonl \\
+          --references held.jsonl
+    """
+    if not input:
+        fail("give the records to score with --input FILE (a file, directory or glob; repeat)")
+    cfg = load_cli_config(config, set)
+    backends = cfg.backends()
+    name, ref = _parse_model(model)
+    version = backends.files_here(find_version(backends.registry, name, ref))
+    from trainer.modeling import MODEL_INFO, load_trained
+    from trainer.predict import predict as predict_records
+    from trainer.taskspec import task_spec
+
+    try:
+        spec = task_spec(json.loads((Path(version.path) / MODEL_INFO).read_text())["task"])
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"{name}:{version.version} at {version.path} is no trained model ({exc})", 1)
+    try:
+        records, skipped, counts = _read_records(cfg, input, spec.name)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    if errors is not None:
+        _write_jsonl(errors, skipped)
+    _report_skipped(skipped, errors)
+    if not records:
+        fail(
+            f"nothing to score: none of the {counts['read']} records read is a valid "
+            f"{spec.name} record"
+        )
+    try:
+        loaded, tokenizer, info = load_trained(version.path)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot load {name}:{version.version} from {version.path}: {exc}", 1)
+    predictions: list[str] = []
+    with _progress() as progress:
+        bar = progress.add_task(f"{name}:{version.version}", total=len(records))
+        for i in range(0, len(records), batch_size):
+            batch = records[i : i + batch_size]
+            predictions += predict_records(
+                loaded, tokenizer, info["task"], batch, batch_size=batch_size
+            )
+            progress.advance(bar, len(batch))
+    _write_jsonl(
+        out,
+        [{"id": r["id"], "prediction": p} for r, p in zip(records, predictions, strict=True)],
+    )
+    blank = f", {_count(counts['blank'], 'blank line')} ignored" if counts["blank"] else ""
+    console.print(
+        f"{name}:{version.version} ({spec.name}): read {_count(counts['read'], 'record')} from "
+        f"{_count(counts['files'], 'file')}, scored {len(records)}, skipped {len(skipped)}{blank}"
+        f" → {out}"
+    )
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" + ("s" if n != 1 else "")
+
+
+def _parse_model(model: str) -> tuple[str, str]:
+    """(name, version number or alias) of NAME, NAME:VERSION or NAME@ALIAS."""
+    if "@" in model:
+        name, ref = model.split("@", 1)
+    elif ":" in model:
+        name, ref = model.rsplit(":", 1)
+        if not ref.isdigit():
+            fail(f"--model {model}: a version is a number (NAME:3); an alias is NAME@{ref}")
+    else:
+        name, ref = model, "champion"
+    if not name or not ref:
+        fail(f"--model {model}: expected NAME, NAME:VERSION or NAME@ALIAS")
+    return name, ref
+
+
+def _read_records(
+    cfg: PipelineConfig, inputs: list[str], task: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """(records to score, skipped rows with their reasons, counts) of every input file, read and
+    validated as ingest reads them. A later record with an id already read is skipped too: the
+    predictions file maps ids to predictions, so ids must be unique there."""
+    from platforms.blob import storage_options
+    from tasks.ingest import expand_inputs, input_format
+    from tasks.ingest_files import read_file
+    from tasks.records import TaskType
+
+    files = expand_inputs(inputs, cfg.azure)
+    records: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    first: dict[str, str] = {}
+    counts = Counter(files=len(files), read=0, blank=0)
+    for uri in files:
+        options = storage_options(uri, cfg.azure)
+        fmt = input_format(uri, cfg.ingest.format, options)
+        read = read_file(uri, fmt, options, task=TaskType(task), columns=cfg.columns)
+        counts.update(read=read.read, blank=read.blank)
+        skipped += [{k: v for k, v in row.items() if k != "stage"} for row in read.quarantine]
+        for record, key in zip(read.accepted, read.keys, strict=True):
+            if record["id"] in first:
+                reason = f"duplicate id {record['id']!r} (first at {first[record['id']]})"
+                row = {"source": uri, "line": key.line, "id": record["id"], "reason": reason}
+                skipped.append({**row, "raw": ""})
+            else:
+                first[record["id"]] = f"{uri}:{key.line}"
+                records.append(record)
+    if counts["read"] != len(records) + len(skipped):
+        raise RuntimeError(f"predict lost records: {dict(counts)}")  # a bug, never data
+    return records, skipped, dict(counts)
+
+
+def _report_skipped(skipped: list[dict[str, Any]], errors: Path | None) -> None:
+    """One line per reason on stderr, most common first; where to find every skipped record."""
+    if not skipped:
+        return
+    reasons = Counter(row["reason"] for row in skipped).most_common()
+    console.print(f"[yellow]skipped {len(skipped)} records that are not valid:[/yellow]")
+    for reason, n in reasons[:SHOWN_REASONS]:
+        console.print(f"  {n:>6}  {reason}", markup=False, highlight=False)
+    if len(reasons) > SHOWN_REASONS:
+        console.print(f"  ... and {len(reasons) - SHOWN_REASONS} more reasons")
+    console.print(
+        f"  (every skipped record, with its line: {errors})"
+        if errors is not None
+        else "  (--errors FILE writes every skipped record with its line)",
+        markup=False,
+    )
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write `rows` as JSON lines all at once: a failed run leaves the old file or none, never
+    half of one."""
+    from platforms.store import Store
+
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    try:
+        Store(str(path.parent)).write_text_atomic(str(path.resolve()), text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc}", 1)
+
+
+def _progress() -> Any:
+    """A progress bar on stderr when it is a terminal (nothing in logs or tests)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
