@@ -36,13 +36,15 @@ UI_TIMEOUT_MS = 30_000
 def page() -> Iterator[object]:
     """A page of a headless Chromium (Debian's, never a downloaded one)."""
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `make test` installs it (apt-get)"
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(UI_TIMEOUT_MS)
+            # assertions wait as long as actions: a loaded CI machine takes over 5 s to resume
+            expect.set_options(timeout=UI_TIMEOUT_MS)
             yield page
         finally:
             browser.close()

@@ -127,7 +127,10 @@ def test_arguments_layer_defaults_yaml_flags_and_reject_unknown_keys(tmp_path: P
     config = tmp_path / "args.yaml"
     config.write_text("epochs: 5\nlora_r: 4\ndata_dir: d\n")
     args = parse_args(["--config", str(config), "--lora-r", "16"])
-    assert (args.epochs, args.lora_r, args.learning_rate) == (5, 16, 3e-4)
+    # YAML over the task's tuned default (epochs 4), the flag over the YAML, the tuned rate
+    assert (args.epochs, args.lora_r, args.learning_rate) == (5, 16, 2e-3)
+    args = parse_args(["--config", str(config), "--task", "summarization"])
+    assert (args.epochs, args.lora_r, args.learning_rate) == (5, 4, 3e-4)  # no tuned values
     config.write_text("epochs: 5\nlora_rank: 4\n")
     with pytest.raises(ValueError, match=r"unknown training argument\(s\) \['lora_rank'\]"):
         parse_args(["--config", str(config)])
