@@ -99,6 +99,10 @@ def _print_summary(summary: Any) -> None:
         details = ", ".join(f"{k}={v}" for k, v in s.details.items() if k != "content_hash")
         table.add_row(stage, s.status, f"{s.seconds:.1f}", details)
     console.print(table)
+    if summary.evaluation:
+        from flows.summary import gate_line
+
+        console.print(gate_line(summary.evaluation))
 
 
 def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:

@@ -79,6 +79,24 @@ def evaluation_summary(report: EvalReport) -> dict[str, Any]:
     }
 
 
+def gate_line(evaluation: dict[str, Any]) -> str:
+    """One line a person reads under the run's table: the primary metric of base, candidate and
+    champion, and the gate's decision with its reasons."""
+    metric = evaluation["primary_metric"]
+    line = (
+        f"{metric}: base {evaluation['base'][metric]:.1f} → "
+        f"candidate {evaluation['candidate'][metric]:.1f}"
+    )
+    if evaluation.get("champion") is not None:
+        line += (
+            f" (champion v{evaluation['champion_version']}: {evaluation['champion'][metric]:.1f})"
+        )
+    gate = evaluation["gate"]
+    return line + (
+        "; gate passed" if gate["passed"] else "; gate FAILED: " + "; ".join(gate["reasons"])
+    )
+
+
 def lineage(
     config: PipelineConfig,
     flow_run_id: str | None,

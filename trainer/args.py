@@ -33,6 +33,40 @@ LORA_TARGETS: dict[str, list[str]] = {
 }
 
 
+# What each argument does: `python -m trainer.train --help` shows it beside the flag.
+HELP: dict[str, str] = {
+    "task": "extractive-qa, summarization or causal-lm (chat).",
+    "model": "Base model: a Hugging Face id, a local path, or packaged:all-MiniLM-L6-v2.",
+    "data_dir": "A split dataset folder: train/, validation/, test/ Parquet tables.",
+    "output_dir": "Where the trained model, its tokenizer and metrics.json are written.",
+    "max_length": "Tokens per window (QA) or input sequence.",
+    "doc_stride": "QA: tokens shared by consecutive windows of a long context.",
+    "max_target_length": "Summarization: tokens of the target summary.",
+    "epochs": "Training epochs.",
+    "max_steps": "Stop after this many optimizer steps (-1: run the epochs).",
+    "learning_rate": "Peak learning rate (linear warmup, then decay).",
+    "weight_decay": "AdamW weight decay.",
+    "warmup_ratio": "Share of the steps spent warming the learning rate up.",
+    "batch_size": "Training examples per device and step.",
+    "eval_batch_size": "Evaluation examples per device and step.",
+    "gradient_accumulation_steps": "Steps whose gradients add up before each optimizer step.",
+    "gradient_checkpointing": "Recompute activations in the backward pass to save memory.",
+    "group_by_length": "Batch examples of similar length together (less padding).",
+    "lora": "Train a LoRA adapter; --no-lora fine-tunes every weight.",
+    "lora_r": "LoRA rank.",
+    "lora_alpha": "LoRA scaling (alpha / r multiplies the update).",
+    "lora_dropout": "Dropout on the LoRA layers.",
+    "lora_target_modules": "Modules that get LoRA layers (default: per architecture).",
+    "merge_adapter": "Merge the trained adapter into the base weights in the saved model.",
+    "precision": "auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), bf16, fp16 "
+    "or fp32.",
+    "seed": "Seed of the new head's initialisation and of data order.",
+    "max_train_samples": "Train on at most this many records (0: all).",
+    "logging_steps": "Log the loss every this many steps.",
+    "num_workers": "Data loader worker processes.",
+}
+
+
 @dataclass
 class TrainArgs:
     """Everything one training run needs. Paths are local directories or mounted job inputs."""
@@ -84,21 +118,25 @@ def parse_args(argv: list[str] | None = None) -> TrainArgs:
     """Defaults, the task's tuned defaults (its TaskSpec.train_defaults), then the YAML given by
     --config, then flags; unknown keys are errors."""
     parser = argparse.ArgumentParser(
-        prog="python -m trainer.train", description="Fine-tune a model on a split dataset."
+        prog="python -m trainer.train",
+        description="Fine-tune a model on a split dataset. An argument not given takes the "
+        "task's tuned value where its TaskSpec has one (trainer/taskspec.py), else the default "
+        "shown.",
     )
     parser.add_argument("--config", type=Path, help="YAML file of TrainArgs fields")
     hints = typing.get_type_hints(TrainArgs)
     for f in dataclasses.fields(TrainArgs):
         kind = _kind(hints[f.name])
         flag = f"--{f.name.replace('_', '-')}"
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        shown = f"{HELP[f.name]} (default: {default!r})"
+        described = {"dest": f.name, "default": argparse.SUPPRESS, "help": shown}
         if kind is bool:
-            parser.add_argument(
-                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS
-            )
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **described)
         elif kind is list:
-            parser.add_argument(flag, dest=f.name, nargs="*", default=argparse.SUPPRESS)
+            parser.add_argument(flag, nargs="*", **described)
         else:
-            parser.add_argument(flag, dest=f.name, type=kind, default=argparse.SUPPRESS)
+            parser.add_argument(flag, type=kind, **described)
     namespace = parser.parse_args(argv)
     values: dict[str, Any] = {}
     if namespace.config is not None:

@@ -8,6 +8,7 @@ on another machine (where site-packages lives elsewhere).
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from trainer.args import LORA_TARGETS, PACKAGED_MODEL
 from trainer.taskspec import task_spec
 
 MODEL_INFO = "model_info.json"
+log = logging.getLogger(__name__)
 
 
 def resolve_model(name: str) -> str:
@@ -35,9 +37,39 @@ def load_tokenizer(name: str) -> Any:
 
 
 def load_base(task: str, name: str, seed: int) -> Any:
-    """The base model with the task's head; a new head is initialised from `seed`."""
+    """The base model with the task's head; a new head is initialised from `seed`.
+
+    transformers' loading report (a table of every new and unused weight, logged as a warning) is
+    expected here, where a pretrained body gets a new head: it is replaced by one line naming the
+    new and the unused weights' modules, so real warnings stay visible in the training log.
+    """
     torch.manual_seed(seed)
-    return model_class(task).from_pretrained(resolve_model(name))
+    report_logger = logging.getLogger("transformers.modeling_utils")
+    level = report_logger.level
+    report_logger.setLevel(logging.ERROR)
+    try:
+        model, info = model_class(task).from_pretrained(
+            resolve_model(name), output_loading_info=True
+        )
+    finally:
+        report_logger.setLevel(level)
+    if info["missing_keys"] or info["unexpected_keys"] or info["mismatched_keys"]:
+        log.info("%s", loading_summary(name, info))
+    return model
+
+
+def loading_summary(name: str, info: dict[str, Any]) -> str:
+    """One line for transformers' loading info: which modules start new, which go unused."""
+
+    def modules(keys: Any) -> str:
+        names = sorted({str(k).rsplit(".", 1)[0] for k in keys})
+        return ", ".join(names) or "none"
+
+    line = f"loaded {name}: new (initialised) {modules(info['missing_keys'])}"
+    line += f"; unused from the checkpoint {modules(info['unexpected_keys'])}"
+    if info["mismatched_keys"]:
+        line += f"; re-initialised for a new shape {modules(k[0] if isinstance(k, tuple) else k for k in info['mismatched_keys'])}"
+    return line
 
 
 def model_class(task: str) -> Any:
