@@ -26,7 +26,8 @@ def _trainer_pid(jobs: Path, deadline: float) -> int:
     while time.monotonic() < deadline:
         for job in jobs.glob("*/job.json"):
             log = job.parent / "train.log"
-            if log.exists() and "LOAD REPORT" in log.read_text(errors="replace"):
+            # the trainer's line once the base model and its new head are loaded
+            if log.exists() and "new (initialised)" in log.read_text(errors="replace"):
                 return json.loads(job.read_text())["pid"]
         time.sleep(0.5)
     raise AssertionError("training never started")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import resource
 import sys
@@ -48,6 +49,7 @@ from trainer.taskspec import task_spec
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     # args
     args = parse_args(argv)
+    _log_to_stdout()
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 
@@ -98,6 +100,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
+
+
+def _log_to_stdout() -> None:
+    """The trainer's own log lines (e.g. which weights start new) go to stdout, the job's log."""
+    logger = logging.getLogger("trainer")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _with_lora(model: Any, args: TrainArgs) -> Any:
