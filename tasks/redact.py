@@ -1,13 +1,15 @@
 """Redaction that keeps records valid for their task.
 
-Pure functions over strings and spans. A span is replaced by its placeholder (`<EMAIL_ADDRESS>`);
-`OffsetMap` moves positions of the old text to the new one, so QA answers are re-derived from the
-redacted context and always sit at their `answer_start`.
+Pure functions over strings and spans. A span is replaced by its placeholder (`<EMAIL_ADDRESS>`)
+or by another text (a surrogate value, `tasks.surrogates`); `OffsetMap` moves positions of the old
+text to the new one, so QA answers are re-derived from the new context and always sit at their
+`answer_start`.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MIN_PROPAGATED_LENGTH = 3
@@ -70,8 +72,18 @@ class OffsetMap:
         return pos + (new_end - old_end)
 
 
-def redact_text(text: str, spans: list[Span]) -> tuple[str, OffsetMap]:
-    """Replace merged spans by placeholders; return the new text and its offset map."""
+# What replaces a span: given the span and the text it covers, the new text.
+Replacement = Callable[[Span, str], str]
+
+
+def _placeholder_of(span: Span, value: str) -> str:
+    return placeholder(span.entity)
+
+
+def redact_text(
+    text: str, spans: list[Span], replace: Replacement = _placeholder_of
+) -> tuple[str, OffsetMap]:
+    """Replace merged spans (by placeholders unless told otherwise); the new text, its offsets."""
     pieces: list[str] = []
     replaced: list[tuple[int, int, int, int]] = []
     cursor = 0
@@ -79,7 +91,7 @@ def redact_text(text: str, spans: list[Span]) -> tuple[str, OffsetMap]:
     for span in merge_spans(spans):
         pieces.append(text[cursor : span.start])
         length += span.start - cursor
-        token = placeholder(span.entity)
+        token = replace(span, text[span.start : span.end])
         replaced.append((span.start, span.end, length, length + len(token)))
         pieces.append(token)
         length += len(token)
@@ -101,14 +113,17 @@ def occurrences(text: str, value: str, entity: str) -> list[Span]:
 
 
 def redact_answers(
-    context: str, answers: dict[str, list], spans: list[Span]
+    context: str,
+    answers: dict[str, list],
+    spans: list[Span],
+    replace: Replacement = _placeholder_of,
 ) -> tuple[str, dict[str, list]]:
     """Redact a QA context and re-derive every answer from the redacted context.
 
     An answer that overlaps a redacted span grows to cover the whole placeholder and its text is
     rewritten to what the new context holds there, so `context[start:start+len(text)] == text`.
     """
-    new_context, offsets = redact_text(context, spans)
+    new_context, offsets = redact_text(context, spans, replace)
     texts, starts = [], []
     for text, start in zip(answers["text"], answers["answer_start"], strict=True):
         new_start = offsets.start(start)

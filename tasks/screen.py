@@ -22,6 +22,7 @@ from prefect.cache_policies import NONE
 
 from platforms.backends import Backends
 from platforms.compute import map_partitions
+from platforms.keys import key_id, secret_key
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -48,19 +49,34 @@ from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 STAGE = "screen"
+SURROGATE_SALT = "surrogate-salt"  # the key's name under <store>/keys/
 _SAMPLE_WINDOW = 160
 
 
-def screen_key(parent: DatasetRef, config: ScreenConfig) -> tuple[str, str]:
+def screen_key(
+    parent: DatasetRef, config: ScreenConfig, salt: bytes | None = None
+) -> tuple[str, str]:
+    """The dataset key and config hash; surrogates depend on the salt too (named by its id)."""
     config_hash = sha256_text(stable_json(config.model_dump(mode="json")))
-    return combine_hashes([STAGE, parent.content_hash, config_hash]), config_hash
+    parts = [STAGE, parent.content_hash, config_hash]
+    if salt is not None:
+        parts.append(key_id(salt))
+    return combine_hashes(parts), config_hash
+
+
+def surrogate_salt(store: Store, config: ScreenConfig) -> bytes | None:
+    """The salt keying surrogate values, or None when no rule asks for surrogates."""
+    if not config.uses_surrogates:
+        return None
+    return secret_key(store, SURROGATE_SALT, config.surrogate_salt_env)
 
 
 def run_screen(
     client: Client, store: Store, ingested: DatasetRef, config: ScreenConfig
 ) -> Screened:
     """Screen the accepted table of an ingest dataset (or reuse an earlier identical screen)."""
-    key, config_hash = screen_key(ingested, config)
+    salt = surrogate_salt(store, config)
+    key, config_hash = screen_key(ingested, config, salt)
     task_type = TaskType(ingested.task)
     if (existing := store.find_dataset(STAGE, key)) is not None:
         log.info("screen: reusing %s", existing.uri)
@@ -79,6 +95,7 @@ def run_screen(
             store_options=store.storage_options,
             task_type=task_type,
             config=config,
+            salt=salt,
         )
         totals = _combine(task_type, results, config)
         report = totals.report
@@ -148,9 +165,11 @@ def screen_partition(
     store_options: dict[str, Any],
     task_type: TaskType,
     config: ScreenConfig,
+    salt: bytes | None = None,
 ) -> PartitionScreened:
     """Screen one partition on a worker; write its tables; return counts and masked samples."""
     from tasks.detectors import detectors_for  # Presidio loads here, not when the CLI starts
+    from tasks.surrogates import Surrogates
 
     store = Store(store_uri, store_options)
     records = read_table(store, part_uri)
@@ -165,10 +184,11 @@ def screen_partition(
     reasons: Counter[str] = Counter()
     redacted = 0
     content = MultisetHash()
+    surrogates = Surrogates(salt) if salt is not None else None
     for record, record_fields in zip(records, fields, strict=True):
         findings = {name: next(spans) for name, _ in record_fields}
         toxicity = max(next(tox) for _ in record_fields)
-        outcome = apply_policy(task_type, record, findings, toxicity, config)
+        outcome = apply_policy(task_type, record, findings, toxicity, config, surrogates)
         counts.update(outcome.counts)
         if outcome.reason is not None:
             reasons.update(outcome.reason.split("; "))

@@ -11,27 +11,45 @@ import importlib.util
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tasks.entity_types import PRESIDIO_ENTITIES, SECRET_ENTITIES
 from tasks.records import TaskType, check_answers_at_offsets
-from tasks.redact import Span, occurrences, redact_answers, redact_text
+from tasks.redact import (
+    Replacement,
+    Span,
+    occurrences,
+    placeholder,
+    redact_answers,
+    redact_text,
+)
 from trainer.taskspec import task_spec
+
+if TYPE_CHECKING:
+    from tasks.surrogates import Surrogates
 
 
 class Action(StrEnum):
-    """`redact`: replace with <ENTITY>; `drop`: quarantine the record; `flag`: keep, count, show."""
+    """`redact`: replace with <ENTITY>; `surrogate`: replace with a realistic fake of the same type
+    and shape; `drop`: quarantine the record; `flag`: keep, count, show."""
 
     redact = "redact"
+    surrogate = "surrogate"
     drop = "drop"
     flag = "flag"
+
+    @property
+    def replaces(self) -> bool:
+        return self in (Action.redact, Action.surrogate)
 
 
 class EntityRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    action: Action = Field(Action.redact, description="redact, drop (quarantine) or flag.")
+    action: Action = Field(
+        Action.redact, description="redact, surrogate, drop (quarantine) or flag."
+    )
     min_score: float = Field(0.5, ge=0.0, le=1.0, description="Ignore findings scored below.")
 
 
@@ -97,6 +115,11 @@ class ScreenConfig(BaseModel):
     toxicity: ToxicityConfig = Field(
         default_factory=ToxicityConfig, description="Offensive-language scoring and its rule."
     )
+    surrogate_salt_env: str = Field(
+        "TUNEGATE_SURROGATE_SALT",
+        description="Environment variable holding the secret salt that keys surrogate values; "
+        "when unset, a random salt kept in the store under keys/ (never in a dataset) is used.",
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
 
@@ -138,6 +161,11 @@ class ScreenConfig(BaseModel):
     def all_entities(self) -> tuple[str, ...]:
         return tuple(sorted({*self.entities, *self.secrets}))
 
+    @property
+    def uses_surrogates(self) -> bool:
+        rules = [*self.entities.values(), *self.secrets.values()]
+        return any(r.action is Action.surrogate for r in rules)
+
 
 @dataclass
 class Outcome:
@@ -157,8 +185,12 @@ def apply_policy(
     findings: dict[str, list[Span]],
     toxicity: float,
     config: ScreenConfig,
+    surrogates: Surrogates | None = None,
 ) -> Outcome:
-    """Decide and redact one record. `findings` maps text field names to their spans."""
+    """Decide and redact one record. `findings` maps text field names to their spans.
+
+    `surrogates` makes the values of `surrogate` rules (required when a rule says surrogate).
+    """
     outcome = Outcome(record=None)
     redact: dict[str, list[Span]] = {name: [] for name in findings}
     drop_reasons: list[str] = []
@@ -168,7 +200,7 @@ def apply_policy(
             if rule is None or span.score < rule.min_score:
                 continue
             outcome.counts[(span.entity, rule.action.value)] += 1
-            if rule.action is Action.redact:
+            if rule.action.replaces:
                 redact[name].append(span)
             elif rule.action is Action.drop:
                 drop_reasons.append(f"{span.entity} in {name}")
@@ -184,7 +216,7 @@ def apply_policy(
     texts = _texts(task, record)
     _propagate(texts, redact)
     outcome.masked = _mask_all(texts, findings, redact, config)
-    redacted = _redact_record(task, record, redact)
+    redacted = _redact_record(task, record, redact, _replacement(config, surrogates))
     outcome.redacted = any(redact.values())
     if drop_reasons:
         outcome.reason = "; ".join(sorted(set(drop_reasons)))
@@ -217,15 +249,29 @@ def _mask_all(
     config: ScreenConfig,
 ) -> dict[str, str]:
     """Every field with every finding of a configured type masked: safe to show a reviewer."""
-    masked = {}
+    masked = {}  # placeholders always (a surrogate would look like a leak to a reviewer)
     for name, text in texts.items():
         spans = [s for s in findings.get(name, []) if config.rule(s.entity)] + redact[name]
         masked[name] = redact_text(text, spans)[0]
     return masked
 
 
+def _replacement(config: ScreenConfig, surrogates: Surrogates | None) -> Replacement:
+    """Placeholders for `redact` rules, surrogate values for `surrogate` rules."""
+
+    def replace(span: Span, value: str) -> str:
+        rule = config.rule(span.entity)
+        if rule is not None and rule.action is Action.surrogate:
+            if surrogates is None:
+                raise ValueError("a surrogate rule needs surrogates (a salt) to apply")
+            return surrogates(span.entity, value)
+        return placeholder(span.entity)
+
+    return replace
+
+
 def _redact_record(
-    task: TaskType, record: dict[str, Any], redact: dict[str, list[Span]]
+    task: TaskType, record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
 ) -> dict[str, Any]:
     """The record with every span in `redact` replaced, field by field of its task's schema."""
     out: dict[str, Any] = {"id": record["id"]}
@@ -236,19 +282,21 @@ def _redact_record(
             out[name] = [
                 {
                     "role": m["role"],
-                    "content": redact_text(m["content"], redact[f"messages[{i}].content"])[0],
+                    "content": redact_text(m["content"], redact[f"messages[{i}].content"], replace)[
+                        0
+                    ],
                 }
                 for i, m in enumerate(record["messages"])
             ]
         elif name == "context" and "answers" in record:
-            out["context"], out["answers"] = _redact_context_and_answers(record, redact)
+            out["context"], out["answers"] = _redact_context_and_answers(record, redact, replace)
         else:
-            out[name] = redact_text(record[name], redact[name])[0]
+            out[name] = redact_text(record[name], redact[name], replace)[0]
     return out
 
 
 def _redact_context_and_answers(
-    record: dict[str, Any], redact: dict[str, list[Span]]
+    record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
 ) -> tuple[str, dict[str, list[Any]]]:
     """A QA context and its answers, redacted alike so every answer_start still points at it."""
     context_spans = list(redact["context"])
@@ -257,4 +305,4 @@ def _redact_context_and_answers(
             Span(s.start + start, s.end + start, s.entity, s.score)
             for s in redact[f"answers.text[{i}]"]
         ]
-    return redact_answers(record["context"], record["answers"], context_spans)
+    return redact_answers(record["context"], record["answers"], context_spans, replace)

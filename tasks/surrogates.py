@@ -1,0 +1,228 @@
+"""Surrogates: each detected value replaced by a realistic fake of the same type and shape.
+
+`Surrogates(salt)(entity, value)` is deterministic: the same value of the same type always gets the
+same surrogate for a given salt, so a name that appears in a context, a question and an answer is
+replaced by one fake name everywhere in a dataset. The fake is drawn by Faker from a seed that is an
+HMAC of the value under a secret salt, so the mapping cannot be reversed (nor a guessed value
+checked) from the data without the salt. The salt lives outside every dataset
+(`platforms.keys.secret_key`), or in an environment variable.
+
+Shapes kept: a name has as many words as the original and its casing; an e-mail is an e-mail; a
+phone number keeps its separators and country code; a card number keeps its length, network digit
+and separators and passes the Luhn check; an IBAN keeps its country, length and grouping and has
+valid check digits; an SSN is a valid-format SSN with the original separators; an IPv4 stays IPv4
+and an IPv6 IPv6; anything else keeps its character classes (a digit for a digit, an upper-case
+letter for an upper-case letter) and its punctuation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+import re
+import string
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from faker import Faker
+
+# Latin-script locales whose names a surrogate is drawn from (a name keeps its own locale's feel).
+LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE")
+
+
+@cache
+def _faker(locale: str) -> Faker:
+    from faker import Faker  # ~0.2 s to import: only when a surrogate is first asked for
+
+    return Faker(locale)
+
+
+@cache
+def _last_names() -> frozenset[str]:
+    """Last names of every locale, lower case (a lone word found there is a last name)."""
+    names: set[str] = set()
+    for locale in LOCALES:
+        provider = _faker(locale).provider("faker.providers.person")
+        names.update(n.lower() for n in getattr(provider, "last_names", ()))
+        names.difference_update(n.lower() for n in getattr(provider, "first_names", ()))
+    return frozenset(names)
+
+
+class Surrogates:
+    """Realistic, consistent, salted fakes for detected values."""
+
+    def __init__(self, salt: bytes) -> None:
+        if len(salt) < 16:
+            raise ValueError("a surrogate salt needs at least 16 bytes")
+        self._salt = salt
+        self._makers: dict[str, Callable[[random.Random, str], str]] = {
+            "PERSON": self._person,
+            "EMAIL_ADDRESS": self._email,
+            "PHONE_NUMBER": _phone,
+            "CREDIT_CARD": _card,
+            "IBAN_CODE": _iban,
+            "US_SSN": _ssn,
+            "IP_ADDRESS": _ip,
+            "LOCATION": lambda rng, v: _cased(self._fake(rng).city(), v),
+            "URL": lambda rng, v: (
+                self._fake(rng).url().rstrip("/") if "://" in v else _shape(rng, v)
+            ),
+        }
+        self._memo: dict[tuple[str, str], str] = {}
+
+    def __call__(self, entity: str, value: str) -> str:
+        """The surrogate of `value` found as `entity`; never the value itself."""
+        key = (entity, value)
+        if key not in self._memo:
+            make = self._makers.get(entity, _token)
+            for attempt in range(8):
+                fake = make(self._rng(entity, value, attempt), value)
+                if fake != value:
+                    break
+            self._memo[key] = fake
+        return self._memo[key]
+
+    def _rng(self, entity: str, value: str, attempt: int = 0) -> random.Random:
+        message = f"{entity}\x00{value}\x00{attempt}".encode()
+        digest = hmac.new(self._salt, message, hashlib.sha256).digest()
+        return random.Random(int.from_bytes(digest, "big"))
+
+    def _fake(self, rng: random.Random) -> Faker:
+        fake = _faker(rng.choice(LOCALES))
+        fake.seed_instance(rng.getrandbits(64))
+        return fake
+
+    def _person(self, rng: random.Random, value: str) -> str:
+        """A name word by word, so "Maria" and "Maria Gonzalez" share their first name."""
+        words = value.split()
+        fakes = []
+        for i, word in enumerate(words):
+            last = i > 0 or (len(words) == 1 and word.lower() in _last_names())
+            for attempt in range(8):
+                fake = self._fake(self._rng("PERSON_WORD", f"{int(last)}{word.lower()}", attempt))
+                new = fake.last_name() if last else fake.first_name()
+                if new.lower() != word.lower():
+                    break
+            fakes.append(_cased(new, word))
+        return " ".join(fakes)
+
+    def _email(self, rng: random.Random, value: str) -> str:
+        fake = self._fake(rng)
+        local = re.sub(r"[^a-z0-9.]", "", _ascii(f"{fake.first_name()}.{fake.last_name()}").lower())
+        return _cased(f"{local}@{fake.free_email_domain()}", value)
+
+
+def _ascii(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def _cased(fake: str, like: str) -> str:
+    """The fake in the original's casing: ALL CAPS, all lower, or as Faker writes it."""
+    letters = [c for c in like if c.isalpha()]
+    if letters and all(c.isupper() for c in letters) and len(letters) > 1:
+        return fake.upper()
+    if letters and all(c.islower() for c in letters):
+        return fake.lower()
+    return fake
+
+
+def _shape(rng: random.Random, value: str) -> str:
+    """Same character classes, same punctuation: `AB-1234` → `QZ-8071`."""
+    out = []
+    for c in value:
+        if c in string.digits:
+            out.append(rng.choice(string.digits))
+        elif c in string.ascii_uppercase:
+            out.append(rng.choice(string.ascii_uppercase))
+        elif c in string.ascii_lowercase:
+            out.append(rng.choice(string.ascii_lowercase))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _token(rng: random.Random, value: str) -> str:
+    """`_shape`, keeping a short vendor prefix (`ghp_`, `xoxb-`, `sk_`) so a token stays typed."""
+    match = re.match(r"[a-z]{1,4}[_-]", value)
+    keep = len(match.group()) if match else 0
+    return value[:keep] + _shape(rng, value[keep:])
+
+
+def _digits_into(value: str, digits: str) -> str:
+    """`digits` written into the digit positions of `value`, separators kept."""
+    it = iter(digits)
+    return "".join(next(it) if c.isdigit() else c for c in value)
+
+
+def _phone(rng: random.Random, value: str) -> str:
+    """A country code after `+` (up to the first separator) or a leading trunk `0` is kept."""
+    match = re.match(r"\+\d{1,3}(?=\D)|\(?0", value)
+    keep = len(match.group()) if match else 0
+    return value[:keep] + _shape(rng, value[keep:])
+
+
+def _luhn_check_digit(digits: str) -> str:
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        n = int(d) * (2 if i % 2 == 0 else 1)
+        total += n - 9 if n > 9 else n
+    return str((10 - total % 10) % 10)
+
+
+def _card(rng: random.Random, value: str) -> str:
+    """Same length and network digit, separators kept, a valid Luhn check digit."""
+    digits = re.sub(r"\D", "", value)
+    if len(digits) < 2:
+        return _shape(rng, value)
+    body = digits[0] + "".join(rng.choice(string.digits) for _ in digits[1:-1])
+    return _digits_into(value, body + _luhn_check_digit(body))
+
+
+def iban_check_digits(country: str, bban: str) -> str:
+    """ISO 13616 check digits: 98 minus (BBAN + country + "00", letters as numbers) mod 97."""
+    numeric = "".join(str(int(c, 36)) for c in (bban + country + "00").upper())
+    return f"{98 - int(numeric) % 97:02d}"
+
+
+def iban_valid(iban: str) -> bool:
+    compact = re.sub(r"\s", "", iban).upper()
+    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{8,30}", compact):
+        return False
+    numeric = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(numeric) % 97 == 1
+
+
+def _iban(rng: random.Random, value: str) -> str:
+    """Same country, length and grouping; a new account part; valid check digits."""
+    compact = re.sub(r"\s", "", value).upper()
+    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]+", compact):
+        return _shape(rng, value)
+    country = compact[:2]
+    bban = _shape(rng, compact[4:])
+    fake = country + iban_check_digits(country, bban) + bban
+    it = iter(fake)
+    return "".join(c if c.isspace() else next(it) for c in value)
+
+
+def _ssn(rng: random.Random, value: str) -> str:
+    """A valid-format SSN (area not 000, 666 or 9xx; group not 00; serial not 0000)."""
+    if len(re.sub(r"\D", "", value)) != 9:
+        return _shape(rng, value)
+    area = rng.choice([a for a in range(1, 900) if a != 666])
+    digits = f"{area:03d}{rng.randint(1, 99):02d}{rng.randint(1, 9999):04d}"
+    return _digits_into(value, digits)
+
+
+def _ip(rng: random.Random, value: str) -> str:
+    if ":" in value:
+        return ":".join(f"{rng.getrandbits(16):x}" for _ in range(8))
+    # a public-looking address outside reserved ranges (1-223 first octet, never 127 or 10)
+    first = rng.choice([n for n in range(11, 224) if n not in (127, 169, 172, 192)])
+    return ".".join(
+        [str(first), *(str(rng.randint(0, 255)) for _ in range(2)), str(rng.randint(1, 254))]
+    )
