@@ -55,6 +55,9 @@ def run(
             update={"ingest": cfg.ingest.model_copy(update={"inputs": [str(sample_path)]})}
         )
     from flows.retrain import retrain
+    from tasks.ingest import expand_inputs
+
+    run_stage(lambda: expand_inputs(cfg.ingest.inputs, cfg.azure))  # a bad path exits 2 here
 
     state = retrain(cfg, return_state=True)
     result = state.result(raise_on_failure=False)
@@ -66,7 +69,8 @@ def run(
     if getattr(result, "endpoint", None):
         print_endpoint(result.endpoint)
     if not state.is_completed():
-        fail(f"retrain {state.name.lower()}: {state.message}", 1)
+        unusable = getattr(result, "status", None) == "no-usable-records"
+        fail(f"retrain {state.name.lower()}: {state.message}", 2 if unusable else 1)
     if dry_run is not None:
         write_export(cfg, dry_run, result.stages["split"].details["uri"])
 

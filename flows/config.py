@@ -7,11 +7,19 @@ bad values are rejected with the field's dotted name before any work starts.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from platforms.azureml.config import AzureMLConfig
 from platforms.backends import Backends, BackendSettings
@@ -70,6 +78,13 @@ class PipelineConfig(BaseModel):
         description="Last stage to run: split stops after the data half, register before the "
         "endpoint.",
     )
+
+    @field_validator("store")
+    @classmethod
+    def _store_is_a_folder(cls, store: str) -> str:
+        if "://" not in store and os.path.exists(store) and not os.path.isdir(store):
+            raise ValueError(f"{store!r} is a file; give a directory (or az://container/prefix)")
+        return store
 
     @model_validator(mode="after")
     def _group_key_fits_task(self) -> PipelineConfig:

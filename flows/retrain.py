@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from prefect import flow
 from prefect.context import FlowRunContext
+from prefect.exceptions import PrefectException
 from prefect.states import Completed, Failed, State
 
 from flows.config import PipelineConfig
 from flows.summary import RunSummary, evaluation_summary, lineage
+from platforms.store import DatasetRef
 from tasks.approve import DataRejected, approve_task
 from tasks.evaluate import evaluate_task
 from tasks.ingest import ingest_task
 from tasks.notify import notify_task
+from tasks.records import NoUsableRecords
 from tasks.register import register_task
 from tasks.rollout import rollout_task
 from tasks.screen import screen_task
@@ -54,10 +57,12 @@ def retrain(config: PipelineConfig) -> State:
             azure=config.azure,
         )
         summary.dataset("ingest", ingested)
+        _require_records(ingested, "accepted")
         screened = summary.run(
             "screen", screen_task, backends=backends, ingested=ingested, config=config.screen
         )
         summary.dataset("screen", screened.dataset)
+        _require_records(screened.dataset, "accepted")
         approval = summary.run(
             "approve",
             approve_task,
@@ -151,6 +156,18 @@ def retrain(config: PipelineConfig) -> State:
     except DataRejected as exc:
         summary.end("rejected", str(exc))
         return Failed(message=str(exc), data=summary)
+    except NoUsableRecords as exc:
+        summary.end("no-usable-records", str(exc))
+        return Failed(message=str(exc), data=summary)
+    except PrefectException:
+        raise  # pauses, cancellations and crashes are Prefect's to handle
+    except Exception as exc:  # noqa: BLE001 (any stage failure: the run ends with its summary)
+        # The failed task has logged its traceback; the run ends Failed with its summary (so
+        # `tunegate run --summary` writes one for failed runs too) naming the stage.
+        stage = next((n for n, s in summary.stages.items() if s.status == "failed"), "setup")
+        message = f"{stage} failed: {type(exc).__name__}: {exc}"
+        summary.end("failed", message)
+        return Failed(message=message, data=summary)
     summary.endpoint = rollout.endpoint
     summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
     if rollout.outcome == "rolled-back":
@@ -162,4 +179,15 @@ def retrain(config: PipelineConfig) -> State:
     return Completed(
         message=f"registered {summary.model_version}, serving at {rollout.endpoint['url']}",
         data=summary,
+    )
+
+
+def _require_records(dataset: DatasetRef, count: str) -> None:
+    """Stop before approval when a data stage left nothing to train on, saying why."""
+    if dataset.counts.get(count, 0) > 0:
+        return
+    counts = ", ".join(f"{k} {v}" for k, v in dataset.counts.items())
+    raise NoUsableRecords(
+        f"{dataset.stage} left no usable record ({counts}); nothing to approve or train on. "
+        f"Each record's reason is in {dataset.uri}/quarantine/"
     )

@@ -14,6 +14,7 @@ file or datasets folder that cannot be read is a ValueError that names it.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -83,6 +84,7 @@ def read_lines(
             yield from _row_lines(_arrow_rows(f, uri))
             return
         data = f.read()
+    data = data.removeprefix(codecs.BOM_UTF8)  # Excel's "CSV UTF-8" and some exporters start so
     if fmt == "jsonl":
         yield from _jsonl_lines(data)
     elif fmt == "csv":

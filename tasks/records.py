@@ -72,6 +72,10 @@ QUARANTINE_SCHEMA = pa.schema(
 )
 
 
+class NoUsableRecords(ValueError):
+    """A data stage kept no record: the run stops before approval (input exit code 2)."""
+
+
 def record_hash(record: dict[str, Any]) -> str:
     """Hash of a record's content, without its id: equal content means a duplicate."""
     return sha256_text(stable_json({k: v for k, v in record.items() if k != "id"}))

@@ -1,4 +1,4 @@
-"""screen: PII (Presidio), secrets and toxicity over every text field; redact, drop or flag.
+"""screen: PII (Presidio), secrets and toxicity in every text field; act on each by its rule.
 
 Each ingest partition is screened on a Dask worker, which keeps one analyzer per process. The
 stage writes `screened` and `quarantine` tables and `report.json`: counts per entity and rule,

@@ -19,7 +19,7 @@ class EntityCount(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     entity: str = Field(description="Entity type or secret rule, e.g. PERSON.")
-    action: str = Field(description="The rule that handled it: redact, drop or flag.")
+    action: str = Field(description="The rule that handled it: redact, surrogate, drop or flag.")
     findings: int = Field(description="How many values were found.")
 
 
