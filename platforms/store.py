@@ -100,6 +100,17 @@ class DatasetRef(BaseModel):
     reused: bool = Field(False, description="True when a previous run had already produced it.")
 
 
+def private_files() -> None:
+    """From now on this process (and what it starts) creates files 0600 and folders 0700.
+
+    A local store holds raw records, quarantined values, credentials found in them and training
+    logs: none of it is for other users of the machine. Set by every process that opens a local
+    store (the CLI, Dask workers, the trainer and endpoint processes they start inherit it).
+    """
+    current = os.umask(0o077)
+    os.umask(current | 0o077)
+
+
 class Store:
     """A root URI (local directory or `az://container/prefix`) and the filesystem behind it."""
 
@@ -111,6 +122,8 @@ class Store:
         self.is_local = (
             self.fs.protocol in ("file", ("file", "local")) or "file" in self.fs.protocol
         )
+        if self.is_local:
+            private_files()
 
     def path(self, *parts: str) -> str:
         """A URI under the store root."""

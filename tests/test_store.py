@@ -80,3 +80,31 @@ def test_a_failing_stage_leaves_earlier_outputs_intact(make_config, tmp_path: Pa
     screen_dir = Path(cfg.store) / "datasets" / "screen"
     assert not screen_dir.exists() or not any(screen_dir.iterdir())
     assert Path(ingested.uri, "manifest.json").read_text() == manifest_before
+
+
+def test_raw_and_quarantined_data_are_private_to_their_owner(make_config, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    previous = os.umask(0o022)  # a usual login umask: files 0644, folders 0755
+    try:
+        data = write_jsonl(
+            tmp_path / "in.jsonl",
+            [
+                json.dumps({"id": "a", "question": "Who?", "context": "Ana wrote it.",
+                            "answers": {"text": ["Ana"], "answer_start": [0]}}),
+                '{"id": "b", "context": "password: hunter2hunter2"}',
+            ],
+        )  # fmt: skip
+        cfg = make_config(ingest={"inputs": [str(data)]})
+        client, store = shared_client(cfg.dask), cfg.open_store()
+        ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+        run_screen(client, store, ingested, cfg.screen)
+    finally:
+        os.umask(previous)
+    root = Path(cfg.store)
+    entries = [root, *root.rglob("*")]
+    assert any(p.name.endswith(".parquet") and "quarantine" in str(p) for p in entries)
+    for path in entries:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path.relative_to(root.parent)} is {oct(mode)}"
