@@ -9,9 +9,14 @@ whole directory is built under a temporary name and renamed into place, which is
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import logging
 import os
+import shutil
+import socket
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -22,7 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
+log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
+OWNER = ".writer.json"  # in a local scratch folder: the host and pid writing it
 _HASH_MOD = 2**256
 
 
@@ -198,7 +205,14 @@ class DatasetWriter:
             if store.is_local
             else self.final_uri
         )
-        store.fs.makedirs(_strip(store.fs, self.work_uri), exist_ok=True)
+        if store.is_local:
+            remove_stale_scratch(os.path.dirname(self.work_uri))
+            os.makedirs(self.work_uri)
+            owner = {"host": socket.gethostname(), "pid": os.getpid()}
+            with open(os.path.join(self.work_uri, OWNER), "w", encoding="utf-8") as f:
+                json.dump(owner, f)
+        else:
+            store.fs.makedirs(_strip(store.fs, self.work_uri), exist_ok=True)
 
     def part_uri(self, table: str, index: int) -> str:
         return f"{self.work_uri}/{table}/part-{index:05d}.parquet"
@@ -233,6 +247,7 @@ class DatasetWriter:
         text = manifest.model_dump_json(indent=2, by_alias=True)
         self.store.write_text_atomic(f"{self.work_uri}/{MANIFEST}", text)
         if self.work_uri != self.final_uri:
+            os.remove(os.path.join(self.work_uri, OWNER))
             self._publish_local()
         return _ref(manifest, reused=False)
 
@@ -251,6 +266,41 @@ class DatasetWriter:
             if not os.path.exists(os.path.join(dst, MANIFEST)):
                 raise
             self.store.fs.rm(src, recursive=True)
+
+
+def remove_stale_scratch(stage_dir: str, max_age_seconds: float = 86400.0) -> list[str]:
+    """Remove the scratch folders of writers that died (a killed run): those whose owner process
+    no longer runs on this host, and any older than `max_age_seconds` whatever wrote them. A
+    live writer's folder is never touched. Returns the removed paths."""
+    removed = []
+    for path in glob.glob(os.path.join(stage_dir, ".tmp-*")):
+        try:
+            with open(os.path.join(path, OWNER), encoding="utf-8") as f:
+                owner = json.load(f)
+            dead = owner["host"] == socket.gethostname() and not _alive(int(owner["pid"]))
+            old = time.time() - os.path.getmtime(path) > max_age_seconds
+        except (OSError, ValueError, KeyError, TypeError):
+            try:  # no readable owner: a folder from before owners were written, or torn
+                old = time.time() - os.path.getmtime(path) > max_age_seconds
+            except OSError:
+                continue  # removed by someone else meanwhile
+            dead = False
+        if dead or old:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    if removed:
+        log.info("removed %d scratch folder(s) of runs that stopped: %s", len(removed), removed)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def write_table(

@@ -108,3 +108,29 @@ def test_raw_and_quarantined_data_are_private_to_their_owner(make_config, tmp_pa
     for path in entries:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode & 0o077 == 0, f"{path.relative_to(root.parent)} is {oct(mode)}"
+
+
+def test_scratch_folders_of_dead_writers_are_removed_live_ones_kept(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    store = Store(str(tmp_path / "store"))
+    live = store.begin_dataset("ingest", "a" * 64)  # this process: alive
+    killed = store.begin_dataset("ingest", "b" * 64)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    owner = Path(killed.work_uri, ".writer.json")
+    owner.write_text(json.dumps({"host": json.loads(owner.read_text())["host"],
+                                 "pid": int(gone.stdout)}))  # fmt: skip
+    stage_dir = Path(live.work_uri).parent
+    assert len(list(stage_dir.glob(".tmp-*"))) == 2
+
+    store.begin_dataset("ingest", "c" * 64)  # the next writer clears up after the dead one
+    scratch = {p.name for p in stage_dir.glob(".tmp-*")}
+    assert Path(live.work_uri).name in scratch and Path(killed.work_uri).name not in scratch
+    live.write_json("x.json", {})
+    ref = live.commit(
+        task="extractive-qa", content_hash="h", parent_hashes=[], config_hash="c",
+        counts={}, tables={},
+    )  # fmt: skip
+    assert sorted(p.name for p in Path(ref.uri).iterdir()) == ["manifest.json", "x.json"]
