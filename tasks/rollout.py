@@ -25,7 +25,7 @@ from platforms.backends import Backends
 from platforms.endpoint import EndpointBackend
 from platforms.registry import ModelRegistry, ModelVersion
 from serving.client import EndpointError
-from serving.metrics import MetricsSnapshot
+from serving.metrics import MetricsSnapshot, interval_percentile
 from tasks.rollout_policy import (
     DeploymentHealth,
     RolloutPolicy,
@@ -162,11 +162,16 @@ def run_rollout(
         for percent in policy.steps:
             traffic = {new: percent, live.name: 100 - percent}
             backend.set_traffic(traffic)
-            candidate, baseline = _hold(backend, new, live.name, samples, policy)
-            decision = decide_rollout_step(candidate, baseline, policy)
-            timeline.add(
-                f"canary {percent}%", traffic, "; ".join(decision.reasons), decision=decision
-            )
+            breaches = 0
+            while True:
+                candidate, baseline = _hold(backend, new, live.name, samples, policy)
+                decision = decide_rollout_step(candidate, baseline, policy, breaches)
+                timeline.add(
+                    f"canary {percent}%", traffic, "; ".join(decision.reasons), decision=decision
+                )
+                if decision.step is not Step.hold_again:
+                    break
+                breaches += 1
             if decision.step is Step.rollback:
                 return _roll_back(backend, version, new, live.name, decision.reasons, timeline)
         backend.delete(live.name)
@@ -251,7 +256,11 @@ def _delta(after: MetricsSnapshot | None, before: MetricsSnapshot | None) -> Dep
         return DeploymentHealth(requests=0, errors=0)
     requests = after.requests - (before.requests if before else 0)
     errors = after.errors - (before.errors if before else 0)
-    return DeploymentHealth(requests=requests, errors=errors, p95_ms=after.latency_ms.get("p95"))
+    # p95 of this window's requests only, so one busy window does not colour the next
+    p95 = interval_percentile(after, before, 95) if after.latency_buckets else None
+    if p95 is None:
+        p95 = after.latency_ms.get("p95")
+    return DeploymentHealth(requests=requests, errors=errors, p95_ms=p95)
 
 
 def _roll_back(

@@ -3,8 +3,11 @@
 `decide_rollout_step` compares the candidate deployment with the live one after a canary step
 was held (enough requests, or enough time): its error rate may exceed the live one's by at most
 `max_error_rate_increase`, its p95 latency may be at most `max_p95_ratio` times the live one's
-(plus a small absolute allowance, so a 2 ms vs 3 ms blip is no regression). It does no I/O; the
-rollout stage carries out what it returns and records every number it compared.
+(plus a small absolute allowance, so a 2 ms vs 3 ms blip is no regression). A latency breach
+alone must hold over `latency_windows` consecutive held windows before it rolls back (a busy
+machine slows one window; a slower model slows every one); errors and too few requests roll back
+at once. It does no I/O; the rollout stage carries out what it returns and records every number
+it compared.
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ class RolloutPolicy(BaseModel):
     min_requests: int = Field(
         10, ge=1, description="Fewer candidate requests than this at the end of a hold: roll back."
     )
+    latency_windows: int = Field(
+        2,
+        ge=1,
+        le=10,
+        description="Consecutive held windows the p95 rule must fail before it rolls back "
+        "(the step is held again after a breach); 1: the first breach rolls back.",
+    )
 
     @field_validator("steps")
     @classmethod
@@ -66,6 +76,7 @@ class DeploymentHealth(BaseModel):
 
 class Step(StrEnum):
     proceed = "proceed"  # healthy: go to the next traffic step (or promote after the last)
+    hold_again = "hold-again"  # only latency breached, not yet in enough windows: hold once more
     rollback = "rollback"
 
 
@@ -82,9 +93,15 @@ class StepDecision(BaseModel):
 
 
 def decide_rollout_step(
-    candidate: DeploymentHealth, live: DeploymentHealth, policy: RolloutPolicy
+    candidate: DeploymentHealth,
+    live: DeploymentHealth,
+    policy: RolloutPolicy,
+    latency_breaches: int = 0,
 ) -> StepDecision:
-    """Proceed only when the candidate served enough requests, no more errors and no slower."""
+    """Proceed only when the candidate served enough requests, no more errors and no slower.
+
+    `latency_breaches`: windows of this step that already failed the p95 rule alone.
+    """
     reasons: list[str] = []
     if candidate.requests < policy.min_requests:
         reasons.append(
@@ -96,17 +113,25 @@ def decide_rollout_step(
             f"candidate error rate {candidate.error_rate:.3f} above {error_limit:.3f} "
             f"(live {live.error_rate:.3f} + {policy.max_error_rate_increase})"
         )
-    p95_limit = None
+    p95_limit, slow = None, False
     if live.p95_ms is not None:
         p95_limit = live.p95_ms * policy.max_p95_ratio + policy.p95_allowance_ms
         if candidate.p95_ms is not None and candidate.p95_ms > p95_limit:
+            slow = True
             reasons.append(
                 f"candidate p95 {candidate.p95_ms:.1f} ms above {p95_limit:.1f} ms "
                 f"(live {live.p95_ms:.1f} ms x {policy.max_p95_ratio} + "
                 f"{policy.p95_allowance_ms} ms)"
             )
+    if not reasons:
+        step = Step.proceed
+    elif slow and len(reasons) == 1 and latency_breaches + 1 < policy.latency_windows:
+        step = Step.hold_again
+        reasons[0] += f" (window {latency_breaches + 1} of {policy.latency_windows}: held again)"
+    else:
+        step = Step.rollback
     return StepDecision(
-        step=Step.rollback if reasons else Step.proceed,
+        step=step,
         reasons=reasons,
         candidate=candidate,
         live=live,

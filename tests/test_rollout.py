@@ -115,6 +115,9 @@ def test_an_unhealthy_canary_rolls_back(
     record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY)
     assert record.outcome == "rolled-back"
     assert record.events[-1].action == "rollback" and reason in record.events[-1].message
+    # errors roll back at once; slowness only when it holds over a second window
+    windows = [e.action for e in record.events].count("canary 50%")
+    assert windows == (2 if reason == "p95" else 1)
     assert record.endpoint["traffic"] == {"blue": 100}  # never without a healthy 100%
     assert record.endpoint["deployments"] == {"blue": "qa:1"}
     assert registry.alias("qa", "champion").version == 1  # aliases unchanged

@@ -30,7 +30,7 @@ def test_errors_above_the_live_rate_plus_tolerance_roll_back() -> None:
 
 def test_a_slow_candidate_rolls_back() -> None:
     decision = decide_rollout_step(
-        DeploymentHealth(requests=100, errors=0, p95_ms=66.0), LIVE, POLICY
+        DeploymentHealth(requests=100, errors=0, p95_ms=66.0), LIVE, POLICY, latency_breaches=1
     )
     assert decision.step is Step.rollback and "p95 66.0 ms above 65.0 ms" in decision.reasons[0]
 
@@ -54,3 +54,35 @@ def test_tiny_latencies_get_the_absolute_allowance() -> None:
 def test_steps_must_rise_to_100(steps: list[int]) -> None:
     with pytest.raises(ValidationError, match="steps"):
         RolloutPolicy(steps=steps)
+
+
+def test_one_slow_window_is_held_again_two_roll_back_and_errors_never_wait() -> None:
+    slow = DeploymentHealth(requests=100, errors=0, p95_ms=200.0)
+    first = decide_rollout_step(slow, LIVE, POLICY)
+    assert first.step is Step.hold_again and "window 1 of 2: held again" in first.reasons[0]
+    healthy_again = decide_rollout_step(
+        DeploymentHealth(requests=100, errors=0, p95_ms=50.0), LIVE, POLICY, latency_breaches=1
+    )
+    assert healthy_again.step is Step.proceed  # a busy machine, not a slower model
+    assert decide_rollout_step(slow, LIVE, POLICY, latency_breaches=1).step is Step.rollback
+    at_once = POLICY.model_copy(update={"latency_windows": 1})
+    assert decide_rollout_step(slow, LIVE, at_once).step is Step.rollback
+    slow_and_failing = DeploymentHealth(requests=100, errors=10, p95_ms=200.0)
+    assert decide_rollout_step(slow_and_failing, LIVE, POLICY).step is Step.rollback
+
+
+def test_a_window_p95_counts_only_the_requests_in_that_window() -> None:
+    from serving.metrics import DeploymentMetrics, interval_percentile
+
+    metrics = DeploymentMetrics()
+    for _ in range(100):
+        metrics.record(900.0, failed=False)  # a busy first window
+    before = metrics.snapshot(model_calls=0)
+    for latency in range(1, 101):
+        metrics.record(float(latency), failed=False)  # 1..100 ms in the second
+    after = metrics.snapshot(model_calls=0)
+    assert after.latency_ms["p95"] == 900.0  # the lifetime window still remembers the spike
+    p95 = interval_percentile(after, before, 95)
+    assert p95 is not None and 95 <= p95 <= 95 * 1.1
+    assert interval_percentile(before, before, 95) is None
+    assert 900 <= interval_percentile(before, None, 95) <= 990
