@@ -109,6 +109,7 @@ def lineage(
     return {
         "datasets": {stage: ref.content_hash for stage, ref in datasets.items()},
         "approval": approval.model_dump(mode="json"),
+        "approval_hash": approval.record_hash,  # of the signed record, as stored
         "evaluation": report.model_dump(mode="json", exclude={"loss_curve"}),
         "flow_run_id": flow_run_id,
         "config_hash": sha256_text(stable_json(config.model_dump(mode="json"))),

@@ -1,8 +1,11 @@
-"""Secret keys kept in a store but outside every dataset: `<store>/keys/<name>`.
+"""Secret keys: 32 random bytes written once, hex encoded, readable by their owner only.
 
-A key is 32 random bytes written once, hex encoded, readable by its owner only (mode 0600 on a
-local store; on Blob storage, by whoever can read the container). An environment variable, when
-set, takes precedence, so a team can hold the key in a vault and share it across stores.
+- `secret_key`: kept in a store but outside every dataset (`<store>/keys/<name>`), for what only
+  has to stay out of the data (the surrogate salt);
+- `private_key`: kept outside the store (a file in the user's config folder), for what must not be
+  forgeable by whoever can write the store (approval signatures).
+An environment variable, when set, takes precedence over either, so a team can hold a key in a
+vault and share it across machines.
 """
 
 from __future__ import annotations
@@ -21,13 +24,28 @@ KEY_BYTES = 32
 def secret_key(store: Store, name: str, env: str | None = None) -> bytes:
     """The key `name`: from `env` when set, else the store's (created on first use)."""
     if env and (value := os.environ.get(env)):
-        if len(value) < 16:
-            raise ValueError(f"{env} holds a key of {len(value)} characters; use at least 16")
-        return value.encode()
+        return _checked(env, value)
     uri = store.path("keys", name)
     if not store.exists(uri):
         _create(store, uri, secrets.token_hex(KEY_BYTES))
     return bytes.fromhex(store.read_text(uri).strip())
+
+
+def private_key(path: str | os.PathLike[str], env: str | None = None) -> bytes:
+    """The key at `path` (`~` expanded; created 0600 on first use), or from `env` when set."""
+    if env and (value := os.environ.get(env)):
+        return _checked(env, value)
+    file = os.path.expanduser(os.fspath(path))
+    if not os.path.exists(file):
+        _create_local(file, secrets.token_hex(KEY_BYTES))
+    with open(file, encoding="utf-8") as f:
+        return bytes.fromhex(f.read().strip())
+
+
+def _checked(env: str, value: str) -> bytes:
+    if len(value) < 16:
+        raise ValueError(f"{env} holds a key of {len(value)} characters; use at least 16")
+    return value.encode()
 
 
 def key_id(key: bytes) -> str:
@@ -40,7 +58,11 @@ def _create(store: Store, uri: str, text: str) -> None:
     if not store.is_local:  # two first runs racing on one blob store: the last write wins
         store.write_text_atomic(uri, text)
         return
-    parent = os.path.dirname(uri)
+    _create_local(uri, text)
+
+
+def _create_local(path: str, text: str) -> None:
+    parent = os.path.dirname(path)
     os.makedirs(parent, mode=0o700, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=".tmp-")  # mode 0600
     try:
@@ -48,7 +70,7 @@ def _create(store: Store, uri: str, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.link(tmp, uri)  # atomic and create-only: readers never see a partial key
+        os.link(tmp, path)  # atomic and create-only: readers never see a partial key
     except FileExistsError:
         pass
     finally:

@@ -2,15 +2,22 @@
 
 The flow pauses with `pause_flow_run(wait_for_input=ApprovalInput)`; the Prefect UI shows the
 screening report and a form (decision, reviewer, comment, record ids to exclude). Every decision
-becomes an `ApprovalRecord` on the store, bound to the screened dataset's content hash: a later
-run over the same screened data finds the approval and does not pause again.
+becomes an `ApprovalRecord` on the store, bound to the screened dataset's content hash and signed
+(HMAC-SHA256) with a key that does not live in the store: a later run over the same screened data
+finds the approval and does not pause again, but only when the signature holds and the hash it
+names is the dataset's. An edited record, one copied into another dataset's folder, or one signed
+with another key is not an approval: a manual run asks for a new review (saying why), an automatic
+one stops.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
+import hmac
 import logging
+import os
 import threading
 import uuid
 from datetime import UTC, datetime
@@ -27,8 +34,9 @@ from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.backends import Backends
+from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
-from platforms.store import DatasetRef, Store
+from platforms.store import DatasetRef, Store, sha256_text, stable_json
 from tasks.review_changes import changes_markdown, compare
 from tasks.screen_report import Screened, ScreenReport, report_hash, report_markdown
 
@@ -55,6 +63,33 @@ class ApprovalConfig(BaseModel):
         86_400, ge=1, le=30 * 86_400, description="Waiting longer than this counts as rejection."
     )
     poll_seconds: int = Field(5, ge=1, le=300, description="How often a paused run checks in.")
+    key_env: str = Field(
+        "TUNEGATE_APPROVAL_KEY",
+        description="Environment variable holding the key that signs approval records "
+        "(at least 16 characters); takes precedence over key_block and key_file.",
+    )
+    key_block: str | None = Field(
+        None, description="Name of a Prefect Secret block holding the signing key."
+    )
+    key_file: str = Field(
+        "~/.config/tunegate/approval.key",
+        description="File holding the signing key when neither the variable nor the block is "
+        "set (created 0600 on first use). Never inside the store: whoever can write the store "
+        "must not be able to sign.",
+    )
+
+    def signing_key(self) -> bytes:
+        """The key approval records are signed and checked with."""
+        if os.environ.get(self.key_env):
+            return private_key(self.key_file, self.key_env)
+        if self.key_block:
+            from prefect.blocks.system import Secret
+
+            value = str(Secret.load(self.key_block).get())
+            if len(value) < 16:
+                raise ValueError(f"approval.key_block {self.key_block!r} holds under 16 characters")
+            return value.encode()
+        return private_key(self.key_file)
 
 
 class ApprovalInput(RunInput):
@@ -82,15 +117,43 @@ class ApprovalRecord(BaseModel):
     report_hash: str
     flow_run_id: str | None
     exclude_ids: list[str] = Field(default_factory=list)
+    signature: str = ""  # HMAC-SHA256 of every field above, hex; set by `save_approval`
     reused: bool = False
 
     @property
     def approved(self) -> bool:
         return self.decision == "approved"
 
+    def signed_content(self) -> bytes:
+        """What the signature covers: every field but the signature and `reused`."""
+        return stable_json(self.model_dump(mode="json", exclude={"signature", "reused"})).encode()
+
+    def signed(self, key: bytes) -> ApprovalRecord:
+        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
+        return self.model_copy(update={"signature": digest})
+
+    def problem(self, key: bytes, dataset_hash: str) -> str | None:
+        """Why this record is no approval of the dataset `dataset_hash` (None when it is)."""
+        if not self.signature:
+            return "it is not signed"
+        if not hmac.compare_digest(self.signed(key).signature, self.signature):
+            return "its signature does not match its content (edited, or signed with another key)"
+        if self.dataset_hash != dataset_hash:
+            return f"it approves dataset {self.dataset_hash[:16]}, not {dataset_hash[:16]}"
+        return None
+
+    @property
+    def record_hash(self) -> str:
+        """The hash of the signed record, kept in the registry's lineage."""
+        return sha256_text(stable_json(self.model_dump(mode="json", exclude={"reused"})))
+
 
 class DataRejected(RuntimeError):
     """Raised to stop a flow whose data was not approved; the message says who and why."""
+
+
+class ApprovalInvalid(DataRejected):
+    """An automatic run found an approval record of its data that does not verify."""
 
 
 def decide_by_policy(mode: ApprovalMode, report: ScreenReport) -> str | None:
@@ -102,25 +165,41 @@ def decide_by_policy(mode: ApprovalMode, report: ScreenReport) -> str | None:
     return None
 
 
-def find_approval(store: Store, screened: DatasetRef) -> ApprovalRecord | None:
-    """The latest approval of this exact screened data, if any."""
+def find_approval(
+    store: Store, screened: DatasetRef, key: bytes
+) -> tuple[ApprovalRecord | None, list[str]]:
+    """The latest valid approval of this exact screened data, if any, and why each record that
+    claims to approve it is not valid (each problem names the record's file)."""
     folder = store.path("approvals", screened.content_hash)
     if not store.exists(folder):
-        return None
+        return None, []
     names = sorted(store.fs.ls(store.fs._strip_protocol(folder), detail=False), reverse=True)
+    problems = []
     for name in names:
-        record = ApprovalRecord.model_validate_json(store.read_text(_uri(store, name)))
-        if record.approved:
-            return record.model_copy(update={"reused": True})
-    return None
+        short = name.rsplit("/", 1)[-1]
+        try:
+            record = ApprovalRecord.model_validate_json(store.read_text(_uri(store, name)))
+        except ValueError:
+            problems.append(f"approval record {short} is unreadable")
+            continue
+        if not record.approved:
+            continue
+        if (problem := record.problem(key, screened.content_hash)) is not None:
+            problems.append(f"approval record {short} is not valid: {problem}")
+            continue
+        return record.model_copy(update={"reused": True}), problems
+    return None, problems
 
 
-def save_approval(store: Store, record: ApprovalRecord) -> None:
-    """Keep every decision, one file each, under the dataset hash and beside the dataset."""
+def save_approval(store: Store, record: ApprovalRecord, key: bytes) -> ApprovalRecord:
+    """Sign the record and keep it, one file per decision, under the dataset hash and beside the
+    dataset. Returns the signed record."""
+    record = record.signed(key)
     text = record.model_dump_json(indent=2)
     name = f"{record.decided_at.replace(':', '')}-{record.decision}-{uuid.uuid4().hex[:6]}.json"
     store.write_text_atomic(store.path("approvals", record.dataset_hash, name), text)
     store.write_text_atomic(f"{record.dataset_uri}/approval.json", text)
+    return record
 
 
 def make_record(
@@ -149,12 +228,18 @@ def make_record(
 
 
 def request_review(
-    screened: DatasetRef, report: ScreenReport, config: ApprovalConfig, changes: str = ""
+    screened: DatasetRef,
+    report: ScreenReport,
+    config: ApprovalConfig,
+    changes: str = "",
+    problems: list[str] | None = None,
 ) -> ApprovalRecord:
     """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected."""
+    warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
     description = (
         "## Approve this data for training?\n\n"
-        f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
+        + warning
+        + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
         + report_markdown(report)
         + ("\n\n" + changes if changes else "")
     )
@@ -218,9 +303,18 @@ def approve_task(
 ) -> ApprovalRecord:
     """Reuse an approval of the same data, let the policy decide, or ask a reviewer."""
     store, dataset, report = backends.store, screened.dataset, screened.report
-    record = find_approval(store, dataset)
+    key = config.signing_key()
+    record, problems = find_approval(store, dataset, key)
+    for problem in problems:
+        log.warning("approval: %s", problem)
     if record is None:
         policy = decide_by_policy(config.mode, report)
+        if policy is not None and problems:
+            raise ApprovalInvalid(
+                "; ".join(problems) + f": an approval of {dataset.content_hash[:16]} was tampered "
+                "with, so no policy approves it; check the store's approvals/ folder, then run "
+                "with approval.mode=manual to have it reviewed again"
+            )
         if policy is not None:
             record = make_record(
                 dataset, report, config.mode, approved=True, reviewer="policy", comment=policy
@@ -241,8 +335,8 @@ def approve_task(
                 )
             changes = changes_markdown(compare(store, dataset, report))
             create_markdown_artifact(key="review-changes", markdown=changes)
-            record = request_review(dataset, report, config, changes)
-        save_approval(store, record)
+            record = request_review(dataset, report, config, changes, problems)
+        record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
     log.info(
         "approval: %s by %s%s",

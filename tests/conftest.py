@@ -7,6 +7,8 @@ import os
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Approvals are signed with this key in tests (and the processes they start), not the user's own.
+os.environ.setdefault("TUNEGATE_APPROVAL_KEY", "tests-only approval signing key")
 
 from collections.abc import Callable, Iterator
 from pathlib import Path

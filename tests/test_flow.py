@@ -218,3 +218,21 @@ def test_resuming_an_unknown_run_is_a_clear_error(prefect_api, command: str) -> 
     )
     assert result.exit_code == 2
     assert "no flow run" in result.output
+
+
+def test_an_edited_approval_is_asked_again_or_stops_an_automatic_run(
+    prefect_api, make_config, tmp_path: Path
+) -> None:
+    approved = retrain(_config(make_config, tmp_path, "auto"), return_state=True)
+    assert approved.is_completed()
+    assert approved.result().stages["approve"].details["reviewer"] == "policy"
+    [audit_file] = (Path(tmp_path) / "store" / "approvals").glob("*/*.json")
+    audit = json.loads(audit_file.read_text())
+    audit_file.write_text(json.dumps({**audit, "reviewer": "a human, honestly"}))
+
+    manual = retrain(_config(make_config, tmp_path, "manual", timeout=2), return_state=True)
+    assert manual.is_failed() and "rejected by timeout" in manual.message  # it paused again
+    automatic = retrain(_config(make_config, tmp_path, "auto"), return_state=True)
+    assert automatic.is_failed()
+    assert audit_file.name in automatic.message and "tampered with" in automatic.message
+    assert automatic.result(raise_on_failure=False).stages["approve"].status == "rejected"

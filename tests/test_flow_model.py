@@ -17,6 +17,7 @@ from flows.retrain import retrain
 from flows.summary import RunSummary
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
+from tasks.approve import ApprovalRecord
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow
@@ -67,6 +68,9 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert lineage["datasets"]["split"] == summary.stages["split"].details["content_hash"]
     assert lineage["approval"]["decision"] == "approved"
     assert lineage["approval"]["reviewer"] == "policy"
+    [audit_file] = (Path(cfg.store) / "approvals").glob("*/*.json")  # the signed record's hash
+    stored = ApprovalRecord.model_validate_json(audit_file.read_text())
+    assert lineage["approval_hash"] == stored.record_hash and stored.signature
     assert lineage["evaluation"]["candidate"] == evaluation["candidate"]
     assert lineage["flow_run_id"] == summary.flow_run_id and len(lineage["config_hash"]) == 64
     assert (Path(champion.path) / "adapter_model.safetensors").exists()

@@ -11,6 +11,7 @@ from tasks.approve import ApprovalMode, make_record, save_approval
 from tasks.review_changes import changes_markdown, compare
 from tasks.screen_report import EntityCount, ScreenReport, report_markdown
 
+KEY = b"a key for this test, 32 bytes.."
 SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string())])
 
 
@@ -56,7 +57,7 @@ def test_the_review_shows_counts_findings_and_ids_since_the_last_approval(tmp_pa
     approved = make_record(
         first, first_report, ApprovalMode.manual, approved=True, reviewer="ana", comment="ok"
     )
-    save_approval(store, approved)
+    save_approval(store, approved, KEY)
     rejected_ref, rejected_report = _screened(store, "b", ["r9"], persons=9)
     save_approval(
         store,
@@ -68,6 +69,7 @@ def test_the_review_shows_counts_findings_and_ids_since_the_last_approval(tmp_pa
             reviewer="bo",
             comment="no",
         ),
+        KEY,
     )
 
     second, second_report = _screened(store, "c", ["r2", "r3", "r4", "r5"], persons=5)

@@ -1,0 +1,84 @@
+"""Approval records are signed with a key outside the store: an edit, a copy into another
+dataset's folder or another key makes a record no approval, and the reason names the file."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from platforms.keys import private_key
+from platforms.store import DatasetRef, Store
+from tasks.approve import ApprovalConfig, ApprovalMode, ApprovalRecord, find_approval, save_approval
+
+KEY = b"the reviewers' signing key......"
+
+
+def _dataset(content_hash: str) -> DatasetRef:
+    return DatasetRef(
+        uri=f"/data/screen/{content_hash}", stage="screen", task="extractive-qa",
+        key=content_hash, content_hash=content_hash, counts={},
+    )  # fmt: skip
+
+
+def _record(content_hash: str = "a" * 64, **changes: object) -> ApprovalRecord:
+    fields = dict(
+        decision="approved", reviewer="dana@example.com", comment="ok",
+        decided_at="2026-11-23T10:00:00+00:00", mode=ApprovalMode.manual,
+        dataset_uri=f"/data/screen/{content_hash}", dataset_hash=content_hash,
+        report_hash="r", flow_run_id=None,
+    )  # fmt: skip
+    return ApprovalRecord(**{**fields, **changes})
+
+
+def test_a_signed_record_verifies_and_any_change_breaks_it() -> None:
+    signed = _record().signed(KEY)
+    assert signed.problem(KEY, "a" * 64) is None
+    assert "not signed" in _record().problem(KEY, "a" * 64)
+    for change in ({"reviewer": "mallory"}, {"exclude_ids": ["x"]}, {"decision": "approved "}):
+        edited = signed.model_copy(update=change)
+        assert "does not match its content" in edited.problem(KEY, "a" * 64)
+    assert "does not match" in signed.problem(b"another key, just as long.......", "a" * 64)
+    assert "not " + "b" * 16 in signed.problem(KEY, "b" * 64)  # copied beside other data
+    assert signed.record_hash == signed.model_copy(update={"reused": True}).record_hash
+
+
+def test_find_approval_skips_forged_records_and_names_them(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "store"))
+    reviewed, unreviewed = _dataset("a" * 64), _dataset("b" * 64)
+    Path(reviewed.uri.replace("/data", str(tmp_path))).mkdir(parents=True)
+    record = _record(dataset_uri=str(tmp_path / "screen" / ("a" * 64)))
+    saved = save_approval(store, record, KEY)
+    found, problems = find_approval(store, reviewed, KEY)
+    assert found is not None and found.reused and problems == []
+    assert found.signature == saved.signature
+
+    [stored] = (tmp_path / "store" / "approvals" / ("a" * 64)).glob("*.json")
+    copy_dir = tmp_path / "store" / "approvals" / ("b" * 64)
+    copy_dir.mkdir()
+    (copy_dir / stored.name).write_text(stored.read_text())  # copied beside unreviewed data
+    found, problems = find_approval(store, unreviewed, KEY)
+    assert found is None and stored.name in problems[0] and "approves dataset" in problems[0]
+
+    data = json.loads(stored.read_text())
+    stored.write_text(json.dumps({**data, "reviewer": "mallory"}))  # an edited reviewer
+    found, problems = find_approval(store, reviewed, KEY)
+    assert found is None and "does not match its content" in problems[0]
+    stored.write_text("{garbage")
+    assert "unreadable" in find_approval(store, reviewed, KEY)[1][0]
+
+
+def test_the_signing_key_lives_outside_the_store(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TUNEGATE_APPROVAL_KEY", raising=False)
+    config = ApprovalConfig(key_file=str(tmp_path / "home" / "approval.key"))
+    key = config.signing_key()
+    path = tmp_path / "home" / "approval.key"
+    assert len(key) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert config.signing_key() == key == private_key(path)
+    monkeypatch.setenv("TUNEGATE_APPROVAL_KEY", "from the team's vault, long enough")
+    assert config.signing_key() == b"from the team's vault, long enough"
+    monkeypatch.setenv("TUNEGATE_APPROVAL_KEY", "short")
+    with pytest.raises(ValueError, match="TUNEGATE_APPROVAL_KEY"):
+        config.signing_key()
