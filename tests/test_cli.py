@@ -30,6 +30,7 @@ COMMANDS = [
     ["models"],
     ["models", "list"],
     ["models", "show"],
+    ["models", "repair"],
     ["rollback"],
     ["deployments"],
     ["deployments", "serve"],

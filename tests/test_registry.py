@@ -78,6 +78,64 @@ def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
     monkeypatch.undo()
     assert registry.index_path.read_text() == before
     assert [v.version for v in registry.versions("qa")] == [1]
-    # The copied files of the lost version are there but not indexed; the next one reuses nothing.
-    assert registry.register("qa", _model(tmp_path, "c"), {}, {}).version == 2
-    assert Path(registry.get("qa", 2).path, "weights.bin").read_bytes() == b"c"
+    # The copied version is there but not indexed; the next one never overwrites its folder.
+    assert registry.register("qa", _model(tmp_path, "c"), {}, {}).version == 3
+    assert Path(registry.get("qa", 3).path, "weights.bin").read_bytes() == b"c"
+    assert (registry.root / "qa" / "2" / "weights.bin").read_bytes() == b"b"
+    assert [v.version for v in registry.versions("qa")] == [1, 3]
+    registry.repair()  # the folder carries its own record: repair indexes it
+    assert [v.version for v in registry.versions("qa")] == [1, 2, 3]
+
+
+def test_a_lost_index_loses_no_version_alias_or_history(tmp_path: Path) -> None:
+    registry = LocalRegistry(tmp_path / "store")
+    for name in ("a", "b", "c"):
+        registry.register("qa", _model(tmp_path, name), {"f1": 1.0}, {"flow_run_id": name})
+    registry.set_alias("qa", "champion", 1)
+    registry.set_alias("qa", "champion", 3)
+    registry.set_alias("qa", "challenger", 2)
+    before = json.loads(registry.index_path.read_text())
+    registry.index_path.unlink()
+
+    assert registry.alias("qa", "champion").version == 3  # rebuilt on read
+    assert registry.previous("qa", "champion").version == 1
+    assert registry.aliases("qa") == {"champion": 3, "challenger": 2}
+    assert [v.lineage["flow_run_id"] for v in registry.versions("qa")] == ["a", "b", "c"]
+    nxt = registry.register("qa", _model(tmp_path, "d"), {}, {})
+    assert nxt.version == 4  # not a second version 1 over the first one's folder
+    assert Path(registry.get("qa", 1).path, "weights.bin").read_bytes() == b"a"
+    after = json.loads(registry.index_path.read_text())
+    assert after["qa"]["history"] == before["qa"]["history"]
+
+
+def test_a_corrupt_index_names_the_file_and_repair_rebuilds_it(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    registry = LocalRegistry(tmp_path / "store")
+    registry.register("qa", _model(tmp_path, "a"), {}, {})
+    registry.set_alias("qa", "champion", 1)
+    registry.index_path.write_text("{garbage")
+    with pytest.raises(ValueError, match=r"index\.json is corrupt.*tunegate models repair"):
+        registry.alias("qa", "champion")
+    store = ["--set", f"store={tmp_path / 'store'}"]
+    listed = CliRunner().invoke(app, ["models", "list", *store])
+    assert listed.exit_code == 2 and "models repair" in listed.output
+    assert "Traceback" not in listed.output
+    repaired = CliRunner().invoke(app, ["models", "repair", *store])
+    assert repaired.exit_code == 0, repaired.output
+    assert "qa: versions 1; aliases @champion = 1" in repaired.output
+    assert registry.alias("qa", "champion").version == 1
+
+
+def test_versions_registered_before_version_records_are_kept_by_repair(tmp_path: Path) -> None:
+    registry = LocalRegistry(tmp_path / "store")
+    registry.register("qa", _model(tmp_path, "a"), {"f1": 9.0}, {})
+    registry.set_alias("qa", "champion", 1)
+    (registry.root / "qa" / "1" / "version.json").unlink()  # as an older tunegate wrote it
+    (registry.root / "qa" / "aliases.jsonl").unlink()
+    registry.repair()
+    assert registry.get("qa", 1).metrics == {"f1": 9.0}
+    assert (registry.root / "qa" / "1" / "version.json").exists()
+    assert registry.aliases("qa") == {"champion": 1}
