@@ -6,6 +6,7 @@
     tunegate predict                           cli/predict.py
     tunegate rollback, tunegate models ...     cli/models.py
     tunegate data ...                          cli/data.py
+    tunegate store verify                      cli/store.py
     tunegate config ...                        cli/config.py
     tunegate endpoint ...                      cli/endpoint.py  (model serving)
     tunegate azureml ...                       cli/azureml.py
@@ -31,6 +32,7 @@ from cli.data import data_app
 from cli.deployments import apply, deployments_app, deprecated_alias, serve
 from cli.endpoint import endpoint_app
 from cli.models import models_app
+from cli.store import store_app
 
 app = typer.Typer(
     help="tunegate: retrain language models safely (screened data, human approval, gates).",
@@ -52,6 +54,7 @@ for command in (
 app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
+app.add_typer(store_app, name="store")
 app.add_typer(endpoint_app, name="endpoint")
 app.add_typer(azureml_app, name="azureml")
 app.add_typer(deployments_app, name="deployments")

@@ -92,6 +92,15 @@ class Manifest(BaseModel):
     counts: dict[str, int]
     tables: dict[str, TableInfo]
     extra: dict[str, Any] = Field(default_factory=dict)
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="sha256 of every file written with the dataset, by path relative to it "
+        "(empty in datasets written before tunegate recorded them: those are not verified).",
+    )
+
+
+class DatasetCorrupt(ValueError):
+    """A finished dataset's files no longer match its manifest (edited, truncated, deleted)."""
 
 
 class DatasetRef(BaseModel):
@@ -140,19 +149,61 @@ class Store:
         return self.path("datasets", stage, key)
 
     def find_dataset(self, stage: str, key: str) -> DatasetRef | None:
-        """The finished dataset at this key, or None when there is none (or only a partial one)."""
+        """The finished dataset at this key, verified against its manifest, or None when there is
+        none (or only a partial one); a DatasetCorrupt names a file that changed."""
         uri = self.dataset_uri(stage, key)
         if not self.exists(f"{uri}/{MANIFEST}"):
             return None
         manifest = self.read_manifest(uri)
+        self.verify(manifest)
         return _ref(manifest, reused=True)
 
     def dataset_at(self, uri: str) -> DatasetRef:
-        """The finished dataset at a URI (for the per-stage commands), or a clear error."""
+        """The finished dataset at a URI (for the per-stage commands), verified, or a clear error."""
         uri = uri.rstrip("/")
         if not self.exists(f"{uri}/{MANIFEST}"):
             raise FileNotFoundError(f"{uri} is not a finished dataset: it has no {MANIFEST}")
-        return _ref(self.read_manifest(uri), reused=True)
+        manifest = self.read_manifest(uri)
+        self.verify(manifest)
+        return _ref(manifest, reused=True)
+
+    def problems(self, manifest: Manifest) -> list[str]:
+        """Each file of the dataset that is missing or differs from the hash its manifest keeps."""
+        found = []
+        for name, digest in sorted(manifest.files.items()):
+            path = _strip(self.fs, f"{manifest.uri}/{name}")
+            try:
+                actual = self.file_sha256(path)
+            except FileNotFoundError:
+                found.append(f"{name} is missing")
+                continue
+            if actual != digest:
+                found.append(f"{name} changed after it was written (sha256 differs)")
+        return found
+
+    def verify(self, manifest: Manifest) -> None:
+        """Raise DatasetCorrupt naming the dataset and its first changed file, if any."""
+        problems = self.problems(manifest)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise DatasetCorrupt(
+                f"dataset {manifest.uri} does not match its manifest: {problems[0]}{more}; "
+                "restore the file or delete the dataset folder so the stage runs again "
+                "(tunegate store verify checks the whole store)"
+            )
+
+    def file_sha256(self, path: str) -> str:
+        digest = hashlib.sha256()
+        with self.fs.open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    def manifests(self) -> list[Manifest]:
+        """Every finished dataset's manifest in the store, by stage then key."""
+        found = self.fs.glob(_strip(self.fs, self.path("datasets", "*", "*", MANIFEST)))
+        prefix = "" if self.is_local else self.uri.split("://")[0] + "://"
+        return [self.read_manifest(prefix + p.rsplit("/", 1)[0]) for p in sorted(found)]
 
     def exists(self, uri: str) -> bool:
         return self.fs.exists(_strip(self.fs, uri))
@@ -244,12 +295,23 @@ class DatasetWriter:
             tables=tables,
             extra=extra or {},
         )
+        manifest = manifest.model_copy(update={"files": self._file_hashes()})
         text = manifest.model_dump_json(indent=2, by_alias=True)
         self.store.write_text_atomic(f"{self.work_uri}/{MANIFEST}", text)
         if self.work_uri != self.final_uri:
             os.remove(os.path.join(self.work_uri, OWNER))
             self._publish_local()
         return _ref(manifest, reused=False)
+
+    def _file_hashes(self) -> dict[str, str]:
+        """sha256 of every file written so far, by path relative to the dataset."""
+        fs, root = self.store.fs, _strip(self.store.fs, self.work_uri)
+        hashes = {}
+        for path in sorted(fs.find(root)):
+            name = path[len(root) :].lstrip("/")
+            if name not in (MANIFEST, OWNER):
+                hashes[name] = self.store.file_sha256(path)
+        return hashes
 
     def abort(self) -> None:
         """Remove a local scratch directory after a failure (a blob dataset has no manifest)."""

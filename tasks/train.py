@@ -117,8 +117,12 @@ def run_training(
 
 @task(name="train", cache_policy=NONE)
 def train_task(backends: Backends, split: DatasetRef, config: TrainConfig) -> TrainingJob:
-    """Fine-tune the base model on the split dataset; training logs stream into this run."""
+    """Fine-tune the base model on the split dataset; training logs stream into this run.
+
+    The split's files are checked against its manifest first: a model never trains on data that
+    changed after it was approved and split."""
     logger = get_run_logger()
+    backends.store.verify(backends.store.read_manifest(split.uri))
     return run_training(
         backends.training, split, config, lambda line: logger.info("trainer | %s", line)
     )

@@ -31,6 +31,8 @@ COMMANDS = [
     ["models", "list"],
     ["models", "show"],
     ["models", "repair"],
+    ["store"],
+    ["store", "verify"],
     ["rollback"],
     ["deployments"],
     ["deployments", "serve"],

@@ -134,3 +134,43 @@ def test_scratch_folders_of_dead_writers_are_removed_live_ones_kept(tmp_path: Pa
         counts={}, tables={},
     )  # fmt: skip
     assert sorted(p.name for p in Path(ref.uri).iterdir()) == ["manifest.json", "x.json"]
+
+
+def test_a_reused_dataset_whose_file_changed_stops_the_stage_naming_it(
+    make_config, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from platforms.store import DatasetCorrupt, read_table
+    from tasks.split import run_split
+    from tests.tickets import qa_tickets
+
+    cfg = make_config(ingest={"inputs": [str(qa_tickets(tmp_path))]})
+    client, store = shared_client(cfg.dask), cfg.open_store()
+    ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+    screened = run_screen(client, store, ingested, cfg.screen).dataset
+    manifest = store.read_manifest(screened.uri)
+    assert {"report.json", *manifest.tables["screened"].files} <= set(manifest.files)
+    assert run_screen(client, store, ingested, cfg.screen).dataset.reused  # intact: reused
+
+    # An e-mail written back into a screened file, keeping everything else
+    [part] = store.table_files(screened, "screened")
+    rows = read_table(store, part)
+    rows[0]["context"] += " Write to kenji@example.com."
+    pq.write_table(pq.read_table(part).from_pylist(rows, schema=pq.read_schema(part)), part)
+    with pytest.raises(DatasetCorrupt, match=r"screened/part-00000\.parquet changed"):
+        run_screen(client, store, ingested, cfg.screen)
+    with pytest.raises(DatasetCorrupt, match=screened.uri):
+        run_split(client, store, store.dataset_at(screened.uri), cfg.split, [])
+    verify = CliRunner().invoke(app, ["store", "verify", "--set", f"store={cfg.store}"])
+    assert verify.exit_code == 1, verify.output
+    assert "1 of 2 datasets do not match" in verify.output
+
+    Path(part).write_bytes(Path(part).read_bytes()[:100])  # truncated
+    with pytest.raises(DatasetCorrupt, match="changed after it was written"):
+        store.dataset_at(screened.uri)
+    Path(part).unlink()
+    with pytest.raises(DatasetCorrupt, match="is missing"):
+        store.dataset_at(screened.uri)
