@@ -46,6 +46,14 @@ class SecretRecognizer(EntityRecognizer):
         return results
 
 
+class AnalysisFailed(list):  # an empty list of spans that says why
+    """No findings because the analysis of this text failed: never to be taken as clean."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 @dataclass
 class Detectors:
     """A loaded analyzer for one spaCy model and entity list."""
@@ -55,16 +63,31 @@ class Detectors:
     entities: list[str]
 
     def analyze(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        """Findings for every text, in order; identical texts are analysed once."""
+        """Findings for every text, in order; identical texts are analysed once.
+
+        When a batch fails, its texts are analysed one at a time, and a text whose own analysis
+        fails gets an `AnalysisFailed` (so one bad text never fails the others)."""
         unique = list(dict.fromkeys(texts))
+        try:
+            found = self._analyze(unique, batch_size)
+        except Exception:  # noqa: BLE001 (any failure: retried text by text below)
+            found = {}
+            for text in unique:
+                try:
+                    found.update(self._analyze([text], 1))
+                except Exception as exc:  # noqa: BLE001
+                    found[text] = AnalysisFailed(f"{type(exc).__name__} in the analyzer")
+        return [found[t] for t in texts]
+
+    def _analyze(self, texts: list[str], batch_size: int) -> dict[str, list[Span]]:
         engine = self.analyzer.nlp_engine
         found: dict[str, list[Span]] = {}
-        for text, artifacts in engine.process_batch(unique, self.language, batch_size=batch_size):
+        for text, artifacts in engine.process_batch(texts, self.language, batch_size=batch_size):
             results = self.analyzer.analyze(
                 text, self.language, entities=self.entities, nlp_artifacts=artifacts
             )
             found[text] = [Span(r.start, r.end, r.entity_type, r.score) for r in results]
-        return [found[t] for t in texts]
+        return found
 
 
 def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:

@@ -66,6 +66,14 @@ class IngestConfig(BaseModel):
         ".parquet, .arrow; .json: SQuAD when the file is one object with a `data` list, else JSON "
         "lines) and reads a folder holding state.json or dataset_dict.json as a datasets folder.",
     )
+    max_record_chars: int = Field(
+        100_000,
+        ge=1_000,
+        le=1_000_000,
+        description="Longest text field a record may have, in characters; longer records are "
+        "quarantined (a JSON line over 8 times this many bytes without being parsed), so one "
+        "huge record cannot stall or crash the screen (spaCy stops at 1,000,000).",
+    )
 
 
 def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
@@ -215,7 +223,14 @@ def _start_reads(
         input_format(uri, config.format, opts) for uri, opts in zip(files, options, strict=True)
     ]
     return client.map(
-        read_file, files, formats, options, task=task_type, columns=columns, pure=False
+        read_file,
+        files,
+        formats,
+        options,
+        task=task_type,
+        columns=columns,
+        max_chars=config.max_record_chars,
+        pure=False,
     )
 
 

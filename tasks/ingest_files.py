@@ -84,14 +84,22 @@ class FileWritten:
 
 
 def read_file(
-    uri: str, fmt: str, options: dict[str, Any], *, task: TaskType, columns: ColumnMap
+    uri: str,
+    fmt: str,
+    options: dict[str, Any],
+    *,
+    task: TaskType,
+    columns: ColumnMap,
+    max_chars: int | None = None,
 ) -> FileRead:
-    """Read and validate every line of one file; nothing is written yet."""
+    """Read and validate every line of one file; nothing is written yet. A record with a text
+    field over `max_chars` characters is quarantined."""
     accepted: list[dict[str, Any]] = []
     keys: list[RowKey] = []
     quarantine: list[dict[str, Any]] = []
     read = blank = 0
-    for line in read_lines(uri, fmt, task, columns, options):
+    max_bytes = 8 * max_chars if max_chars else None
+    for line in read_lines(uri, fmt, task, columns, options, max_bytes):
         if line.blank:
             blank += 1
             continue
@@ -101,6 +109,8 @@ def read_file(
             continue
         try:
             record = validate_record(task, columns, line.obj)
+            if max_chars:
+                _check_length(task, record, max_chars)
         except Invalid as exc:
             quarantine.append(
                 _quarantine_row(uri, line.number, _raw_id(line.obj, columns), str(exc), line.raw)
@@ -109,6 +119,14 @@ def read_file(
         accepted.append(record)
         keys.append(RowKey(record_hash(record), record["id"], line.number))
     return FileRead(uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank)
+
+
+def _check_length(task: TaskType, record: dict[str, Any], max_chars: int) -> None:
+    for name, text in task_spec(task).text_fields(record):
+        if len(text) > max_chars:
+            raise Invalid(
+                f"{name} has {len(text)} characters, over ingest.max_record_chars={max_chars}"
+            )
 
 
 def write_file(

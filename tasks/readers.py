@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -70,9 +71,18 @@ def detect_format(uri: str) -> str:
 
 
 def read_lines(
-    uri: str, fmt: str, task: TaskType, columns: ColumnMap, storage_options: dict[str, Any]
+    uri: str,
+    fmt: str,
+    task: TaskType,
+    columns: ColumnMap,
+    storage_options: dict[str, Any],
+    max_line_bytes: int | None = None,
 ) -> Iterator[Line]:
-    """Yield every line/row of one file (or datasets folder) in the given format."""
+    """Yield every line/row of one file (or datasets folder) in the given format.
+
+    JSON lines are streamed: a line longer than `max_line_bytes` is counted and quarantined
+    without ever being held in memory whole.
+    """
     if fmt == "hf":
         yield from _row_lines(_datasets_folder_rows(uri, storage_options))
         return
@@ -83,11 +93,12 @@ def read_lines(
         if fmt == "arrow":
             yield from _row_lines(_arrow_rows(f, uri))
             return
+        if fmt == "jsonl":
+            yield from _jsonl_lines(_bounded_lines(f, max_line_bytes))
+            return
         data = f.read()
     data = data.removeprefix(codecs.BOM_UTF8)  # Excel's "CSV UTF-8" and some exporters start so
-    if fmt == "jsonl":
-        yield from _jsonl_lines(data)
-    elif fmt == "csv":
+    if fmt == "csv":
         yield from _csv_rows(data, columns)
     elif fmt in ("json", "squad"):
         yield from _squad_or_jsonl(uri, fmt, data, task, columns)
@@ -95,13 +106,50 @@ def read_lines(
         raise ValueError(f"ingest.format must be one of {FORMATS}, got {fmt!r}")
 
 
-def _jsonl_lines(data: bytes) -> Iterator[Line]:
-    for number, line in enumerate(data.split(b"\n"), start=1):
+def _bounded_lines(f: Any, limit: int | None, chunk: int = 1 << 20) -> Iterator[bytes | int]:
+    """The file's lines without their newline, read a chunk at a time; a line over `limit`
+    bytes comes as its length (an int) instead, its bytes dropped as they are read. A UTF-8 BOM
+    before the first line is removed."""
+    pending = bytearray()
+    skipped = 0  # bytes of an over-long line dropped so far (0: not in one)
+    head = f.read(len(codecs.BOM_UTF8)).removeprefix(codecs.BOM_UTF8)
+    for block in itertools.chain([head], iter(lambda: f.read(chunk), b"")):
+        start = 0
+        while (end := block.find(b"\n", start)) != -1:
+            if skipped:
+                yield skipped + end - start
+                skipped = 0
+            else:
+                pending += block[start:end]
+                if limit is not None and len(pending) > limit:
+                    yield len(pending)
+                else:
+                    yield bytes(pending)
+            pending.clear()
+            start = end + 1
+        rest = block[start:]
+        if skipped:
+            skipped += len(rest)
+        elif limit is not None and len(pending) + len(rest) > limit:
+            skipped = len(pending) + len(rest)
+            pending.clear()
+        else:
+            pending += rest
+    if skipped:
+        yield skipped
+    elif pending:
+        yield bytes(pending)
+
+
+def _jsonl_lines(lines: Iterable[bytes | int]) -> Iterator[Line]:
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, int):
+            yield Line(number, error=f"line of {line} bytes is over the size limit (see ingest."
+                       "max_record_chars); not parsed")  # fmt: skip
+            continue
         line = line.rstrip(b"\r")
-        raw = line.decode("utf-8", errors="backslashreplace")[:_RAW_LIMIT]
+        raw = line[: _RAW_LIMIT * 4].decode("utf-8", errors="backslashreplace")[:_RAW_LIMIT]
         if not line.strip():
-            if number == data.count(b"\n") + 1 and not line:
-                return  # the empty remainder after the final newline is not a line
             yield Line(number, raw=raw, blank=True)
             continue
         try:
@@ -199,7 +247,7 @@ def _squad_or_jsonl(
     if error is None and not _is_squad(document):
         error = "no 'data' list of articles with 'paragraphs'"
     if fmt == "json" and error is not None:
-        yield from _jsonl_lines(data)
+        yield from _jsonl_lines(_bounded_lines(io.BytesIO(data), None))
     elif error is not None:
         yield Line(1, error=f"not a SQuAD file: {error}", raw=_excerpt(data))
     elif "answers" not in task_spec(task).fields:

@@ -168,7 +168,7 @@ def screen_partition(
     salt: bytes | None = None,
 ) -> PartitionScreened:
     """Screen one partition on a worker; write its tables; return counts and masked samples."""
-    from tasks.detectors import detectors_for  # Presidio loads here, not when the CLI starts
+    from tasks.detectors import AnalysisFailed, detectors_for  # Presidio loads here
     from tasks.surrogates import Surrogates
 
     store = Store(store_uri, store_options)
@@ -188,7 +188,15 @@ def screen_partition(
     for record, record_fields in zip(records, fields, strict=True):
         findings = {name: next(spans) for name, _ in record_fields}
         toxicity = max(next(tox) for _ in record_fields)
-        outcome = apply_policy(task_type, record, findings, toxicity, config, surrogates)
+        failed = [f"{n}: {f.reason}" for n, f in findings.items() if isinstance(f, AnalysisFailed)]
+        if failed:  # never kept unscreened: quarantined, masked entirely
+            outcome = Outcome(
+                record={"id": record["id"]},
+                reason="screen could not analyse " + ", ".join(failed),
+                masked={name: "<NOT ANALYSED>" for name in findings},
+            )
+        else:
+            outcome = apply_policy(task_type, record, findings, toxicity, config, surrogates)
         counts.update(outcome.counts)
         if outcome.reason is not None:
             reasons.update(outcome.reason.split("; "))
