@@ -53,12 +53,19 @@ def serve(
     * 1024,
     max_batch_size: Annotated[int, typer.Option(help="Requests per model call, at most.")] = 8,
     max_wait_ms: Annotated[float, typer.Option(help="How long a batch waits to fill.")] = 5.0,
+    max_input_chars: Annotated[
+        int, typer.Option(help="Characters the model reads per record; more get 413.")
+    ] = 20_000,
+    score_timeout: Annotated[
+        float, typer.Option(help="Seconds before an unanswered request gets 504.")
+    ] = 60.0,
 ) -> None:
     """Start the endpoint in the foreground (Ctrl-C stops it).
 
     Deployments and traffic are kept in --state-dir and come back on restart. Every route but
-    /health/live and /health/ready needs 'Authorization: Bearer <key>', the key being in --key-file
-    (generated on first start).
+    /health/live and /health/ready needs 'Authorization: Bearer <key>': the scoring key in
+    --key-file may only POST /score, the admin key beside it (admin-<name>) may do everything
+    (both generated on first start, mode 0600).
     """
     from serving.server import ServerSettings, run_server
 
@@ -71,6 +78,8 @@ def serve(
         max_body_bytes=max_body_bytes,
         max_batch_size=max_batch_size,
         max_wait_ms=max_wait_ms,
+        max_input_chars=max_input_chars,
+        score_timeout_s=score_timeout,
     )
     console.print(f"endpoint http://{host}:{port}  key file {key_file}  state {state_dir}")
     try:
@@ -85,9 +94,12 @@ def status(
     key_file: KeyFileOpt = None,
     state_dir: StateDirOpt = DEFAULT_STATE_DIR,
 ) -> None:
-    """Deployments, traffic, mirror and metrics (requests, errors, latency) as a table."""
+    """Deployments, traffic, mirror and metrics (requests, errors, latency) as a table (with the
+    admin key, kept beside the scoring key as admin-<name>)."""
+    from serving.auth import admin_key_file
+
     url = _url(url, state_dir)
-    with _client(url, key_file or state_dir / "key") as client:
+    with _client(url, admin_key_file(key_file or state_dir / "key")) as client:
         current = _call(lambda: client.status())
         metrics = _call(lambda: client.metrics()).deployments
     table = Table(title=f"endpoint {url}")
@@ -121,7 +133,11 @@ def status(
         )
     for name in current.creating:
         table.add_row(name, "", "(creating)", *[""] * 7)
+    for name in current.failed:
+        table.add_row(name, "", "(failed)", *[""] * 7)
     print_table(table)
+    for name, why in current.failed.items():
+        console.print(f"[red]{name}: {why}[/red]")
 
 
 @endpoint_app.command()

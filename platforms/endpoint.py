@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 
 from serving.api import EndpointStatus
+from serving.auth import admin_key_file, read_key
 from serving.client import EndpointClient, ScoreResult
 from serving.metrics import MetricsSnapshot
 
@@ -46,7 +47,8 @@ class LocalEndpointBackend:
     def __init__(self, url: str, key_file: Path, workers: int = 1) -> None:
         self.url, self.key_file = url, str(key_file)
         self.workers = workers  # scoring processes of each deployment it makes
-        self.client = EndpointClient(url, key_file.read_text().strip(), timeout=300)  # admin API
+        admin = read_key(admin_key_file(Path(key_file)))  # the admin API; clients get key_file
+        self.client = EndpointClient(url, admin, timeout=300)
 
     def status(self) -> EndpointStatus:
         return self.client.status()
@@ -82,7 +84,10 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
         port = port or known.get("port", 0)
     port = port if port and _free(port) else _free_port()
     url = f"http://127.0.0.1:{port}"
-    log = (state_dir / "server.log").open("a")
+    # the server's log: 0600 whatever the umask (it names deployments, models and clients)
+    log = os.fdopen(
+        os.open(state_dir / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a"
+    )
     process = subprocess.Popen(
         [
             sys.executable,

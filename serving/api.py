@@ -64,6 +64,7 @@ class EndpointStatus(BaseModel):
     deployments: list[DeploymentInfo]
     creating: list[str]
     traffic: TrafficSettings
+    failed: dict[str, str] = {}  # deployments that could not load at start -> why
 
 
 class EndpointMetrics(BaseModel):

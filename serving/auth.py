@@ -23,6 +23,11 @@ def load_or_create_key(key_file: Path) -> str:
     return _read_key(key_file)
 
 
+def admin_key_file(key_file: Path) -> Path:
+    """Where the admin key of the endpoint whose scoring key is `key_file` lives (beside it)."""
+    return key_file.with_name(f"admin-{key_file.name}")
+
+
 def write_key(key_file: Path, key: str) -> Path:
     """Keep a key someone else issued (an Azure ML endpoint's) in a file only its owner reads."""
     key_file.parent.mkdir(parents=True, exist_ok=True)

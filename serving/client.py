@@ -132,12 +132,14 @@ class EndpointClient:
 @dataclass
 class RunningEndpoint:
     url: str
-    key: str
+    key: str  # the admin key: every route
     settings: ServerSettings
     server: uvicorn.Server
     thread: threading.Thread
+    score_key: str = ""  # the scoring key: POST /score only
 
     def client(self, timeout: float = 60.0) -> EndpointClient:
+        """A client with the admin key."""
         return EndpointClient(self.url, self.key, timeout)
 
 
@@ -151,10 +153,11 @@ def serve_in_thread(
     """
     import uvicorn
 
+    from serving.auth import admin_key_file, read_key
     from serving.server import create_app
 
     app = create_app(settings)
-    key = settings.key_file.read_text().strip()
+    key, admin = read_key(settings.key_file), read_key(admin_key_file(settings.key_file))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
@@ -167,7 +170,7 @@ def serve_in_thread(
     url = f"http://{host}:{port}"
     try:
         _wait_live(url, thread, startup_timeout)
-        yield RunningEndpoint(url, key, settings, server, thread)
+        yield RunningEndpoint(url, admin, settings, server, thread, score_key=key)
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -72,6 +72,8 @@ class Endpoint:
         self.max_wait_ms = max_wait_ms
         self.deployments: dict[str, Deployment] = {}
         self.creating: set[str] = set()
+        # deployments of the state file whose model could not load at start: name -> (spec, why)
+        self.failed: dict[str, tuple[DeploymentSpec, str]] = {}
         self.traffic = TrafficSettings()
         self._rng = random.Random(seed)
         self._mirrors: set[asyncio.Task[None]] = set()
@@ -110,6 +112,11 @@ class Endpoint:
         return self.info(name)
 
     async def delete_deployment(self, name: str) -> None:
+        if name in self.failed and name not in self.deployments:
+            del self.failed[name]
+            self._save()
+            log.info("failed deployment %s deleted", name)
+            return
         deployment = self._get(name)
         if self.traffic.weight(name) or self.traffic.mirror(name):
             raise Conflict(
@@ -156,6 +163,7 @@ class Endpoint:
             deployments=[self.info(n) for n in sorted(self.deployments)],
             creating=sorted(self.creating),
             traffic=self.traffic,
+            failed={n: why for n, (_, why) in sorted(self.failed.items())},
         )
 
     def metrics(self) -> EndpointMetrics:
@@ -245,16 +253,20 @@ class Endpoint:
         self._save()
 
     async def _restore(self, state: dict[str, Any]) -> None:
+        """Every deployment that loads serves again; one that does not is listed as failed (and
+        kept in the state file, so it is tried again at the next start) and its traffic goes to
+        the others in proportion."""
         assert self.state_file is not None
         for name, spec in state.get("deployments", {}).items():
             try:
-                await self.put_deployment(name, DeploymentSpec.model_validate(spec))
+                parsed = DeploymentSpec.model_validate(spec)
+                await self.put_deployment(name, parsed)
             except (ValueError, OSError) as exc:
-                raise ValueError(
-                    f"cannot restore deployment {name} from {self.state_file}: {exc}; "
-                    "restore its model directory or remove it from that file"
-                ) from exc
-        self.set_traffic(TrafficSettings.model_validate(state.get("traffic", {})))
+                why = f"cannot load at start: {type(exc).__name__}: {exc}"
+                log.error("deployment %s %s; the others serve", name, why)
+                self.failed[name] = (DeploymentSpec.model_validate(spec), why)
+        saved = TrafficSettings.model_validate(state.get("traffic", {}))
+        self.set_traffic(_without_failed(saved, set(self.deployments)))
 
     async def aclose(self) -> None:
         for task in list(self._mirrors):
@@ -272,16 +284,28 @@ class Endpoint:
     def _save(self) -> None:
         if self.state_file is None or self._restoring:
             return
+        kept = {n: spec for n, (spec, _) in self.failed.items() if n not in self.deployments}
+        kept.update({n: d.spec for n, d in self.deployments.items()})
         state = {
-            "deployments": {
-                n: d.spec.model_dump(mode="json") for n, d in sorted(self.deployments.items())
-            },
+            "deployments": {n: spec.model_dump(mode="json") for n, spec in sorted(kept.items())},
             "traffic": self.traffic.model_dump(mode="json"),
         }
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_file.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state, indent=2))
         os.replace(tmp, self.state_file)
+
+
+def _without_failed(saved: TrafficSettings, loaded: set[str]) -> TrafficSettings:
+    """The saved traffic over the deployments that loaded, rescaled to sum to 100 again (the
+    largest keeps the rounding); the mirror only when its target loaded."""
+    weights = {n: w for n, w in saved.traffic.items() if n in loaded and w}
+    total = sum(weights.values())
+    if total and total != 100:
+        weights = {n: w * 100 // total for n, w in weights.items()}
+        weights[max(weights, key=lambda n: (weights[n], n))] += 100 - sum(weights.values())
+    mirror = {n: p for n, p in saved.mirror_traffic.items() if n in loaded}
+    return TrafficSettings(traffic=weights, mirror_traffic=mirror if weights else {})
 
 
 def _load_scorer(model_dir: str, workers: int) -> Scorer | ProcessScorer:

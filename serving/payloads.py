@@ -15,17 +15,43 @@ Validation happens before a request joins a batch, so one bad request never fail
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from trainer.taskspec import ROLES, task_spec
 
+MAX_DEPTH = 32  # nesting a request may have (a chat request needs 4)
 
-def parse_json(raw: str | bytes) -> Any:
-    """The decoded JSON body, or a ValueError saying where it is broken."""
+
+def parse_json(raw: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """The decoded JSON body, or a ValueError saying where it is broken (or too deeply nested:
+    checked before decoding, which recurses once per level)."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if json_depth(data) > max_depth:
+        raise ValueError(f"request body is nested more than {max_depth} levels deep")
     try:
-        return json.loads(raw)
+        return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"request body is not valid JSON: {exc}") from None
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped (no recursion; the scans are
+    regular expressions, so a 1 MiB body costs milliseconds)."""
+    if data.count(b"[") + data.count(b"{") <= 1:
+        return 1
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_STRING.sub(b"", data)):
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def parse_payload(task: str, payload: Any) -> tuple[list[dict[str, Any]], bool]:

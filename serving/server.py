@@ -1,6 +1,10 @@
 """The local online endpoint: a FastAPI app shaped like an Azure ML managed online endpoint.
 
-Routes (all but the two probes need `Authorization: Bearer <key>`):
+Routes (all but the two probes need `Authorization: Bearer <key>`). Two keys: the scoring key
+(`key_file`) may only `POST /score`; the admin key (`admin-<key_file name>` beside it, also 0600)
+may do everything, and the scoring key gets 403 on the admin routes. No key and no query string is
+ever written to a log. Every request is bounded: body bytes (413), JSON nesting (400), characters
+per record (413) and scoring time (504 for that request; the deployment keeps serving).
 
 - `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
   `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
@@ -16,6 +20,7 @@ Client mistakes get a 4xx with `{"detail": message}`; 500 means the model itself
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -39,7 +44,7 @@ from serving.api import (
     EndpointMetrics,
     EndpointStatus,
 )
-from serving.auth import bearer_matches, load_or_create_key
+from serving.auth import admin_key_file, bearer_matches, load_or_create_key
 from serving.endpoint import Conflict, Endpoint, ModelFailure, NoRoute, NotFound
 from serving.payloads import parse_json
 from serving.traffic import TrafficSettings
@@ -58,6 +63,13 @@ class ServerSettings(BaseModel):
     max_body_bytes: int = Field(MiB, ge=1, description="larger request bodies get 413")
     max_batch_size: int = Field(8, ge=1, le=256, description="micro-batch size per model call")
     max_wait_ms: float = Field(5.0, ge=0, le=1000, description="how long a batch waits to fill")
+    max_input_chars: int = Field(
+        20_000, ge=1, description="characters the model reads per record; more get 413"
+    )
+    max_json_depth: int = Field(32, ge=4, le=1000, description="deeper request bodies get 400")
+    score_timeout_s: float = Field(
+        60.0, gt=0, description="a request not answered by then gets 504 (the model finishes it)"
+    )
     seed: int | None = Field(None, description="routing random seed (tests); None: random")
 
 
@@ -68,6 +80,8 @@ class BodyTooLarge(ValueError):
 def create_app(settings: ServerSettings) -> FastAPI:
     """The endpoint app; its key is read from (or generated into) `settings.key_file`."""
     key = load_or_create_key(settings.key_file)
+    admin_file = admin_key_file(settings.key_file)
+    admin_key = load_or_create_key(admin_file)
     endpoint = Endpoint(
         settings.state_dir, settings.max_batch_size, settings.max_wait_ms, settings.seed
     )
@@ -82,7 +96,12 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.state.endpoint = endpoint
 
     app.add_middleware(
-        _Guard, key=key, key_file=settings.key_file, max_body_bytes=settings.max_body_bytes
+        _Guard,
+        key=key,
+        admin_key=admin_key,
+        admin_key_file=admin_file,
+        key_file=settings.key_file,
+        max_body_bytes=settings.max_body_bytes,
     )
 
     @app.exception_handler(RequestValidationError)
@@ -123,13 +142,29 @@ def create_app(settings: ServerSettings) -> FastAPI:
         except NoRoute as exc:
             raise HTTPException(503, str(exc)) from None
         try:
-            records, is_batch = deployment.scorer.parse(parse_json(body))
+            records, is_batch = deployment.scorer.parse(parse_json(body, settings.max_json_depth))
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
+        for i, record in enumerate(records):
+            if (size := deployment.scorer.size(record)) > settings.max_input_chars:
+                where = f"inputs[{i}]" if is_batch else "the request"
+                raise HTTPException(
+                    413,
+                    f"{where} has {size} characters for the model to read; this endpoint takes "
+                    f"at most {settings.max_input_chars} per record (max_input_chars)",
+                )
         if forced is None:
             endpoint.mirror(records)
         try:
-            outputs = await endpoint.score(deployment, records)
+            outputs = await asyncio.wait_for(
+                endpoint.score(deployment, records), settings.score_timeout_s
+            )
+        except TimeoutError:
+            raise HTTPException(
+                504,
+                f"deployment {deployment.name} did not answer within "
+                f"{settings.score_timeout_s:g}s (score_timeout_s); send smaller requests",
+            ) from None
         except NoRoute as exc:
             raise HTTPException(503, str(exc)) from None
         except ModelFailure as exc:
@@ -179,8 +214,19 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
 
 def run_server(settings: ServerSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve in the foreground until interrupted."""
+    """Serve in the foreground until interrupted; the access log never shows a query string."""
+    logging.getLogger("uvicorn.access").addFilter(NoQueryStrings())
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+class NoQueryStrings(logging.Filter):
+    """Drop the query string from uvicorn's access lines (a client may put a key there)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        return True
 
 
 class _Guard:
@@ -191,10 +237,18 @@ class _Guard:
     request (measured) on the cores the models need.
     """
 
-    def __init__(self, app: ASGIApp, key: str, key_file: Path, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        key: str,
+        admin_key: str,
+        admin_key_file: Path,
+        key_file: Path,
+        max_body_bytes: int,
+    ) -> None:
         self.app = app
-        self.key = key
-        self.key_file = key_file
+        self.key, self.admin_key = key, admin_key
+        self.key_file, self.admin_key_file = key_file, admin_key_file
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -207,15 +261,22 @@ class _Guard:
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = Headers(scope=scope)
-        if scope["path"] not in PUBLIC_PATHS and not bearer_matches(
-            headers.get("authorization"), self.key
-        ):
-            log.warning("401 %s %s: missing or wrong key", scope["method"], scope["path"])
-            return _error(
-                401,
-                f"missing or wrong key: send 'Authorization: Bearer <key>' with the key in "
-                f"{self.key_file}",
-            )
+        path, authorization = scope["path"], headers.get("authorization")
+        if path not in PUBLIC_PATHS and not bearer_matches(authorization, self.admin_key):
+            if not bearer_matches(authorization, self.key):
+                log.warning("401 %s %s: missing or wrong key", scope["method"], path)
+                return _error(
+                    401,
+                    f"missing or wrong key: send 'Authorization: Bearer <key>' with the key in "
+                    f"{self.key_file}",
+                )
+            if path != "/score":
+                log.warning("403 %s %s: the scoring key on an admin route", scope["method"], path)
+                return _error(
+                    403,
+                    f"this key may only score (POST /score); {scope['method']} {path} needs the "
+                    f"admin key in {self.admin_key_file}",
+                )
         length = headers.get("content-length")
         if length is not None and not length.isdigit():
             return _error(400, f"Content-Length must be a number of bytes, got {length!r}")
