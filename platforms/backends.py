@@ -13,6 +13,7 @@ Local backends keep their state in a local store (`{store}/jobs`, `{store}/model
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -96,13 +97,26 @@ class Backends:
         if self.settings.endpoint == "azureml":
             from platforms.azureml.endpoint import AzureMLEndpointBackend
 
-            state = self._state_dir("endpoint-azureml", "endpoint")
-            return AzureMLEndpointBackend(self.workspace, self.settings.azureml.endpoint, state)
+            return AzureMLEndpointBackend(
+                self.workspace, self.settings.azureml.endpoint, self._endpoint_state()
+            )
         from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
 
-        state = self._local_state("rollout.backend", "the endpoint's state") / "endpoint"
-        url, key_file = ensure_local_endpoint(state, self.settings.endpoint_port)
+        url, key_file = ensure_local_endpoint(self._endpoint_state(), self.settings.endpoint_port)
         return LocalEndpointBackend(url, key_file, self.settings.endpoint_workers)
+
+    def endpoint_lock(self) -> AbstractContextManager[None]:
+        """Held by a rollout: one rollout at a time per endpoint (between the processes of this
+        machine; Azure ML's own control plane serialises updates across machines)."""
+        from platforms.locks import file_lock
+
+        return file_lock(self._endpoint_state() / "rollout.lock", "another run's rollout")
+
+    def _endpoint_state(self) -> Path:
+        """Where the endpoint's state is kept on this machine."""
+        if self.settings.endpoint == "azureml":
+            return self._state_dir("endpoint-azureml", "endpoint")
+        return self._local_state("rollout.backend", "the endpoint's state") / "endpoint"
 
     def champion(self, name: str) -> ModelVersion | None:
         """The `champion` of `name` with its files on this machine (downloaded when remote)."""

@@ -14,11 +14,13 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 
+from platforms.locks import file_lock, process_alive
 from serving.api import EndpointStatus
 from serving.auth import admin_key_file, read_key
 from serving.client import EndpointClient, ScoreResult
@@ -73,7 +75,15 @@ class LocalEndpointBackend:
 
 
 def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) -> tuple[str, Path]:
-    """(url, key file) of the local endpoint kept in `state_dir`, started detached if not live."""
+    """(url, key file) of the local endpoint kept in `state_dir`, started detached if not live.
+
+    Idempotent between processes: the check and the start happen under a lock, so two runs
+    starting at once find one server (the second finds the first's), never two."""
+    with file_lock(state_dir / "start.lock", "another run starting the endpoint"):
+        return _ensure_local_endpoint(state_dir, port, timeout)
+
+
+def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[str, Path]:
     state_dir.mkdir(parents=True, exist_ok=True)
     record = state_dir / "server.json"
     key_file = state_dir / "key"
@@ -81,6 +91,14 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
         known = json.loads(record.read_text())
         if _live(known["url"]):
             return known["url"], key_file
+        if process_alive(known["pid"]):  # started by a run killed before it was live: wait
+            deadline = time.monotonic() + timeout
+            while process_alive(known["pid"]) and time.monotonic() < deadline:
+                if _live(known["url"]):
+                    return known["url"], key_file
+                time.sleep(0.2)
+            with suppress(ProcessLookupError):
+                os.killpg(known["pid"], 15)  # never left running beside a new one
         port = port or known.get("port", 0)
     port = port if port and _free(port) else _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -110,6 +128,8 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     log.close()
+    # recorded before it is live, so a run killed while waiting leaves a tracked server
+    record.write_text(json.dumps({"url": url, "port": port, "pid": process.pid}, indent=2))
     deadline = time.monotonic() + timeout
     while not _live(url):
         if process.poll() is not None:
@@ -120,7 +140,6 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
             process.terminate()
             raise TimeoutError(f"the local endpoint was not live after {timeout:.0f}s")
         time.sleep(0.2)
-    record.write_text(json.dumps({"url": url, "port": port, "pid": process.pid}, indent=2))
     return url, key_file
 
 

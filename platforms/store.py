@@ -27,6 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.locks import process_alive
+
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 OWNER = ".writer.json"  # in a local scratch folder: the host and pid writing it
@@ -339,7 +341,7 @@ def remove_stale_scratch(stage_dir: str, max_age_seconds: float = 86400.0) -> li
         try:
             with open(os.path.join(path, OWNER), encoding="utf-8") as f:
                 owner = json.load(f)
-            dead = owner["host"] == socket.gethostname() and not _alive(int(owner["pid"]))
+            dead = owner["host"] == socket.gethostname() and not process_alive(int(owner["pid"]))
             old = time.time() - os.path.getmtime(path) > max_age_seconds
         except (OSError, ValueError, KeyError, TypeError):
             try:  # no readable owner: a folder from before owners were written, or torn
@@ -353,16 +355,6 @@ def remove_stale_scratch(stage_dir: str, max_age_seconds: float = 86400.0) -> li
     if removed:
         log.info("removed %d scratch folder(s) of runs that stopped: %s", len(removed), removed)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def write_table(

@@ -335,14 +335,17 @@ def rollout_task(
     config: RolloutConfig,
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
-    backend = backends.open_endpoint()
-    try:
-        record = run_rollout(backend, backends.registry, version, task_type, samples, config)
-        if record.outcome != "rolled-back" and samples:
-            answer = backend.score(samples[0]["request"])
-            example = {"request": samples[0]["request"], "response": answer.body}
-            record = record.model_copy(update={"endpoint": {**record.endpoint, "example": example}})
-    finally:
-        backend.close()
+    with backends.endpoint_lock():  # two runs never pick the same idle colour
+        backend = backends.open_endpoint()
+        try:
+            record = run_rollout(backend, backends.registry, version, task_type, samples, config)
+            if record.outcome != "rolled-back" and samples:
+                answer = backend.score(samples[0]["request"])
+                example = {"request": samples[0]["request"], "response": answer.body}
+                record = record.model_copy(
+                    update={"endpoint": {**record.endpoint, "example": example}}
+                )
+        finally:
+            backend.close()
     create_markdown_artifact(key="rollout", markdown=timeline_markdown(record))
     return record

@@ -1,0 +1,86 @@
+"""One writer at a time: rollouts to one endpoint take turns, and two runs starting the local
+endpoint at once find one server."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from platforms.endpoint import ensure_local_endpoint, stop_local_endpoint
+from platforms.locks import file_lock, process_alive
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from platforms.locks import file_lock
+with file_lock(Path(sys.argv[1]), "test"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_lock_is_exclusive_between_processes_and_freed_when_its_holder_dies(
+    tmp_path: Path,
+) -> None:
+    lock = tmp_path / "locks" / "rollout.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        entered = threading.Event()
+
+        def take() -> None:
+            with file_lock(lock, "a test"):
+                entered.set()
+
+        waiter = threading.Thread(target=take, daemon=True)
+        waiter.start()
+        assert not entered.wait(1.0)  # the other process holds it
+        holder.send_signal(signal.SIGKILL)  # a killed run
+        holder.wait()
+        assert entered.wait(30)  # ... leaves no lock behind
+        waiter.join()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+
+
+def _start(state: str, queue: multiprocessing.Queue) -> None:
+    queue.put(ensure_local_endpoint(Path(state))[0])
+
+
+@pytest.mark.slow
+def test_two_runs_starting_the_endpoint_at_once_get_one_server(tmp_path: Path) -> None:
+    state = tmp_path / "endpoint"
+    queue: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
+    ctx = multiprocessing.get_context("spawn")
+    starters = [ctx.Process(target=_start, args=(str(state), queue)) for _ in range(2)]
+    for p in starters:
+        p.start()
+    try:
+        urls = {queue.get(timeout=180) for _ in starters}
+        for p in starters:
+            p.join(60)
+        assert len(urls) == 1  # both found the same server
+        pid = json.loads((state / "server.json").read_text())["pid"]
+        assert process_alive(pid)
+        servers = subprocess.run(
+            ["pgrep", "-f", f"endpoint serve .*--state-dir {state}"],
+            capture_output=True, text=True, check=False,
+        ).stdout.split()  # fmt: skip
+        assert servers == [str(pid)], servers  # nothing untracked beside it
+    finally:
+        stop_local_endpoint(state)
+        for p in starters:
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGKILL)
