@@ -12,7 +12,7 @@ are then scored on the *unscreened* test records (the real-looking PII a deploye
 the same prediction and metric code as the evaluate stage, overall and on the questions whose
 answer is a personal-data value ("Who wrote the ticket?", "Which card was charged?").
 Prints F1/EM per model and subset and the share of answers that are placeholders. Takes about
-10 minutes on 2 cores. Never run in CI: a measurement, not a test.
+15 minutes on 2 idle cores. Never run in CI: a measurement, not a test.
 """
 
 from __future__ import annotations
@@ -45,9 +45,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=1200, help="sample lines to generate")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--work", help="keep the store here (a second run reuses its datasets and models)"
+    )
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.work or scratch
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         sample = generate_sample("extractive-qa", args.n, seed=args.seed)
         write_sample(sample, Path(tmp) / "sample.jsonl")
         cfg = validate_config(
