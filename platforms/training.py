@@ -20,6 +20,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from platforms.locks import process_alive
+
 JobStatus = Literal["running", "completed", "failed", "cancelled"]
 _ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,12 +206,8 @@ class LocalTrainingBackend:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not process_alive(pid):
         return False
-    except PermissionError:
-        return True
     try:  # a zombie child of this process has exited
         finished, _ = os.waitpid(pid, os.WNOHANG)
         return finished == 0
