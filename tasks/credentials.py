@@ -93,11 +93,13 @@ _NOT_SECRETS = frozenset(
     shown visible revoked compromised leaked case sensitive mandatory optional updated generated
     sms code text message""".split()  # noqa: SIM905
 )
-_MASKED = re.compile(r"[*•xX#.\-_]{3,}|<[^>]*>|\[[^\]]*\]|\$\{[^}]*\}|\{\{[^}]*\}\}|%\w+%|\$\w+")
+_MASKED = re.compile(
+    r"[*•xX#.\-_]{3,}|<[^>]*>|\[[^\]]*\]|\$\{[^}]*\}|\{\{[^}]*\}\}|%\w+%|\$[A-Z_][A-Z0-9_]*"
+)
 _NOT_A_VALUE = re.compile(
     r"(?i)[a-z][a-z0-9+.\-]*://\S*"  # a URL (one with user:password@ is caught on its own)
     r"|[\w.+\-]+@[\w\-]+\.[\w.\-]+"  # an email address
-    r"|(?:[a-z]:)?[\\/~][\w.\-\\/ ]*"  # a path
+    r"|(?:[a-z]:\\|~?/|\\\\)[\w.\-\\/ ]*"  # a path
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a UUID
     r"|v?\d+(?:\.\d+){1,3}(?:[\-+][\w.]+)?"  # a version
     r"|[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){5}"  # a MAC address
@@ -119,6 +121,12 @@ def _classes(value: str) -> int:
             any(not c.isalnum() for c in value),
         )
     )
+
+
+def _mixed(value: str) -> bool:
+    """Letters with digits, or upper with lower case inside words: not a hyphenated word."""
+    letters, digits = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
+    return (letters and digits) or bool(re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", value))
 
 
 def credible(value: str, strength: str) -> bool:
@@ -171,7 +179,10 @@ def _context_before(text: str, start: int, width: int = 60) -> str:
     if not before.strip() and line_start > 0:
         prev_start = text.rfind("\n", 0, line_start - 1) + 1
         before = text[max(prev_start, line_start - 1 - width) : line_start - 1] + " "
-    return before
+    return _SENTENCE_END.split(before)[-1]
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)(?=[A-Z\s]|$)")
 
 
 def _credential_context(before: str) -> str | None:
@@ -270,6 +281,7 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str], float], ...] = (
         re.compile(r"(?i)aws_?secret_?access_?key\W{0,3}([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
         1.0,
     ),
+    ("NPM_TOKEN", re.compile(r"\b(npm_[A-Za-z0-9]{36})(?![A-Za-z0-9])"), 1.0),
     (
         "AZURE_CONNECTION_STRING",
         re.compile(
@@ -381,17 +393,19 @@ _KEY_NAME = (
 # key = value, key: value, "key": "value", key is value, key for the admin account is value...
 _ASSIGNED = re.compile(
     rf"(?i)(?P<key>{_KEY_NAME})(?P<gap>[\"'\]]?[ \t]*"
-    r"(?:(?P<op>:=|=>|==?|:|[ \t]is(?:[ \t]now|[ \t]still)?|[ \t]was|[ \t](?:has been[ \t])?"
+    r"(?:(?P<op>:=|=>|==?|:|[ \t][\-\u2013\u2014][ \t]|[ \t]is(?:[ \t]now|[ \t]still)?|[ \t]was"
+    r"|[ \t](?:has been[ \t])?"
     r"(?:set|changed|reset)[ \t]to|[ \t]to)"
-    r"|[ \t]+(?:for|on|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[^\s:=]{1,40}"
+    r"|[ \t]+(?:for|on|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[^\s:=]{1,40}(?:[ \t][^\s:=]{1,40})?"
     r"(?:[ \t]+(?:account|user|login|server|box|portal|db|database|vm|instance|site|panel"
-    r"|console|mailbox|router|wifi|network|app))?[ \t]+(?P<op2>is|was|=|:)"
-    r"|(?P<sp>[ \t]))[ \t]*(?:@)?)" + _VALUE
+    r"|console|mailbox|router|wifi|network|app))?[ \t]*(?P<op2>(?<=[ \t])(?:is|was)"
+    r"(?:[ \t]+(?:set|changed|reset)[ \t]+to)?|=|:)"
+    r"|(?P<sp>[ \t]))[ \t]*)" + _VALUE
 )
 # the credential alone on the line after "password:" or "API token -"
 _NEXT_LINE = re.compile(
     rf"(?im)(?P<key>{_KEY_NAME})[ \t]*(?:is|are|[:=\-])?[ \t]*(?:below|follows)?[ \t]*:?[ \t]*\n"
-    r"[ \t]*(?:[\"'`](?P<qv>[^\"'`\n]+)[\"'`]|(?P<uv>\S+))[ \t]*$"
+    r"[ \t]*(?:[\"'`](?P<qv>[^\"'`\n]+)[\"'`]|(?P<uv>\S+))"
 )
 # use X to log in / try X as the password / X is my password / log in with admin / X
 _USE_TO_LOG_IN = re.compile(
@@ -430,7 +444,7 @@ _CLI_SHORT = re.compile(
     + _VALUE
 )
 _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
-_TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
+_TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
@@ -496,7 +510,7 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
         value, start = m.group(0), m.start()
         while value and value[-1] in _TRAILING:
             value = value[:-1]
-        if len(value) < 16 or _NOT_A_VALUE.fullmatch(value) or _classes(value) < 2:
+        if len(value) < 16 or _NOT_A_VALUE.fullmatch(value) or not _mixed(value):
             continue
         if entropy(value) < 3.0:
             continue
