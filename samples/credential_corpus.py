@@ -35,10 +35,11 @@ from samples import values
 
 _SYMBOLS = "!@#$%^&*-_+=~"
 _URL_SAFE_SYMBOLS = "-_.~!$*"
-_WORDS = (
-    "correct horse battery staple orange river falcon maple copper lantern violet harbor "
-    "thunder pepper silver meadow rocket castle willow pebble summit velvet cobalt marble"
-).split()
+_WORDS = [
+    *("correct", "horse", "battery", "staple", "orange", "river", "falcon", "maple", "copper"),
+    *("lantern", "violet", "harbor", "thunder", "pepper", "silver", "meadow", "rocket", "castle"),
+    *("willow", "pebble", "summit", "velvet", "cobalt", "marble"),
+]
 _USERS = ["admin", "root", "svc_backup", "jdoe", "ops-admin", "sa", "deploy", "maria.g", "app"]
 _HOSTS = ["db.internal.example.com", "10.0.4.12", "pg-prod-01", "mysql.example.net", "localhost"]
 
@@ -158,7 +159,9 @@ Form = Callable[[random.Random], tuple[str, list[str]]]
 def _prose_is(rng: random.Random) -> tuple[str, list[str]]:
     kw, v = _secret_pair(rng)
     who = rng.choice(["my", "the", "our", "the new", "the temporary", "his", "the admin"])
-    tail = rng.choice(["", ".", " btw", ", please reset it.", " if that helps", "!", " (case sensitive)"])
+    tail = rng.choice(
+        ["", ".", " btw", ", please reset it.", " if that helps", "!", " (case sensitive)"]
+    )
     text = rng.choice(
         [
             f"{who} {kw} is {v}{tail}",
@@ -248,7 +251,9 @@ def _connection_string(rng: random.Random) -> tuple[str, list[str]]:
 
 def _url_credentials(rng: random.Random) -> tuple[str, list[str]]:
     v, user, host = password(rng, _URL_SAFE_SYMBOLS), rng.choice(_USERS), rng.choice(_HOSTS)
-    scheme = rng.choice(["postgres", "postgresql", "mysql", "https", "mongodb+srv", "amqp", "redis"])
+    scheme = rng.choice(
+        ["postgres", "postgresql", "mysql", "https", "mongodb+srv", "amqp", "redis"]
+    )
     url = f"{scheme}://{user}:{v}@{host}{rng.choice([':5432/app', '/repo.git', '', ':6379/0'])}"
     text = rng.choice(
         [f"DATABASE_URL is {url}", f"we connect with {url} and it times out", f"URL: {url}"]
@@ -264,7 +269,7 @@ def _auth_header(rng: random.Random) -> tuple[str, list[str]]:
     text = rng.choice(
         [
             f"Authorization: {scheme} {tok}",
-            f"curl -H \"Authorization: {scheme} {tok}\" https://api.example.com/v2/invoices",
+            f'curl -H "Authorization: {scheme} {tok}" https://api.example.com/v2/invoices',
             f"the request has header authorization={scheme} {tok} and still fails",
             f"We send bearer {tok} and get 401",
         ]
@@ -295,16 +300,18 @@ def _cli_flag(rng: random.Random) -> tuple[str, list[str]]:
 def _env_export(rng: random.Random) -> tuple[str, list[str]]:
     kw, v = _secret_pair(rng)
     prefix = rng.choice(["DB", "MYSQL_ROOT", "STRIPE", "APP", "AZURE_CLIENT", "SMTP", "REDIS", ""])
-    suffix = "PASSWORD" if kw.lower().startswith("pass") or kw == "pw" else rng.choice(
-        ["SECRET", "API_KEY", "TOKEN", "ACCESS_TOKEN", "SECRET_KEY"]
+    suffix = (
+        "PASSWORD"
+        if kw.lower().startswith("pass") or kw == "pw"
+        else rng.choice(["SECRET", "API_KEY", "TOKEN", "ACCESS_TOKEN", "SECRET_KEY"])
     )
     name = f"{prefix}_{suffix}" if prefix else suffix
     text = rng.choice(
         [
             f"export {name}={v}",
-            f"export {name}=\"{v}\"",
+            f'export {name}="{v}"',
             f"set {name}={v}",
-            f"$env:{name} = \"{v}\"",
+            f'$env:{name} = "{v}"',
             f"in our .env file: {name}={v}",
             f"setx {name} {v}",
             f"{name}={v} ./run.sh",
@@ -327,7 +334,7 @@ def _json_yaml(rng: random.Random) -> tuple[str, list[str]]:
             json.dumps({"auth": {"username": user, key: v}}, indent=2),
             f"database:\n  host: {rng.choice(_HOSTS)}\n  user: {user}\n  {key}: {v}\n",
             f"{key}: '{v}'",
-            f"settings.yaml has\n{key}: \"{v}\"\nport: 8443",
+            f'settings.yaml has\n{key}: "{v}"\nport: 8443',
         ]
     )
     return text, [v]
@@ -443,24 +450,33 @@ _CLEAN: list[Callable[[random.Random], str]] = [
     lambda r: f"sha256: {_hex(r, 64)}",
     lambda r: f"MD5 {_hex(r, 32)} matches the download page.",
     lambda r: f"Build {_hex(r, 12)} failed at the test step.",
-    lambda r: f"The {r.choice(t.CARRIERS)} tracking number is "
-    + values.FACTS["tracking"](r)
-    + ".",
-    lambda r: f"SKU {r.choice(['TB', 'KB', 'HD'])}-{r.randint(1000, 9999)}-"
-    f"{r.choice(['XL', 'BLK', 'S'])} is out of stock.",
-    lambda r: f"We are on version {r.randint(1, 5)}.{r.randint(0, 30)}.{r.randint(0, 9)} "
-    f"(build {r.randint(1000, 99999)}).",
-    lambda r: "The device MAC address is "
-    + ":".join(f"{r.randint(0, 255):02x}" for _ in range(6))
-    + ".",
-    lambda r: f"Logs are in /var/log/{r.choice(['nginx', 'app', 'tunegate'])}/error.log and "
-    f"C:\\Users\\{r.choice(_USERS)}\\AppData\\Local\\Temp.",
-    lambda r: f"See https://status.example.com/incidents/{r.randint(1000, 9999)}?ref=email "
-    "for details.",
-    lambda r: "The attachment header says base64 and starts with "
-    + base64.b64encode(r.randbytes(30)).decode()
-    + ".",
-    lambda r: f"The image data is data:image/png;base64,{base64.b64encode(r.randbytes(24)).decode()}",
+    lambda r: f"The {r.choice(t.CARRIERS)} tracking number is " + values.FACTS["tracking"](r) + ".",
+    lambda r: (
+        f"SKU {r.choice(['TB', 'KB', 'HD'])}-{r.randint(1000, 9999)}-"
+        f"{r.choice(['XL', 'BLK', 'S'])} is out of stock."
+    ),
+    lambda r: (
+        f"We are on version {r.randint(1, 5)}.{r.randint(0, 30)}.{r.randint(0, 9)} "
+        f"(build {r.randint(1000, 99999)})."
+    ),
+    lambda r: (
+        "The device MAC address is " + ":".join(f"{r.randint(0, 255):02x}" for _ in range(6)) + "."
+    ),
+    lambda r: (
+        f"Logs are in /var/log/{r.choice(['nginx', 'app', 'tunegate'])}/error.log and "
+        f"C:\\Users\\{r.choice(_USERS)}\\AppData\\Local\\Temp."
+    ),
+    lambda r: (
+        f"See https://status.example.com/incidents/{r.randint(1000, 9999)}?ref=email for details."
+    ),
+    lambda r: (
+        "The attachment header says base64 and starts with "
+        + base64.b64encode(r.randbytes(30)).decode()
+        + "."
+    ),
+    lambda r: (
+        f"The image data is data:image/png;base64,{base64.b64encode(r.randbytes(24)).decode()}"
+    ),
     lambda r: r.choice(
         [
             "I forgot my password and the reset password link never arrived.",
@@ -488,7 +504,9 @@ _CLEAN: list[Callable[[random.Random], str]] = [
     lambda r: f"Order #{r.randint(10000, 99999)} and #{r.randint(10000, 99999)} were merged.",
     lambda r: f"Session ID {r.choice(['sess', 'req'])}_{_hex(r, 24)} appears in the log.",
     lambda r: f"The idempotency key is {_uuid(r)} for that call.",
-    lambda r: f"Our customer id is cus_{''.join(r.choice(string.ascii_letters) for _ in range(14))}.",
+    lambda r: (
+        f"Our customer id is cus_{''.join(r.choice(string.ascii_letters) for _ in range(14))}."
+    ),
     lambda r: f"The confirmation code was {r.randint(100000, 999999)}.",
 ]
 
@@ -545,9 +563,7 @@ def covered(text: str, value: str, spans: list[tuple[int, int, float]], min_scor
         if score >= min_score:
             inside.update(range(start, end))
     starts = [i for i in range(len(text)) if text.startswith(value, i)]
-    return bool(starts) and all(
-        all(j in inside for j in range(i, i + len(value))) for i in starts
-    )
+    return bool(starts) and all(all(j in inside for j in range(i, i + len(value))) for i in starts)
 
 
 @dataclass

@@ -99,7 +99,7 @@ _MASKED = re.compile(
 _NOT_A_VALUE = re.compile(
     r"(?i)[a-z][a-z0-9+.\-]*://\S*"  # a URL (one with user:password@ is caught on its own)
     r"|[\w.+\-]+@[\w\-]+\.[\w.\-]+"  # an email address
-    r"|(?:[a-z]:\\|~?/|\\\\)[\w.\-\\/ ]*"  # a path
+    r"|(?:[a-z]:\\|~?/|\\\\)[\w.\-]+(?:[\\/][\w.\-]*)+|~?/[a-z]+"  # a path
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a UUID
     r"|v?\d+(?:\.\d+){1,3}(?:[\-+][\w.]+)?"  # a version
     r"|[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){5}"  # a MAC address
@@ -393,7 +393,7 @@ _KEY_NAME = (
 # key = value, key: value, "key": "value", key is value, key for the admin account is value...
 _ASSIGNED = re.compile(
     rf"(?i)(?P<key>{_KEY_NAME})(?P<gap>[\"'\]]?[ \t]*"
-    r"(?:(?P<op>:=|=>|==?|:|[ \t][\-\u2013\u2014][ \t]|[ \t]is(?:[ \t]now|[ \t]still)?|[ \t]was"
+    r"(?:(?P<op>:=|=>|=|:|[ \t][\-\u2013\u2014][ \t]|[ \t]is(?:[ \t]now|[ \t]still)?|[ \t]was"
     r"|[ \t](?:has been[ \t])?"
     r"(?:set|changed|reset)[ \t]to|[ \t]to)"
     r"|[ \t]+(?:for|on|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[^\s:=]{1,40}(?:[ \t][^\s:=]{1,40})?"
@@ -444,7 +444,7 @@ _CLI_SHORT = re.compile(
     + _VALUE
 )
 _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
-_TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
+_TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/\-_][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
