@@ -349,7 +349,7 @@ def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
             for i in _finds(line, value):
                 after = line[i + len(value) : i + len(value) + 1]
                 quoted = i > 0 and line[i - 1] in _QUOTES and after == line[i - 1]
-                words = value.split()
+                words = re.split(r"[\s;,]+", value.strip())
                 token = value if quoted else words[0].rstrip(_TRAILING) if words else ""
                 before = line[:i].rstrip(" \t\"'`")
                 strength = "quoted" if quoted else "assign" if before.endswith("=") else "prose"
