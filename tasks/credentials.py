@@ -17,9 +17,12 @@ a value after a credential word must look like one (not "incorrect", "expired", 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
@@ -392,7 +395,7 @@ _KEY_NAME = (
 )
 # key = value, key: value, "key": "value", key is value, key for the admin account is value...
 _ASSIGNED = re.compile(
-    rf"(?i)(?P<key>{_KEY_NAME})(?P<gap>[\"'\]]?[ \t]*"
+    rf"(?i)(?P<key>{_KEY_NAME})(?P<gap>[\"'\]]{{0,2}}[ \t]*"
     r"(?:(?P<op>:=|=>|=|:|[ \t][\-\u2013\u2014][ \t]|[ \t]is(?:[ \t]now|[ \t]still)?|[ \t]was"
     r"|[ \t](?:has been[ \t])?"
     r"(?:set|changed|reset)[ \t]to|[ \t]to)"
