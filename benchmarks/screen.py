@@ -32,7 +32,8 @@ from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from tasks.detectors import SecretRecognizer, detectors_for, toxicity_scores
+from tasks.credentials import CredentialRecognizer
+from tasks.detectors import detectors_for, toxicity_scores
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from trainer.taskspec import task_spec
@@ -97,7 +98,7 @@ def main() -> None:
 
 
 def _plain_analyzer(model: str) -> AnalyzerEngine:
-    """Presidio as its README sets it up, plus our secret recognizer so findings can match."""
+    """Presidio as its README sets it up, plus our credential recognizer so findings can match."""
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "spacy",
@@ -106,7 +107,7 @@ def _plain_analyzer(model: str) -> AnalyzerEngine:
     )
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
-    analyzer.registry.add_recognizer(SecretRecognizer())
+    analyzer.registry.add_recognizer(CredentialRecognizer())
     return analyzer
 
 

@@ -16,34 +16,11 @@ from functools import cache
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
-from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from tasks.entity_types import SECRET_ENTITIES, SECRET_PATTERNS
+from tasks.credentials import CredentialRecognizer
 from tasks.redact import Span
-
-
-class SecretRecognizer(EntityRecognizer):
-    """Credentials by pattern; the span is the secret value, not the keyword before it."""
-
-    def __init__(self) -> None:
-        self._patterns = [(e, re.compile(p), g, s) for e, p, g, s in SECRET_PATTERNS]
-        super().__init__(supported_entities=list(SECRET_ENTITIES), name="SecretRecognizer")
-
-    def load(self) -> None:  # nothing to load: the patterns are compiled in __init__
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        results = []
-        for entity, pattern, group, score in self._patterns:
-            if entity not in entities:
-                continue
-            for match in pattern.finditer(text):
-                start, end = match.span(group)
-                results.append(RecognizerResult(entity, start, end, score))
-        return results
 
 
 class AnalysisFailed(list):  # an empty list of spans that says why
@@ -91,7 +68,7 @@ class Detectors:
 
 
 def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
-    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the secret patterns.
+    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer.
 
     Presidio's warnings (recognizers of other languages, unmapped spaCy labels) are silenced.
     """
@@ -109,7 +86,7 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
     if "parser" in nlp.pipe_names:
         nlp.disable_pipes("parser")
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
-    analyzer.registry.add_recognizer(SecretRecognizer())
+    analyzer.registry.add_recognizer(CredentialRecognizer())
     return analyzer
 
 

@@ -10,7 +10,7 @@ import pytest
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from tasks.detectors import SecretRecognizer
+from tasks.credentials import CredentialRecognizer
 from tasks.ingest import run_ingest
 from tasks.records import check_answers_at_offsets
 from tasks.screen import run_screen
@@ -55,7 +55,7 @@ def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, see
     assert not kept_ids & set(sample.toxic_ids), "toxic records must be quarantined"
     reasons = " ".join(r["reason"] for r in quarantined)
     assert "toxicity" in reasons and any(
-        e in reasons for e in SecretRecognizer().supported_entities
+        e in reasons for e in CredentialRecognizer().supported_entities
     )
     if task == "extractive-qa":
         for record in kept:
