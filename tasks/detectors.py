@@ -20,6 +20,7 @@ from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
 
 from tasks.entity_types import SECRET_ENTITIES, SECRET_PATTERNS
+from tasks.person_names import install as install_person_names
 from tasks.redact import Span
 
 
@@ -68,7 +69,8 @@ class Detectors:
 
 
 def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
-    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the secret patterns.
+    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the secret patterns and
+    the person-name recognizer (`tasks.person_names`).
 
     Presidio's warnings (recognizers of other languages, unmapped spaCy labels) are silenced.
     """
@@ -87,6 +89,7 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
         nlp.disable_pipes("parser")
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
     analyzer.registry.add_recognizer(SecretRecognizer())
+    install_person_names(analyzer, nlp)  # PERSON: spaCy's, minus products, plus name lists
     return analyzer
 
 
