@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tasks.name_words import PRODUCT_NAMES, words
 from tasks.person_names import held_out as is_held_out
 from tasks.person_names import locale_names
 
@@ -25,6 +26,8 @@ LOCALES = (
     "nl_NL pl_PL sv_SE da_DK no_NO fi_FI cs_CZ sk_SK hu_HU ro_RO hr_HR sl_SI tr_TR vi_VN id_ID "
     "ja_JP zh_CN yo_NG sw zu_ZA et_EE lv_LV lt_LT"
 ).split()
+
+_PRODUCT_WORDS = words(PRODUCT_NAMES)
 
 # Products and brands, several of them also names somewhere (Ruby, Alexa, Jenkins, Hudson, Sage).
 PRODUCTS = (
@@ -161,17 +164,28 @@ class NameSource:
 
 
 def _simple(name: str) -> bool:
-    """One word (hyphens and apostrophes allowed), at least two letters."""
-    return " " not in name and len(name) > 1 and "." not in name
+    """One word (hyphens and apostrophes allowed), at least two letters, no product's name: a
+    person called Siri or Jenkins alone is a known miss (products are never a person alone)."""
+    return (
+        " " not in name
+        and len(name) > 1
+        and "." not in name
+        and name.casefold() not in _PRODUCT_WORDS
+    )
 
 
 def _all_held(name: str) -> bool:
     return all(is_held_out(p) for p in name.split("-"))
 
 
+def _lower(text: str) -> str:
+    """Lower case as people type it: "İlkbahar" becomes "ilkbahar" (no combining dot)."""
+    return text.lower().replace("i\u0307", "i")
+
+
 def _case(rng: random.Random, text: str, weights=(6, 2, 1)) -> str:
     how = rng.choices(["as is", "lower", "upper"], weights=weights)[0]
-    return text.lower() if how == "lower" else text.upper() if how == "upper" else text
+    return _lower(text) if how == "lower" else text.upper() if how == "upper" else text
 
 
 def _n(text: str) -> tuple[str, str]:
@@ -186,7 +200,17 @@ def _p(text: str) -> tuple[str, str]:
 def _greeting(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
     who = r.choice([p.first, p.first, p.full])
-    hello = r.choice(["Hi {n},", "Hello {n},", "hi {n}", "Hey {n} -", "Dear {n},", "Good morning {n},", "Hi {n}!"])
+    hello = r.choice(
+        [
+            "Hi {n},",
+            "Hello {n},",
+            "hi {n}",
+            "Hey {n} -",
+            "Dear {n},",
+            "Good morning {n},",
+            "Hi {n}!",
+        ]
+    )
     return (
         _Builder()
         .fill(hello, {"n": _n(_case(r, who))})
@@ -198,7 +222,17 @@ def _greeting(r: random.Random, src: NameSource) -> NameTicket:
 def _sign_off(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
     who = r.choice([p.first, p.first, p.full])
-    end = r.choice(["Thanks,\n{n}", "Best regards,\n{n}", "Cheers, {n}", "Regards,\n\n{n}", "Thank you!\n{n}", "-- {n}", "Kind regards\n{n}\n"])
+    end = r.choice(
+        [
+            "Thanks,\n{n}",
+            "Best regards,\n{n}",
+            "Cheers, {n}",
+            "Regards,\n\n{n}",
+            "Thank you!\n{n}",
+            "-- {n}",
+            "Kind regards\n{n}\n",
+        ]
+    )
     return (
         _Builder()
         .add(r.choice(FILLER) + " " + r.choice(FILLER) + "\n\n")
@@ -209,14 +243,16 @@ def _sign_off(r: random.Random, src: NameSource) -> NameTicket:
 
 def _question(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
-    q = r.choice([
-        "did {n} approve it?",
-        "Has {n} seen the new invoice yet?",
-        "Can {n} confirm the delivery address?",
-        "Why was {n} charged twice?",
-        "Is {n} still the account owner?",
-        "Should {n} get admin rights too?",
-    ])
+    q = r.choice(
+        [
+            "did {n} approve it?",
+            "Has {n} seen the new invoice yet?",
+            "Can {n} confirm the delivery address?",
+            "Why was {n} charged twice?",
+            "Is {n} still the account owner?",
+            "Should {n} get admin rights too?",
+        ]
+    )
     return _Builder().add(r.choice(FILLER) + " ").fill(q, {"n": _n(p.full)}).ticket("question")
 
 
@@ -234,26 +270,34 @@ def _list(r: random.Random, src: NameSource) -> NameTicket:
 
 def _all_caps(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
-    t = r.choice([
-        "PLEASE ASK {n} TO CALL ME BACK, THE EXPORT IS STILL BROKEN.",
-        "URGENT: {n} CANNOT LOG IN SINCE THE UPDATE.",
-        "HI {f}, THE INVOICE IS WRONG AGAIN.",
-        "THIS IS {n}, MY ORDER NEVER ARRIVED.",
-    ])
-    return _Builder().fill(t, {"n": _n(p.full.upper()), "f": _n(p.first.upper())}).ticket("all-caps")
+    t = r.choice(
+        [
+            "PLEASE ASK {n} TO CALL ME BACK, THE EXPORT IS STILL BROKEN.",
+            "URGENT: {n} CANNOT LOG IN SINCE THE UPDATE.",
+            "HI {f}, THE INVOICE IS WRONG AGAIN.",
+            "THIS IS {n}, MY ORDER NEVER ARRIVED.",
+        ]
+    )
+    return (
+        _Builder().fill(t, {"n": _n(p.full.upper()), "f": _n(p.first.upper())}).ticket("all-caps")
+    )
 
 
-def _lower(r: random.Random, src: NameSource) -> NameTicket:
+def _lower_case(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
-    t = r.choice([
-        "can you ask {n} about the refund?",
-        "my manager {n} says the report is wrong",
-        "spoke to {f} yesterday but nothing changed",
-        "this is {n}, i still can't log in",
-        "{n} from accounting needs access too",
-        "assigned to {n} last week, no reply",
-    ])
-    return _Builder().fill(t, {"n": _n(p.full.lower()), "f": _n(p.first.lower())}).ticket("lower-case")
+    t = r.choice(
+        [
+            "can you ask {n} about the refund?",
+            "my manager {n} says the report is wrong",
+            "spoke to {f} yesterday but nothing changed",
+            "this is {n}, i still can't log in",
+            "{n} from accounting needs access too",
+            "assigned to {n} last week, no reply",
+        ]
+    )
+    return (
+        _Builder().fill(t, {"n": _n(_lower(p.full)), "f": _n(_lower(p.first))}).ticket("lower-case")
+    )
 
 
 def _punctuated(r: random.Random, src: NameSource) -> NameTicket:
@@ -270,20 +314,43 @@ def _punctuated(r: random.Random, src: NameSource) -> NameTicket:
         name = f"{p.first} O'{p.last}"
     else:
         name = p.full
-    t = r.choice(["My colleague {n} reported the outage.", "{n} cannot open the shared folder.", "The order was placed by {n} on Friday."])
+    t = r.choice(
+        [
+            "My colleague {n} reported the outage.",
+            "{n} cannot open the shared folder.",
+            "The order was placed by {n} on Friday.",
+        ]
+    )
     return _Builder().fill(t, {"n": _n(name)}).ticket("hyphen-apostrophe-accent")
 
 
 def _mention(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
-    handle = r.choice([p.first, p.first.lower(), f"{p.first}.{p.last}".lower(), f"{p.first}_{p.last}".lower(), f"{p.first}{'.'}{p.last}"])
-    t = r.choice(["@{h} can you take a look?", "Assigning to @{h} for review.", "thanks @{h}, that fixed it", "{x} ping @{h} when done."])
+    handle = r.choice(
+        [
+            p.first,
+            _lower(p.first),
+            _lower(f"{p.first}.{p.last}"),
+            _lower(f"{p.first}_{p.last}"),
+            f"{p.first}{'.'}{p.last}",
+        ]
+    )
+    t = r.choice(
+        [
+            "@{h} can you take a look?",
+            "Assigning to @{h} for review.",
+            "thanks @{h}, that fixed it",
+            "{x} ping @{h} when done.",
+        ]
+    )
     return _Builder().fill(t, {"h": _n(handle), "x": (r.choice(FILLER), None)}).ticket("mention")
 
 
 def _email_like(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
-    local = r.choice([f"{p.first}.{p.last}", f"{p.first}.{p.last}".lower(), f"{p.first}_{p.last}".lower()])
+    local = r.choice(
+        [f"{p.first}.{p.last}", _lower(f"{p.first}.{p.last}"), _lower(f"{p.first}_{p.last}")]
+    )
     domain = r.choice(["contoso.com", "example.org", "fabrikam.net"])
     if r.random() < 0.5:
         t = "From: {n} <{l}@" + domain + ">\n" + r.choice(FILLER)
@@ -296,29 +363,47 @@ def _title(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
     title = r.choice(["Mr", "Mr.", "Ms", "Mrs.", "Dr", "Dr.", "Prof."])
     who = r.choice([p.last, p.last, p.full])
-    t = r.choice(["{t} {n} asked for a copy of the contract.", "Please forward this to {t} {n}.", "I spoke with {t} {n} on the phone."])
+    t = r.choice(
+        [
+            "{t} {n} asked for a copy of the contract.",
+            "Please forward this to {t} {n}.",
+            "I spoke with {t} {n} on the phone.",
+        ]
+    )
     return _Builder().fill(t, {"t": (title, None), "n": _n(who)}).ticket("title")
 
 
 def _possessive(r: random.Random, src: NameSource) -> NameTicket:
     p = src.person()
     who = r.choice([p.first, p.first, p.full])
-    t = r.choice(["{n}{s} laptop will not boot.", "I reset {n}{s} password but it fails again.", "Please copy {n}{s} settings to the new account."])
-    return _Builder().fill(t, {"n": _n(who), "s": (r.choice(["'s", "'s", "’s"]), None)}).ticket("possessive")
+    t = r.choice(
+        [
+            "{n}{s} laptop will not boot.",
+            "I reset {n}{s} password but it fails again.",
+            "Please copy {n}{s} settings to the new account.",
+        ]
+    )
+    return (
+        _Builder()
+        .fill(t, {"n": _n(who), "s": (r.choice(["'s", "'s", "’s"]), None)})
+        .ticket("possessive")
+    )
 
 
 def _in_sentence(r: random.Random, src: NameSource) -> NameTicket:
     """A lone first name or full name in running text, after 'ask', 'from', 'by' or first."""
     p = src.person()
     who = r.choice([p.first, p.full])
-    t = r.choice([
-        "{n} approved the purchase order yesterday.",
-        "Could you ask {n} whether the refund went out?",
-        "I got an email from {n} about the renewal.",
-        "The change was made by {n} without a ticket.",
-        "According to {n}, the migration is finished.",
-        "I talked to {n} and {m} about the outage.",
-    ])
+    t = r.choice(
+        [
+            "{n} approved the purchase order yesterday.",
+            "Could you ask {n} whether the refund went out?",
+            "I got an email from {n} about the renewal.",
+            "The change was made by {n} without a ticket.",
+            "According to {n}, the migration is finished.",
+            "I talked to {n} and {m} about the outage.",
+        ]
+    )
     q = src.person()
     return _Builder().fill(t, {"n": _n(who), "m": _n(q.first)}).ticket("in-sentence")
 
@@ -326,7 +411,11 @@ def _in_sentence(r: random.Random, src: NameSource) -> NameTicket:
 def _fields(r: random.Random, src: NameSource) -> NameTicket:
     p, q = src.person(), src.person()
     t = "Requester: {n}\nAssignee: {m}\nSubject: " + r.choice(FILLER)
-    return _Builder().fill(t, {"n": _n(p.full), "m": _n(r.choice([q.first, q.full]))}).ticket("form-fields")
+    return (
+        _Builder()
+        .fill(t, {"n": _n(p.full), "m": _n(r.choice([q.first, q.full]))})
+        .ticket("form-fields")
+    )
 
 
 def _clean(r: random.Random, src: NameSource) -> NameTicket:
@@ -348,7 +437,7 @@ FORMS: dict[str, Callable[[random.Random, NameSource], NameTicket]] = {
     "question": _question,
     "list": _list,
     "all-caps": _all_caps,
-    "lower-case": _lower,
+    "lower-case": _lower_case,
     "hyphen-apostrophe-accent": _punctuated,
     "mention": _mention,
     "email-like": _email_like,
@@ -359,7 +448,9 @@ FORMS: dict[str, Callable[[random.Random, NameSource], NameTicket]] = {
 }
 
 
-def generate(n: int, seed: int = 0, held_out: bool = False, clean_share: float = 0.2) -> list[NameTicket]:
+def generate(
+    n: int, seed: int = 0, held_out: bool = False, clean_share: float = 0.2
+) -> list[NameTicket]:
     """`n` tickets: forms in turn (so every form is equally present), a `clean_share` of clean
     ones; a product sentence is appended to a third of the name tickets."""
     rng = random.Random(seed)
@@ -373,8 +464,14 @@ def generate(n: int, seed: int = 0, held_out: bool = False, clean_share: float =
         ticket = forms[i % len(forms)](rng, src)
         if rng.random() < 0.33:
             a, c = rng.sample(PRODUCTS, 2)
-            extra = _Builder().add(ticket.text + "\n").fill(rng.choice(PRODUCT_SENTENCES), {"p": _p(a), "q": _p(c)})
-            ticket = NameTicket(extra.ticket(ticket.form).text, ticket.form, ticket.names, extra.products)
+            extra = (
+                _Builder()
+                .add(ticket.text + "\n")
+                .fill(rng.choice(PRODUCT_SENTENCES), {"p": _p(a), "q": _p(c)})
+            )
+            ticket = NameTicket(
+                extra.ticket(ticket.form).text, ticket.form, ticket.names, extra.products
+            )
         out.append(ticket)
     return out
 
@@ -382,9 +479,7 @@ def generate(n: int, seed: int = 0, held_out: bool = False, clean_share: float =
 # --- measurement --------------------------------------------------------------------------------
 def covered(span: tuple[int, int], text: str, findings: list[tuple[int, int]]) -> bool:
     """Every non-space character of `span` lies inside some finding (a partial cover leaks)."""
-    return all(
-        text[i].isspace() or any(s <= i < e for s, e in findings) for i in range(*span)
-    )
+    return all(text[i].isspace() or any(s <= i < e for s, e in findings) for i in range(*span))
 
 
 def overlaps(span: tuple[int, int], findings: list[tuple[int, int]]) -> bool:

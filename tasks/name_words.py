@@ -41,7 +41,7 @@ Honda, Toyota, Nissan, Mazda, Subaru, Kia, Hyundai, Volvo, Audi, Skoda, Seat, Fi
 Peugeot, Citroen, Opel, Vauxhall, Mini, Rover, Rolls, Ikea, Lidl, Aldi,
 Tesco, Walmart, Target, Costco, Nordstrom, Sephora, Chanel, Dior, Gucci, Prada,
 Armani, Versace, Hermès, Zara, Mango, Primark, Nike, Adidas, Puma, Reebok, Converse, Vans,
-Amazon, Prime, Kroger, Fargo, Barclays, Lloyds, Santander, Chase, Citi, Schwab, Fidelity,
+Amazon, Prime, Kroger, Fargo, Barclays, Lloyds, Santander, Citi, Schwab, Fidelity,
 Vanguard, Visa, Mastercard, Amex, Maestro, Discover, Revolut, Monzo, Starling, Ocado,
 Uber, Lyft, Bolt, Deliveroo, Doordash, Grubhub, Airbnb, Expedia, Booking, Kayak, Trivago,
 Spotify, Deezer, Tidal, Pandora, Netflix, Hulu, Disney, Peacock, Paramount, Starz, Showtime,
@@ -55,7 +55,7 @@ DigitalOcean, Ionos, Rackspace, Google, Gmail, Meet, Hangouts, Chromebook, Nvidi
 Ryzen, Xeon, Qualcomm, Snapdragon, Broadcom, Logitech, Razer, Corsair, Samsung, Sony, Philips,
 Panasonic, Sharp, Canon, Nikon, Epson, Brother, Ricoh, Kyocera, Xerox, Lexmark, Konica, Minolta,
 Zebra, Honeywell, Bosch, Miele, Dyson, Kenwood, Bose, Jabra, Plantronics, Poly,
-Sennheiser, Shure, Yamaha, Roland, Fender, Gibson, Ibanez, Casio, Seiko, Citizen, Rolex, Omega,
+Sennheiser, Shure, Yamaha, Fender, Gibson, Ibanez, Casio, Seiko, Citizen, Rolex, Omega,
 Tissot, Swatch, Wiley, Elsevier, Springer, Nature, Reuters,
 Bloomberg, Forbes, Gartner, Forrester, Deloitte, Accenture, Capgemini, Infosys, Wipro, Cognizant,
 Tata, Mahindra, Reliance, Siemens, Schneider, Emerson, Rockwell, Fanuc, Kuka, Marriott,
@@ -122,8 +122,11 @@ TITLES = (
 )
 GREETINGS = "hi hello hey heya hiya dear morning afternoon evening greetings yo howdy hallo hola"
 SIGN_OFFS = (
-    "thanks thank thx ty cheers regards best br rgds sincerely yours cordially ta warmly "
-    "respectfully kind warm many all the you so much again in advance wishes with love talk soon"
+    "thanks, thank you, thanks so much, thank you so much, thanks again, thanks in advance, "
+    "many thanks, thanks a lot, thx, ty, cheers, regards, best, best regards, kind regards, "
+    "warm regards, warmest regards, best wishes, all the best, sincerely, yours sincerely, "
+    "yours truly, yours, cordially, respectfully, br, rgds, ta, talk soon, with thanks, "
+    "mit freundlichen grüßen, saludos, cordialement, groeten, pozdrawiam"
 )
 # A lone first name (or a lower-case one) right after one of these is taken as a name.
 CONTEXT_WORDS = (
@@ -132,10 +135,14 @@ CONTEXT_WORDS = (
     "reporter owner approver manager colleague coworker co-worker boss user customer agent "
     "engineer said says wrote spoke talked meet met cc: and or"
 )
+# Field labels a name follows at the start of a line ("Requester: ..."; "cc: ...").
+LABELS = (
+    "from to cc bcc attn attendees participants approvers approver requester reporter assignee "
+    "owner contact name customer agent author reviewer reviewers signed submitted"
+)
 # Lower-case particles inside a name (Jan de Jong, Ludwig van Beethoven, Ahmad bin Ali).
 PARTICLES = (
-    "van von de der den del della di da das do dos du la le bin binti ibn al el ten ter mac "
-    "st y e"
+    "van von de der den del della di da das do dos du la le bin binti ibn al el ten ter mac st y e"
 )
 
 

@@ -48,12 +48,18 @@ _PARTS = re.compile(r"[._\-]")
 _INITIAL = re.compile(r"[A-Z]\.?")
 _TITLE = re.compile(r"\b(?:%s)\.?\s*$" % "|".join(w.TITLES.split()), re.IGNORECASE)
 _GREETING = re.compile(
-    r"(?:^|[\s,.!>(])(?:good\s+)?(?:%s)(?:\s+there)?\s*[,!:\-–—]?\s*$" % "|".join(w.GREETINGS.split()),
+    r"(?:^|[\s,.!>(])(?:good\s+)?(?:%s)(?:\s+there)?\s*[,!:\-–—]?\s*$"
+    % "|".join(w.GREETINGS.split()),
     re.IGNORECASE,
 )
 _SIGN_OFF = re.compile(
-    r"^\W*(?:(?:%s)\b[\w ]*|--|—|–|-)\W*$" % "|".join(w.SIGN_OFFS.split()), re.IGNORECASE
+    r"^\W*(?:(?:%s)|--|—|–|-)\W*$" % "|".join(re.escape(x.strip()) for x in w.SIGN_OFFS.split(",")),
+    re.IGNORECASE,
 )
+_LABEL = re.compile(
+    r"^\s*(?:%s)\s*:\s*$" % "|".join(re.escape(x) for x in w.LABELS.split()), re.IGNORECASE
+)
+_LIST_SEPARATOR = re.compile(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*")
 _MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "channel", "room"})
 _STOP_POS = frozenset({"VERB", "AUX", "ADP", "DET", "PRON", "ADV", "ADJ", "CCONJ", "SCONJ", "PART"})
 
@@ -204,6 +210,18 @@ class PersonNameRecognizer(EntityRecognizer):
             and key not in self.wordish
         )
 
+    def is_unknown(self, key: str) -> bool:
+        """A word no list knows: could be a name the list lacks (used in strong context)."""
+        return (
+            key.replace("'", "").replace("-", "").isalpha()
+            and len(key) > 1
+            and not self.is_name(key)
+            and not self.is_product(key)
+            and key not in self.common
+            and key not in self.wordish
+            and key not in _PARTICLES
+        )
+
     # --- analysis ---------------------------------------------------------------------------
     def analyze(
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
@@ -220,21 +238,44 @@ class PersonNameRecognizer(EntityRecognizer):
         return [RecognizerResult(ENTITY, s, e, score) for s, e, score in found]
 
     def _spacy(self, text: str, artifacts: NlpArtifacts, pos: _PosLookup) -> list:
+        """spaCy's PERSON spans, cut at line breaks, product words trimmed off their edges."""
         out = []
         for ent, score in zip(artifacts.entities, artifacts.scores, strict=False):
             if ent.label_ != ENTITY:
                 continue
-            words = [fold(m.group()) for m in _WORD.finditer(ent.text)]
-            if words and all(self.is_product(k) for k in words):
-                continue
-            if (
-                len(words) == 1
-                and words[0] in self.common | self.wordish
-                and pos.tag(ent.start_char) in _STOP_POS
-            ):
-                continue
-            out.append((ent.start_char, ent.end_char, float(score)))
+            offset = ent.start_char
+            for line in re.finditer(r"[^\n]+", ent.text):
+                words = list(_WORD.finditer(line.group()))
+                if any(self._spacy_drop(m) for m in words):
+                    # "the Dell API": a product inside keeps the span only beside a known name.
+                    if not any(self.is_strong(_key(m)) for m in words):
+                        continue
+                    while words and self._spacy_drop(words[0]):
+                        words.pop(0)
+                    while words and self._spacy_drop(words[-1]):
+                        words.pop()
+                base = offset + line.start()
+                if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
+                    continue
+                if words:
+                    last = words[-1]
+                    end = last.end() - (2 if re.search(r"['’][sS]$", last.group()) else 0)
+                    out.append((base + words[0].start(), base + end, float(score)))
         return out
+
+    def _common_word(self, text: str, start: int, pos: _PosLookup) -> bool:
+        """A lone capitalised common word spaCy took for a person ("Mark the ticket", "Bill me"):
+        a verb by its tag, or first in its sentence, and not after a title or greeting."""
+        word = _WORD.match(text, start)
+        key = _key(word) if word else ""
+        if key not in self.common and key not in self.wordish:
+            return False
+        if self._context(text, start, -1) == "strong":
+            return False
+        return pos.tag(start) in _STOP_POS or not _mid_sentence(text, start)
+
+    def _spacy_drop(self, word: re.Match) -> bool:
+        return self.is_product(_key(word))
 
     def _handles(self, text: str) -> list:
         out = []
@@ -247,8 +288,10 @@ class PersonNameRecognizer(EntityRecognizer):
                 if any(self.is_product(p) or p in _MENTION_WORDS for p in parts):
                     continue
                 names = [p for p in parts if self.is_name(p)]
-                ok = (len(names) == len(parts) and any(self.is_strong(p) for p in parts)) or (
-                    not need_two and len(parts) == 1 and names
+                ok = (
+                    (len(names) == len(parts) and any(self.is_strong(p) for p in parts))
+                    or (not need_two and len(parts) == 1 and names)
+                    or all(self.is_unknown(p) or self.is_strong(p) for p in parts)
                 )
                 if ok:
                     out.append((m.start(1), m.start(1) + len(handle), IN_CONTEXT))
@@ -271,6 +314,10 @@ class PersonNameRecognizer(EntityRecognizer):
         while i < len(tokens):
             run = self._run_from(text, tokens, i)
             if not run:
+                span = self._unknown_in_context(text, tokens, i, last_end)
+                if span:
+                    out.append(span)
+                    last_end = span[1]
                 i += 1
                 continue
             span = self._score_run(text, run, pos, last_end)
@@ -279,6 +326,34 @@ class PersonNameRecognizer(EntityRecognizer):
                 last_end = span[1]
             i = tokens.index(run[-1]) + 1
         return out
+
+    def _unknown_in_context(
+        self, text: str, tokens: list[_Token], i: int, last_end: int
+    ) -> tuple[int, int, float] | None:
+        """A word no list knows, capitalised or on a sign-off line, right after a title, a
+        greeting or alone on a sign-off line; the next capitalised unknown word joins it."""
+        tok = tokens[i]
+        if _case(tok.text) == "mixed":
+            return None
+        if tok.key in self.stop_words and self.is_name(tok.key) and not self.is_product(tok.key):
+            # "Regards,\nWill": a stop word that is a name, alone after a greeting or sign-off
+            if self._context(text, tok.start, -1) == "strong" and _ends_name(text, tok.end):
+                return tok.start, tok.end, IN_CONTEXT
+            return None
+        if not self.is_unknown(tok.key):
+            return None
+        if self._context(text, tok.start, last_end) not in ("strong", "list"):
+            return None
+        end = tok.end
+        if i + 1 < len(tokens) and not tok.possessive:
+            nxt = tokens[i + 1]
+            if (
+                _joins(text[tok.end : nxt.start])
+                and _case(nxt.text) == _case(tok.text)
+                and (self.is_unknown(nxt.key) or self.is_strong(nxt.key))
+            ):
+                end = nxt.end
+        return tok.start, end, IN_CONTEXT
 
     def _run_from(self, text: str, tokens: list[_Token], i: int) -> list[_Token]:
         """Name words in a row from token i: one space apart, particles and initials inside."""
@@ -298,6 +373,12 @@ class PersonNameRecognizer(EntityRecognizer):
                     j += 2
                     continue
             if not self.is_name(tok.key) or tok.key in self.stop_words:
+                if (
+                    self.is_unknown(tok.key)
+                    and _case(tok.text) == _case(run[-1].text) != "lower"
+                    and self.is_strong(run[-1].key)
+                ):
+                    run.append(tok)  # a surname the list lacks after a known first name
                 break
             run.append(tok)
             j += 1
@@ -329,12 +410,14 @@ class PersonNameRecognizer(EntityRecognizer):
             if strong and (title or casing == {"upper"}):
                 return start, end, FULL_NAME
             ordered = self.is_first(names[0].key) and not any(
-                t.key in self.common for t in names
+                t.key in self.stop_words or self.is_product(t.key) for t in names
             )
             if strong and (ordered or context):
                 return start, end, IN_CONTEXT
-            if title and (context or self.is_first(names[0].key)) and not any(
-                self.is_product(t.key) for t in names
+            if (
+                title
+                and (context or self.is_first(names[0].key))
+                and not any(self.is_product(t.key) for t in names)
             ):
                 if context or _mid_sentence(text, start):
                     return start, end, LONE_NAME
@@ -351,7 +434,12 @@ class PersonNameRecognizer(EntityRecognizer):
         if _case(tok.text) == "title":
             if not common and self.is_first(key):
                 return tok.start, tok.end, IN_CONTEXT if context else LONE_NAME
-            if context and key not in self.stop_words and pos.tag(tok.start) == "PROPN":
+            if (
+                (context or key not in self.common)
+                and key not in self.stop_words
+                and self.is_first(key)
+                and pos.tag(tok.start) == "PROPN"
+            ):
                 return tok.start, tok.end, IN_CONTEXT
             if not common and context:
                 return tok.start, tok.end, IN_CONTEXT
@@ -374,10 +462,14 @@ class PersonNameRecognizer(EntityRecognizer):
             previous = before[before.rfind("\n") + 1 :]
             if previous and _SIGN_OFF.match(previous):
                 return "strong"
-        if last_end >= 0 and re.fullmatch(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*", text[last_end:start]):
-            return "weak"
-        words = re.findall(r"[\w:-]+", prefix.casefold())
-        if words and (words[-1] in self.context_words or words[-1].rstrip(":") in self.context_words):
+        if _LABEL.match(prefix):
+            return "strong"
+        if last_end >= 0 and _LIST_SEPARATOR.fullmatch(text[last_end:start]):
+            return "list"
+        words = re.findall(r"[\w:-]+", re.split(r"[.!?]\s", prefix)[-1].casefold())
+        if words and (
+            words[-1] in self.context_words or words[-1].rstrip(":") in self.context_words
+        ):
             return "weak"
         return None
 
@@ -395,6 +487,11 @@ class _PosLookup:
         if self._by_start is None:
             self._by_start = {t.idx: t.pos_ for t in self._doc}
         return self._by_start.get(start, "")
+
+
+def _key(word: re.Match) -> str:
+    key = fold(word.group())
+    return key[:-2] if key.endswith("'s") else key
 
 
 def _joins(gap: str) -> bool:
