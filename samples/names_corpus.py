@@ -21,23 +21,117 @@ from tasks.name_words import PRODUCT_NAMES, words
 from tasks.person_names import held_out as is_held_out
 from tasks.person_names import locale_names
 
-LOCALES = (
-    "en_US en_GB en_IN en_IE en_NZ en_KE de_DE de_AT fr_FR fr_CA es_ES es_MX it_IT pt_BR pt_PT "
-    "nl_NL pl_PL sv_SE da_DK no_NO fi_FI cs_CZ sk_SK hu_HU ro_RO hr_HR sl_SI tr_TR vi_VN id_ID "
-    "ja_JP zh_CN yo_NG sw zu_ZA et_EE lv_LV lt_LT"
-).split()
+LOCALES = [
+    "en_US",
+    "en_GB",
+    "en_IN",
+    "en_IE",
+    "en_NZ",
+    "en_KE",
+    "de_DE",
+    "de_AT",
+    "fr_FR",
+    "fr_CA",
+    "es_ES",
+    "es_MX",
+    "it_IT",
+    "pt_BR",
+    "pt_PT",
+    "nl_NL",
+    "pl_PL",
+    "sv_SE",
+    "da_DK",
+    "no_NO",
+    "fi_FI",
+    "cs_CZ",
+    "sk_SK",
+    "hu_HU",
+    "ro_RO",
+    "hr_HR",
+    "sl_SI",
+    "tr_TR",
+    "vi_VN",
+    "id_ID",
+    "ja_JP",
+    "zh_CN",
+    "yo_NG",
+    "sw",
+    "zu_ZA",
+    "et_EE",
+    "lv_LV",
+    "lt_LT",
+]
 
 _PRODUCT_WORDS = words(PRODUCT_NAMES)
 
 # Products and brands, several of them also names somewhere (Ruby, Alexa, Jenkins, Hudson, Sage).
-PRODUCTS = (
-    "Azure, Teams, Excel, Outlook, Jira, Slack, Zoom, Alexa, Siri, Cortana, Dell, Mac, Ruby, "
-    "Jenkins, Kafka, Hudson, Sage, Oracle, Ubuntu, Windows, Chrome, Firefox, Safari, SharePoint, "
-    "OneDrive, Power BI, Salesforce, Zendesk, Okta, Docker, Kubernetes, Redis, Django, Flask, "
-    "Pandas, Grafana, Splunk, Tableau, Confluence, Trello, Asana, Dropbox, Webex, Skype, Intune, "
-    "Android, ThinkPad, Lenovo, Cisco, Citrix, Xero, QuickBooks, Workday, ServiceNow, HubSpot, "
-    "Stripe, Shopify, Twilio, Heroku, Nginx, Apache, Airflow, Snowflake, Databricks, Terraform"
-).split(", ")
+PRODUCTS = [
+    "Azure",
+    "Teams",
+    "Excel",
+    "Outlook",
+    "Jira",
+    "Slack",
+    "Zoom",
+    "Alexa",
+    "Siri",
+    "Cortana",
+    "Dell",
+    "Mac",
+    "Ruby",
+    "Jenkins",
+    "Kafka",
+    "Hudson",
+    "Sage",
+    "Oracle",
+    "Ubuntu",
+    "Windows",
+    "Chrome",
+    "Firefox",
+    "Safari",
+    "SharePoint",
+    "OneDrive",
+    "Power BI",
+    "Salesforce",
+    "Zendesk",
+    "Okta",
+    "Docker",
+    "Kubernetes",
+    "Redis",
+    "Django",
+    "Flask",
+    "Pandas",
+    "Grafana",
+    "Splunk",
+    "Tableau",
+    "Confluence",
+    "Trello",
+    "Asana",
+    "Dropbox",
+    "Webex",
+    "Skype",
+    "Intune",
+    "Android",
+    "ThinkPad",
+    "Lenovo",
+    "Cisco",
+    "Citrix",
+    "Xero",
+    "QuickBooks",
+    "Workday",
+    "ServiceNow",
+    "HubSpot",
+    "Stripe",
+    "Shopify",
+    "Twilio",
+    "Heroku",
+    "Nginx",
+    "Apache",
+    "Airflow",
+    "Snowflake",
+    "Databricks",
+    "Terraform",
+]
 
 # Common words that are also first or last names somewhere, used as words.
 WORD_SENTENCES = [
@@ -385,7 +479,7 @@ def _possessive(r: random.Random, src: NameSource) -> NameTicket:
     )
     return (
         _Builder()
-        .fill(t, {"n": _n(who), "s": (r.choice(["'s", "'s", "’s"]), None)})
+        .fill(t, {"n": _n(who), "s": (r.choice(["'s", "'s", "\u2019s"]), None)})
         .ticket("possessive")
     )
 

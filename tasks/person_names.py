@@ -41,32 +41,39 @@ ENTITY = "PERSON"
 # Scores: the screen's PERSON rule keeps findings at 0.5 and above (screen_policy).
 FULL_NAME, IN_CONTEXT, LONE_NAME = 0.85, 0.7, 0.6
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
-_MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'’\-]*(?:\.[\w'’\-]+)*)")
-_EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'’\-]*(?:[._][^\W\d_][\w'’\-]*)+)@\w")
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019\-][^\W\d_]+)*")
+_MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'\u2019\-]*(?:\.[\w'\u2019\-]+)*)")
+_EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'\u2019\-]*(?:[._][^\W\d_][\w'\u2019\-]*)+)@\w")
 _PARTS = re.compile(r"[._\-]")
-_INITIAL = re.compile(r"[A-Z]\.?")
-_TITLE = re.compile(r"\b(?:%s)\.?\s*$" % "|".join(w.TITLES.split()), re.IGNORECASE)
+_DASHES = "\u2013\u2014"
+
+
+def _alternatives(items) -> str:
+    return "|".join(re.escape(x.strip()) for x in items if x.strip())
+
+
+_TITLE = re.compile(r"\b(?:" + _alternatives(w.TITLES.split()) + r")\.?\s*$", re.IGNORECASE)
 _GREETING = re.compile(
-    r"(?:^|[\s,.!>(])(?:good\s+)?(?:%s)(?:\s+there)?\s*[,!:\-–—]?\s*$"
-    % "|".join(w.GREETINGS.split()),
+    r"(?:^|[\s,.!>(])(?:good\s+)?(?:"
+    + _alternatives(w.GREETINGS.split())
+    + r")(?:\s+there)?\s*[,!:\-"
+    + _DASHES
+    + r"]?\s*$",
     re.IGNORECASE,
 )
 _SIGN_OFF = re.compile(
-    r"^\W*(?:(?:%s)|--|—|–|-)\W*$" % "|".join(re.escape(x.strip()) for x in w.SIGN_OFFS.split(",")),
+    r"^\W*(?:(?:" + _alternatives(w.SIGN_OFFS.split(",")) + r")|--|[-" + _DASHES + r"])\W*$",
     re.IGNORECASE,
 )
-_LABEL = re.compile(
-    r"^\s*(?:%s)\s*:\s*$" % "|".join(re.escape(x) for x in w.LABELS.split()), re.IGNORECASE
-)
+_LABEL = re.compile(r"^\s*(?:" + _alternatives(w.LABELS.split()) + r")\s*:\s*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*")
-_MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "channel", "room"})
+_MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "room"})
 _STOP_POS = frozenset({"VERB", "AUX", "ADP", "DET", "PRON", "ADV", "ADJ", "CCONJ", "SCONJ", "PART"})
 
 
 def fold(word: str) -> str:
     """Lookup key: casefolded, curly apostrophe straightened."""
-    return word.replace("’", "'").casefold()
+    return word.replace("\u2019", "'").casefold()
 
 
 def strip_accents(word: str) -> str:
@@ -75,7 +82,7 @@ def strip_accents(word: str) -> str:
 
 def is_latin(name: str) -> bool:
     return bool(name) and all(
-        c in " '’-." or "LATIN" in unicodedata.name(c, "") for c in name if not c.isspace()
+        c in " '\u2019-." or "LATIN" in unicodedata.name(c, "") for c in name if not c.isspace()
     )
 
 
@@ -259,7 +266,7 @@ class PersonNameRecognizer(EntityRecognizer):
                     continue
                 if words:
                     last = words[-1]
-                    end = last.end() - (2 if re.search(r"['’][sS]$", last.group()) else 0)
+                    end = last.end() - (2 if re.search(r"['\u2019][sS]$", last.group()) else 0)
                     out.append((base + words[0].start(), base + end, float(score)))
         return out
 
@@ -301,7 +308,7 @@ class PersonNameRecognizer(EntityRecognizer):
         tokens = []
         for m in _WORD.finditer(text):
             word, end = m.group(), m.end()
-            possessive = len(word) > 2 and word[-2] in "'’" and word[-1] in "sS"
+            possessive = len(word) > 2 and word[-2] in "'\u2019" and word[-1] in "sS"
             if possessive:
                 word, end = word[:-2], end - 2
             tokens.append(_Token(m.start(), end, word, fold(word), possessive))
@@ -418,9 +425,9 @@ class PersonNameRecognizer(EntityRecognizer):
                 title
                 and (context or self.is_first(names[0].key))
                 and not any(self.is_product(t.key) for t in names)
+                and (context or _mid_sentence(text, start))
             ):
-                if context or _mid_sentence(text, start):
-                    return start, end, LONE_NAME
+                return start, end, LONE_NAME
             names = names[:1]
         tok = names[0]
         key = tok.key
@@ -509,7 +516,7 @@ def _case(word: str) -> str:
 def _ends_name(text: str, end: int) -> bool:
     """A common word is a name in context only when nothing but punctuation follows it."""
     rest = text[end : end + 2]
-    return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("’s")
+    return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("\u2019s")
 
 
 def _mid_sentence(text: str, start: int) -> bool:

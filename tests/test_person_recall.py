@@ -48,7 +48,7 @@ def test_recall_per_form_and_no_product_flagged(detectors) -> None:
         ("did priya raman approve it?", ["priya raman"]),
         ("cc: Tom, Ana Souza and Wei Zhang", ["Tom", "Ana Souza", "Wei Zhang"]),
         ("Olga's laptop is broken", ["Olga"]),
-        ("Olga’s laptop is broken", ["Olga"]),
+        ("Olga\u2019s laptop is broken", ["Olga"]),
         ("@maria.gonzalez please look", ["maria.gonzalez"]),
         ("Please forward this to Dr. Kowalski.", ["Kowalski"]),
         (
