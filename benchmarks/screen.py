@@ -35,6 +35,7 @@ from samples.generate import generate_sample, write_sample
 from tasks.credentials import CredentialRecognizer
 from tasks.detectors import detectors_for, toxicity_scores
 from tasks.ingest import run_ingest
+from tasks.person_names import install as install_person_names
 from tasks.screen import run_screen
 from trainer.taskspec import task_spec
 
@@ -98,7 +99,8 @@ def main() -> None:
 
 
 def _plain_analyzer(model: str) -> AnalyzerEngine:
-    """Presidio as its README sets it up, plus our credential recognizer so findings can match."""
+    """Presidio as its README sets it up, plus our credential and person-name recognizers so
+    findings can match."""
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "spacy",
@@ -106,8 +108,10 @@ def _plain_analyzer(model: str) -> AnalyzerEngine:
         }
     )
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
-    analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
+    engine = provider.create_engine()
+    analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
     analyzer.registry.add_recognizer(CredentialRecognizer())
+    install_person_names(analyzer, engine.nlp["en"])
     return analyzer
 
 

@@ -20,6 +20,7 @@ from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
 from tasks.credentials import CredentialRecognizer
+from tasks.person_names import install as install_person_names
 from tasks.redact import Span
 
 
@@ -68,7 +69,8 @@ class Detectors:
 
 
 def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
-    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer.
+    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer
+    (`tasks.credentials`) and the person-name recognizer (`tasks.person_names`).
 
     Presidio's warnings (recognizers of other languages, unmapped spaCy labels) are silenced.
     """
@@ -87,6 +89,7 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
         nlp.disable_pipes("parser")
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
     analyzer.registry.add_recognizer(CredentialRecognizer())
+    install_person_names(analyzer, nlp)  # PERSON: spaCy's, minus products, plus name lists
     return analyzer
 
 

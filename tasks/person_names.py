@@ -1,0 +1,538 @@
+"""Person names by list and context, beside spaCy's PERSON.
+
+spaCy's small English pipeline misses names in sign-offs, greetings, lower case, lists and
+possessives, and takes some products for people (Kafka, Zendesk, Oracle). `PersonNameRecognizer`
+takes over PERSON from Presidio's spaCy recognizer: it keeps spaCy's PERSON spans (minus those
+that are only product names or a verb such as "Mark it done") and adds names found by list:
+
+- the first and last names of every Faker person provider with Latin-script names, read from
+  the installed `faker` package when the analyzer is built (nothing is copied into the repo);
+- a capitalised, unambiguous first name on its own ("Priya approved it", "Olga's laptop": the
+  span stops before "'s"), or two or more name words in a row ("priya raman", "Nguyễn Văn Minh",
+  "Mark Kowalski" where one word is unambiguous, "Jan de Jong" with a particle inside);
+- a name word that is also a common word (Will, May, Mark, Hope, Summer...) or is in lower case
+  only in context: after a title (Mr, Dr), a greeting (hi, dear), on a sign-off line ("Thanks,"
+  then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
+- "@handles" and email-like "first.last@" whose parts are names.
+
+Products and brands (`tasks.name_words.PRODUCT_NAMES`) are never a person on their own. The words
+come from `tasks.name_words` (data), spaCy's stop words, its lemmatizer's verb, adjective and
+adverb lists, and Faker's English word list; spaCy's part-of-speech tag decides only whether an
+ambiguous capitalised word is a proper noun.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
+
+from tasks import name_words as w
+
+ENTITY = "PERSON"
+# Scores: the screen's PERSON rule keeps findings at 0.5 and above (screen_policy).
+FULL_NAME, IN_CONTEXT, LONE_NAME = 0.85, 0.7, 0.6
+
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019\-][^\W\d_]+)*")
+_MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'\u2019\-]*(?:\.[\w'\u2019\-]+)*)")
+_EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'\u2019\-]*(?:[._][^\W\d_][\w'\u2019\-]*)+)@\w")
+_PARTS = re.compile(r"[._\-]")
+_DASHES = "\u2013\u2014"
+
+
+def _alternatives(items) -> str:
+    return "|".join(re.escape(x.strip()) for x in items if x.strip())
+
+
+_TITLE = re.compile(r"\b(?:" + _alternatives(w.TITLES.split()) + r")\.?\s*$", re.IGNORECASE)
+_GREETING = re.compile(
+    r"(?:^|[\s,.!>(])(?:good\s+)?(?:"
+    + _alternatives(w.GREETINGS.split())
+    + r")(?:\s+there)?\s*[,!:\-"
+    + _DASHES
+    + r"]?\s*$",
+    re.IGNORECASE,
+)
+_SIGN_OFF = re.compile(
+    r"^\W*(?:(?:" + _alternatives(w.SIGN_OFFS.split(",")) + r")|--|[-" + _DASHES + r"])\W*$",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^\s*(?:" + _alternatives(w.LABELS.split()) + r")\s*:\s*$", re.IGNORECASE)
+_LIST_SEPARATOR = re.compile(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*")
+_MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "room"})
+_STOP_POS = frozenset({"VERB", "AUX", "ADP", "DET", "PRON", "ADV", "ADJ", "CCONJ", "SCONJ", "PART"})
+
+
+def fold(word: str) -> str:
+    """Lookup key: casefolded, curly apostrophe straightened."""
+    return word.replace("\u2019", "'").casefold()
+
+
+def strip_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def is_latin(name: str) -> bool:
+    return bool(name) and all(
+        c in " '\u2019-." or "LATIN" in unicodedata.name(c, "") for c in name if not c.isspace()
+    )
+
+
+def held_out(name: str) -> bool:
+    """About one name in ten, fixed by its spelling: kept out of the list for honest recall."""
+    return zlib.crc32(strip_accents(fold(name)).encode()) % 10 == 0
+
+
+@cache
+def locale_names(locale: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(first names, last names) of one Faker person provider, Latin script only, sorted."""
+    provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+    first: set[str] = set()
+    last: set[str] = set()
+    for attr in dir(provider):
+        if attr.startswith("_") or not attr.endswith("names") or "kana" in attr:
+            continue
+        into = last if "last" in attr else first if "first" in attr or "middle" in attr else None
+        values = getattr(provider, attr)
+        if into is None or not isinstance(values, dict | list | tuple | set | frozenset):
+            continue
+        into.update(v for v in values if isinstance(v, str) and is_latin(v))
+    return tuple(sorted(first)), tuple(sorted(last))
+
+
+def faker_locales() -> list[str]:
+    import faker.providers.person as person
+
+    return sorted(m.name for m in pkgutil.iter_modules(person.__path__) if m.ispkg)
+
+
+@cache
+def faker_name_lists(exclude_held_out: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+    """Folded first and last names of all Faker locales (accented and unaccented spellings)."""
+    keep: Callable[[str], bool] = (lambda n: not held_out(n)) if exclude_held_out else bool
+    first: set[str] = set()
+    last: set[str] = set()
+    for locale in faker_locales():
+        firsts, lasts = locale_names(locale)
+        for names, into in ((firsts, first), (lasts, last)):
+            for name in names:
+                for part in name.split():
+                    key = fold(part)
+                    if key not in _PARTICLES and len(key) > 1 and keep(part):
+                        into.update({key, strip_accents(key)})
+    return frozenset(first), frozenset(last)
+
+
+_PARTICLES = w.words(w.PARTICLES)
+
+
+@dataclass(frozen=True)
+class _Token:
+    start: int
+    end: int  # possessive "'s" excluded
+    text: str
+    key: str
+    possessive: bool = False
+
+
+class PersonNameRecognizer(EntityRecognizer):
+    """PERSON from spaCy's entities (products removed) plus names found by list and context."""
+
+    def __init__(
+        self,
+        first: Iterable[str],
+        last: Iterable[str],
+        common: Iterable[str] = (),
+        wordish: Iterable[str] = (),
+        stop_words: Iterable[str] = (),
+        products: Iterable[str] = (),
+        use_spacy: bool = True,
+    ) -> None:
+        self.first, self.last = frozenset(first), frozenset(last)
+        self.products = frozenset(products) | w.words(w.PRODUCT_NAMES)
+        self.stop_words = frozenset(stop_words)
+        self.common = frozenset(common) | w.words(w.COMMON_WORDS) | self.stop_words
+        self.wordish = frozenset(wordish) - w.words(w.NAME_FIRST)
+        self.context_words = w.words(w.CONTEXT_WORDS)
+        self.use_spacy = use_spacy
+        super().__init__(supported_entities=[ENTITY], name="PersonNameRecognizer")
+
+    @classmethod
+    def from_faker(
+        cls, nlp=None, exclude_held_out: bool = False, use_spacy: bool = True
+    ) -> PersonNameRecognizer:
+        """Names from the installed Faker; common words from Faker's English word list and,
+        given the spaCy pipeline, its stop words and its lemmatizer's verb/adjective/adverb lists."""
+        from faker.providers.lorem.en_US import Provider as Lorem
+
+        first, last = faker_name_lists(exclude_held_out)
+        stop: frozenset[str] = frozenset()
+        wordish: set[str] = set()
+        if nlp is not None:
+            stop = frozenset(nlp.Defaults.stop_words)
+            if "lemmatizer" in nlp.pipe_names:
+                index = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index", {})
+                for pos in ("verb", "adj", "adv"):
+                    wordish.update(index.get(pos, ()))
+        return cls(first, last, Lorem.word_list, wordish, stop, use_spacy=use_spacy)
+
+    def load(self) -> None:  # the lists arrive in __init__
+        return None
+
+    # --- words ------------------------------------------------------------------------------
+    def _in(self, key: str, names: frozenset[str]) -> bool:
+        if key in names or strip_accents(key) in names:
+            return True
+        if "-" in key:
+            parts = [p for p in key.split("-") if len(p) > 1]
+            return bool(parts) and all(self.is_name(p) for p in parts)
+        if "'" in key:
+            head, _, rest = key.partition("'")
+            return len(head) <= 3 and (rest in names or head + rest in names)
+        return False
+
+    def is_first(self, key: str) -> bool:
+        return self._in(key, self.first)
+
+    def is_name(self, key: str) -> bool:
+        return self._in(key, self.first) or self._in(key, self.last)
+
+    def is_product(self, key: str) -> bool:
+        return key in self.products or any(p in self.products for p in key.split("-"))
+
+    def is_strong(self, key: str) -> bool:
+        """A name that is no common word, no product."""
+        return (
+            self.is_name(key)
+            and not self.is_product(key)
+            and key not in self.common
+            and key not in self.wordish
+        )
+
+    def is_unknown(self, key: str) -> bool:
+        """A word no list knows: could be a name the list lacks (used in strong context)."""
+        return (
+            key.replace("'", "").replace("-", "").isalpha()
+            and len(key) > 1
+            and not self.is_name(key)
+            and not self.is_product(key)
+            and key not in self.common
+            and key not in self.wordish
+            and key not in _PARTICLES
+        )
+
+    # --- analysis ---------------------------------------------------------------------------
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+    ) -> list[RecognizerResult]:
+        if ENTITY not in entities:
+            return []
+        doc = nlp_artifacts.tokens if nlp_artifacts is not None else None
+        pos = _PosLookup(doc)
+        found: list[tuple[int, int, float]] = []
+        if self.use_spacy and nlp_artifacts is not None:
+            found += self._spacy(text, nlp_artifacts, pos)
+        found += self._handles(text)
+        found += self._runs(text, pos)
+        return [RecognizerResult(ENTITY, s, e, score) for s, e, score in found]
+
+    def _spacy(self, text: str, artifacts: NlpArtifacts, pos: _PosLookup) -> list:
+        """spaCy's PERSON spans, cut at line breaks, product words trimmed off their edges."""
+        out = []
+        for ent, score in zip(artifacts.entities, artifacts.scores, strict=False):
+            if ent.label_ != ENTITY:
+                continue
+            offset = ent.start_char
+            for line in re.finditer(r"[^\n]+", ent.text):
+                words = list(_WORD.finditer(line.group()))
+                if any(self._spacy_drop(m) for m in words):
+                    # "the Dell API": a product inside keeps the span only beside a known name.
+                    if not any(self.is_strong(_key(m)) for m in words):
+                        continue
+                    while words and self._spacy_drop(words[0]):
+                        words.pop(0)
+                    while words and self._spacy_drop(words[-1]):
+                        words.pop()
+                base = offset + line.start()
+                if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
+                    continue
+                if words:
+                    last = words[-1]
+                    end = last.end() - (2 if re.search(r"['\u2019][sS]$", last.group()) else 0)
+                    out.append((base + words[0].start(), base + end, float(score)))
+        return out
+
+    def _common_word(self, text: str, start: int, pos: _PosLookup) -> bool:
+        """A lone capitalised common word spaCy took for a person ("Mark the ticket", "Bill me"):
+        a verb by its tag, or first in its sentence, and not after a title or greeting."""
+        word = _WORD.match(text, start)
+        key = _key(word) if word else ""
+        if key not in self.common and key not in self.wordish:
+            return False
+        if self._context(text, start, -1) == "strong":
+            return False
+        return pos.tag(start) in _STOP_POS or not _mid_sentence(text, start)
+
+    def _spacy_drop(self, word: re.Match) -> bool:
+        return self.is_product(_key(word))
+
+    def _handles(self, text: str) -> list:
+        out = []
+        for pattern, need_two in ((_MENTION, False), (_EMAIL_LOCAL, True)):
+            for m in pattern.finditer(text):
+                handle = m.group(1).rstrip(".")
+                parts = [fold(p) for p in _PARTS.split(handle) if len(p) > 1]
+                if not parts or (need_two and len(parts) < 2):
+                    continue
+                if any(self.is_product(p) or p in _MENTION_WORDS for p in parts):
+                    continue
+                names = [p for p in parts if self.is_name(p)]
+                ok = (
+                    (len(names) == len(parts) and any(self.is_strong(p) for p in parts))
+                    or (not need_two and len(parts) == 1 and names)
+                    or all(self.is_unknown(p) or self.is_strong(p) for p in parts)
+                )
+                if ok:
+                    out.append((m.start(1), m.start(1) + len(handle), IN_CONTEXT))
+        return out
+
+    def _tokens(self, text: str) -> list[_Token]:
+        tokens = []
+        for m in _WORD.finditer(text):
+            word, end = m.group(), m.end()
+            possessive = len(word) > 2 and word[-2] in "'\u2019" and word[-1] in "sS"
+            if possessive:
+                word, end = word[:-2], end - 2
+            tokens.append(_Token(m.start(), end, word, fold(word), possessive))
+        return tokens
+
+    def _runs(self, text: str, pos: _PosLookup) -> list:
+        tokens = self._tokens(text)
+        out: list[tuple[int, int, float]] = []
+        i, last_end = 0, -1
+        while i < len(tokens):
+            run = self._run_from(text, tokens, i)
+            if not run:
+                span = self._unknown_in_context(text, tokens, i, last_end)
+                if span:
+                    out.append(span)
+                    last_end = span[1]
+                i += 1
+                continue
+            span = self._score_run(text, run, pos, last_end)
+            if span:
+                out.append(span)
+                last_end = span[1]
+            i = tokens.index(run[-1]) + 1
+        return out
+
+    def _unknown_in_context(
+        self, text: str, tokens: list[_Token], i: int, last_end: int
+    ) -> tuple[int, int, float] | None:
+        """A word no list knows, capitalised or on a sign-off line, right after a title, a
+        greeting or alone on a sign-off line; the next capitalised unknown word joins it."""
+        tok = tokens[i]
+        if _case(tok.text) == "mixed":
+            return None
+        if tok.key in self.stop_words and self.is_name(tok.key) and not self.is_product(tok.key):
+            # "Regards,\nWill": a stop word that is a name, alone after a greeting or sign-off
+            if self._context(text, tok.start, -1) == "strong" and _ends_name(text, tok.end):
+                return tok.start, tok.end, IN_CONTEXT
+            return None
+        if not self.is_unknown(tok.key):
+            return None
+        if self._context(text, tok.start, last_end) not in ("strong", "list"):
+            return None
+        end = tok.end
+        if i + 1 < len(tokens) and not tok.possessive:
+            nxt = tokens[i + 1]
+            if (
+                _joins(text[tok.end : nxt.start])
+                and _case(nxt.text) == _case(tok.text)
+                and (self.is_unknown(nxt.key) or self.is_strong(nxt.key))
+            ):
+                end = nxt.end
+        return tok.start, end, IN_CONTEXT
+
+    def _run_from(self, text: str, tokens: list[_Token], i: int) -> list[_Token]:
+        """Name words in a row from token i: one space apart, particles and initials inside."""
+        if not self.is_name(tokens[i].key) or tokens[i].key in self.stop_words:
+            return []
+        run = [tokens[i]]
+        j = i + 1
+        while j < len(tokens):
+            gap = text[run[-1].end : tokens[j].start]
+            if run[-1].possessive or not _joins(gap):
+                break
+            tok = tokens[j]
+            if tok.key in _PARTICLES and j + 1 < len(tokens) and tok.text.islower():
+                nxt = tokens[j + 1]
+                if _joins(text[tok.end : nxt.start]) and self.is_name(nxt.key):
+                    run += [tok, nxt]
+                    j += 2
+                    continue
+            if not self.is_name(tok.key) or tok.key in self.stop_words:
+                if (
+                    self.is_unknown(tok.key)
+                    and _case(tok.text) == _case(run[-1].text) != "lower"
+                    and self.is_strong(run[-1].key)
+                ):
+                    run.append(tok)  # a surname the list lacks after a known first name
+                break
+            run.append(tok)
+            j += 1
+        return run
+
+    def _score_run(
+        self, text: str, run: list[_Token], pos: _PosLookup, last_end: int
+    ) -> tuple[int, int, float] | None:
+        names = [t for t in run if t.key not in _PARTICLES]
+        if not names:
+            return None
+        strong = [t for t in names if self.is_strong(t.key)]
+        context = self._context(text, run[0].start, last_end)
+        casing = {_case(t.text) for t in names}
+        title = casing == {"title"}
+        # Drop an ambiguous first word that spaCy reads as a verb ("Grant Maria access").
+        while len(names) > 1 and not self.is_strong(names[0].key):
+            if self.is_product(names[0].key) or (
+                not context and pos.tag(names[0].start) in _STOP_POS
+            ):
+                names = names[1:]
+                strong = [t for t in names if self.is_strong(t.key)]
+            else:
+                break
+        while len(names) > 1 and self.is_product(names[-1].key) and not title:
+            names = names[:-1]
+        start, end = names[0].start, names[-1].end
+        if len(names) >= 2:
+            if strong and (title or casing == {"upper"}):
+                return start, end, FULL_NAME
+            ordered = self.is_first(names[0].key) and not any(
+                t.key in self.stop_words or self.is_product(t.key) for t in names
+            )
+            if strong and (ordered or context):
+                return start, end, IN_CONTEXT
+            if (
+                title
+                and (context or self.is_first(names[0].key))
+                and not any(self.is_product(t.key) for t in names)
+                and (context or _mid_sentence(text, start))
+            ):
+                return start, end, LONE_NAME
+            names = names[:1]
+        tok = names[0]
+        key = tok.key
+        if self.is_product(key):
+            return None
+        if context == "strong":
+            if key in self.common and not _ends_name(text, tok.end):
+                return None
+            return tok.start, tok.end, IN_CONTEXT
+        common = key in self.common or key in self.wordish
+        if _case(tok.text) == "title":
+            if not common and self.is_first(key):
+                return tok.start, tok.end, IN_CONTEXT if context else LONE_NAME
+            if (
+                (context or key not in self.common)
+                and key not in self.stop_words
+                and self.is_first(key)
+                and pos.tag(tok.start) == "PROPN"
+            ):
+                return tok.start, tok.end, IN_CONTEXT
+            if not common and context:
+                return tok.start, tok.end, IN_CONTEXT
+            return None
+        if context and not common:
+            return tok.start, tok.end, IN_CONTEXT
+        return None
+
+    def _context(self, text: str, start: int, last_end: int) -> str | None:
+        """'strong' after a title, greeting, on a sign-off line; 'weak' after a context word or
+        a name just found (lists); None otherwise."""
+        line_start = text.rfind("\n", 0, start) + 1
+        prefix = text[line_start:start]
+        if _TITLE.search(prefix) or _GREETING.search(prefix):
+            return "strong"
+        if _SIGN_OFF.match(prefix) and prefix.strip():
+            return "strong"
+        if not prefix.strip() or re.fullmatch(r"\W*", prefix):
+            before = text[:line_start].rstrip("\n ")
+            previous = before[before.rfind("\n") + 1 :]
+            if previous and _SIGN_OFF.match(previous):
+                return "strong"
+        if _LABEL.match(prefix):
+            return "strong"
+        if last_end >= 0 and _LIST_SEPARATOR.fullmatch(text[last_end:start]):
+            return "list"
+        words = re.findall(r"[\w:-]+", re.split(r"[.!?]\s", prefix)[-1].casefold())
+        if words and (
+            words[-1] in self.context_words or words[-1].rstrip(":") in self.context_words
+        ):
+            return "weak"
+        return None
+
+
+class _PosLookup:
+    """spaCy's part-of-speech tag of the token starting at a character offset (lazy)."""
+
+    def __init__(self, doc) -> None:
+        self._doc = doc
+        self._by_start: dict[int, str] | None = None
+
+    def tag(self, start: int) -> str:
+        if self._doc is None:
+            return ""
+        if self._by_start is None:
+            self._by_start = {t.idx: t.pos_ for t in self._doc}
+        return self._by_start.get(start, "")
+
+
+def _key(word: re.Match) -> str:
+    key = fold(word.group())
+    return key[:-2] if key.endswith("'s") else key
+
+
+def _joins(gap: str) -> bool:
+    return gap in (" ", "  ") or bool(re.fullmatch(r" ?[A-Z]\. ", gap))
+
+
+def _case(word: str) -> str:
+    if word.isupper():
+        return "upper" if len(word) > 1 else "title"
+    if word.islower():
+        return "lower"
+    return "title" if word[0].isupper() else "mixed"
+
+
+def _ends_name(text: str, end: int) -> bool:
+    """A common word is a name in context only when nothing but punctuation follows it."""
+    rest = text[end : end + 2]
+    return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("\u2019s")
+
+
+def _mid_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return bool(before) and before[-1] not in ".!?:\n\"'"
+
+
+def install(analyzer, nlp, **kwargs) -> PersonNameRecognizer:
+    """Register the recognizer on an AnalyzerEngine and take PERSON away from its spaCy one."""
+    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+    for recognizer in analyzer.registry.recognizers:
+        if isinstance(recognizer, SpacyRecognizer) and ENTITY in recognizer.supported_entities:
+            recognizer.supported_entities = [
+                e for e in recognizer.supported_entities if e != ENTITY
+            ]
+    recognizer = PersonNameRecognizer.from_faker(nlp, **kwargs)
+    analyzer.registry.add_recognizer(recognizer)
+    return recognizer
