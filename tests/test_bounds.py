@@ -82,7 +82,7 @@ def test_a_text_the_analyzer_cannot_take_fails_only_its_record(make_config, tmp_
     try:
         findings = detectors.analyze(["Write to ana@example.com", "q" * 3_000])
         assert isinstance(findings[1], AnalysisFailed) and "ValueError" in findings[1].reason
-        assert [s.entity for s in findings[0]] == ["EMAIL_ADDRESS"]
+        assert "EMAIL_ADDRESS" in {s.entity for s in findings[0]}  # the others still analysed
 
         store = Store(str(tmp_path / "store"))
         records = [
