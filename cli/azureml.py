@@ -63,10 +63,11 @@ def write_export(
         if is_azure(split.uri):
             data_ref = datastore_uri(split.uri, cfg.azureml.datastore)
     spec = TrainSpec(name=name, data_dir=data_ref, args=cfg.train.trainer_args(cfg.task.value))
-    if cfg.train.model.startswith("packaged:"):
+    env = cfg.azureml.environment
+    if cfg.train.model.startswith("packaged:") and (env.asset or env.image or env.build_context):
         console.print(
-            f"[yellow]train.model is {cfg.train.model}: that model ships in a pip package this "
-            "image may not have; set train.model to a Hugging Face id for Azure ML.[/]"
+            f"[yellow]train.model is {cfg.train.model}: that model ships in a pip package the "
+            "configured container may not have (the tunegate environment has it).[/]"
         )
     written = export(
         cfg.azureml,
@@ -77,6 +78,8 @@ def write_export(
     )
     for kind, path in written.items():
         typer.echo(f"{kind:<10} {path}")
+    first = "az ml environment create -f environment.yml && " if "environment" in written else ""
     typer.echo(
-        f"submit: cd {out} && az ml compute create -f compute.yml && az ml job create -f job.yml"
+        f"submit: cd {out} && {first}az ml compute create -f compute.yml && "
+        "az ml job create -f job.yml"
     )

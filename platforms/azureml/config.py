@@ -14,7 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# The references' curated Hugging Face image: the default for training jobs and deployments alike.
+# Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
+# transformers/peft are older than the trainer's, so the default is the tunegate environment
+# (platforms/azureml/environment.py) built from constraints.txt.
 CURATED_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
 
 
@@ -60,13 +62,16 @@ class WorkspaceConfig(BaseModel):
 
 
 class EnvironmentConfig(BaseModel):
-    """The container a job or deployment runs in: one of asset, image or build_context."""
+    """The container a job or deployment runs in: the tunegate environment (none set: built
+    from constraints.txt's pins, see platforms/azureml/environment.py), or one of asset, image
+    or build_context."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     asset: str | None = Field(
         None,
         description="A registered environment: azureml:name:version or an azureml://registries/ "
-        "URI (the curated acft-hf-nlp-gpu image is the default).",
+        "URI (e.g. the curated azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/"
+        "latest). None of asset, image, build_context: the tunegate environment.",
     )
     image: str | None = Field(None, description="A Docker image to run (with conda_file optional).")
     conda_file: str | None = Field(None, description="conda.yaml layered on `image`.")
@@ -127,8 +132,8 @@ class EndpointConfig(BaseModel):
     instance_type: str = Field("Standard_DS3_v2", description="VM size of each deployment.")
     instance_count: int = Field(1, ge=1, description="Instances per deployment.")
     environment: EnvironmentConfig = Field(
-        default_factory=lambda: EnvironmentConfig(asset=CURATED_ENV),
-        description="The serving container.",
+        default_factory=EnvironmentConfig,
+        description="The serving container (default: the tunegate environment).",
     )
     initial_delay_seconds: int = Field(
         600, ge=10, description="Probe delay: model loading takes minutes; short delays kill it."
@@ -154,8 +159,8 @@ class AzureMLConfig(BaseModel):
     experiment: str = Field("tunegate", description="Experiment the training jobs are filed in.")
     compute: ComputeConfig = Field(default_factory=ComputeConfig, description="Training cluster.")
     environment: EnvironmentConfig = Field(
-        default_factory=lambda: EnvironmentConfig(asset=CURATED_ENV),
-        description="The training container.",
+        default_factory=EnvironmentConfig,
+        description="The training container (default: the tunegate environment).",
     )
     launch: LaunchConfig = Field(default_factory=LaunchConfig, description="Distribution.")
     datastore: str = Field(

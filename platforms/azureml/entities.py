@@ -88,19 +88,35 @@ def training_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     return shlex.join(head) + rendezvous + " " + shlex.join(train)
 
 
-def environment(config: EnvironmentConfig) -> Environment | str:
-    """A registered environment's reference, or an anonymous one from an image or build context."""
+def environment(config: EnvironmentConfig, context: Path | None = None) -> Environment | str:
+    """A registered environment's reference, an anonymous one from an image or build context, or
+    (none configured) the tunegate environment: `context` (default: staged in the local cache),
+    named `tunegate` and versioned by the context's hash, so Azure ML builds it once per pin set
+    and registers it when the first job or deployment using that version is created."""
     if config.image:
         return Environment(image=config.image, conda_file=config.conda_file)
     if config.build_context:
         return Environment(build=BuildContext(path=config.build_context))
     if config.asset:
         return config.asset
-    raise ValueError("azureml environment: set asset, image or build_context")
+    from platforms.azureml.environment import ENV_NAME, context_version, staged_context
+
+    context = context or staged_context()
+    return Environment(
+        name=ENV_NAME,
+        version=context_version(context),
+        build=BuildContext(path=str(context)),
+        description="tunegate: the trainer's and the scoring code's packages at constraints.txt",
+    )
 
 
 def training_job(
-    spec: TrainSpec, config: AzureMLConfig, code_dir: Path, data: str, name: str | None = None
+    spec: TrainSpec,
+    config: AzureMLConfig,
+    code_dir: Path,
+    data: str,
+    name: str | None = None,
+    env_context: Path | None = None,
 ) -> Command:
     """The command job for one training spec: same `trainer/` code, model output uploaded."""
     launch = config.launch
@@ -112,7 +128,7 @@ def training_job(
         description="tunegate fine-tuning of " + str(spec.args.get("model", "the base model")),
         code=str(code_dir),
         command=training_command(spec, launch),
-        environment=environment(config.environment),
+        environment=environment(config.environment, env_context),
         environment_variables={"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"},
         compute=config.compute.name,
         instance_count=launch.instance_count,
@@ -187,7 +203,12 @@ def online_endpoint(
 
 
 def online_deployment(
-    name: str, config: EndpointConfig, model: str | Model, code_dir: Path, tags: dict[str, Any]
+    name: str,
+    config: EndpointConfig,
+    model: str | Model,
+    code_dir: Path,
+    tags: dict[str, Any],
+    env_context: Path | None = None,
 ) -> ManagedOnlineDeployment:
     """A deployment running serving/'s init()/run() with probes fit for slow-loading models."""
     probe = ProbeSettings(
@@ -197,7 +218,7 @@ def online_deployment(
         name=name,
         endpoint_name=config.name,
         model=model,
-        environment=environment(config.environment),
+        environment=environment(config.environment, env_context),
         code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
         instance_type=config.instance_type,
         instance_count=config.instance_count,

@@ -1,9 +1,12 @@
 """Write the Azure ML entities of a run as YAML that `az ml ... create -f` accepts, without credentials.
 
-The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml` and the code they
-upload (`train-code/`, `serve-code/`), with paths relative to the YAML files, so it can be copied
-and submitted from anywhere:
+The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml`, the code they
+upload (`train-code/`, `serve-code/`) and, unless the config names another container, the
+tunegate environment's build context (`environment/`: `Dockerfile`, `requirements.txt` at
+constraints.txt's pins), with paths relative to the YAML files, so it can be copied and submitted
+from anywhere:
 
+    az ml environment create -f environment.yml   # Azure ML builds it (once per version)
     az ml compute create -f compute.yml
     az ml job create -f job.yml
     az ml online-endpoint create -f endpoint.yml
@@ -17,14 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from azure.ai.ml.entities import Resource
+from azure.ai.ml.entities import Environment, Resource
 
 from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.environment import ENV_NAME, write_context
 from platforms.training import TrainSpec
 
 TRAIN_CODE = "train-code"
 SERVE_CODE = "serve-code"
+ENVIRONMENT = "environment"
 
 
 def export(
@@ -41,21 +46,40 @@ def export(
     serve_code = entities.stage_code(
         out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
     )
-    job = entities.training_job(spec, config, train_code, data)._to_job()
-    written = {
-        "compute": _write(entities.compute_cluster(config.compute), out_dir / "compute.yml"),
-        "job": _write(job, out_dir / "job.yml", code=f"./{TRAIN_CODE}", local_data=data),
-        "endpoint": _write(entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"),
-    }
-    online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}
+    written: dict[str, Path] = {}
+    context = write_context(out_dir / ENVIRONMENT)
+    environments = {}  # the tunegate environment: its own YAML, referenced by name:version
+    for kind, env_config in (
+        ("job", config.environment),
+        ("deployment", config.endpoint.environment),
+    ):
+        env = entities.environment(env_config, context)
+        if isinstance(env, Environment) and env.name == ENV_NAME:
+            written["environment"] = _write(env, out_dir / "environment.yml")
+            environments[kind] = f"azureml:{env.name}:{env.version}"
+    job = entities.training_job(spec, config, train_code, data, env_context=context)._to_job()
+    written["compute"] = _write(entities.compute_cluster(config.compute), out_dir / "compute.yml")
+    written["job"] = _write(
+        job, out_dir / "job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
     )
-    written["deployment"] = _write(online, out_dir / "deployment.yml", code=f"./{SERVE_CODE}")
+    written["endpoint"] = _write(
+        entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
+    )
+    online = entities.online_deployment(
+        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, context
+    )
+    written["deployment"] = _write(
+        online, out_dir / "deployment.yml", f"./{SERVE_CODE}", None, environments.get("deployment")
+    )
     return written
 
 
 def _write(
-    entity: Resource, path: Path, code: str | None = None, local_data: str | None = None
+    entity: Resource,
+    path: Path,
+    code: str | None = None,
+    local_data: str | None = None,
+    environment: str | None = None,
 ) -> Path:
     """The entity's own YAML form, with its code folder made relative to the file.
 
@@ -63,6 +87,10 @@ def _write(
     serialisation turns it into `azureml:/abs/path`, an asset id that does not exist."""
     # The SDK's own serialisation (what `dump()` writes); JSON turns its OrderedDicts into dicts.
     data: dict[str, Any] = json.loads(json.dumps(entity._to_dict()))
+    if "build" in data:  # an environment's own YAML: its build context beside the file
+        data["build"]["path"] = f"./{ENVIRONMENT}"
+    if environment is not None:
+        data["environment"] = environment
     if code is not None:
         target = data.get("code_configuration", data)
         target["code"] = code

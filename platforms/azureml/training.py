@@ -85,7 +85,9 @@ class AzureMLTrainingBackend:
                     on_log(f"job {job.name}: {last}")
                 status = job_status(found.status)
                 if status != "running":
-                    streamer.join(timeout=self.poll_seconds)  # the log's last lines
+                    # the log's last lines: `jobs.stream` returns once it has printed them and
+                    # seen the end (on a busy machine that can take longer than one poll)
+                    streamer.join(timeout=max(self.poll_seconds, LOG_DRAIN_SECONDS))
                     return job.model_copy(update={"status": status})
                 if streamer.is_alive():
                     streamer.join(timeout=self.poll_seconds)
@@ -189,6 +191,9 @@ def _hash_of(data_dir: str, default: str) -> str:
             return str(json.load(f)["content_hash"])[:32]
     except (OSError, KeyError, ValueError):
         return default[:32]
+
+
+LOG_DRAIN_SECONDS = 60.0
 
 
 class _LogStreamer(threading.Thread):

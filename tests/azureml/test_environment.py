@@ -1,0 +1,102 @@
+"""The Azure ML environment is the trainer's environment: every pin is constraints.txt's, and
+every package the trainer and the scoring code import is listed."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import sys
+from pathlib import Path
+
+from azure.ai.ml import load_environment, load_job, load_online_deployment
+from typer.testing import CliRunner
+
+from cli.main import app
+from platforms.azureml.environment import (
+    ENV_NAME,
+    PACKAGES,
+    context_version,
+    normalize,
+    pins,
+    write_context,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_PARTY = {"trainer", "serving", "tasks", "platforms", "flows", "cli", "samples"}
+
+
+def _constraints() -> dict[str, str]:
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    return {normalize(n): v for n, _, v in (line.partition("==") for line in lines) if v}
+
+
+def _third_party_imports(*entry_modules: str) -> set[str]:
+    """Top-level third-party modules imported by the entry modules and every first-party module
+    they import, transitively (what runs in the job and the deployment)."""
+    seen: set[str] = set()
+    found: set[str] = set()
+    todo = list(entry_modules)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = ROOT / Path(*module.split("."))
+        file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if not file.exists():
+            continue
+        for node in ast.walk(ast.parse(file.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                top = name.split(".")[0]
+                if top in FIRST_PARTY:
+                    todo.append(name)
+                elif top not in sys.stdlib_module_names and top != "__future__":
+                    found.add(top)
+    return found
+
+
+def test_every_pin_is_constraints_txt_s(tmp_path: Path) -> None:
+    context = write_context(tmp_path / "environment")
+    lines = (context / "requirements.txt").read_text().splitlines()
+    requirements = [line for line in lines if line and not line.startswith("#")]
+    constraints = _constraints()
+    assert len(requirements) == len(PACKAGES) and requirements == pins()
+    for line in requirements:
+        name, _, version = line.partition("==")
+        assert constraints[normalize(name)] == version, f"{name} differs from constraints.txt"
+    dockerfile = (context / "Dockerfile").read_text()
+    assert "FROM mcr.microsoft.com/azureml/" in dockerfile and ":latest" not in dockerfile
+    assert "-r /tmp/tunegate-requirements.txt" in dockerfile
+
+
+def test_the_trainer_and_the_scoring_code_import_only_listed_packages() -> None:
+    distributions = importlib.metadata.packages_distributions()
+    listed = {normalize(p) for p in PACKAGES}
+    imported = _third_party_imports("trainer.train", "serving.scoring")
+    assert {"torch", "transformers", "peft"} <= imported  # the scan sees the trainer's imports
+    unlisted = {
+        module: distributions.get(module)
+        for module in imported
+        if not any(normalize(d) in listed for d in distributions.get(module, [module]))
+    }
+    assert not unlisted, f"imported but not in the Azure ML environment: {unlisted}"
+
+
+def test_export_builds_the_job_and_the_deployment_on_the_environment(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    config = ROOT / "configs" / "azureml" / "llama3-8b-zero3.yaml"
+    result = CliRunner().invoke(app, ["azureml", "export", "-c", str(config), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    version = context_version(out / "environment")
+    environment = load_environment(out / "environment.yml")
+    assert (environment.name, environment.version) == (ENV_NAME, version)
+    assert (out / environment.build.path).resolve() == (out / "environment").resolve()
+    for loaded in (load_job(out / "job.yml"), load_online_deployment(out / "deployment.yml")):
+        assert loaded.environment.removeprefix("azureml:") == f"{ENV_NAME}:{version}"
+    exported = "".join(p.read_text() for p in out.glob("*.yml"))
+    assert "acft-hf-nlp-gpu" not in exported  # a curated image only when a config names it
