@@ -19,7 +19,6 @@ per ticket and the first missed names. Never run in CI: a wall time is no test.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import time
@@ -29,10 +28,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from presidio_analyzer import AnalyzerEngine
-from presidio_analyzer.nlp_engine import NlpEngineProvider
 
 from samples.names_corpus import FORMS, generate, measure
-from tasks.detectors import Detectors, build_analyzer
+from tasks.detectors import Detectors, build_analyzer, spacy_engine
 from tasks.person_names import install
 
 
@@ -98,17 +96,7 @@ def main() -> None:
 
 def _spacy_only(model: str) -> AnalyzerEngine:
     """Presidio on the same spaCy pipeline (parser off), PERSON from spaCy's NER only."""
-    provider = NlpEngineProvider(
-        nlp_configuration={
-            "nlp_engine_name": "spacy",
-            "models": [{"lang_code": "en", "model_name": model}],
-        }
-    )
-    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
-    engine = provider.create_engine()
-    if "parser" in engine.nlp["en"].pipe_names:
-        engine.nlp["en"].disable_pipes("parser")
-    return AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
+    return AnalyzerEngine(nlp_engine=spacy_engine(model), supported_languages=["en"])
 
 
 if __name__ == "__main__":

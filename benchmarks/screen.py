@@ -14,7 +14,6 @@ checks that both find the same entities at the same offsets, prints both rates a
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import tempfile
@@ -25,7 +24,6 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from presidio_analyzer import AnalyzerEngine
-from presidio_analyzer.nlp_engine import NlpEngineProvider
 from presidio_anonymizer import AnonymizerEngine
 
 from flows.config import validate_config
@@ -33,7 +31,7 @@ from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
 from tasks.credentials import CredentialRecognizer
-from tasks.detectors import detectors_for, toxicity_scores
+from tasks.detectors import detectors_for, spacy_engine, toxicity_scores
 from tasks.ingest import run_ingest
 from tasks.person_names import install as install_person_names
 from tasks.screen import run_screen
@@ -99,16 +97,9 @@ def main() -> None:
 
 
 def _plain_analyzer(model: str) -> AnalyzerEngine:
-    """Presidio as its README sets it up, plus our credential and person-name recognizers so
-    findings can match."""
-    provider = NlpEngineProvider(
-        nlp_configuration={
-            "nlp_engine_name": "spacy",
-            "models": [{"lang_code": "en", "model_name": model}],
-        }
-    )
-    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
-    engine = provider.create_engine()
+    """Presidio as its README sets it up (parser on), plus our credential and person-name
+    recognizers so findings can match."""
+    engine = spacy_engine(model, parser=True)
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
     analyzer.registry.add_recognizer(CredentialRecognizer())
     install_person_names(analyzer, engine.nlp["en"])

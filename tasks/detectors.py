@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
@@ -68,12 +69,11 @@ class Detectors:
         return found
 
 
-def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
-    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer
-    (`tasks.credentials`) and the person-name recognizer (`tasks.person_names`).
-
-    Presidio's warnings (recognizers of other languages, unmapped spaCy labels) are silenced.
-    """
+def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -> Any:
+    """Presidio's spaCy NLP engine on a pip-installed pipeline, Presidio's warnings (recognizers
+    of other languages, unmapped spaCy labels) silenced. Presidio reads entities, tokens and
+    lemmas; the dependency parser feeds none of them and costs ~15% of the time, so it is off
+    unless asked for (benchmarks/screen.py checks that the findings stay identical)."""
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "spacy",
@@ -82,14 +82,19 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
     )
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     engine = provider.create_engine()
-    # Presidio reads entities, tokens and lemmas; the dependency parser feeds none of them and
-    # costs ~15% of the time (benchmarks/screen.py checks that the findings stay identical).
     nlp = engine.nlp[language]
-    if "parser" in nlp.pipe_names:
+    if not parser and "parser" in nlp.pipe_names:
         nlp.disable_pipes("parser")
+    return engine
+
+
+def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
+    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer
+    (`tasks.credentials`) and the person-name recognizer (`tasks.person_names`)."""
+    engine = spacy_engine(spacy_model, language)
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
     analyzer.registry.add_recognizer(CredentialRecognizer())
-    install_person_names(analyzer, nlp)  # PERSON: spaCy's, minus products, plus name lists
+    install_person_names(analyzer, engine.nlp[language])  # spaCy's PERSON minus products, + lists
     return analyzer
 
 
