@@ -145,8 +145,8 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         assert champion.lineage["approval"]["reviewer"] == "eve@example.com"
 
         server = json.loads((store / "endpoint" / "server.json").read_text())
-        key = (store / "endpoint" / "key").read_text().strip()
-        with EndpointClient(server["url"], key) as endpoint:
+        admin_key = (store / "endpoint" / "admin-key").read_text().strip()  # status is admin
+        with EndpointClient(server["url"], admin_key) as endpoint:
             status = endpoint.status()
             assert [(d.name, d.traffic, d.version) for d in status.deployments] == [
                 ("blue", 100, "tunegate-extractive-qa:1")
