@@ -6,8 +6,8 @@ Generates `--n` sample QA lines (tickets with planted names, e-mails, phone numb
 IPs, SSNs), ingests them once, then for each PII action
 - `redact`: every personal-data finding becomes `<PERSON>`, `<EMAIL_ADDRESS>` ...;
 - `surrogate`: every finding becomes a realistic fake of the same type and shape;
-screens (the real Presidio screen), splits (same grouped split: the same test ids both times) and
-fine-tunes the packaged MiniLM with the task's tuned defaults, as `tunegate run` does. Both models
+screens (the real Presidio screen), splits by the raw context (the same test records both times)
+and fine-tunes the packaged MiniLM with the task's tuned defaults, as `tunegate run` does. Both models
 are then scored on the *unscreened* test records (the real-looking PII a deployed model meets) by
 the same prediction and metric code as the evaluate stage, overall and on the questions whose
 answer is a personal-data value ("Who wrote the ticket?", "Which card was charged?").
@@ -27,18 +27,22 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
+from platforms.training import trainer_arguments
 from samples.generate import generate_sample, write_sample
 from tasks.evaluate import predict_and_score
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from tasks.screen_policy import Action
-from tasks.split import run_split
-from tasks.train import run_training
-from trainer.data import read_split
+from tasks.split import assign_split
 from trainer.modeling import load_trained
+from trainer.taskspec import EXTRACTIVE_QA
+from trainer.train import main as train_main
 
 
 def main() -> None:
@@ -63,8 +67,7 @@ def main() -> None:
                 "train": {"model": "packaged:all-MiniLM-L6-v2"},
             }
         )
-        backends = cfg.backends()
-        client, store = shared_client(cfg.dask), backends.store
+        client, store = shared_client(cfg.dask), cfg.open_store()
         ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 500)
         raw = {
             r["id"]: r
@@ -74,6 +77,10 @@ def main() -> None:
         planted = {v for values in sample.planted_pii.values() for v in values}
         print(f"{len(raw)} accepted records; {len(planted)} distinct planted PII values")
 
+        # One split for both, by the raw context (the split stage hashes the screened context,
+        # which differs between placeholders and surrogates), so both see the same test records.
+        split_of = {i: assign_split(r["context"], cfg.split) for i, r in raw.items()}
+        test_ids = sorted(i for i, part in split_of.items() if part == "test")
         results = {}
         for action in (Action.redact, Action.surrogate):
             rules = {
@@ -81,12 +88,23 @@ def main() -> None:
                 for name, rule in cfg.screen.entities.items()
             }
             screen = cfg.screen.model_copy(update={"entities": rules})
-            screened = run_screen(client, store, ingested, screen)
-            split = run_split(client, store, screened.dataset, cfg.split, [])
-            job = run_training(backends.training, split, cfg.train, on_log=lambda _: None)
-            test_ids = [r["id"] for r in read_split(split.uri, "test")]
-            records = [raw[i] for i in test_ids]  # as written, before any screening
-            model, tokenizer, info = load_trained(job.output_dir)
+            screened = run_screen(client, store, ingested, screen).dataset
+            kept = [
+                r for f in store.table_files(screened, "screened") for r in read_table(store, f)
+            ]
+            model_dir = Path(tmp) / f"model-{action.value}"
+            if not (model_dir / "model_info.json").exists():
+                data = Path(tmp) / f"split-{action.value}"
+                for part in ("train", "validation"):
+                    rows = [r for r in kept if split_of[r["id"]] == part]
+                    (data / part).mkdir(parents=True, exist_ok=True)
+                    table = pa.Table.from_pylist(rows, schema=EXTRACTIVE_QA.record_schema)
+                    pq.write_table(table, data / part / "part-00000.parquet")
+                args = cfg.train.trainer_args("extractive-qa")
+                train_main(trainer_arguments(str(data), str(model_dir), args))
+            kept_ids = {r["id"] for r in kept}
+            records = [raw[i] for i in test_ids if i in kept_ids]  # as written, unscreened
+            model, tokenizer, info = load_trained(model_dir)
             scored = predict_and_score(
                 "extractive-qa", info["task"], model, tokenizer, records, batch_size=32
             )
