@@ -41,6 +41,7 @@ from tasks.ingest_files import (
     FileRead,
     FileTally,
     FileWritten,
+    Spill,
     read_file,
     write_file,
 )
@@ -181,12 +182,20 @@ def run_ingest(
     if (existing := store.find_dataset(STAGE, key)) is not None:
         log.info("ingest: reusing %s", existing.uri)
         return existing
-    reads = _start_reads(client, files, task_type, columns, config, azure)
-    tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-    drops = _decide_duplicates(tallies, files)
     writer = store.begin_dataset(STAGE, key)
+    reads: list[Future] = []
     try:
+        spills = [
+            Spill(writer.work_uri, store.uri, store.storage_options, partition_rows, i)
+            for i in range(len(files))
+        ]
+        reads = _start_reads(client, files, task_type, columns, config, azure, spills)
+        tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
+        drops = _decide_duplicates(tallies, files)
         written = _write_files(client, store, writer, reads, drops, task_type, partition_rows)
+        pending = f"{writer.work_uri}/pending"  # emptied chunk by chunk by write_file
+        if store.exists(pending):
+            store.fs.rm(store.fs._strip_protocol(pending), recursive=True)
         totals = _add_up(files, tallies, written, task_type)
         ref = _commit(writer, task_type, totals, files, fingerprints, config_hash)
     except BaseException:
@@ -216,8 +225,10 @@ def _start_reads(
     columns: ColumnMap,
     config: IngestConfig,
     azure: AzureStorageConfig,
+    spills: list[Spill],
 ) -> list[Future]:
-    """Read and validate every file on the cluster; each `FileRead` stays on its worker."""
+    """Read and validate every file on the cluster; each `FileRead` stays on its worker, its
+    accepted records in pending chunks of the dataset being written."""
     options = [storage_options(uri, azure) for uri in files]
     formats = [
         input_format(uri, config.format, opts) for uri, opts in zip(files, options, strict=True)
@@ -227,6 +238,7 @@ def _start_reads(
         files,
         formats,
         options,
+        spills,
         task=task_type,
         columns=columns,
         max_chars=config.max_record_chars,

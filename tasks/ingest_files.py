@@ -2,17 +2,20 @@
 
 A worker reads and validates one input file (`read_file`) and keeps the result until the stage
 has decided, from every file's `RowKey`s, which rows are duplicates (`Drops`); a second worker
-call then writes what was kept (`write_file`) and returns what it wrote (`FileWritten`).
+call then writes what was kept (`write_file`) and returns what it wrote (`FileWritten`). With a
+`Spill`, the accepted records are written to pending chunk files of `partition_rows` as they are
+read, so a worker holds one chunk and the row keys, never a whole file's records.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from platforms.store import MultisetHash, Store, write_table
+from platforms.store import MultisetHash, Store, read_table, write_table
 from tasks.readers import read_lines
 from tasks.records import (
     QUARANTINE_SCHEMA,
@@ -37,15 +40,27 @@ class RowKey:
 
 
 @dataclass(frozen=True, slots=True)
+class Spill:
+    """Where `read_file` writes accepted records as it goes, `rows` at a time."""
+
+    work_uri: str  # the dataset being written (its pending/ folder holds the chunks)
+    store_uri: str
+    store_options: dict[str, Any]
+    rows: int  # records per chunk (the partition size)
+    index: int  # the file's position among the inputs (names its chunks)
+
+
+@dataclass(frozen=True, slots=True)
 class FileRead:
     """What one input file produced, kept on the worker until deduplication decides."""
 
     source: str  # the file's URI
-    accepted: tuple[dict[str, Any], ...]  # valid canonical records, in file order
+    accepted: tuple[dict[str, Any], ...]  # valid canonical records, in file order (no Spill)
     keys: tuple[RowKey, ...]  # one per accepted record, same order
     quarantine: tuple[dict[str, Any], ...]  # quarantine rows of lines that failed to parse/validate
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
+    pending: tuple[str, ...] = ()  # with a Spill: the chunk files of the accepted records, in order
 
     def tally(self) -> FileTally:
         """The small part of this result the stage fetches from the worker."""
@@ -87,17 +102,30 @@ def read_file(
     uri: str,
     fmt: str,
     options: dict[str, Any],
+    spill: Spill | None = None,
     *,
     task: TaskType,
     columns: ColumnMap,
     max_chars: int | None = None,
 ) -> FileRead:
-    """Read and validate every line of one file; nothing is written yet. A record with a text
-    field over `max_chars` characters is quarantined."""
+    """Read and validate every line of one file. A record with a text field over `max_chars`
+    characters is quarantined. Without a `spill` nothing is written and the accepted records come
+    back in memory; with one they go to pending chunks as they are read."""
     accepted: list[dict[str, Any]] = []
     keys: list[RowKey] = []
     quarantine: list[dict[str, Any]] = []
+    pending: list[str] = []
     read = blank = 0
+    store = Store(spill.store_uri, spill.store_options) if spill else None
+
+    def flush() -> None:
+        if spill is None or store is None or not accepted:
+            return
+        uri = f"{spill.work_uri}/pending/{spill.index:05d}-{len(pending):05d}.parquet"
+        write_table(store, uri, accepted, task_spec(task).record_schema)
+        pending.append(uri)
+        accepted.clear()
+
     max_bytes = 8 * max_chars if max_chars else None
     for line in read_lines(uri, fmt, task, columns, options, max_bytes):
         if line.blank:
@@ -118,7 +146,21 @@ def read_file(
             continue
         accepted.append(record)
         keys.append(RowKey(record_hash(record), record["id"], line.number))
-    return FileRead(uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank)
+        if spill is not None and len(accepted) >= spill.rows:
+            flush()
+    flush()
+    return FileRead(
+        uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank, tuple(pending)
+    )
+
+
+def _accepted_rows(result: FileRead, store: Store) -> Iterator[dict[str, Any]]:
+    """The accepted records of a file in order: from memory, or chunk by chunk (each chunk file
+    removed once read)."""
+    yield from result.accepted
+    for uri in result.pending:
+        yield from read_table(store, uri)
+        store.fs.rm(store.fs._strip_protocol(uri))
 
 
 def _check_length(task: TaskType, record: dict[str, Any], max_chars: int) -> None:
@@ -142,11 +184,20 @@ def write_file(
 ) -> FileWritten:
     """Write the rows of one file that deduplication kept, and its quarantine."""
     store = Store(store_uri, store_options)
-    keep: list[dict[str, Any]] = []
+    keep: list[dict[str, Any]] = []  # at most one partition at a time
     quarantine = list(result.quarantine)
-    duplicates = 0
+    duplicates = kept = unanswerable = 0
     content = MultisetHash()
-    for row, (record, key) in enumerate(zip(result.accepted, result.keys, strict=True)):
+    accepted_files: list[str] = []
+
+    def write_partition() -> None:
+        name = f"accepted/part-{file_index:05d}-{len(accepted_files):05d}.parquet"
+        write_table(store, f"{work_uri}/{name}", keep, task_spec(task_type).record_schema)
+        accepted_files.append(name)
+        keep.clear()
+
+    rows = _accepted_rows(result, store)
+    for row, (record, key) in enumerate(zip(rows, result.keys, strict=True)):
         if row in drops.duplicates:
             duplicates += 1
         elif (reason := drops.conflicts.get(row)) is not None:
@@ -154,26 +205,22 @@ def write_file(
         else:
             keep.append(record)
             content.add(key.content)
-    accepted_files = []
-    for k in range(0, len(keep), partition_rows):
-        name = f"accepted/part-{file_index:05d}-{k // partition_rows:05d}.parquet"
-        write_table(
-            store,
-            f"{work_uri}/{name}",
-            keep[k : k + partition_rows],
-            task_spec(task_type).record_schema,
-        )
-        accepted_files.append(name)
+            kept += 1
+            unanswerable += "answers" in record and not record["answers"]["text"]
+            if len(keep) == partition_rows:
+                write_partition()
+    if keep:
+        write_partition()
     quarantine_files = []
     if quarantine:
         name = f"quarantine/part-{file_index:05d}.parquet"
         write_table(store, f"{work_uri}/{name}", quarantine, QUARANTINE_SCHEMA)
         quarantine_files.append(name)
     return FileWritten(
-        accepted=len(keep),
+        accepted=kept,
         quarantined=len(quarantine),
         duplicates=duplicates,
-        unanswerable=sum("answers" in r and not r["answers"]["text"] for r in keep),
+        unanswerable=unanswerable,
         reasons=dict(Counter(_reason_kind(q["reason"]) for q in quarantine)),
         content=content.value,
         accepted_files=tuple(accepted_files),

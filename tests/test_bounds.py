@@ -101,3 +101,41 @@ def test_a_text_the_analyzer_cannot_take_fails_only_its_record(make_config, tmp_
     assert result.reasons == {"screen could not analyse context: ValueError in the analyzer": 1}
     [quarantined] = read_table(store, f"{store.uri}/out/{result.quarantine_files[0]}")
     assert "q" * 100 not in quarantined["raw"]  # nothing unscreened is copied anywhere
+
+
+def test_reading_a_file_holds_one_partition_not_the_whole_file(tmp_path: Path) -> None:
+    from tasks.ingest_files import Spill, read_file
+    from tasks.records import ColumnMap
+
+    context = "The router from order 77 arrived after 5 days and the refund was late. " * 12
+    path = write_jsonl(
+        tmp_path / "many.jsonl", [_qa(f"r{i}", f"{i} {context}") for i in range(6000)]
+    )
+
+    def peak(spill: Spill | None) -> tuple[int, int]:
+        tracemalloc.start()
+        try:
+            read = read_file(str(path), "jsonl", {}, spill, task=TaskType.extractive_qa,
+                             columns=ColumnMap())  # fmt: skip
+            return tracemalloc.get_traced_memory()[1], len(read.keys)
+        finally:
+            tracemalloc.stop()
+
+    in_memory, n = peak(None)
+    store = tmp_path / "store"
+    spilled, m = peak(Spill(str(store / "work"), str(store), {}, 200, 0))
+    assert n == m == 6000
+    assert spilled < in_memory / 2, (spilled, in_memory)  # a 200-record chunk and the row keys
+    assert len(list((store / "work" / "pending").glob("*.parquet"))) == 30
+
+
+def test_ingest_leaves_no_pending_chunk_in_the_dataset(make_config, tmp_path: Path) -> None:
+    lines = [_qa(f"r{i}", f"Ticket {i}: Ana wrote about the router.") for i in range(450)]
+    path = write_jsonl(tmp_path / "in.jsonl", [*lines, lines[0]])  # and a duplicate
+    cfg = make_config(ingest={"inputs": [str(path)]})
+    client, store = shared_client(cfg.dask), cfg.open_store()
+    ref = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
+    assert (ref.counts["accepted"], ref.counts["duplicates"]) == (450, 1)
+    assert not list(Path(ref.uri).glob("pending*")) and not list(Path(ref.uri).rglob("pending"))
+    files = store.table_files(ref, "accepted")
+    assert [len(read_table(store, f)) for f in files] == [200, 200, 50]
