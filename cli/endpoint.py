@@ -56,6 +56,9 @@ def serve(
     max_input_chars: Annotated[
         int, typer.Option(help="Characters the model reads per record; more get 413.")
     ] = 20_000,
+    max_input_tokens: Annotated[
+        int, typer.Option(help="Tokens the model reads per record; more get 413.")
+    ] = 4096,
     score_timeout: Annotated[
         float, typer.Option(help="Seconds before an unanswered request gets 504.")
     ] = 60.0,
@@ -79,6 +82,7 @@ def serve(
         max_batch_size=max_batch_size,
         max_wait_ms=max_wait_ms,
         max_input_chars=max_input_chars,
+        max_input_tokens=max_input_tokens,
         score_timeout_s=score_timeout,
     )
     console.print(f"endpoint http://{host}:{port}  key file {key_file}  state {state_dir}")

@@ -92,6 +92,16 @@ def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]
     return record
 
 
+def record_tokens(tokenizer: Any, task: str, record: dict[str, Any]) -> int:
+    """Tokens the model reads for `record` (its request fields, special tokens left out)."""
+    texts = []
+    for name in task_spec(task).request_fields:
+        value = record[name]
+        texts += [m["content"] for m in value] if isinstance(value, list) else [value]
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return sum(len(ids) for ids in encoded)
+
+
 def record_size(task: str, record: dict[str, Any]) -> int:
     """Characters the model reads for `record`: what the batcher groups similar requests by."""
     return task_spec(task).request_size(record)

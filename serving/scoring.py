@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from serving.payloads import parse_json, parse_payload, record_size
+from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, load_trained
 from trainer.predict import predict, predict_qa
 from trainer.taskspec import task_spec
@@ -46,6 +46,10 @@ class Scorer:
     def size(self, record: dict[str, Any]) -> int:
         """How long `record` is (characters): the batcher batches requests of similar size."""
         return record_size(self.task, record)
+
+    def tokens(self, record: dict[str, Any]) -> int:
+        """How many tokens of `record` the model reads (what a request's limit counts)."""
+        return record_tokens(self.tokenizer, self.task, record)
 
     def close(self) -> None:
         """Nothing to stop: the model lives in this process (see `serving.workers` for others)."""

@@ -4,7 +4,7 @@ Routes (all but the two probes need `Authorization: Bearer <key>`). Two keys: th
 (`key_file`) may only `POST /score`; the admin key (`admin-<key_file name>` beside it, also 0600)
 may do everything, and the scoring key gets 403 on the admin routes. No key and no query string is
 ever written to a log. Every request is bounded: body bytes (413), JSON nesting (400), characters
-per record (413) and scoring time (504 for that request; the deployment keeps serving).
+per record (413, in characters and in tokens) and scoring time (504 for that request; the deployment keeps serving).
 
 - `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
   `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
@@ -65,6 +65,9 @@ class ServerSettings(BaseModel):
     max_wait_ms: float = Field(5.0, ge=0, le=1000, description="how long a batch waits to fill")
     max_input_chars: int = Field(
         20_000, ge=1, description="characters the model reads per record; more get 413"
+    )
+    max_input_tokens: int = Field(
+        4096, ge=1, description="tokens the model reads per record; more get 413"
     )
     max_json_depth: int = Field(32, ge=4, le=1000, description="deeper request bodies get 400")
     score_timeout_s: float = Field(
@@ -152,6 +155,13 @@ def create_app(settings: ServerSettings) -> FastAPI:
                     413,
                     f"{where} has {size} characters for the model to read; this endpoint takes "
                     f"at most {settings.max_input_chars} per record (max_input_chars)",
+                )
+            if (tokens := deployment.scorer.tokens(record)) > settings.max_input_tokens:
+                where = f"inputs[{i}]" if is_batch else "the request"
+                raise HTTPException(
+                    413,
+                    f"{where} has {tokens} tokens for the model to read; this endpoint takes "
+                    f"at most {settings.max_input_tokens} per record (max_input_tokens)",
                 )
         if forced is None:
             endpoint.mirror(records)

@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from serving.payloads import parse_payload, record_size
+from serving.payloads import parse_payload, record_size, record_tokens
 from serving.scoring import find_model_dir
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,7 @@ class ProcessScorer:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.model_dir = find_model_dir(Path(model_dir))
+        self._tokenizer: Any = None  # loaded at the first request that counts tokens
         self.threads = max(1, (os.cpu_count() or 1) // workers)
         self._started = 0
         self._workers = [self._start() for _ in range(workers)]
@@ -127,6 +128,14 @@ class ProcessScorer:
 
     def size(self, record: dict[str, Any]) -> int:
         return record_size(self.task, record)
+
+    def tokens(self, record: dict[str, Any]) -> int:
+        """Tokens of `record`, counted here with the model's tokenizer (the model is elsewhere)."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        return record_tokens(self._tokenizer, self.task, record)
 
     def score(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """One response per record, from one free worker (blocks while all are busy)."""

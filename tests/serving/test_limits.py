@@ -121,3 +121,18 @@ def test_no_key_reaches_the_server_log_and_the_log_is_private(tmp_path: Path) ->
         assert stat.S_IMODE(log.stat().st_mode) == 0o600
     finally:
         stop_local_endpoint(state)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_record_over_the_token_limit_gets_413_naming_it(
+    qa_model_dir: Path, tmp_path: Path, workers: int
+) -> None:
+    settings = ServerSettings(key_file=tmp_path / "key", max_input_tokens=40)
+    with serve_in_thread(settings) as running, running.client() as client:
+        client.put_deployment("blue", str(qa_model_dir), workers=workers)
+        client.set_traffic({"blue": 100})
+        assert client.score(QA).deployment == "blue"  # a few tokens: answered
+        long = {"question": "How long?", "context": "Order seven arrived late again. " * 10}
+        response = _post(running, json.dumps(long).encode(), running.score_key)
+        assert response.status_code == 413, response.text
+        assert "tokens" in response.json()["detail"] and "at most 40" in response.json()["detail"]
