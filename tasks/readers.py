@@ -80,15 +80,17 @@ def read_lines(
 ) -> Iterator[Line]:
     """Yield every line/row of one file (or datasets folder) in the given format.
 
-    JSON lines are streamed: a line longer than `max_line_bytes` is counted and quarantined
-    without ever being held in memory whole.
+    JSON lines, CSV, Parquet and Arrow are streamed (a JSON line longer than `max_line_bytes` is
+    counted and quarantined without ever being held in memory whole); a SQuAD or `.json` file is
+    one JSON document and is read whole.
     """
     if fmt == "hf":
         yield from _row_lines(_datasets_folder_rows(uri, storage_options))
         return
     with fsspec.open(uri, "rb", compression="infer", **storage_options) as f:
         if fmt == "parquet":
-            yield from _row_lines(pq.read_table(f).to_pylist())
+            batches = pq.ParquetFile(f).iter_batches(batch_size=1024)
+            yield from _row_lines(row for batch in batches for row in batch.to_pylist())
             return
         if fmt == "arrow":
             yield from _row_lines(_arrow_rows(f, uri))
@@ -96,11 +98,13 @@ def read_lines(
         if fmt == "jsonl":
             yield from _jsonl_lines(_bounded_lines(f, max_line_bytes))
             return
-        data = f.read()
-    data = data.removeprefix(codecs.BOM_UTF8)  # Excel's "CSV UTF-8" and some exporters start so
-    if fmt == "csv":
-        yield from _csv_rows(data, columns)
-    elif fmt in ("json", "squad"):
+        if fmt == "csv":  # streamed; utf-8-sig drops the BOM of Excel's "CSV UTF-8"
+            text = io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape", newline="")
+            yield from _csv_rows(text, columns)
+            return
+        data = f.read()  # a SQuAD or .json file is one JSON document: read whole
+    data = data.removeprefix(codecs.BOM_UTF8)
+    if fmt in ("json", "squad"):
         yield from _squad_or_jsonl(uri, fmt, data, task, columns)
     else:
         raise ValueError(f"ingest.format must be one of {FORMATS}, got {fmt!r}")
@@ -163,9 +167,9 @@ def _jsonl_lines(lines: Iterable[bytes | int]) -> Iterator[Line]:
             yield Line(number, error=f"unparsable JSON: {exc.msg} at column {exc.colno}", raw=raw)
 
 
-def _csv_rows(data: bytes, columns: ColumnMap) -> Iterator[Line]:
-    text = data.decode("utf-8", errors="surrogateescape")
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
+    """The rows of a CSV text stream (undecodable bytes kept as surrogates, then quarantined)."""
+    reader = csv.reader(text)
     try:
         header = next(reader)
     except StopIteration:
