@@ -84,3 +84,58 @@ def test_two_runs_starting_the_endpoint_at_once_get_one_server(tmp_path: Path) -
         for p in starters:
             if p.is_alive():
                 os.kill(p.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_two_rollouts_to_one_endpoint_take_turns(
+    prefect_api, make_config, qa_model_dir: Path, tmp_path: Path
+) -> None:
+    import threading
+
+    from platforms.registry import LocalRegistry
+    from tasks.rollout import rollout_task
+    from trainer.modeling import load_trained
+    from trainer.predict import predict
+
+    cfg = make_config(
+        until="rollout",
+        rollout={"steps": [50, 100], "hold_requests": 4, "min_requests": 2, "hold_seconds": 20,
+                 "max_p95_ratio": 10.0, "p95_allowance_ms": 500.0},
+    )  # fmt: skip
+    registry = LocalRegistry(Path(cfg.store))
+    first, second, third = (registry.register("qa", qa_model_dir, {}, {}) for _ in range(3))
+    backends = cfg.backends()
+    request = {"question": "How long?", "context": "Order 7 arrived after 4 days."}
+    model, tokenizer, _ = load_trained(qa_model_dir)
+    record = {**request, "answers": {"text": [""], "answer_start": [0]}}
+    samples = [
+        {"request": request, "expected": predict(model, tokenizer, "extractive-qa", [record])[0]}
+    ]
+    try:
+        rollout_task(backends, first, "extractive-qa", samples, cfg.rollout)  # a live deployment
+        outcomes: dict[int, str] = {}
+        errors: list[BaseException] = []
+
+        def roll(version) -> None:
+            try:
+                record = rollout_task(backends, version, "extractive-qa", samples, cfg.rollout)
+                outcomes[version.version] = record.outcome
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=roll, args=(v,)) for v in (second, third)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert not errors, errors  # without the lock both pick the idle colour: one gets a 422
+        assert outcomes == {2: "promoted", 3: "promoted"}
+        endpoint = backends.open_endpoint()
+        try:
+            status = endpoint.status()
+            assert [d.traffic for d in status.deployments] == [100]  # one live deployment
+            assert endpoint.score(request).body["answer"]
+        finally:
+            endpoint.close()
+    finally:
+        stop_local_endpoint(Path(cfg.store) / "endpoint")
