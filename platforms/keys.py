@@ -28,7 +28,7 @@ def secret_key(store: Store, name: str, env: str | None = None) -> bytes:
     uri = store.path("keys", name)
     if not store.exists(uri):
         _create(store, uri, secrets.token_hex(KEY_BYTES))
-    return bytes.fromhex(store.read_text(uri).strip())
+    return _from_hex(store.read_text(uri), uri)
 
 
 def private_key(path: str | os.PathLike[str], env: str | None = None) -> bytes:
@@ -39,7 +39,20 @@ def private_key(path: str | os.PathLike[str], env: str | None = None) -> bytes:
     if not os.path.exists(file):
         _create_local(file, secrets.token_hex(KEY_BYTES))
     with open(file, encoding="utf-8") as f:
-        return bytes.fromhex(f.read().strip())
+        return _from_hex(f.read(), file)
+
+
+def _from_hex(text: str, where: str) -> bytes:
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) < 16:
+        raise ValueError(
+            f"{where} holds no usable key (it was edited or truncated): restore it, or delete it "
+            "to make a new one (what the old key signed or keyed then no longer matches)"
+        )
+    return key
 
 
 def _checked(env: str, value: str) -> bytes:

@@ -149,20 +149,19 @@ def create_app(settings: ServerSettings) -> FastAPI:
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         for i, record in enumerate(records):
-            if (size := deployment.scorer.size(record)) > settings.max_input_chars:
-                where = f"inputs[{i}]" if is_batch else "the request"
-                raise HTTPException(
-                    413,
-                    f"{where} has {size} characters for the model to read; this endpoint takes "
-                    f"at most {settings.max_input_chars} per record (max_input_chars)",
-                )
-            if (tokens := deployment.scorer.tokens(record)) > settings.max_input_tokens:
-                where = f"inputs[{i}]" if is_batch else "the request"
-                raise HTTPException(
-                    413,
-                    f"{where} has {tokens} tokens for the model to read; this endpoint takes "
-                    f"at most {settings.max_input_tokens} per record (max_input_tokens)",
-                )
+            limits = (  # characters first: counting tokens of a huge text is work already
+                ("characters", "max_input_chars", deployment.scorer.size),
+                ("tokens", "max_input_tokens", deployment.scorer.tokens),
+            )
+            for unit, field, measure in limits:
+                limit = getattr(settings, field)
+                if (amount := measure(record)) > limit:
+                    where = f"inputs[{i}]" if is_batch else "the request"
+                    raise HTTPException(
+                        413,
+                        f"{where} has {amount} {unit} for the model to read; this endpoint takes "
+                        f"at most {limit} per record ({field})",
+                    )
         if forced is None:
             endpoint.mirror(records)
         try:

@@ -82,3 +82,11 @@ def test_the_signing_key_lives_outside_the_store(tmp_path: Path, monkeypatch) ->
     monkeypatch.setenv("TUNEGATE_APPROVAL_KEY", "short")
     with pytest.raises(ValueError, match="TUNEGATE_APPROVAL_KEY"):
         config.signing_key()
+
+
+def test_a_damaged_key_file_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TUNEGATE_APPROVAL_KEY", raising=False)
+    path = tmp_path / "approval.key"
+    path.write_text("not hex at all")
+    with pytest.raises(ValueError, match=r"approval\.key holds no usable key.*delete it"):
+        ApprovalConfig(key_file=str(path)).signing_key()
