@@ -99,23 +99,23 @@ class LocalRegistry:
         return record
 
     def get(self, name: str, version: int) -> ModelVersion:
-        entry = self._read().get(name)
+        entry = self._current().get(name)
         if entry is None or str(version) not in entry["versions"]:
             raise KeyError(f"no model {name} version {version} in {self.index_path}")
         return ModelVersion.model_validate(entry["versions"][str(version)])
 
     def versions(self, name: str) -> list[ModelVersion]:
-        entry = self._read().get(name, {"versions": {}})
+        entry = self._current().get(name, {"versions": {}})
         return [
             ModelVersion.model_validate(v)
             for _, v in sorted(entry["versions"].items(), key=lambda kv: int(kv[0]))
         ]
 
     def names(self) -> list[str]:
-        return sorted(self._read())
+        return sorted(self._current())
 
     def aliases(self, name: str) -> dict[str, int]:
-        return dict(self._read().get(name, {}).get("aliases", {}))
+        return dict(self._current().get(name, {}).get("aliases", {}))
 
     def alias(self, name: str, alias: str) -> ModelVersion | None:
         version = self.aliases(name).get(alias)
@@ -143,7 +143,7 @@ class LocalRegistry:
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version `alias` pointed at before its current one (what a rollback returns to)."""
-        entry = self._read().get(name, {})
+        entry = self._current().get(name, {})
         current = entry.get("aliases", {}).get(alias)
         earlier = [h["version"] for h in entry.get("history", []) if h["alias"] == alias]
         for version in reversed(earlier):
@@ -168,6 +168,12 @@ class LocalRegistry:
         with self._locked(rebuild=True) as index:
             self._write(index)
             return index
+
+    def _current(self) -> dict[str, Any]:
+        """The index to read: a lost one is rebuilt and written once (not rebuilt per read)."""
+        if not self.index_path.exists() and self.root.is_dir():
+            return self.repair()
+        return self._read()
 
     def _folders(self, name: str) -> list[int]:
         folder = self.root / name

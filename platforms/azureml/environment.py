@@ -88,24 +88,39 @@ RUN DS_BUILD_OPS=0 pip install --no-cache-dir -r /tmp/tunegate-requirements.txt
 """
 
 
+def _context_files(constraints: Path = CONSTRAINTS) -> dict[str, str]:
+    """The build context's files by name: the Dockerfile and the pinned requirements."""
+    header = "# Every version is constraints.txt's: what tunegate's tests ran against.\n"
+    return {
+        "Dockerfile": dockerfile(),
+        "requirements.txt": header + "\n".join(pins(constraints)) + "\n",
+    }
+
+
 def write_context(folder: Path, constraints: Path = CONSTRAINTS) -> Path:
     """Write the build context (`Dockerfile`, `requirements.txt`) into `folder`; returns it."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "Dockerfile").write_text(dockerfile())
-    header = "# Every version is constraints.txt's: what tunegate's tests ran against.\n"
-    (folder / "requirements.txt").write_text(header + "\n".join(pins(constraints)) + "\n")
+    for name, text in _context_files(constraints).items():
+        (folder / name).write_text(text)
     return folder
+
+
+def _version(files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for name in ("Dockerfile", "requirements.txt"):
+        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def context_version(folder: Path) -> str:
     """The environment version: a hash of the build context's files."""
-    digest = hashlib.sha256()
-    for name in ("Dockerfile", "requirements.txt"):
-        digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return _version({n: (folder / n).read_text() for n in ("Dockerfile", "requirements.txt")})
 
 
 def staged_context() -> Path:
     """The build context in this machine's cache, written once per version."""
-    scratch = write_context(local_cache() / "environment" / "current")
-    return write_context(local_cache() / "environment" / context_version(scratch))
+    files = _context_files()
+    folder = local_cache() / "environment" / _version(files)
+    if not (folder / "requirements.txt").exists():
+        write_context(folder)
+    return folder
