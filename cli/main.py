@@ -17,6 +17,7 @@ Shared options, the console and the error exits are in cli/common.py.
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
@@ -25,6 +26,9 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline: n
 # Without PREFECT_API_URL each run starts a temporary API server; on a busy machine (or beside
 # another run starting its own) that takes longer than Prefect's 20 s default.
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+# The stages' own progress lines ("ingest: 595 accepted ...", "waiting for ... lock", the
+# rollout's steps) go to the console and to the run's logs in the Prefect UI.
+os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
 
 import typer
 
@@ -36,6 +40,9 @@ from cli.deployments import apply, deployments_app, deprecated_alias, serve
 from cli.endpoint import endpoint_app
 from cli.models import models_app
 from cli.store import store_app
+
+for _name in ("tasks", "platforms", "flows"):  # their INFO lines, not only warnings
+    logging.getLogger(_name).setLevel(logging.INFO)
 
 app = typer.Typer(
     help="tunegate: retrain language models safely (screened data, human approval, gates).",

@@ -9,6 +9,7 @@ summary.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,6 +21,8 @@ from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
 from tasks.approve import ApprovalRecord, DataRejected
 from tasks.evaluate import EvalReport
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -43,6 +46,7 @@ class RunSummary(BaseModel):
 
     def run(self, stage: str, fn: Callable[..., T], /, **arguments: Any) -> T:
         """Run one stage task with keyword `arguments`, timing it and keeping how it ended."""
+        log.info("%s: started", stage)
         start = time.perf_counter()
         try:
             result = fn(**arguments)

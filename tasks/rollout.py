@@ -12,6 +12,7 @@ a step is held (`replay`). Every action is an event in the `RolloutRecord`.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -37,6 +38,7 @@ from trainer.metrics.scores import normalize_answer
 from trainer.taskspec import task_spec
 
 COLOURS = ("blue", "green")
+log = logging.getLogger(__name__)
 
 
 class RolloutConfig(RolloutPolicy):
@@ -92,6 +94,8 @@ class Timeline:
 
     def add(self, action: str, traffic: dict[str, int], message: str = "", **kw: Any) -> None:
         at = datetime.now(UTC).isoformat(timespec="seconds")
+        shares = ", ".join(f"{k} {v}%" for k, v in traffic.items())
+        log.info("rollout: %s (%s)%s", action, shares, f": {message}" if message else "")
         self.events.append(
             RolloutEvent(at=at, action=action, traffic=traffic, message=message, **kw)
         )
@@ -335,6 +339,7 @@ def rollout_task(
     config: RolloutConfig,
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
+    log.info("rollout: version %s, waiting for the endpoint lock", version.version)
     with backends.endpoint_lock():  # two runs never pick the same idle colour
         backend = backends.open_endpoint()
         try:

@@ -24,14 +24,14 @@ from tests.tickets import qa_tickets
 pytestmark = pytest.mark.slow  # real `tunegate run` processes, training and an endpoint process
 
 TUNEGATE = Path(sys.executable).parent / "tunegate"
-# What the run's log says when each stage has begun
+# What the run's log says once each stage is under way
 KILL_WHEN = {
-    "ingest": "Task run 'ingest",
-    "screen": "Task run 'screen",
-    "split": "Task run 'split",
+    "ingest": "ingest: started",
+    "screen": "screen: started",
+    "split": "split: started",
     "train": "trainer | ",
-    "evaluate": "Task run 'evaluate",
-    "rollout": "Task run 'rollout",
+    "evaluate": "evaluate: started",
+    "rollout": "rollout: version",
 }
 
 
