@@ -64,9 +64,10 @@ def write_export(
             data_ref = datastore_uri(split.uri, cfg.azureml.datastore)
     spec = TrainSpec(name=name, data_dir=data_ref, args=cfg.train.trainer_args(cfg.task.value))
     env = cfg.azureml.environment
-    if cfg.train.model.startswith("packaged:") and (env.asset or env.image or env.build_context):
+    model = str(spec.args["model"])
+    if model.startswith("packaged:") and (env.asset or env.image or env.build_context):
         console.print(
-            f"[yellow]train.model is {cfg.train.model}: that model ships in a pip package the "
+            f"[yellow]train.model is {model}: that model ships in a pip package the "
             "configured container may not have (the tunegate environment has it).[/]"
         )
     written = export(

@@ -125,15 +125,27 @@ def run_evaluation(
     # torch, transformers and datasets load here, not when the CLI or the config loads
     from trainer.data import read_split
     from trainer.modeling import load_base, load_tokenizer, load_trained
+    from trainer.predict import lengths
 
     records = read_split(split.uri, "test", config.max_test_records)
     if not records:
         raise ValueError(f"{split.uri} has no test records to evaluate on: lower split.train")
     task_type = split.task
     candidate_model, tokenizer, info = load_trained(job.output_dir)
+    # Every model reads and writes as many tokens as the candidate was trained to
+    max_length, max_new_tokens = lengths(candidate_model, tokenizer)
 
     def scored(model: Any, tok: Any) -> Scored:
-        return predict_and_score(task_type, info["task"], model, tok, records, config.batch_size)
+        return predict_and_score(
+            task_type,
+            info["task"],
+            model,
+            tok,
+            records,
+            config.batch_size,
+            max_length=max_length,
+            max_new_tokens=max_new_tokens,
+        )
 
     base = scored(
         load_base(info["task"], info["base_model"], seed=42), load_tokenizer(info["base_model"])
@@ -151,7 +163,7 @@ def run_evaluation(
         candidate.metrics,
         base.metrics,
         champ.metrics if champ else None,
-        config,
+        config.for_task(task_spec(task_type).metric_names),
         primary,
         interval=interval,
         pii_leaks=leaks,
@@ -182,11 +194,13 @@ def predict_and_score(
     tokenizer: Any,
     records: list[dict[str, Any]],
     batch_size: int,
+    **lengths: int,
 ) -> Scored:
-    """One model through the same prediction and metric code as every other."""
+    """One model through the same prediction and metric code as every other (`lengths`:
+    max_length, max_new_tokens; default the model's own)."""
     from trainer.predict import predict
 
-    predictions = predict(model, tokenizer, trainer_task, records, batch_size=batch_size)
+    predictions = predict(model, tokenizer, trainer_task, records, batch_size=batch_size, **lengths)
     metrics, per_example = score(task_type, predictions, records)
     return Scored(predictions, metrics, per_example)
 

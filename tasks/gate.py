@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from trainer.taskspec import METRIC_NAMES
 
 
 class GatePolicy(BaseModel):
@@ -21,7 +23,9 @@ class GatePolicy(BaseModel):
         None, description="Metric the gains are measured on (default: f1 for QA, rougeL else)."
     )
     thresholds: dict[str, float] = Field(
-        default_factory=dict, description="Absolute minimum per metric, e.g. {f1: 40}."
+        default_factory=dict,
+        description="Absolute minimum per metric, e.g. {f1: 50, rougeL: 30}; a run applies those "
+        "of its task's metric (f1, exact_match for QA; rouge1, rouge2, rougeL, rougeLsum else).",
     )
     min_gain_over_base: float = Field(
         0.0, description="Points the candidate must gain over the base model on the primary metric."
@@ -36,6 +40,19 @@ class GatePolicy(BaseModel):
     fail_on_pii: bool = Field(
         True, description="Fail when predictions hold PII absent from inputs."
     )
+
+    @field_validator("thresholds")
+    @classmethod
+    def _known_metrics(cls, thresholds: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(thresholds) - set(METRIC_NAMES))
+        if unknown:
+            raise ValueError(f"unknown metric(s) {unknown}: expected some of {list(METRIC_NAMES)}")
+        return thresholds
+
+    def for_task(self, metric_names: Sequence[str]) -> GatePolicy:
+        """This policy with only the thresholds on metrics the task reports."""
+        kept = {m: v for m, v in self.thresholds.items() if m in metric_names}
+        return self.model_copy(update={"thresholds": kept})
 
 
 class Check(BaseModel):

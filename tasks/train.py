@@ -18,7 +18,7 @@ from platforms.backends import Backends
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import PACKAGED_MODEL, TrainArgs, with_task_defaults
-from trainer.taskspec import task_spec
+from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ, task_spec
 
 log = logging.getLogger(__name__)
 _TRAIN_ARG_NAMES = set(TrainArgs.__dataclass_fields__) - {"task", "data_dir", "output_dir"}
@@ -34,10 +34,12 @@ class TrainConfig(BaseModel):
         description="local: a subprocess on this machine; azureml: a command job on the "
         "azureml section's compute cluster.",
     )
-    model: str = Field(
-        PACKAGED_MODEL,
+    model: str | None = Field(
+        None,
         description="Base model: a Hugging Face id or local path (where a hub is reachable), or "
-        "packaged:all-MiniLM-L6-v2, the pretrained MiniLM shipped in a pip package.",
+        f"a model built from the pretrained MiniLM shipped in a pip package ({PACKAGED_MODEL}; "
+        f"{PACKAGED_SEQ2SEQ}, an encoder-decoder; {PACKAGED_DECODER}, a causal decoder). "
+        "Unset: the task's packaged model, with its tuned settings.",
     )
     nproc: int = Field(1, ge=1, le=64, description="Processes on this machine (>1: torchrun DDP).")
     accelerate_config: str | None = Field(
@@ -50,8 +52,12 @@ class TrainConfig(BaseModel):
     batch_size: int | None = Field(
         None, ge=1, le=4096, description="Per-device training batch size." + _TUNED
     )
-    max_length: int = Field(256, ge=16, le=32768, description="Tokens per window / sequence.")
-    lora: bool = Field(True, description="Train a LoRA adapter (False: full fine-tuning).")
+    max_length: int | None = Field(
+        None, ge=16, le=32768, description="Tokens per window / sequence." + _TUNED
+    )
+    lora: bool | None = Field(
+        None, description="Train a LoRA adapter (False: full fine-tuning)." + _TUNED
+    )
     lora_r: int | None = Field(None, ge=1, le=1024, description="LoRA rank." + _TUNED)
     args: dict[str, Any] = Field(
         default_factory=dict,
@@ -79,7 +85,7 @@ class TrainConfig(BaseModel):
         }
         return {
             "task": task_spec(task_type).trainer_task,
-            "model": self.model,
+            "model": self.model or task_spec(task_type).default_model,
             **{k: v for k, v in chosen.items() if v is not None},
             **self.args,
         }

@@ -25,22 +25,30 @@ def test_the_trainer_applies_the_tasks_tuned_defaults_under_config_and_flags() -
     flagged = parse_args(["--task", "extractive-qa", "--data-dir", "d", "--epochs", "1"])
     assert flagged.epochs == 1.0 and flagged.learning_rate == 2e-3  # a flag wins, one field
     summary = parse_args(["--task", "summarization", "--data-dir", "d"])
+    assert (summary.model, summary.lora) == ("packaged:minilm-bert2bert", False)
+    chat = parse_args(["--task", "causal-lm", "--data-dir", "d"])
+    assert (chat.model, chat.lora) == ("packaged:minilm-decoder", False)
+
+
+def test_tuned_defaults_are_for_the_model_they_were_tuned_on() -> None:
     generic = TrainArgs()
-    assert (summary.epochs, summary.learning_rate, summary.lora_r) == (
+    other = parse_args(["--task", "extractive-qa", "--data-dir", "d", "--model", "roberta-base"])
+    assert (other.epochs, other.learning_rate, other.lora_r) == (
         generic.epochs,
         generic.learning_rate,
         generic.lora_r,
     )
+    t5 = parse_args(["--task", "summarization", "--data-dir", "d", "--model", "t5-base"])
+    assert t5.lora and t5.learning_rate == generic.learning_rate
 
 
 def test_a_pipeline_without_a_train_section_runs_the_tuned_settings() -> None:
     cfg = load_config(None)
     assert cfg.train.trainer_args("extractive-qa") == {
         "task": "extractive-qa",
-        "model": cfg.train.model,
-        "max_length": 256,
-        "lora": True,
+        "model": "packaged:all-MiniLM-L6-v2",
     }
+    assert cfg.train.trainer_args("summarization")["model"] == "packaged:minilm-bert2bert"
     resolved = cfg.train.resolved_args("extractive-qa")
     assert {k: getattr(resolved, k) for k in QA_TUNED} == QA_TUNED
     explicit = TrainConfig(learning_rate=1e-4).resolved_args("extractive-qa")

@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from trainer.taskspec import TRAINER_TASKS, task_spec
+from trainer.taskspec import PACKAGED_ENCODER, PACKAGED_MODELS, TRAINER_TASKS, task_spec
 
-PACKAGED_MODEL = "packaged:all-MiniLM-L6-v2"
+PACKAGED_MODEL = PACKAGED_ENCODER  # the pretrained MiniLM; the other packaged models build on it
 
 # LoRA target modules per architecture (model_type in config.json).
 LORA_TARGETS: dict[str, list[str]] = {
@@ -36,12 +36,15 @@ LORA_TARGETS: dict[str, list[str]] = {
 # What each argument does: `python -m trainer.train --help` shows it beside the flag.
 HELP: dict[str, str] = {
     "task": "extractive-qa, summarization or causal-lm (chat).",
-    "model": "Base model: a Hugging Face id, a local path, or packaged:all-MiniLM-L6-v2.",
+    "model": "Base model: a Hugging Face id, a local path, or one of the packaged models "
+    f"({', '.join(PACKAGED_MODELS)}). Unset: the task's packaged model.",
     "data_dir": "A split dataset folder: train/, validation/, test/ Parquet tables.",
     "output_dir": "Where the trained model, its tokenizer and metrics.json are written.",
-    "max_length": "Tokens per window (QA) or input sequence.",
+    "max_length": "Tokens per window (QA), per document (summarization) or per conversation "
+    "with its reply (chat); prediction and serving use the same.",
     "doc_stride": "QA: tokens shared by consecutive windows of a long context.",
-    "max_target_length": "Summarization: tokens of the target summary.",
+    "max_target_length": "Tokens of the target (the summary, the assistant's reply), and the "
+    "most tokens generated at prediction.",
     "epochs": "Training epochs.",
     "max_steps": "Stop after this many optimizer steps (-1: run the epochs).",
     "learning_rate": "Peak learning rate (linear warmup, then decay).",
@@ -109,6 +112,11 @@ class TrainArgs:
             raise ValueError("doc_stride must be smaller than max_length")
         if not self.data_dir:
             raise ValueError("data_dir is required (a split dataset directory)")
+        if task_spec(self.task).kind == "causal" and self.max_target_length >= self.max_length:
+            raise ValueError(
+                "max_target_length must be smaller than max_length: a conversation's reply and "
+                "at least part of its prompt share max_length tokens"
+            )
         if self.merge_adapter and not self.lora:
             raise ValueError("merge_adapter needs lora")
         return self
@@ -146,11 +154,16 @@ def parse_args(argv: list[str] | None = None) -> TrainArgs:
 
 
 def with_task_defaults(values: dict[str, Any]) -> TrainArgs:
-    """TrainArgs from `values`, each field it does not set taken from the task's tuned defaults
-    when the task has one, else from the dataclass."""
+    """TrainArgs from `values`: the base model is the task's packaged model unless `values` names
+    one; each field `values` does not set comes from the task's tuned defaults when the base
+    model is the one they were tuned for, else from the dataclass."""
     task = values.get("task", TrainArgs.task)
-    tuned = dict(task_spec(task).train_defaults) if task in TRAINER_TASKS else {}
-    return TrainArgs(**{**tuned, **values}).validate()
+    if task not in TRAINER_TASKS:
+        return TrainArgs(**values).validate()  # validate() names the unknown task
+    spec = task_spec(task)
+    model = values.get("model") or spec.default_model
+    tuned = dict(spec.train_defaults) if model == spec.default_model else {}
+    return TrainArgs(**{**tuned, **values, "model": model}).validate()
 
 
 def load_yaml(path: Path) -> dict[str, Any]:

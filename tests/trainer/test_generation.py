@@ -1,0 +1,154 @@
+"""Generation done right for the big models' tokenizers, on look-alikes built here (Llama-3's chat
+template and missing pad token, t5's task prefix): what training and prediction feed the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tests.trainer.lookalikes import llama3_like_tokenizer, t5_like_tokenizer, tiny_llama, tiny_t5
+from trainer.data import IGNORE, chat_features, chat_prompt, summary_features
+from trainer.modeling import load_trained, with_chat_template, with_pad_token, write_model_info
+from trainer.predict import chat_batch, predict
+from trainer.train import _collator
+
+LONG_USER = " ".join(["the router restarts at night"] * 30)
+
+
+def conversation(last_user: str = "my account is locked since monday") -> dict[str, Any]:
+    return {
+        "id": "c1",
+        "messages": [
+            {"role": "system", "content": "you are a support assistant"},
+            {"role": "user", "content": LONG_USER},
+            {"role": "assistant", "content": "thanks which account"},
+            {"role": "user", "content": last_user},
+            {"role": "assistant", "content": "password reset done it is reset"},
+        ],
+    }
+
+
+class Args:
+    max_length = 48
+    max_target_length = 12
+
+
+def test_the_loss_is_on_the_reply_only_and_long_prompts_lose_their_beginning() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    record = conversation()
+    data = chat_features(tokenizer, [record], Args.max_length, Args.max_target_length)
+    ids, labels = data["input_ids"][0], data["labels"][0]
+    assert len(ids) == len(labels) == Args.max_length  # cut to fit
+    reply = tokenizer("password reset done it is reset", add_special_tokens=False)["input_ids"]
+    learnt = [label for label in labels if label != IGNORE]
+    assert learnt == [*reply, tokenizer.eos_token_id]  # the reply and its end token, nothing else
+    assert labels[: len(ids) - len(learnt)] == [IGNORE] * (len(ids) - len(learnt))
+    text = tokenizer.decode(ids)
+    assert ids[0] == tokenizer.bos_token_id  # the start token survives the cut
+    assert "my account is locked since monday" in text  # the end of the conversation stays
+    assert "you are a support assistant" not in text  # the beginning went
+    prompt = tokenizer.decode(ids[: len(ids) - len(learnt)])
+    assert prompt.endswith("<|start_header_id|> assistant <|end_header_id|>")  # generation prompt
+
+
+def test_the_collator_keeps_the_prompt_out_of_the_loss() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    short = {"id": "c2", "messages": conversation()["messages"][3:]}
+    data = chat_features(tokenizer, [conversation(), short], Args.max_length, 12)
+    rows = [{k: data[k][i] for k in data} for i in range(2)]
+    batch = _collator("causal-lm", tokenizer, None)(rows)
+    for i in range(2):
+        kept = batch["labels"][i][batch["labels"][i] != IGNORE].tolist()
+        assert kept == [x for x in data["labels"][i] if x != IGNORE]  # a language-model
+        # collator would copy the input ids (prompt included) into the labels instead
+
+
+def test_prediction_cuts_prompts_like_training_and_pads_them_on_the_left() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    assert tokenizer.pad_token == tokenizer.eos_token  # Llama-3 ships none
+    records = [conversation(), {"id": "c2", "messages": conversation()["messages"][3:]}]
+    batch = chat_batch(tokenizer, records, budget=36)
+    width = batch["input_ids"].shape[1]
+    assert width == 36
+    short = batch["attention_mask"][1]
+    assert short[0] == 0 and short[-1] == 1  # padding on the left, the prompt ends last
+    header = tokenizer.convert_tokens_to_ids("<|end_header_id|>")
+    assert batch["input_ids"][:, -1].tolist() == [header, header]  # both end with the prompt
+    assert tokenizer.padding_side == "right"  # left only while building the batch
+
+
+def test_decoder_only_batches_generate_what_single_prompts_do() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    torch.manual_seed(0)
+    model = tiny_llama(tokenizer)
+    records = [conversation(), {"id": "c2", "messages": conversation()["messages"][3:]}]
+    kw = {"max_length": 64, "max_new_tokens": 6}
+    batched = predict(model, tokenizer, "causal-lm", records, batch_size=2, **kw)
+    single = [predict(model, tokenizer, "causal-lm", [r], **kw)[0] for r in records]
+    assert batched == single and all(batched)
+
+
+def test_a_trained_model_predicts_with_its_training_lengths(tmp_path: Path, monkeypatch) -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    model = tiny_llama(tokenizer)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    write_model_info(tmp_path, "causal-lm", "lookalike", False, max_length=40, max_new_tokens=5)
+    loaded, tok, _ = load_trained(tmp_path)
+    seen: dict[str, Any] = {}
+    generate = type(loaded).generate
+
+    def spy(self: Any, **kw: Any) -> Any:
+        seen.update(width=kw["input_ids"].shape[1], new=kw["max_new_tokens"])
+        return generate(self, **kw)
+
+    monkeypatch.setattr(type(loaded), "generate", spy)
+    predict(loaded, tok, "causal-lm", [conversation()])
+    assert seen == {"width": 40 - 5, "new": 5}
+
+
+def test_t5_gets_its_summarize_prefix_in_training_and_prediction(monkeypatch) -> None:
+    tokenizer = t5_like_tokenizer()
+    model = tiny_t5(tokenizer)
+    record = {"id": "s1", "document": "the vpn dropped every hour", "summary": "vpn dropped"}
+    prefix = tokenizer("summarize:", add_special_tokens=False)["input_ids"]
+    trained = summary_features(tokenizer, [record], Args, "summarize: ")
+    assert trained["input_ids"][0][: len(prefix)] == prefix
+    assert trained["labels"][0][-1] == tokenizer.eos_token_id
+    seen: list[list[int]] = []
+    generate = type(model).generate
+
+    def spy(self: Any, **kw: Any) -> Any:
+        seen.extend(kw["input_ids"].tolist())
+        return generate(self, **kw)
+
+    monkeypatch.setattr(type(model), "generate", spy)
+    predict(model, tokenizer, "summarization", [record], max_length=32, max_new_tokens=3)
+    assert seen[0] == trained["input_ids"][0]  # the same input, prefix included
+
+
+def test_a_tokenizer_without_a_template_gets_one_whose_prompt_does_not_end_the_sequence() -> None:
+    from trainer.modeling import load_tokenizer
+    from trainer.taskspec import PACKAGED_DECODER
+
+    tokenizer = with_chat_template(load_tokenizer(PACKAGED_DECODER))
+    ids = chat_prompt(tokenizer, conversation()["messages"][:-1])
+    assert ids[0] == tokenizer.cls_token_id and ids[-1] != tokenizer.sep_token_id
+    assert tokenizer.decode(ids).endswith("since monday assistant :")  # the generation prompt
+    whole = tokenizer.apply_chat_template(conversation()["messages"], tokenize=False)
+    assert whole.rstrip().endswith("it is reset [SEP]")  # a reply ends with the end token
+
+
+@pytest.mark.parametrize("missing", ["pad", "all"])
+def test_pad_token_fallback(missing: str) -> None:
+    tokenizer = llama3_like_tokenizer()
+    if missing == "pad":
+        assert with_pad_token(tokenizer).pad_token == "<|eot_id|>"
+    else:
+        tokenizer.eos_token = None
+        tokenizer.unk_token = None
+        with pytest.raises(ValueError, match="no pad"):
+            with_pad_token(tokenizer)
