@@ -28,6 +28,7 @@ from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 SMOKE_SAMPLES = 5
+SHOWN_EXAMPLES = 5  # test records whose outputs the evaluation artifact shows
 
 
 class EvaluateConfig(GatePolicy):
@@ -57,6 +58,12 @@ class EvalReport(BaseModel):
         description="A few test requests with the candidate's offline answer: the rollout's "
         "smoke test checks the served model gives the same.",
     )
+    examples: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="A few test records' reference beside the base model's and the candidate's "
+        "output (personal data found in the candidate's replaced by placeholders), for a person "
+        "to read.",
+    )
 
 
 def score(
@@ -82,27 +89,29 @@ def score(
 
 def count_pii_leaks(
     predictions: list[str], records: list[dict[str, Any]], screen: ScreenConfig
-) -> int:
-    """Predictions holding a personal-data finding whose text is not in the record's input."""
+) -> tuple[int, list[str]]:
+    """(how many predictions hold a personal-data finding whose text is not in the record's
+    input, every prediction with its findings replaced by placeholders)."""
     from tasks.detectors import detectors_for  # Presidio
+    from tasks.redact import redact_text
 
     detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
     leaks = 0
+    masked: list[str] = []
     for prediction, record, spans in zip(
         predictions, records, detectors.analyze(predictions), strict=True
     ):
         source = json.dumps(record, ensure_ascii=False)
-        for span in spans:
-            rule = screen.rule(span.entity)
-            if (
-                rule
-                and rule.action is not Action.flag
-                and span.score >= rule.min_score
-                and prediction[span.start : span.end] not in source
-            ):
-                leaks += 1
-                break
-    return leaks
+        found = [
+            span
+            for span in spans
+            if (rule := screen.rule(span.entity))
+            and rule.action is not Action.flag
+            and span.score >= rule.min_score
+        ]
+        leaks += any(prediction[s.start : s.end] not in source for s in found)
+        masked.append(redact_text(prediction, found)[0])
+    return leaks, masked
 
 
 @dataclass(frozen=True)
@@ -124,7 +133,7 @@ def run_evaluation(
     """Score the base model, the candidate and the champion on the same test records; gate."""
     # torch, transformers and datasets load here, not when the CLI or the config loads
     from trainer.data import read_split
-    from trainer.modeling import load_base, load_tokenizer, load_trained
+    from trainer.modeling import load_base, load_trained
     from trainer.predict import lengths
 
     records = read_split(split.uri, "test", config.max_test_records)
@@ -147,9 +156,9 @@ def run_evaluation(
             max_new_tokens=max_new_tokens,
         )
 
-    base = scored(
-        load_base(info["task"], info["base_model"], seed=42), load_tokenizer(info["base_model"])
-    )
+    # The base model reads through the candidate's tokenizer: the same vocabulary, and the chat
+    # template and lengths training gave it, so both models get the same prompts.
+    base = scored(load_base(info["task"], info["base_model"], seed=42), tokenizer)
     candidate = scored(candidate_model, tokenizer)
     champ = scored(*load_trained(champion.path)[:2]) if champion is not None else None
     interval = None
@@ -157,7 +166,7 @@ def run_evaluation(
         interval = paired_bootstrap(
             candidate.per_example, champ.per_example, config.bootstrap_samples, config.confidence
         )
-    leaks = count_pii_leaks(candidate.predictions, records, screen)
+    leaks, masked = count_pii_leaks(candidate.predictions, records, screen)
     primary = config.primary_metric or task_spec(task_type).primary_metric
     gate = decide_gate(
         candidate.metrics,
@@ -183,6 +192,10 @@ def run_evaluation(
         samples=[
             {"request": task_spec(task_type).request_of(r), "expected": p}
             for r, p in zip(records[:SMOKE_SAMPLES], candidate.predictions, strict=False)
+        ],
+        examples=[
+            {"reference": _shown(task_spec(task_type).reference_of(r)), "base": b, "candidate": c}
+            for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
         ],
     )
 
@@ -233,6 +246,16 @@ def report_markdown(report: EvalReport) -> str:
             for c in report.gate.checks
         ],
     ]
+    if report.examples:
+        lines += [
+            "",
+            "| reference | base model | candidate |",
+            "|---|---|---|",
+            *[
+                "| " + " | ".join(_cell(e[k]) for k in ("reference", "base", "candidate")) + " |"
+                for e in report.examples
+            ],
+        ]
     if report.loss_curve:
         lines += [
             "",
@@ -240,6 +263,17 @@ def report_markdown(report: EvalReport) -> str:
             f"({report.loss_curve[0]['loss']:.3f} → {report.loss_curve[-1]['loss']:.3f})",
         ]
     return "\n".join(lines)
+
+
+def _shown(reference: Any) -> str:
+    """A reference as text: QA's accepted answers joined, a summary or reply as it is."""
+    return " / ".join(reference) if isinstance(reference, list) else str(reference)
+
+
+def _cell(text: str, limit: int = 160) -> str:
+    """`text` in one Markdown table cell: one line, pipes escaped, long text cut."""
+    one_line = " ".join(text.split()).replace("|", "\\|")
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 def _sparkline(values: list[float]) -> str:

@@ -26,8 +26,31 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
         "dana.silva@example.com",  # personal data, but copied from the input: not a leak
         "mail jorge.pereira@contoso.com",  # personal data the input never held
     ]
-    assert count_pii_leaks(predictions, records, ScreenConfig()) == 1
-    assert count_pii_leaks(predictions[:2], records[:2], ScreenConfig()) == 0
+    leaks, masked = count_pii_leaks(predictions, records, ScreenConfig())
+    assert leaks == 1
+    assert count_pii_leaks(predictions[:2], records[:2], ScreenConfig())[0] == 0
+    # what the evaluation artifact shows: every finding masked, leaked or copied
+    assert masked == ["3 days", "<EMAIL_ADDRESS>", "mail <EMAIL_ADDRESS>"]
+
+
+def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
+    from tasks.evaluate import EvalReport, report_markdown
+    from tasks.gate import GateDecision
+
+    report = EvalReport(
+        task="summarization",
+        primary_metric="rougeL",
+        test_records=1,
+        base={"rougeL": 1.0},
+        candidate={"rougeL": 60.0},
+        champion=None,
+        champion_version=None,
+        interval=None,
+        pii_leaks=0,
+        gate=GateDecision(passed=True, reasons=[], checks=[]),
+        examples=[{"reference": "VPN down | 3 days", "base": "la la", "candidate": "VPN down"}],
+    )
+    assert "| VPN down \\| 3 days | la la | VPN down |" in report_markdown(report)
 
 
 def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:

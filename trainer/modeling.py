@@ -25,6 +25,7 @@ from trainer.args import LORA_TARGETS
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
+_TP_LOGGER = "transformers.distributed.tensor_parallel"
 log = logging.getLogger(__name__)
 
 
@@ -86,9 +87,12 @@ def load_base(task: str, name: str, seed: int) -> Any:
     new and the unused weights' modules, so real warnings stay visible in the training log.
     """
     torch.manual_seed(seed)
-    report_logger = logging.getLogger("transformers.modeling_utils")
-    level = report_logger.level
-    report_logger.setLevel(logging.ERROR)
+    # transformers checks its tensor-parallel plan, and warns that no layer "was sharded", when
+    # its loading report is quieted: both are quieted here
+    quieted = [logging.getLogger(n) for n in ("transformers.modeling_utils", _TP_LOGGER)]
+    levels = [q.level for q in quieted]
+    for q in quieted:
+        q.setLevel(logging.ERROR)
     try:
         if name == PACKAGED_SEQ2SEQ:
             return _warm_started_encoder_decoder(resolve_model(name))
@@ -97,7 +101,8 @@ def load_base(task: str, name: str, seed: int) -> Any:
             resolve_model(name), output_loading_info=True, **extra
         )
     finally:
-        report_logger.setLevel(level)
+        for q, level in zip(quieted, levels, strict=True):
+            q.setLevel(level)
     if info["missing_keys"] or info["unexpected_keys"] or info["mismatched_keys"]:
         log.info("%s", loading_summary(name, info))
     if name == PACKAGED_DECODER:

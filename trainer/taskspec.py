@@ -161,7 +161,7 @@ SUMMARIZATION = TaskSpec(
     train_defaults={
         "lora": False,
         "epochs": 3.0,
-        "learning_rate": 1e-4,
+        "learning_rate": 3e-4,
         "batch_size": 8,
         "max_length": 256,
         "max_target_length": 64,
