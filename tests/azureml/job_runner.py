@@ -37,12 +37,14 @@ What Azure ML does on each node of a command job, and what `run_job` does here:
 
 The variable names of the run context, the `AZUREML_CR_*` folders and the
 `AZURE_ML_INPUT_`/`AZURE_ML_OUTPUT_` bindings are those of a job pod's specification captured from
-Azure ML's common runtime (tomaskubica.cz, "Kubernetes pro velká data a strojové učení", 2022:
-the lifecycler's `execution_environment` and the data capability's `environment_names`).
+Azure ML's common runtime (the lifecycler's `execution_environment` and the data capability's
+`environment_names`), in Tomáš Kubica's blog post "Kubernetes pro velká data a strojové učení -
+proč AzureML nebo Apache Spark používá projekt Volcano?" (2022, tkubica12/tkubica12.github.io).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -121,7 +123,7 @@ class JobRun:
     node_outputs: dict[int, dict[str, list[str]]]  # node rank: output name: files it wrote
     writes: dict[str, list[str]] = field(default_factory=dict)  # RANK (or "launcher"): files
     input_changes: dict[str, list[str]] = field(default_factory=dict)  # ro_mount input: paths
-    command: str = ""  # the command after substitution
+    command: str = ""  # node 0's command after substitution
     env: list[dict[str, str]] = field(default_factory=list)  # each process's variables
 
     @property
@@ -193,7 +195,7 @@ def run_job(
     envs: list[dict[str, str]] = []
     node_folders: dict[int, dict[str, Path]] = {}
     read_only: dict[str, tuple[Path, dict[str, tuple[int, int]]]] = {}
-    command = job["command"]
+    commands: list[str] = []
     try:
         for node in range(nodes):
             base = workdir / f"node-{node}"
@@ -216,6 +218,7 @@ def run_job(
             command = _BINDING.sub(
                 lambda m, p=paths: str(p[m.group(1), m.group(2)]), job["command"]
             )
+            commands.append(command)
             node_env = {
                 **_image_environment(support, record_writes, node_folders[node].values()),
                 **{k: str(v) for k, v in (job.get("environment_variables") or {}).items()},
@@ -270,7 +273,7 @@ def run_job(
         node_outputs=node_outputs,
         writes=_writes(support / "writes", node_folders) if record_writes else {},
         input_changes={k: sorted({path for path, _ in v}) for k, v in input_changes.items()},
-        command=command,
+        command=commands[0],
         env=envs,
     )
 
@@ -392,19 +395,17 @@ def _wait(processes: list[tuple[subprocess.Popen[bytes], Path]], timeout: float)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """End a process and everything it started (its own session), SIGTERM then SIGKILL."""
-    if process.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """End a process and everything it started (its own session): SIGTERM, SIGKILL after 10 s;
+    whatever of its session outlived it, SIGKILL."""
+    try:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # nothing of it left
+        pass
+    process.wait()
 
 
 def _writes(folder: Path, node_folders: dict[int, dict[str, Path]]) -> dict[str, list[str]]:

@@ -105,7 +105,7 @@ def test_the_node_runs_the_staged_code_with_azure_ml_s_variables(tmp_path: Path)
     )
     job_yml.write_text(yaml.safe_dump(job))
 
-    run = _run_job(tmp_path, job_yml)
+    run = _run_job(tmp_path, job_yml, record_writes=True)
 
     # Rank 1 wrote into the read-only input: fine as root here, a failed job on a mount.
     assert run.returncodes == [0, 0], run.tails()
@@ -125,8 +125,9 @@ def test_the_node_runs_the_staged_code_with_azure_ml_s_variables(tmp_path: Path)
         assert env["AZUREML_ARM_PROJECT_NAME"] == "tunegate-job-command"
         assert env["AZUREML_RUN_ID"].startswith(job["name"])
     assert seen[0]["env"]["MASTER_PORT"] == seen[1]["env"]["MASTER_PORT"]
-    # Both processes' files were uploaded to the job's output.
+    # Both processes' files were uploaded to the job's output; each is seen writing its own.
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["rank-0", "rank-1"]
+    assert run.writes == {"0": ["rank-0"], "1": ["rank-1"]}
 
 
 @pytest.mark.slow
