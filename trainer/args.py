@@ -32,6 +32,9 @@ LORA_TARGETS: dict[str, list[str]] = {
     "phi3": ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"],
 }
 
+# accelerate's name of each precision (`accelerate launch --mixed_precision`,
+# ACCELERATE_MIXED_PRECISION); `auto` is resolved by the trainer on the machine it runs on.
+MIXED_PRECISION: dict[str, str] = {"fp32": "no", "bf16": "bf16", "fp16": "fp16"}
 
 # What each argument does: `python -m trainer.train --help` shows it beside the flag.
 HELP: dict[str, str] = {

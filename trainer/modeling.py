@@ -159,10 +159,15 @@ def model_class(task: str) -> Any:
     return getattr(transformers, spec.model_class)
 
 
+def base_config(name: str) -> Any:
+    """The base model's config, without loading its weights."""
+    return AutoConfig.from_pretrained(resolve_model(name))
+
+
 def lora_targets(name: str, configured: list[str]) -> list[str]:
     if configured:
         return configured
-    model_type = AutoConfig.from_pretrained(resolve_model(name)).model_type
+    model_type = base_config(name).model_type
     if model_type not in LORA_TARGETS:
         raise ValueError(
             f"no default LoRA target modules for model_type {model_type!r}: set lora_target_modules"

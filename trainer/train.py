@@ -32,6 +32,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
+import torch.distributed as dist
 from transformers import (
     DataCollatorForSeq2Seq,
     DataCollatorWithPadding,
@@ -39,9 +40,10 @@ from transformers import (
     TrainingArguments,
 )
 
-from trainer.args import TrainArgs, parse_args
+from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
 from trainer.data import IGNORE, features, read_split
 from trainer.modeling import (
+    base_config,
     load_base,
     load_tokenizer,
     lora_targets,
@@ -49,6 +51,8 @@ from trainer.modeling import (
     write_model_info,
 )
 from trainer.taskspec import task_spec
+
+log = logging.getLogger("trainer.train")  # not __name__: that is __main__ under `python -m`
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -58,31 +62,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 
-    # model
+    # data
     tokenizer = load_tokenizer(args.model)  # with a pad token
     tokenizer.model_max_length = args.max_length  # saved with it: prediction cuts the same way
     if task_spec(args.task).kind == "causal":
         tokenizer = with_chat_template(tokenizer)
+    train_records = read_split(args.data_dir, "train", args.max_train_samples)
+    if not train_records:
+        raise SystemExit(f"{args.data_dir}/train has no records to train on")
+    config = base_config(args.model)  # what the inputs depend on (t5's task prefix)
+    train_set = features(args.task, tokenizer, train_records, args, config)
+    eval_set = features(args.task, tokenizer, read_split(args.data_dir, "validation"), args, config)
+
+    # distribution: before the model, so DeepSpeed ZeRO-3 (zero3_init_flag) partitions the
+    # weights as they load instead of every rank loading the whole model
+    training_args = _training_arguments(args, has_eval=len(eval_set) > 0)
+
+    # model
     model = load_base(args.task, args.model, args.seed)
-    base_config = model.config
     if args.lora:
         model = _with_lora(model, args)
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
-    # data
-    train_records = read_split(args.data_dir, "train", args.max_train_samples)
-    if not train_records:
-        raise SystemExit(f"{args.data_dir}/train has no records to train on")
-    train_set = features(args.task, tokenizer, train_records, args, base_config)
-    eval_set = features(
-        args.task, tokenizer, read_split(args.data_dir, "validation"), args, base_config
-    )
-
     # trainer
     trainer = Trainer(
         model=model,
-        args=_training_arguments(args, has_eval=len(eval_set) > 0),
+        args=training_args,
         train_dataset=train_set,
         eval_dataset=eval_set if len(eval_set) else None,
         data_collator=_collator(args.task, tokenizer, model),
@@ -149,7 +155,11 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
     precision = args.precision
     if precision == "auto":
         precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if gpu else "fp32"
-    return TrainingArguments(
+    # The configured precision wins over the launcher's: `accelerate launch` exports its config's
+    # mixed_precision (bf16 in trainer/configs/), which TrainingArguments (and DeepSpeed) would
+    # take whenever bf16 and fp16 are both off, e.g. fp32 on a T4 or on CPU.
+    os.environ["ACCELERATE_MIXED_PRECISION"] = MIXED_PRECISION[precision]
+    training_args = TrainingArguments(
         output_dir=args.output_dir,
         num_train_epochs=args.epochs,
         max_steps=args.max_steps,
@@ -173,6 +183,18 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
         disable_tqdm=not sys.stderr.isatty(),
         ddp_find_unused_parameters=False,
     )
+    # Every process says who it is: in a job's per-process logs, which ranks ran and how.
+    backend = dist.get_backend() if dist.is_available() and dist.is_initialized() else "none"
+    log.info(
+        "process %d of %d (local %d) on %s, distributed backend %s, precision %s",
+        training_args.process_index,
+        training_args.world_size,
+        training_args.local_process_index,
+        training_args.device,
+        backend,
+        training_args.mixed_precision,
+    )
+    return training_args
 
 
 def report_to() -> list[str] | str:

@@ -35,6 +35,7 @@ from platforms.azureml.config import (
     LaunchConfig,
 )
 from platforms.training import TrainSpec, trainer_arguments
+from trainer.args import MIXED_PRECISION, TrainArgs
 
 _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
@@ -78,6 +79,11 @@ def training_command(spec: TrainSpec, launch: LaunchConfig) -> str:
         "--num_processes",
         str(nodes * launch.gpus_per_node),
     ]
+    # The config's precision, not the accelerate config's mixed_precision (bf16 in every one):
+    # a T4 has no bf16. `auto` is the trainer's to resolve on the node (it also overrides it).
+    precision = spec.args.get("precision", TrainArgs.precision)
+    if precision != "auto":
+        head += ["--mixed_precision", MIXED_PRECISION[precision]]
     # Unquoted so the node's shell expands them: every node reporting rank 0 is the known
     # failure when machine_rank is not taken from $NODE_RANK.
     rendezvous = (

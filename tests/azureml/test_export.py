@@ -219,3 +219,31 @@ def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
     assert Path(job.inputs["data"].path) == split  # `az ml job create` uploads this folder
     assert job.name.startswith("train-")  # named by data and config, as a real run would
     assert load_online_deployment(out / "deployment.yml").endpoint_name == "tunegate-phi35"
+
+
+@pytest.mark.parametrize(
+    ("precision", "flag"), [("fp32", "no"), ("bf16", "bf16"), ("fp16", "fp16"), (None, None)]
+)
+def test_accelerate_launch_takes_the_configured_precision(
+    precision: str | None, flag: str | None
+) -> None:
+    """Every accelerate config in trainer/configs/ says bf16; `--mixed_precision` overrides it
+    with the config's precision. `auto` (unset) is resolved by the trainer on the node."""
+    from platforms.training import TrainSpec
+
+    launch = AzureMLConfig.model_validate({"launch": {"accelerate_config": "ddp"}}).launch
+    args = {} if precision is None else {"precision": precision}
+    command = training_command(TrainSpec(name="t", data_dir="d", args=args), launch)
+    parsed = launch_command_parser().parse_args(shlex.split(command)[2:])
+    assert parsed.mixed_precision == flag
+    assert parse_args(_trainer_argv(command)).precision == (precision or "auto")
+
+
+def test_the_t4_scenario_trains_in_fp32_under_a_bf16_accelerate_config(tmp_path: Path) -> None:
+    out = _export(tmp_path, ROOT / "configs" / "azureml" / "t5-summarization-t4.yaml")
+    words = shlex.split(load_job(out / "job.yml").command)
+    launch = launch_command_parser().parse_args(words[2:])
+    accelerate_config = yaml.safe_load((out / "train-code" / launch.config_file).read_text())
+    assert accelerate_config["mixed_precision"] == "bf16"  # what the flag overrides
+    assert launch.mixed_precision == "no"
+    assert parse_args(_trainer_argv(load_job(out / "job.yml").command)).precision == "fp32"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from transformers import AutoModelForQuestionAnswering
+from transformers import AutoModelForQuestionAnswering, TrainingArguments
 
 from tasks.records import TaskType
 from tests.trainer.tiny import (
@@ -147,3 +147,41 @@ def test_arguments_layer_defaults_yaml_flags_and_reject_unknown_keys(tmp_path: P
         parse_args(["--data-dir", "d", "--no-such-flag", "1"])
     with pytest.raises(ValueError, match="doc_stride must be smaller"):
         parse_args(["--data-dir", "d", "--doc-stride", "300"])
+
+
+def test_the_model_is_made_after_the_training_arguments_at_the_configured_precision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TrainingArguments first: they register the DeepSpeed config that from_pretrained reads
+    (`is_deepspeed_zero3_enabled()`), so with ZeRO-3's zero3_init_flag the weights are partitioned
+    as they load, not loaded whole on every rank. And the trainer's precision (auto: fp32 on CPU)
+    wins over the one `accelerate launch` exports from its config."""
+    import trainer.train as train_module
+
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=8)
+    model = tiny_model(tmp_path, "bert")
+    events: list[str] = []
+    made: list = []
+
+    def training_arguments(*args, **kwargs):
+        events.append("TrainingArguments")
+        made.append(TrainingArguments(*args, **kwargs))
+        return made[-1]
+
+    def load_base(*args, **kwargs):
+        events.append("load_base")
+        return real_load_base(*args, **kwargs)
+
+    real_load_base = train_module.load_base
+    monkeypatch.setattr(train_module, "TrainingArguments", training_arguments)
+    monkeypatch.setattr(train_module, "load_base", load_base)
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")  # as `accelerate launch` sets it
+    main(
+        [
+            *("--model", str(model), "--data-dir", str(data)),
+            *("--output-dir", str(tmp_path / "out"), "--max-steps", "1"),
+            *("--max-length", "64", "--doc-stride", "16"),
+        ]
+    )
+    assert events == ["TrainingArguments", "load_base"]
+    assert made[0].mixed_precision == "no" and not (made[0].bf16 or made[0].fp16)

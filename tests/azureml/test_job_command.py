@@ -1,0 +1,181 @@
+"""The exported job's command runs here as Azure ML runs it on a node (tests/azureml/job_runner.py):
+from the staged `train-code/`, with the job's inputs and outputs as local folders and the
+variables Azure ML sets; the model it writes loads and answers.
+
+On CPU: gloo instead of NCCL, the packaged MiniLM, 24 records, one epoch.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from typer.testing import CliRunner
+
+from cli.main import app
+from tasks.records import TaskType
+from tests.azureml.job_runner import JobRun, run_job
+from tests.trainer.tiny import qa_record, write_dataset
+from trainer.args import PACKAGED_MODEL
+from trainer.modeling import load_trained
+from trainer.predict import predict
+
+MAX_LENGTH, DOC_STRIDE = 96, 32
+
+
+def _export(tmp_path: Path, launch: dict) -> Path:
+    """`tunegate azureml export` of a tiny extractive-QA LoRA run with `launch`; the job.yml."""
+    config = {
+        "task": "extractive-qa",
+        "store": str(tmp_path / "store"),
+        "train": {
+            "backend": "azureml",
+            "model": PACKAGED_MODEL,
+            "epochs": 1,
+            "batch_size": 8,
+            "max_length": MAX_LENGTH,
+            "lora": True,
+            "args": {"doc_stride": DOC_STRIDE, "logging_steps": 1},
+        },
+        "azureml": {"experiment": "tunegate-job-command", "launch": launch},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "export"
+    result = CliRunner().invoke(
+        app, ["azureml", "export", "--config", str(path), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    return out / "job.yml"
+
+
+def _run_job(tmp_path: Path, job_yml: Path, record_writes: bool = False) -> JobRun:
+    """The job on 24 training records (and 6 validation ones); its model in tmp_path/model."""
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=24)
+    return run_job(
+        job_yml,
+        inputs={"data": data},
+        outputs={"model": tmp_path / "model"},
+        workdir=tmp_path / "job",
+        timeout=300,
+        record_writes=record_writes,
+    )
+
+
+def _run(tmp_path: Path, job_yml: Path, record_writes: bool = False) -> JobRun:
+    run = _run_job(tmp_path, job_yml, record_writes)
+    assert run.ok, run.tails()
+    return run
+
+
+def _assert_the_model_loads_and_answers(model_dir: Path) -> None:
+    model, tokenizer, info = load_trained(model_dir)
+    assert info == {"task": "extractive-qa", "base_model": PACKAGED_MODEL, "adapter": True}
+    # LoRA's B matrices start at zero: non-zero ones were trained and saved whole.
+    lora_b = [p for name, p in model.named_parameters() if "lora_B" in name]
+    assert lora_b and all(p.abs().sum() > 0 for p in lora_b)
+    record = qa_record(100)
+    [answer] = predict(
+        model, tokenizer, "extractive-qa", [record], max_length=MAX_LENGTH, doc_stride=DOC_STRIDE
+    )
+    assert answer and answer in record["context"]
+
+
+def test_the_node_runs_the_staged_code_with_azure_ml_s_variables(tmp_path: Path) -> None:
+    """The runner itself: cwd, imports, bindings, read-only input and per-process variables are
+    what the slow tests below rely on (a probe in place of the trainer)."""
+    job_yml = _export(tmp_path, {"launcher": "torchrun", "gpus_per_node": 2})
+    job = yaml.safe_load(job_yml.read_text())
+    probe = (
+        "import json, os, pathlib, trainer; "
+        "data = pathlib.Path(os.environ['AZURE_ML_INPUT_data']); "
+        "out = pathlib.Path(os.environ['AZURE_ML_OUTPUT_model']); "
+        "(out / ('rank-' + os.environ['RANK'])).write_text(os.environ['LOCAL_RANK']); "
+        "os.environ['RANK'] == '1' and (data / 'stray').write_text('x'); "
+        "print(json.dumps({'trainer': trainer.__file__, 'cwd': os.getcwd(), "
+        "'argv': __import__('sys').argv[1:], 'env': dict(os.environ)}))"
+    )
+    job["command"] = (
+        shlex.join(["python", "-c", probe, "${{inputs.data}}", "${{outputs.model}}"])
+        + " $NODE_RANK"  # unquoted: the node's shell expands it
+    )
+    job_yml.write_text(yaml.safe_dump(job))
+
+    run = _run_job(tmp_path, job_yml, record_writes=True)
+
+    # Rank 1 wrote into the read-only input: fine as root here, a failed job on a mount.
+    assert run.returncodes == [0, 0], run.tails()
+    assert not run.ok and run.input_changes == {"data@node-0": ["stray"]}
+    seen = [json.loads(run.log(i).strip().splitlines()[-1]) for i in range(2)]
+    for rank, probe_out in enumerate(seen):
+        env = probe_out["env"]
+        code = Path(probe_out["cwd"])
+        # The code snapshot is the working directory and the only tunegate code importable.
+        assert Path(probe_out["trainer"]) == code / "trainer" / "__init__.py"
+        assert env["AZUREML_CR_EXECUTION_WORKING_DIR_PATH"] == str(code)
+        # ${{inputs.data}} / ${{outputs.model}} are the mounted folders; $NODE_RANK expanded.
+        assert probe_out["argv"] == [env["AZURE_ML_INPUT_data"], env["AZURE_ML_OUTPUT_model"], "0"]
+        assert (env["RANK"], env["LOCAL_RANK"], env["WORLD_SIZE"]) == (str(rank), str(rank), "2")
+        assert env["MASTER_ADDR"] == "127.0.0.1" and env["NODE_RANK"] == "0"
+        assert env["PYTHONUNBUFFERED"] == "1"  # the job's environment_variables
+        assert env["AZUREML_ARM_PROJECT_NAME"] == "tunegate-job-command"
+        assert env["AZUREML_RUN_ID"].startswith(job["name"])
+    assert seen[0]["env"]["MASTER_PORT"] == seen[1]["env"]["MASTER_PORT"]
+    # Both processes' files were uploaded to the job's output; each is seen writing its own.
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["rank-0", "rank-1"]
+    assert run.writes == {"0": ["rank-0"], "1": ["rank-1"]}
+
+
+@pytest.mark.slow
+def test_torchrun_launcher_two_processes_train_one_model(tmp_path: Path) -> None:
+    """`launcher: torchrun`: Azure ML's PyTorch distribution starts the command twice on the
+    node, with RANK 0 and 1; they train together (gloo) and only rank 0 writes the model."""
+    job_yml = _export(tmp_path, {"launcher": "torchrun", "gpus_per_node": 2})
+
+    run = _run(tmp_path, job_yml, record_writes=True)
+
+    for rank in (0, 1):
+        assert f"process {rank} of 2 (local {rank}) on cpu" in run.log(rank), run.tails()
+        assert "distributed backend gloo" in run.log(rank)
+    # Rank 1 opened no output file for writing; rank 0 wrote the adapter and the model's info.
+    assert set(run.writes) == {"0"}, run.writes
+    assert {"adapter_config.json", "model_info.json", "metrics.json"} <= set(run.writes["0"])
+    metrics = json.loads((tmp_path / "model" / "metrics.json").read_text())
+    assert metrics["world_size"] == 2 and metrics["train_records"] == 24
+    _assert_the_model_loads_and_answers(tmp_path / "model")
+
+
+@pytest.mark.slow
+def test_accelerate_launcher_one_process_trains_at_the_configured_precision(
+    tmp_path: Path,
+) -> None:
+    """`launcher: accelerate` with the ddp config (mixed_precision bf16) on one CPU process: the
+    trainer's precision (auto: fp32 on CPU) wins over the accelerate config's."""
+    job_yml = _export(tmp_path, {"launcher": "accelerate", "gpus_per_node": 1})
+    assert yaml.safe_load(job_yml.read_text())["command"].startswith("accelerate launch")
+
+    run = _run(tmp_path, job_yml)
+
+    assert "process 0 of 1 (local 0) on cpu" in run.log(), run.tails()
+    saved = torch.load(tmp_path / "model" / "training_args.bin", weights_only=False)
+    assert saved.mixed_precision == "no" and not saved.bf16
+    _assert_the_model_loads_and_answers(tmp_path / "model")
+
+
+@pytest.mark.slow
+def test_multi_node_accelerate_takes_its_machine_rank_from_the_node(tmp_path: Path) -> None:
+    """Two nodes, one process each, `accelerate launch --machine_rank $NODE_RANK ...`: the nodes
+    join one job of world size 2, and only node 0 uploads a model."""
+    job_yml = _export(tmp_path, {"launcher": "accelerate", "gpus_per_node": 1, "instance_count": 2})
+
+    run = _run(tmp_path, job_yml)
+
+    for node in (0, 1):
+        assert f"process {node} of 2 (local 0) on cpu" in run.log(node), run.tails()
+    assert run.node_outputs[1] == {"model": []}
+    assert "adapter_model.safetensors" in run.node_outputs[0]["model"]
+    _assert_the_model_loads_and_answers(tmp_path / "model")
