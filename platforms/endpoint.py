@@ -143,8 +143,10 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
     return url, key_file
 
 
-def stop_local_endpoint(state_dir: Path) -> bool:
-    """Stop the detached endpoint recorded in `state_dir`; False when none was running."""
+def stop_local_endpoint(state_dir: Path, grace_seconds: float = 15.0) -> bool:
+    """Stop the detached endpoint recorded in `state_dir` (SIGTERM: in-flight requests finish),
+    killing its process group if it has not exited after `grace_seconds`; False when none was
+    running."""
     record = state_dir / "server.json"
     if not record.exists():
         return False
@@ -153,6 +155,14 @@ def stop_local_endpoint(state_dir: Path) -> bool:
         os.killpg(pid, 15)
     except ProcessLookupError:
         return False
+    deadline = time.monotonic() + grace_seconds
+    while process_alive(pid) and time.monotonic() < deadline:
+        with suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
+        time.sleep(0.1)
+    if process_alive(pid):
+        with suppress(ProcessLookupError):
+            os.killpg(pid, 9)
     return True
 
 
