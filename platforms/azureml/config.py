@@ -292,7 +292,8 @@ class AzureMLConfig(BaseModel):
     datastore_account: str | None = Field(
         None,
         description="Storage account of the store's container, for creating the datastore "
-        "(none: azure.account_name, or the account of the connection string).",
+        "(none: the account of AZURE_STORAGE_CONNECTION_STRING's connection string; the export "
+        "also takes azure.account_name).",
     )
     data_asset: str = Field("tunegate-split", description="Data asset name of split datasets.")
     model_name: str = Field("tunegate", description="Model asset name of trained versions.")
