@@ -101,6 +101,8 @@ def resolve(name: str, part: Part = "model") -> str:
         root = mounted_folder(name)
     elif os.path.isdir(name):
         root = Path(name)
+        if not any((f / "config.json").is_file() for f in _folders(root)):
+            return name  # not a model folder (e.g. a tokenizer's): transformers says what lacks
     else:
         return name
     model = model_folder(root)

@@ -104,6 +104,9 @@ def test_a_reference_the_job_did_not_mount_or_a_folder_without_a_model_is_named(
     monkeypatch.setenv(MOUNTS_VARIABLE, json.dumps({CATALOG_T5: str(empty)}))
     with pytest.raises(FileNotFoundError, match=r"no config\.json in .*\['MLmodel', 'data'\]"):
         resolve_model(CATALOG_T5)
+    # A local folder that holds no model (here a tokenizer's) is left to transformers, as before.
+    tokenizer_only = _lay_out(tmp_path / "tokenizer", {".": TOKENIZER_FILES})
+    assert resolve_model(str(tokenizer_only), "tokenizer") == str(tokenizer_only)
     # Hub ids and the packaged model are not folders here: unchanged.
     assert resolve_model("google-t5/t5-base") == "google-t5/t5-base"
     assert Path(resolve_model(PACKAGED_MODEL)) == PACKAGED
