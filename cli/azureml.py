@@ -49,7 +49,9 @@ def write_export(
     cfg: PipelineConfig, out: Path, data: str | None, model_version: str = "1"
 ) -> None:
     """Export what a run with `cfg` submits; `data` is a split folder or an Azure ML reference."""
-    from platforms.azureml.entities import datastore_uri
+    import os
+
+    from platforms.azureml.entities import account_of
     from platforms.azureml.export import export
     from platforms.blob import is_azure
     from platforms.training import TrainSpec
@@ -60,26 +62,35 @@ def write_export(
     if data and (is_azure(data) or Path(data).is_dir()):  # a split dataset in the store
         split = cfg.open_store().dataset_at(data if is_azure(data) else str(Path(data).resolve()))
         name, data_ref = job_name(split, cfg.train), split.uri
-        if is_azure(split.uri):
-            data_ref = datastore_uri(split.uri, cfg.azureml.datastore)
-    spec = TrainSpec(name=name, data_dir=data_ref, args=cfg.train.trainer_args(cfg.task.value))
+    args = cfg.train.trainer_args(cfg.task.value)
+    spec = TrainSpec(name=name, data_dir=data_ref, args=args)
     env = cfg.azureml.environment
-    model = str(spec.args["model"])
-    if model.startswith("packaged:") and (env.asset or env.image or env.build_context):
+    model = args.get("model")
+    if model and model.startswith("packaged:") and (env.asset or env.image or env.build_context):
         console.print(
             f"[yellow]train.model is {model}: that model ships in a pip package the "
             "configured container may not have (the tunegate environment has it).[/]"
         )
-    written = export(
-        cfg.azureml,
-        spec,
-        out,
-        data=data_ref,
-        model=f"azureml:{cfg.azureml.model_name}:{model_version}",
-    )
+    try:
+        written = export(
+            cfg.azureml,
+            spec,
+            out,
+            data=data_ref,
+            model=f"azureml:{cfg.azureml.model_name}:{model_version}",
+            storage_account=cfg.azure.account_name
+            or account_of(os.environ.get(cfg.azure.connection_string_env)),
+        )
+    except ValueError as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(2) from None
     for kind, path in written.items():
         typer.echo(f"{kind:<10} {path}")
-    first = "az ml environment create -f environment.yml && " if "environment" in written else ""
+    first = "".join(
+        f"az ml {kind} create -f {kind}.yml && "
+        for kind in ("environment", "datastore")
+        if kind in written
+    )
     typer.echo(
         f"submit: cd {out} && {first}az ml compute create -f compute.yml && "
         "az ml job create -f job.yml"

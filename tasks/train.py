@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from platforms.backends import Backends
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
@@ -71,6 +71,16 @@ class TrainConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown trainer argument(s) {unknown}")
         return args
+
+    @model_validator(mode="after")
+    def _model_asset_needs_azureml(self) -> TrainConfig:
+        """An Azure ML model asset is mounted into Azure ML jobs; nothing here can load it."""
+        if (self.model or "").startswith("azureml:") and self.backend != "azureml":
+            raise ValueError(
+                f"train.model {self.model} is an Azure ML model asset, which only an Azure ML "
+                "job mounts: set train.backend: azureml, or use a Hugging Face id or a local path"
+            )
+        return self
 
     def trainer_args(self, task_type: str) -> dict[str, Any]:
         """The trainer's flags: what this config sets; the trainer fills in the rest from the

@@ -52,6 +52,41 @@ def test_overrides_apply_after_the_file() -> None:
         ),
         (["dask.n_workers=0"], "dask.n_workers: Input should be greater than or equal to 1"),
         (["rollout.workers=9"], "rollout.workers: Input should be less than or equal to 8"),
+        (
+            ["train.model=azureml://registries/azureml/models/t5-base/versions/18"],
+            "is an Azure ML model asset, which only an Azure ML job mounts",
+        ),
+        (
+            ["azureml.job.environment_variables={HF_TOKEN: x}"],
+            "HF_TOKEN is a Hugging Face token: never in plain config; set azureml.job.hf_token",
+        ),
+        (
+            ["azureml.job.environment_variables={WANDB_API_KEY: abc}"],
+            "WANDB_API_KEY looks like a secret's name",
+        ),
+        (
+            ["azureml.job.environment_variables={HUB: hf_abcdefghijklmnopqrstuvwxyz0123}"],
+            "the value of HUB looks like a token",
+        ),
+        (
+            [
+                "azureml.job.environment_variables={DATA: 'https://a.blob.core.windows.net/c?sv=1&sig=x'}"
+            ],
+            "the value of DATA looks like a token, key or signature",
+        ),
+        (["azureml.job.environment_variables={1X: y}"], "'1X' is not an environment variable"),
+        (
+            ["azureml.job.hf_token={key_vault_secret: https://kv.vault.azure.net/keys/k}"],
+            "key_vault_secret must be a secret identifier",
+        ),
+        (
+            [
+                "azureml.job.hf_token={key_vault_secret: https://kv.vault.azure.net/secrets/hf,"
+                " connection: huggingface}"
+            ],
+            "set one of key_vault_secret or connection",
+        ),
+        (["azureml.datastore=tune-gate"], "azureml.datastore: String should match pattern"),
     ],
 )
 def test_bad_values_name_the_field(overrides: list[str], message: str) -> None:
@@ -75,3 +110,21 @@ def test_every_field_has_a_description_for_the_prefect_form() -> None:
             if "description" not in spec and definition.get("type") == "object":
                 missing.append(f"{name}.{field}")
     assert not missing, missing
+
+
+def test_job_variables_that_are_not_secrets_pass_as_text() -> None:
+    """YAML scalars become the strings a process sees; names merely containing TOKEN pass."""
+    config = load_config(
+        None,
+        [
+            "azureml.job.environment_variables={TOKENIZERS_PARALLELISM: true, OMP_NUM_THREADS: 4, "
+            "NCCL_DEBUG: INFO}",
+            "azureml.job.hf_token={connection: huggingface}",
+        ],
+    )
+    assert config.azureml.job.environment_variables == {
+        "TOKENIZERS_PARALLELISM": "true",
+        "OMP_NUM_THREADS": "4",
+        "NCCL_DEBUG": "INFO",
+    }
+    assert config.azureml.job.hf_token.connection_key == "HF_TOKEN"

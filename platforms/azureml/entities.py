@@ -15,6 +15,7 @@ from azure.ai.ml import Input, Output, PyTorchDistribution, command
 from azure.ai.ml.constants import AssetTypes, InputOutputModes
 from azure.ai.ml.entities import (
     AmlCompute,
+    AzureBlobDatastore,
     BuildContext,
     CodeConfiguration,
     Command,
@@ -27,11 +28,13 @@ from azure.ai.ml.entities import (
     ProbeSettings,
 )
 
+from platforms.azureml import base_model
 from platforms.azureml.config import (
     AzureMLConfig,
     ComputeConfig,
     EndpointConfig,
     EnvironmentConfig,
+    JobConfig,
     LaunchConfig,
 )
 from platforms.training import TrainSpec, trainer_arguments
@@ -62,8 +65,22 @@ def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False
     return dest
 
 
-def training_command(spec: TrainSpec, launch: LaunchConfig) -> str:
-    """The shell command each node runs; rank and rendezvous come from Azure ML's variables."""
+def stage_training_code(dest: Path) -> Path:
+    """The training job's code: `trainer/` and the hub token's reader (`hub_token.py`)."""
+    stage_code(dest, TRAINING_PACKAGES)
+    shutil.copyfile(Path(__file__).with_name("hub_token.py"), dest / base_model.HUB_TOKEN_SCRIPT)
+    return dest
+
+
+def training_command(spec: TrainSpec, launch: LaunchConfig, job: JobConfig | None = None) -> str:
+    """The shell command each node runs; rank and rendezvous come from Azure ML's variables.
+    Before the launcher: where a model asset is mounted, and the hub token's reader
+    (platforms/azureml/base_model.py)."""
+    prefix = base_model.command_prefix(spec.args.get("model"), job or JobConfig())
+    return prefix + _launch_command(spec, launch)
+
+
+def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", spec.args)
     train = ["-m", "trainer.train", *flags]
     if launch.launcher == "torchrun":
@@ -123,25 +140,32 @@ def training_job(
     data: str,
     name: str | None = None,
     env_context: Path | None = None,
+    model_type: base_model.ModelType | None = None,
 ) -> Command:
-    """The command job for one training spec: same `trainer/` code, model output uploaded."""
+    """The command job for one training spec: same `trainer/` code, model output uploaded; a
+    model asset as base model is mounted as the `base_model` input (of `model_type`, default
+    from azureml.job.model_input_type)."""
     launch = config.launch
     processes = 1 if launch.launcher == "accelerate" else launch.gpus_per_node
+    model = spec.args.get("model")
+    base_model.check_model(model)
+    inputs = {"data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT)}
+    if model is not None and base_model.is_model_asset(model):
+        kind = model_type or base_model.default_type(model, config.job.model_input_type)
+        inputs[base_model.MODEL_INPUT] = base_model.model_input(model, kind)
     return command(
         name=name or spec.name,
         display_name=spec.name,
         experiment_name=config.experiment,
-        description="tunegate fine-tuning of " + str(spec.args.get("model", "the base model")),
+        description="tunegate fine-tuning of " + str(model or "the base model"),
         code=str(code_dir),
-        command=training_command(spec, launch),
+        command=training_command(spec, launch, config.job),
         environment=environment(config.environment, env_context),
-        environment_variables={"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"},
+        environment_variables=base_model.environment_variables(model, config.job),
         compute=config.compute.name,
         instance_count=launch.instance_count,
         distribution=PyTorchDistribution(process_count_per_instance=processes),
-        inputs={
-            "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT)
-        },
+        inputs=inputs,
         # rw_mount outputs fail at the end of long jobs ("Transport endpoint is not connected").
         outputs={MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
         timeout=launch.timeout_minutes * 60,
@@ -153,6 +177,49 @@ def datastore_uri(uri: str, datastore: str) -> str:
     """`az://container/path` as the same folder seen through a datastore over that container."""
     path = uri.split("://", 1)[1].split("/", 1)[1].rstrip("/")
     return f"azureml://datastores/{datastore}/paths/{path}/"
+
+
+def container_of(uri: str) -> str:
+    """The blob container of an `az://container/path` URI."""
+    return uri.split("://", 1)[1].split("/", 1)[0]
+
+
+def datastore_name(uri: str, configured: str | None) -> str:
+    """The datastore over `uri`'s container: azureml.datastore, else the container's name (a
+    datastore name has letters, digits and underscores; a container's hyphens become _)."""
+    return configured or container_of(uri).replace("-", "_")
+
+
+def blob_datastore(name: str, account: str, container: str) -> AzureBlobDatastore:
+    """A credential-less blob datastore: jobs read through it with their own identity (the
+    compute's managed identity or the submitting user), so no key or SAS is stored in the
+    workspace; that identity needs Storage Blob Data Reader on the account."""
+    return AzureBlobDatastore(
+        name=name,
+        account_name=account,
+        container_name=container,
+        description=f"tunegate store container {container} (identity-based access)",
+    )
+
+
+def check_datastore(found: Any, container: str, account: str | None) -> None:
+    """A ValueError naming azureml.datastore when datastore `found` is not over `container` (of
+    `account`, when known): jobs would read another container's files under the same paths."""
+    over = getattr(found, "container_name", None) or getattr(found, "filesystem", None)
+    where = f"container {over} of account {getattr(found, 'account_name', None)}"
+    if over != container or (account and getattr(found, "account_name", None) != account):
+        wanted = f"container {container}" + (f" of account {account}" if account else "")
+        raise ValueError(
+            f"azureml.datastore {found.name} is over {where}, not the store's {wanted}: set "
+            "azureml.datastore to a datastore over it, or leave it unset (tunegate then uses "
+            "or creates one named after the container)"
+        )
+
+
+def account_of(connection_string: str | None) -> str | None:
+    """The AccountName of a storage connection string (None without one)."""
+    parts = dict(p.split("=", 1) for p in (connection_string or "").split(";") if "=" in p)
+    return parts.get("AccountName")
 
 
 def compute_cluster(config: ComputeConfig) -> AmlCompute:

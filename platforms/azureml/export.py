@@ -4,9 +4,12 @@ The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml`, the
 upload (`train-code/`, `serve-code/`) and, unless the config names another container, the
 tunegate environment's build context (`environment/`: `Dockerfile`, `requirements.txt` at
 constraints.txt's pins), with paths relative to the YAML files, so it can be copied and submitted
-from anywhere:
+from anywhere. When the training data is in an `az://` store, `datastore.yml` is the
+credential-less datastore over its container that the job reads it through (unless
+azureml.create_datastore is false: then that datastore must exist):
 
     az ml environment create -f environment.yml   # Azure ML builds it (once per version)
+    az ml datastore create -f datastore.yml
     az ml compute create -f compute.yml
     az ml job create -f job.yml
     az ml online-endpoint create -f endpoint.yml
@@ -25,6 +28,7 @@ from azure.ai.ml.entities import Environment, Resource
 from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig
 from platforms.azureml.environment import ENV_NAME, write_context
+from platforms.blob import is_azure
 from platforms.training import TrainSpec
 
 TRAIN_CODE = "train-code"
@@ -39,14 +43,32 @@ def export(
     data: str,
     model: str,
     deployment: str = "blue",
+    storage_account: str | None = None,
 ) -> dict[str, Path]:
-    """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}."""
+    """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}.
+
+    `data` in an `az://` store is read through a datastore over its container: written to
+    `datastore.yml` over `storage_account` (azureml.datastore_account wins; without either, a
+    ValueError naming them), unless azureml.create_datastore is false."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    train_code = entities.stage_code(out_dir / TRAIN_CODE, entities.TRAINING_PACKAGES)
+    written: dict[str, Path] = {}
+    if is_azure(data):
+        name = entities.datastore_name(data, config.datastore)
+        if config.create_datastore:
+            account = config.datastore_account or storage_account
+            if account is None:
+                raise ValueError(
+                    f"{data} is read through a datastore over container "
+                    f"{entities.container_of(data)}, whose storage account is unknown: set "
+                    "azure.account_name or azureml.datastore_account"
+                )
+            datastore = entities.blob_datastore(name, account, entities.container_of(data))
+            written["datastore"] = _write(datastore, out_dir / "datastore.yml")
+        data = entities.datastore_uri(data, name)
+    train_code = entities.stage_training_code(out_dir / TRAIN_CODE)
     serve_code = entities.stage_code(
         out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
     )
-    written: dict[str, Path] = {}
     context = write_context(out_dir / ENVIRONMENT)
     environments = {}  # the tunegate environment: its own YAML, referenced by name:version
     for kind, env_config in (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sys
 import threading
 import time
@@ -19,7 +20,7 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from platforms.azureml import entities
+from platforms.azureml import base_model, entities
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
@@ -48,12 +49,20 @@ class AzureMLTrainingBackend:
     name = "azureml"
 
     def __init__(
-        self, ml_client: Any, config: AzureMLConfig, local_root: Path, poll_seconds: float = 30.0
+        self,
+        ml_client: Any,
+        config: AzureMLConfig,
+        local_root: Path,
+        poll_seconds: float = 30.0,
+        storage_account: str | None = None,
     ) -> None:
+        """`storage_account`: the store's account (azure.account_name), for the datastore
+        tunegate creates when azureml.datastore_account is unset."""
         self.client = ml_client
         self.config = config
         self.local_root = local_root
         self.poll_seconds = poll_seconds
+        self.storage_account = storage_account
 
     def submit(self, spec: TrainSpec) -> TrainingJob:
         for attempt in range(1, MAX_RESUBMITS + 1):
@@ -119,10 +128,13 @@ class AzureMLTrainingBackend:
             retrying(lambda: self.client.jobs.begin_cancel(job.name), f"cancel {job.name}")
 
     def _create(self, spec: TrainSpec, name: str) -> TrainingJob:
+        model = spec.args.get("model")
+        base_model.check_model(model)
+        model_type = self._model_type(model)
         self._ensure_compute()
         data = self._data_input(spec.data_dir)
-        code = entities.stage_code(self.local_root / name / "code", entities.TRAINING_PACKAGES)
-        job = entities.training_job(spec, self.config, code, data, name=name)
+        code = entities.stage_training_code(self.local_root / name / "code")
+        job = entities.training_job(spec, self.config, code, data, name=name, model_type=model_type)
         created = retrying(lambda: self.client.jobs.create_or_update(job), f"submit {name}")
         folder = self.local_root / name
         (folder / "job.json").write_text(
@@ -141,13 +153,76 @@ class AzureMLTrainingBackend:
                 f"create compute {compute.name}",
             )
 
+    def _model_type(self, model: str | None) -> base_model.ModelType | None:
+        """The input type of a model asset: configured, or (auto) a workspace model's own type,
+        asked of the workspace; a model catalog's is mlflow_model. None: not an asset."""
+        if model is None or not base_model.is_model_asset(model):
+            return None
+        configured = self.config.job.model_input_type
+        if configured != "auto" or base_model.is_catalog_model(model):
+            return base_model.default_type(model, configured)
+        reference = model.removeprefix("azureml:")
+        version: str | None = None
+        label: str | None = None
+        if "@" in reference:
+            name, label = reference.split("@", 1)
+        else:
+            name, version = reference.split(":", 1)
+        try:
+            found = retrying(
+                lambda: self.client.models.get(name, version=version, label=label),
+                f"get model {reference}",
+            )
+        except ResourceNotFoundError:
+            raise ValueError(
+                f"train.model {model}: no such model in workspace "
+                f"{self.config.workspace.workspace_name or 'of azureml.workspace'}"
+            ) from None
+        return "mlflow_model" if found.type == "mlflow_model" else "custom_model"
+
+    def _ensure_datastore(self, uri: str) -> str:
+        """The datastore over the store's container: found (and checked to be over it), or
+        created credential-less when azureml.create_datastore allows; a ValueError naming the
+        field to set otherwise."""
+        container = entities.container_of(uri)
+        name = entities.datastore_name(uri, self.config.datastore)
+        account = (
+            self.config.datastore_account
+            or self.storage_account
+            or entities.account_of(os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
+        )
+        try:
+            found = retrying(lambda: self.client.datastores.get(name), f"get datastore {name}")
+        except ResourceNotFoundError:
+            found = None
+        if found is not None:
+            entities.check_datastore(found, container, account)
+            return name
+        if not self.config.create_datastore:
+            raise ValueError(
+                f"azureml.datastore {name} does not exist in the workspace: create it over "
+                f"container {container} (`tunegate azureml export` writes datastore.yml), set "
+                "azureml.datastore to one that is, or set azureml.create_datastore: true"
+            )
+        if account is None:
+            raise ValueError(
+                f"the datastore {name} over container {container} does not exist and the "
+                "storage account is unknown: set azureml.datastore_account (the account of the "
+                "store's container)"
+            )
+        datastore = entities.blob_datastore(name, account, container)
+        retrying(
+            lambda: self.client.datastores.create_or_update(datastore), f"create datastore {name}"
+        )
+        return name
+
     def _data_input(self, data_dir: str) -> str:
         """An Azure ML reference for the split dataset: a Data asset versioned by content hash."""
         if data_dir.startswith(("azureml:", "https://", "http://")):
             return data_dir
         name = self.config.data_asset
         if is_azure(data_dir):
-            source = entities.datastore_uri(data_dir, self.config.datastore)
+            source = entities.datastore_uri(data_dir, self._ensure_datastore(data_dir))
             version = _hash_of(data_dir, default=source.rstrip("/").rsplit("/", 1)[-1])
         else:
             source = data_dir

@@ -1,8 +1,8 @@
 """An in-memory Azure ML workspace behind a fake HTTP transport, for driving a real `MLClient`.
 
 `FakeAzureML` answers the ARM (`management.azure.com`) and workspace data-plane
-(`eastus.api.azureml.ms`) requests that `MLClient` sends for jobs, computes, data, models,
-online endpoints and deployments, and the endpoints' scoring URIs. Bodies are shaped like the
+(`eastus.api.azureml.ms`) requests that `MLClient` sends for jobs, computes, datastores, data,
+models, online endpoints and deployments, and the endpoints' scoring URIs. Bodies are shaped like the
 service's (ARM resources with `id`, `name`, `type`, `properties`, `systemData`); long-running
 operations answer 201/202 with `Azure-AsyncOperation` and `Location` and are polled to the end
 (the transport records poll sleeps instead of sleeping). Writes are checked as the service
@@ -63,8 +63,8 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
     """One fake workspace: its resources in memory, every request recorded.
 
     Tests read `requests`, `calls()`, `bodies()`/`last_body()` and the state dicts (`jobs`,
-    `computes`, `data`, `models`, `endpoints`, `deployments`, ...), and drive it with
-    `add_compute`/`add_data`, `set_job_status`/`progress_job`, `write_log`,
+    `computes`, `datastores`, `data`, `models`, `endpoints`, `deployments`, ...), and drive it
+    with `add_compute`/`add_data`/`add_datastore`, `set_job_status`/`progress_job`, `write_log`,
     `write_job_output`, `lro_polls` (InProgress answers per long-running operation),
     `scorer` (what scoring answers for `(deployment, body)`) and `deployment_logs`."""
 
@@ -115,6 +115,7 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
                 ("GET", "", self._get_workspace),
                 ("GET", "/datastores", self._list_datastores),
                 ("GET", f"/datastores/{name}", self._get_datastore),
+                ("PUT", f"/datastores/{name}", self._put_datastore),
                 ("POST", f"/datastores/{name}/listSecrets", self._list_secrets),
                 (
                     "POST",
@@ -141,13 +142,47 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
         name = shapes.DEFAULT_DATASTORE
         return shapes.datastore_resource(name, self._account_name(), self.container)
 
+    def add_datastore(
+        self, name: str, account: str, container: str, credentials_type: str = "None"
+    ) -> None:
+        """An existing blob datastore besides the default one."""
+        with self._lock:
+            self.datastores[name] = shapes.datastore_resource(
+                name, account, container, credentials_type
+            )
+
     def _list_datastores(self, request: RecordedRequest) -> Reply:
-        return Reply(200, {"value": [self._default_datastore()]})
+        return Reply(200, {"value": [self._default_datastore(), *self.datastores.values()]})
 
     def _get_datastore(self, request: RecordedRequest, name: str) -> Reply:
-        if name != shapes.DEFAULT_DATASTORE:
-            return error(404, "UserError", f"datastore {name} not found")
-        return Reply(200, self._default_datastore())
+        if name == shapes.DEFAULT_DATASTORE:
+            return Reply(200, self._default_datastore())
+        return found(self.datastores.get(name), f"datastore {name}", "UserError")
+
+    def _put_datastore(self, request: RecordedRequest, name: str) -> Reply:
+        """Create or replace a datastore (synchronous: 201 new, 200 replaced). As the service
+        does, secrets sent with it are kept out of what it answers (`listSecrets` has them)."""
+        if name == shapes.DEFAULT_DATASTORE:
+            return error(400, "UserError", "the workspace's default datastore cannot be replaced")
+        properties = copy.deepcopy(request.body["properties"])
+        refused = shapes.check_datastore(name, properties)
+        if refused:
+            return error(400, "UserError", refused)
+        properties["credentials"] = {
+            "credentialsType": properties["credentials"]["credentialsType"]
+        }
+        properties = {
+            "isDefault": False,
+            "serviceDataAccessAuthIdentity": "None",
+            "subscriptionId": shapes.SUBSCRIPTION,
+            "resourceGroup": shapes.RESOURCE_GROUP,
+            "properties": {},
+            **properties,
+        }
+        existing = name in self.datastores
+        resource = shapes.arm_resource(f"/datastores/{name}", name, "datastores", properties)
+        self.datastores[name] = resource
+        return Reply(200 if existing else 201, resource)
 
     def _list_secrets(self, request: RecordedRequest, name: str) -> Reply:
         return Reply(200, {"secretsType": "AccountKey", "key": self._blob().key})

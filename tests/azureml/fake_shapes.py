@@ -116,7 +116,9 @@ def workspace_resource(workspace_guid: str, account: str) -> dict[str, Any]:
     return resource
 
 
-def datastore_resource(name: str, account: str, container: str) -> dict[str, Any]:
+def datastore_resource(
+    name: str, account: str, container: str, credentials_type: str = "AccountKey"
+) -> dict[str, Any]:
     return arm_resource(
         f"/datastores/{name}",
         name,
@@ -128,7 +130,7 @@ def datastore_resource(name: str, account: str, container: str) -> dict[str, Any
             "endpoint": "core.windows.net",
             "protocol": "https",
             "isDefault": name == DEFAULT_DATASTORE,
-            "credentials": {"credentialsType": "AccountKey"},
+            "credentials": {"credentialsType": credentials_type},
             "serviceDataAccessAuthIdentity": "None",
             "subscriptionId": SUBSCRIPTION,
             "resourceGroup": RESOURCE_GROUP,
@@ -136,6 +138,28 @@ def datastore_resource(name: str, account: str, container: str) -> dict[str, Any
             "properties": {},
         },
     )
+
+
+DATASTORE_NAME = re.compile(r"[A-Za-z0-9_]+")
+DATASTORE_TYPES = frozenset({"AzureBlob", "AzureDataLakeGen2", "AzureFile", "AzureDataLakeGen1"})
+DATASTORE_CREDENTIALS = frozenset(
+    {"None", "AccountKey", "Sas", "ServicePrincipal", "Certificate", "NoneCredentials"}
+)
+
+
+def check_datastore(name: str, properties: dict[str, Any]) -> str | None:
+    """What the service refuses in a datastore PUT (None: accepted)."""
+    if not DATASTORE_NAME.fullmatch(name):
+        return f"datastore name {name!r}: only letters, digits and underscores"
+    kind = properties.get("datastoreType")
+    if kind not in DATASTORE_TYPES:
+        return f"datastoreType {kind!r} is not one of {sorted(DATASTORE_TYPES)}"
+    credentials = (properties.get("credentials") or {}).get("credentialsType")
+    if credentials not in DATASTORE_CREDENTIALS:
+        return f"credentials.credentialsType {credentials!r} is not supported"
+    needed = {"AzureBlob": ("accountName", "containerName")}.get(kind, ("accountName",))
+    missing = [field for field in needed if not properties.get(field)]
+    return f"datastore {name}: {', '.join(missing)} required" if missing else None
 
 
 def discovery_document() -> dict[str, str]:

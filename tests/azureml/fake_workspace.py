@@ -85,6 +85,7 @@ class WorkspaceState:
         self.requests: list[RecordedRequest] = []
         self.unhandled: list[str] = []
         self.computes: dict[str, dict[str, Any]] = {}
+        self.datastores: dict[str, dict[str, Any]] = {}  # besides the default one
         self.assets: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
             kind: {} for kind in shapes.ASSET_KINDS
         }

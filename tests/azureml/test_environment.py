@@ -75,9 +75,12 @@ def test_every_pin_is_constraints_txt_s(tmp_path: Path) -> None:
 
 
 def test_the_trainer_and_the_scoring_code_import_only_listed_packages() -> None:
+    """The job's code (the trainer and hub_token.py, staged beside it) and the deployment's."""
     distributions = importlib.metadata.packages_distributions()
     listed = {normalize(p) for p in PACKAGES}
-    imported = _third_party_imports("trainer.train", "serving.scoring")
+    imported = _third_party_imports(
+        "trainer.train", "serving.scoring", "platforms.azureml.hub_token"
+    )
     assert {"torch", "transformers", "peft"} <= imported  # the scan sees the trainer's imports
     unlisted = {
         module: distributions.get(module)

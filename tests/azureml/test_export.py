@@ -34,6 +34,15 @@ def _export(tmp_path: Path, config: Path, *extra: str) -> Path:
     return out
 
 
+def _launcher_words(command: str) -> list[str]:
+    """The command's words from the launcher on: without the `VAR=value` assignments before it
+    (the base model's mount)."""
+    words = shlex.split(command)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)
+    return words
+
+
 def _trainer_argv(command: str) -> list[str]:
     """The trainer's own flags in a job command, with Azure ML's placeholders filled in."""
     words = shlex.split(
@@ -104,7 +113,7 @@ def test_multi_node_accelerate_takes_rank_and_rendezvous_from_azure_ml(tmp_path:
     assert "--machine_rank $NODE_RANK" in job.command
     assert "--main_process_ip $MASTER_ADDR --main_process_port $MASTER_PORT" in job.command
     node = {"$NODE_RANK": "1", "$MASTER_ADDR": "10.0.0.4", "$MASTER_PORT": "6105"}
-    words = [node.get(w, w) for w in shlex.split(job.command)]
+    words = [node.get(w, w) for w in _launcher_words(job.command)]
     assert words[:2] == ["accelerate", "launch"]
     launch = launch_command_parser().parse_args(words[2:])
     assert (launch.num_machines, launch.num_processes, launch.machine_rank) == (2, 8, 1)
@@ -121,7 +130,7 @@ def test_torchrun_launcher_lets_azure_ml_start_one_process_per_gpu(tmp_path: Pat
     job = load_job(out / "job.yml")
     assert job.distribution.process_count_per_instance == 4
     assert job.resources.instance_count == 2
-    assert shlex.split(job.command)[:3] == ["python", "-m", "trainer.train"]
+    assert _launcher_words(job.command)[:3] == ["python", "-m", "trainer.train"]
 
 
 def test_single_node_accelerate_has_no_rendezvous_flags() -> None:
@@ -241,7 +250,7 @@ def test_accelerate_launch_takes_the_configured_precision(
 
 def test_the_t4_scenario_trains_in_fp32_under_a_bf16_accelerate_config(tmp_path: Path) -> None:
     out = _export(tmp_path, ROOT / "configs" / "azureml" / "t5-summarization-t4.yaml")
-    words = shlex.split(load_job(out / "job.yml").command)
+    words = _launcher_words(load_job(out / "job.yml").command)
     launch = launch_command_parser().parse_args(words[2:])
     accelerate_config = yaml.safe_load((out / "train-code" / launch.config_file).read_text())
     assert accelerate_config["mixed_precision"] == "bf16"  # what the flag overrides
