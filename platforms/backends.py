@@ -86,7 +86,12 @@ class Backends:
             from platforms.azureml.training import AzureMLTrainingBackend
 
             jobs = self._state_dir("jobs", "jobs")
-            return AzureMLTrainingBackend(self.workspace, self.settings.azureml, jobs)
+            return AzureMLTrainingBackend(
+                self.workspace,
+                self.settings.azureml,
+                jobs,
+                storage_account=self.settings.storage_options.get("account_name"),
+            )
         from platforms.training import LocalTrainingBackend
 
         return LocalTrainingBackend(self._local_state("train.backend", "the model") / "jobs")

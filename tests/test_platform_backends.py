@@ -62,6 +62,16 @@ def test_azure_ml_backends_share_one_workspace_client(
     )
     assert backends.registry.client is backends.training.client is made[0]
     assert len(made) == 1
+    assert backends.training.storage_account is None  # a local store has no account
+    on_blob = Backends(
+        BackendSettings(
+            store="az://tickets/store",
+            storage_options={"account_name": "acme", "anon": False},
+            training="azureml",
+        )
+    )
+    # the datastore created over the store's container is in the store's account
+    assert on_blob.training.storage_account == "acme"
 
 
 def test_the_champion_comes_with_its_files_here(tmp_path: Path) -> None:
