@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json
 
 test: $(STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

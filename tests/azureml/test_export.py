@@ -67,11 +67,9 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert job.limits.timeout == launch.timeout_minutes * 60
     # The trainer flags parse with the trainer's own parser into the configured values.
     args = parse_args(_trainer_argv(job.command))
-    assert (args.model, args.lora, args.max_length) == (
-        cfg.train.model,
-        cfg.train.lora,
-        cfg.train.max_length,
-    )
+    resolved = cfg.train.resolved_args(cfg.task.value)
+    assert args.model == cfg.train.model
+    assert (args.lora, args.max_length) == (resolved.lora, resolved.max_length)
     assert (args.data_dir, args.output_dir) == ("/data", "/out")
     # The code folder is relative to the YAML and holds the trainer and its launcher configs.
     code = (out / job.code).resolve()
