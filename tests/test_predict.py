@@ -32,7 +32,19 @@ def _train(tmp: Path, task: TaskType, trainer_task: str, make: Any, kind: str) -
     data, base = write_dataset(tmp, task, make, n=8), tiny_model(tmp, kind)
     args = ["--task", trainer_task, "--model", str(base), "--data-dir", str(data)]
     args += ["--output-dir", str(tmp / "out"), "--epochs", "1"]
-    train([*args, "--batch-size", "8", "--max-length", "64", "--doc-stride", "16"])
+    train(
+        [
+            *args,
+            "--batch-size",
+            "8",
+            "--max-length",
+            "64",
+            "--doc-stride",
+            "16",
+            "--max-target-length",
+            "16",
+        ]
+    )
     return tmp / "out"
 
 
