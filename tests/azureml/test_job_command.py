@@ -74,7 +74,12 @@ def _run(tmp_path: Path, job_yml: Path, record_writes: bool = False) -> JobRun:
 
 def _assert_the_model_loads_and_answers(model_dir: Path) -> None:
     model, tokenizer, info = load_trained(model_dir)
-    assert info == {"task": "extractive-qa", "base_model": PACKAGED_MODEL, "adapter": True}
+    assert info == {
+        "task": "extractive-qa",
+        "base_model": PACKAGED_MODEL,
+        "adapter": True,
+        "max_length": 96,  # what prediction cuts windows to, as training did
+    }
     # LoRA's B matrices start at zero: non-zero ones were trained and saved whole.
     lora_b = [p for name, p in model.named_parameters() if "lora_B" in name]
     assert lora_b and all(p.abs().sum() > 0 for p in lora_b)
