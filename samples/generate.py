@@ -165,8 +165,9 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
         return line[:cut].encode() + bad + line[cut:].encode()
     if kind == "non_object_json":
         return rng.choice(["[1, 2]", '"just a string"', "42", "null", _dumps([rec])]).encode()
-    if kind == "missing_field":
-        drop = rng.choice([*rec, "answers.answer_start"] if qa else list(rec))
+    if kind == "missing_field":  # never the id: ingest gives a record without one its own
+        fields = [k for k in rec if k != "id"]
+        drop = rng.choice([*fields, "answers.answer_start"] if qa else fields)
         if drop == "answers.answer_start":
             rec["answers"] = {"text": rec["answers"]["text"]}
         else:
@@ -181,7 +182,7 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
                     ("answers", rec["answers"]["text"]),
                     ("question", 42),
                     ("context", [rec["context"]]),
-                    ("id", 123),
+                    ("id", [rec["id"]]),  # an integer id is a valid one
                 ]
             )
         else:
@@ -190,7 +191,7 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
                     ("document", 12345),
                     ("document", None),
                     ("summary", [rec["summary"]]),
-                    ("id", 123),
+                    ("id", [rec["id"]]),  # an integer id is a valid one
                 ]
             )
         rec[key] = value
