@@ -25,7 +25,7 @@ _EXCHANGES, _EXCHANGE_WEIGHTS = (1, 2, 3), (5, 3, 2)
 _SYSTEM_RATE, _GREETING_RATE, _SIGN_OFF_RATE = 0.55, 0.6, 0.3
 _LOWER_RATE, _TYPO_RATE = 0.15, 0.2  # per customer turn
 # Where a planted PII value goes: the customer's turns, the agent's, the system message.
-_PLACES = ("user", "user", "user", "assistant", "assistant", "system")
+_PLACES = ("user", "user", "user", "assistant", "assistant", "system", "system")
 
 
 @dataclass

@@ -218,8 +218,8 @@ def _wording(text: str, planted: set[str]) -> str:
 
 def test_wording_varies(big: Sample) -> None:
     """Many ways to open a conversation and to reply, not one template per case. Measured on
-    seeds 0-2, 500 records: 498-499 distinct reply wordings (values taken out), 356-366 distinct
-    first four words of the customer's first turn, 970-1290 distinct words the customers type."""
+    seeds 0-2, 500 records: 494-498 distinct reply wordings (values taken out), 356-374 distinct
+    first four words of the customer's first turn, 970-1210 distinct words the customers type."""
     planted = {v for vs in [*big.planted_pii.values(), *big.planted_secrets.values()] for v in vs}
     recs = records(big)[:500]
     assert len({_wording(reply(r), planted) for r in recs}) > 400
@@ -347,7 +347,7 @@ def screened(tmp_path_factory: pytest.TempPathFactory):
     from flows.config import validate_config
 
     tmp = tmp_path_factory.mktemp("chat-screen")
-    sample = generate_sample(CHAT, 400, seed=11)
+    sample = generate_sample(CHAT, 300, seed=2)
     path = tmp / "chat.jsonl"
     write_sample(sample, path)
     cfg = validate_config(
