@@ -1,5 +1,5 @@
-"""`tunegate data`: sample data (support tickets with planted PII, secrets, toxicity and broken
-lines)."""
+"""`tunegate data`: sample data (support tickets or support conversations with planted PII,
+secrets, toxicity and broken lines)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,21 @@ data_app = typer.Typer(help="Sample data.", no_args_is_help=True)
 
 @data_app.command("sample")
 def data_sample(
-    task: Annotated[str, typer.Option(help=" or ".join(SAMPLE_TASKS) + ".")] = "extractive-qa",
+    task: Annotated[
+        str,
+        typer.Option(
+            help=f"{', '.join(SAMPLE_TASKS[:-1])} or {SAMPLE_TASKS[-1]} (chat: support "
+            "conversations whose last message is the agent's reply)."
+        ),
+    ] = "extractive-qa",
     n: Annotated[int, typer.Option(help="Number of lines (valid, duplicate and broken).")] = 600,
     out: Annotated[Path, typer.Option(help="Output file: .jsonl, .csv or .parquet.")] = Path(
         "sample.jsonl"
     ),
     seed: Annotated[int, typer.Option(help="Same seed, same bytes.")] = 0,
 ) -> None:
-    """Generate support-ticket records with planted PII, secrets, toxicity and broken lines."""
+    """Generate support-ticket records (or, for chat, conversations) with planted PII, secrets,
+    toxicity and broken lines."""
     from samples.generate import generate_sample, write_sample
 
     try:

@@ -4,6 +4,10 @@ Why: the pipeline has to prove that it screens PII and secrets, drops toxic, dup
 malformed records, and still trains on what is left. This module produces JSONL with a known
 answer key (`Sample`) so tests and demos can check each of those steps against ground truth.
 All randomness comes from one `random.Random(seed)`, so the same arguments give the same bytes.
+
+Extractive QA and summarization records are made from tickets (`_ticket`); chat records are
+support conversations made from the same scenarios, values and planted sentences
+(`samples.chat`).
 """
 
 from __future__ import annotations
@@ -16,20 +20,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from samples import chat, values
 from samples import templates as t
-from samples import values
-from trainer.taskspec import task_spec
+from trainer.taskspec import ROLES, task_spec
 
-TASKS = ("extractive-qa", "summarization")  # the tasks this generator writes records for
-MALFORMED_KINDS = (
+TASKS = ("extractive-qa", "summarization", "chat")  # the tasks this generator writes records for
+_COMMON_KINDS = (
     "unparsable_json",
     "non_utf8",
     "non_object_json",
     "missing_field",
     "wrong_type",
     "empty_text",
-    "answer_mismatch",
 )
+# The kinds of broken line each task's samples hold: every one is a line ingest quarantines.
+MALFORMED_BY_TASK: dict[str, tuple[str, ...]] = {
+    "extractive-qa": (*_COMMON_KINDS, "answer_mismatch"),
+    "summarization": _COMMON_KINDS,
+    "chat": (*_COMMON_KINDS, "wrong_role", "last_not_assistant"),
+}
+MALFORMED_KINDS = tuple(dict.fromkeys(k for kinds in MALFORMED_BY_TASK.values() for k in kinds))
 MIN_LINES = 20
 _PII_RATE, _SECRET_RATE, _TOXIC_RATE, _TOXIC_QUESTION_RATE = 0.4, 0.03, 0.015, 0.006
 _FIELDS = {task: task_spec(task).fields for task in TASKS}  # the canonical record's fields
@@ -46,6 +56,9 @@ class Sample:
     duplicate_count: int
     malformed: dict[str, int]
     blank_lines: int
+    # Chat: record id -> "messages[i].content" -> the planted PII and secret values that message
+    # holds (each value of `planted_pii` / `planted_secrets` is in at least one).
+    planted_fields: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,8 +95,7 @@ def _ticket(rng: random.Random, num: int, clean: bool) -> _Ticket:
     pii_questions: list[tuple[str, str]] = []
     name = ""
     if not clean and rng.random() < _PII_RATE:
-        kinds = sorted(rng.sample(sorted(t.PII_SENTENCES), rng.choice([1, 1, 2, 2, 3])))
-        name = rng.choice(t.NAMES) if "PERSON" in kinds else ""
+        kinds, name = values.pii_plan(rng)
         for kind in kinds:
             value = values.pii_value(rng, kind, name)
             sentence, question = rng.choice(t.PII_SENTENCES[kind])
@@ -147,6 +159,29 @@ def _records(
     return out
 
 
+@dataclass
+class _Unit:
+    """What one ticket or conversation adds to a sample."""
+
+    key: str  # its text: no two units of a sample share it, so only exact copies repeat content
+    records: list[tuple[dict[str, Any], bool]]  # its records, each with a "has toxic text" flag
+    pii: list[tuple[str, str]]
+    secrets: list[tuple[str, str]]
+    fields: dict[str, dict[str, list[str]]]  # chat: record id -> message field -> planted values
+
+
+def _unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
+    """Ticket or conversation `num` as the records of `task`; `clean` ones plant nothing."""
+    if task == "chat":
+        rates = {"pii_rate": _PII_RATE, "secret_rate": _SECRET_RATE, "toxic_rate": _TOXIC_RATE}
+        conv = chat.conversation(rng, num, **({} if clean else rates))
+        rec = conv.record
+        fields = {rec["id"]: conv.fields} if conv.fields else {}
+        return _Unit(_dumps(rec["messages"]), [(rec, conv.toxic)], conv.pii, conv.secrets, fields)
+    tk = _ticket(rng, num, clean)
+    return _Unit(tk.text, _records(tk, task, rng, clean), tk.pii, tk.secrets, {})
+
+
 # --- malformed lines ---------------------------------------------------------------------------
 def _dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False)
@@ -155,7 +190,7 @@ def _dumps(obj: object) -> str:
 def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
     """Return one line that is broken in exactly the way `kind` names (first failing check)."""
     qa = "question" in rec
-    text_key = "context" if qa else "document"
+    text_key = "content" if "messages" in rec else "context" if qa else "document"
     line = _dumps(rec)
     if kind == "unparsable_json":  # any proper prefix of a JSON object fails to parse
         return line[: rng.randint(len(line) // 3, len(line) - 2)].encode()
@@ -165,8 +200,11 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
         return line[:cut].encode() + bad + line[cut:].encode()
     if kind == "non_object_json":
         return rng.choice(["[1, 2]", '"just a string"', "42", "null", _dumps([rec])]).encode()
-    if kind == "missing_field":
-        drop = rng.choice([*rec, "answers.answer_start"] if qa else list(rec))
+    if "messages" in rec:
+        _break_chat(kind, rec, rng)
+    elif kind == "missing_field":  # never the id: ingest gives a record without one its own
+        fields = [k for k in rec if k != "id"]
+        drop = rng.choice([*fields, "answers.answer_start"] if qa else fields)
         if drop == "answers.answer_start":
             rec["answers"] = {"text": rec["answers"]["text"]}
         else:
@@ -181,7 +219,7 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
                     ("answers", rec["answers"]["text"]),
                     ("question", 42),
                     ("context", [rec["context"]]),
-                    ("id", 123),
+                    ("id", [rec["id"]]),  # an integer id is a valid one
                 ]
             )
         else:
@@ -190,7 +228,7 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
                     ("document", 12345),
                     ("document", None),
                     ("summary", [rec["summary"]]),
-                    ("id", 123),
+                    ("id", [rec["id"]]),  # an integer id is a valid one
                 ]
             )
         rec[key] = value
@@ -211,14 +249,74 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
     return _dumps(rec).encode()
 
 
+def _break_chat(kind: str, rec: dict[str, Any], rng: random.Random) -> None:
+    """Break a chat record in place in the way `kind` names (a field, type, text or role)."""
+    messages = rec["messages"]
+    i = rng.randrange(len(messages))
+    message = messages[i]
+    if kind == "missing_field":
+        drop = rng.choice(["messages", "messages", "role", "content"])
+        if drop == "messages":
+            del rec["messages"]
+        else:
+            del message[drop]
+    elif kind == "wrong_type":
+        how = rng.choice(["object", "string", "message", "content", "number", "role", "id"])
+        if how == "object":  # one message where the list should be
+            rec["messages"] = message
+        elif how == "string":  # text that is not JSON where the list should be
+            rec["messages"] = message["content"]
+        elif how == "message":
+            messages[i] = message["content"]
+        elif how == "content":
+            message["content"] = [message["content"]]
+        elif how == "number":
+            message["content"] = rng.randint(1, 999)
+        elif how == "role":
+            message["role"] = rng.randint(0, 2)
+        else:
+            rec["id"] = [rec["id"]]
+    elif kind == "empty_text":
+        if rng.random() < 0.2:
+            rec["messages"] = []
+        else:
+            message["content"] = rng.choice(["", "   ", " \t "])
+    elif kind == "wrong_role":
+        message["role"] = rng.choice(["customer", "agent", "bot", "human", "support", "tool"])
+    elif kind == "last_not_assistant":  # the conversation ends before the reply, or after it
+        if rng.random() < 0.5:
+            messages.pop()
+        else:
+            messages.append({"role": "user", "content": rng.choice(t.SIGN_OFFS)})
+    else:
+        raise ValueError(f"unknown malformed kind {kind!r}")
+
+
 def _valid_record(line: bytes) -> dict[str, Any] | None:
-    """Return the parsed record if `line` is a valid QA or summarization record, else None."""
+    """Return the parsed record if `line` is a valid QA, summarization or chat record, else
+    None."""
     try:
         obj = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
         return None
+    if set(obj) == set(_FIELDS["chat"]):
+        messages = obj["messages"]
+        ok = (
+            isinstance(messages, list)
+            and messages
+            and all(
+                isinstance(m, dict)
+                and set(m) == {"role", "content"}
+                and m["role"] in ROLES
+                and isinstance(m["content"], str)
+                and m["content"].strip()
+                for m in messages
+            )
+            and messages[-1]["role"] == "assistant"
+        )
+        return obj if ok else None
     if set(obj) == set(_FIELDS["summarization"]):
         texts = [obj["document"], obj["summary"]]
         return obj if all(isinstance(x, str) and x.strip() for x in texts) else None
@@ -246,7 +344,7 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     """Generate `n` JSONL lines for `task` and return them with their answer key.
 
     Lines mix valid records with exact duplicates, malformed lines of every kind in
-    `MALFORMED_KINDS` (minus "answer_mismatch" for summarization) and blank lines.
+    `MALFORMED_BY_TASK[task]` and blank lines.
     Deterministic: the same (task, n, seed) always gives byte-identical lines.
     """
     if task not in TASKS:
@@ -254,7 +352,7 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     if n < MIN_LINES:
         raise ValueError(f"n must be at least {MIN_LINES}; got {n}")
     rng = random.Random(seed)
-    kinds = [k for k in MALFORMED_KINDS if task == "extractive-qa" or k != "answer_mismatch"]
+    kinds = MALFORMED_BY_TASK[task]
     per_kind, blanks = (max(2, n // 250), max(2, n // 200)) if n >= 50 else (1, 1)
     dups = max(1, round(n * 0.03))
     n_valid = n - per_kind * len(kinds) - blanks - dups
@@ -262,26 +360,28 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     toxic_ids: list[str] = []
     pii: dict[str, dict[str, None]] = {}
     secrets: dict[str, dict[str, None]] = {}
+    fields: dict[str, dict[str, list[str]]] = {}
     seen_texts: set[str] = set()  # no two tickets share a context: only exact copies repeat
     num = 0
     while len(valid) < n_valid:
-        tk = _ticket(rng, num + 1, clean=False)
-        recs = _records(tk, task, rng, clean=False)[: n_valid - len(valid)]
-        if not recs or tk.text in seen_texts:
+        unit = _unit(task, rng, num + 1, clean=False)
+        recs = unit.records[: n_valid - len(valid)]
+        if not recs or unit.key in seen_texts:
             continue
         num += 1
-        seen_texts.add(tk.text)
+        seen_texts.add(unit.key)
         valid += [_dumps(rec).encode() for rec, _ in recs]
         toxic_ids += [rec["id"] for rec, toxic in recs if toxic]
-        for kind, value in tk.pii:
+        for kind, value in unit.pii:
             pii.setdefault(kind, {})[value] = None
-        for kind, value in tk.secrets:
+        for kind, value in unit.secrets:
             secrets.setdefault(kind, {})[value] = None
+        fields.update(unit.fields)
     extras: list[tuple[float, bytes]] = []
     for kind in kinds:
         for _ in range(per_kind):
             num += 1
-            rec = _records(_ticket(rng, num, clean=True), task, rng, clean=True)[0][0]
+            rec = _unit(task, rng, num, clean=True).records[0][0]
             extras.append((rng.uniform(0, n_valid), _corrupt(kind, rec, rng)))
     for _ in range(blanks):
         extras.append((rng.uniform(0, n_valid), rng.choice([b"", b"", b" ", b"\t", b"   "])))
@@ -298,6 +398,7 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
         duplicate_count=dups,
         malformed=dict.fromkeys(kinds, per_kind),
         blank_lines=blanks,
+        planted_fields=fields,
     )
 
 
@@ -329,16 +430,19 @@ def write_sample(sample: Sample, out: Path) -> None:
     rows = [rec for rec in map(_valid_record, sample.lines) if rec is not None]
     if not rows:
         raise ValueError("sample has no valid records to write")
-    qa = "question" in rows[0]
+    task = next(task for task in TASKS if set(rows[0]) == set(_FIELDS[task]))
     if suffix == ".csv":
-        _write_csv(rows, qa, out)
+        _write_csv(rows, task, out)
     else:
-        _write_parquet(rows, qa, out)
+        _write_parquet(rows, task, out)
 
 
-def _write_csv(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
-    """Write rows as CSV; QA answers are flattened to the first answer plus a JSON column."""
-    if qa:
+def _write_csv(rows: list[dict[str, Any]], task: str, out: Path) -> None:
+    """Write rows as CSV; QA answers are flattened to the first answer plus a JSON column, chat
+    messages are a JSON column."""
+    if task == "chat":
+        rows = [{"id": r["id"], "messages": _dumps(r["messages"])} for r in rows]
+    if task == "extractive-qa":
         rows = [
             {**{k: r[k] for k in ("id", "question", "context")},
              "answer_text": r["answers"]["text"][0],
@@ -352,12 +456,17 @@ def _write_csv(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
         writer.writerows(rows)
 
 
-def _write_parquet(rows: list[dict[str, Any]], qa: bool, out: Path) -> None:
-    """Write rows as Parquet; QA answers stay a struct of two lists, as in SQuAD."""
+def _write_parquet(rows: list[dict[str, Any]], task: str, out: Path) -> None:
+    """Write rows as Parquet; QA answers stay a struct of two lists, as in SQuAD, chat messages
+    a list of {role, content} structs."""
     import pyarrow as pa  # heavy import, only needed for this format
     import pyarrow.parquet as pq
 
-    fields = [(name, pa.string()) for name in _FIELDS["extractive-qa" if qa else "summarization"]]
+    if task == "chat":
+        pq.write_table(pa.Table.from_pylist(rows, schema=task_spec(task).record_schema), out)
+        return
+    qa = task == "extractive-qa"
+    fields = [(name, pa.string()) for name in _FIELDS[task]]
     if qa:
         answers = pa.struct(
             [("text", pa.list_(pa.string())), ("answer_start", pa.list_(pa.int32()))]

@@ -86,6 +86,8 @@ EXPORT_FORMATS = ["CSV", "Excel", "XML", "PDF"]
 
 # A scenario: opening (one), body (two picked), ask (one), reply (one, optional), questions as
 # (question, fact slot), summaries. `{who}` in summaries is "The customer" or the planted name.
+# Chat (`samples.chat`): the support agent's last reply restates the problem ("restate", whose
+# slots the customer named) and answers the customer's ask with `fix[i]`, i being the ask's index.
 SCENARIOS: list[dict[str, list]] = [
     {  # billing dispute
         "open": [
@@ -120,6 +122,31 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} reports a duplicate charge of {amount} and asks for a refund.",
             "{who} disputes being billed {amount} twice; billing is reviewing it.",
         ],
+        "restate": [
+            "I can see the duplicate charge of {amount} on your {plan} plan.",
+            "I found the second {amount} charge on invoice {invoice}.",
+            "I checked invoice {invoice}, and the {amount} charge was taken twice.",
+            "You are right, the {plan} plan was billed twice in {month}.",
+            "I looked into the {amount} charge you mentioned.",
+            "I see the extra charge of {amount} on your account.",
+        ],
+        "fix": [
+            [
+                "I have reversed the extra charge and emailed you a confirmation.",
+                "The extra charge is reversed, and a confirmation email is on its way.",
+                "I reversed the duplicate payment; you will get an email confirming it.",
+            ],
+            [
+                "I have refunded the duplicate {amount}; it shows up in 5 to 7 business days.",
+                "A refund of {amount} is on its way and should arrive within a week.",
+                "I issued a refund for the duplicate {amount} today.",
+            ],
+            [
+                "A billing glitch renewed the plan twice, and I have refunded the second charge.",
+                "Our billing system retried the renewal by mistake, so I refunded the extra charge.",
+                "The renewal ran twice because of an error on our side; the second charge is refunded.",
+            ],
+        ],
     },
     {  # password reset
         "open": [
@@ -153,6 +180,30 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} cannot reset the password for the {app} and needs a new link.",
             "{who} reports that password reset emails for the {app} do not work.",
         ],
+        "restate": [
+            "I can see the reset requests for the {app}.",
+            "Sorry the reset link for the {app} is not working.",
+            "I checked your account, and the {app} reset emails were blocked.",
+            "I looked at the password reset for your {app} login.",
+            "Thanks for trying it on your {device} as well.",
+        ],
+        "fix": [
+            [
+                "I have sent a new reset link that stays valid for 24 hours.",
+                "A fresh reset link is in your inbox now; it works for 24 hours.",
+                "I sent you a new link, please use it within 24 hours.",
+            ],
+            [
+                "I have reset it manually and emailed you a temporary password.",
+                "Done, your password is reset and a temporary one is in your email.",
+                "I reset the password by hand; check your email for the temporary one.",
+            ],
+            [
+                "Use the new reset link I just sent, it is valid for 24 hours.",
+                "Open the reset link I just emailed you and choose a new password.",
+                "I sent a fresh reset link; open it and pick a new password.",
+            ],
+        ],
     },
     {  # VPN outage
         "open": [
@@ -185,6 +236,30 @@ SCENARIOS: list[dict[str, list]] = [
         "summaries": [
             "{who} reports a {vpn} VPN outage that has lasted {days}.",
             "{who} says the {vpn} VPN keeps dropping and asks for escalation.",
+        ],
+        "restate": [
+            "I can see the {vpn} VPN outage affecting your team.",
+            "Sorry the {vpn} VPN has been down for {days}.",
+            "I checked the {vpn} gateway for your office.",
+            "Thanks, I see the {vpn} disconnects for {users}.",
+            "I looked into the {vpn} VPN drops you reported.",
+        ],
+        "fix": [
+            [
+                "I have escalated it to our network team as a priority incident.",
+                "The network team now has this as a priority ticket.",
+                "I escalated the ticket to network operations, who are on it now.",
+            ],
+            [
+                "As a workaround, switch the client to the backup gateway until the fix is out.",
+                "For today, please connect through the backup gateway; it is not affected.",
+                "Please use the backup gateway for now while we fix the main one.",
+            ],
+            [
+                "Yes, this release has a known handshake bug; please roll the client back one version.",
+                "It is a known issue in this release, and rolling the client back fixes it.",
+                "There is a known bug in this version, so please downgrade the client for now.",
+            ],
         ],
     },
     {  # shipping delay
@@ -220,6 +295,30 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} reports that order {order} is delayed and asks when it will ship.",
             "{who} is still waiting for order {order} and wants an update.",
         ],
+        "restate": [
+            "I checked order {order} for your {product}.",
+            "Sorry your {product} is running late.",
+            "I can see order {order} is still in transit.",
+            "I looked up the shipment for order {order}.",
+            "I see the {product} has not arrived yet.",
+        ],
+        "fix": [
+            [
+                "It ships from our warehouse tomorrow, and I will send you the new tracking link.",
+                "The order leaves our warehouse tomorrow; you will get tracking by email.",
+                "It is scheduled to ship tomorrow, and tracking will follow by email.",
+            ],
+            [
+                "I have sent a replacement by express shipping at no cost.",
+                "A replacement is on its way with free express shipping.",
+                "I shipped a replacement today with express delivery.",
+            ],
+            [
+                "I have refunded the shipping fee to your original payment method.",
+                "The shipping fee is refunded; it shows up in a few days.",
+                "I refunded the shipping fee back to your card.",
+            ],
+        ],
     },
     {  # refund request
         "open": [
@@ -253,6 +352,30 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} requests a refund for a {product} that {reason}.",
             "{who} wants to return the {product} from order {order}.",
         ],
+        "restate": [
+            "I am sorry the {product} {reason}.",
+            "I checked order {order} with the {product}.",
+            "I can see the {product} from order {order}.",
+            "Thanks for letting us know the {product} {reason}.",
+            "I looked at your refund request for {amount}.",
+        ],
+        "fix": [
+            [
+                "I have emailed you a prepaid return label.",
+                "A prepaid return label is in your inbox now.",
+                "I sent a free return label to your email.",
+            ],
+            [
+                "The refund takes 5 to 7 business days once we receive the item.",
+                "Once the item is back with us, the refund takes 5 to 7 business days.",
+                "Refunds arrive within 5 to 7 business days after we get the return.",
+            ],
+            [
+                "Yes, the refund goes back to your original payment method.",
+                "I have set the refund to go to your original payment method.",
+                "Sure, it will be refunded to the card you paid with.",
+            ],
+        ],
     },
     {  # account lockout
         "open": [
@@ -284,6 +407,30 @@ SCENARIOS: list[dict[str, list]] = [
         "summaries": [
             "{who} is locked out of the {app} after {attempts}.",
             "{who} asks for the {app} account to be unlocked.",
+        ],
+        "restate": [
+            "I can see the lock on your {app} account after {attempts}.",
+            "Sorry you are locked out of the {app}.",
+            "I checked your {app} account, and it was locked for security.",
+            "I see the {app} locked you out after {attempts}.",
+            "I looked at the sign-in attempts on your {app} account.",
+        ],
+        "fix": [
+            [
+                "I have unlocked your account; please change your password when you sign in.",
+                "Your account is unlocked now, and you will be asked to set a new password.",
+                "Done, the account is unlocked and needs a new password at the next sign-in.",
+            ],
+            [
+                "It locked after too many failed sign-ins, and I have unlocked it for you.",
+                "Too many failed attempts triggered the lock; it is unlocked now.",
+                "Our security check locked it after the failed sign-ins, and I have lifted the lock.",
+            ],
+            [
+                "I have unlocked the account, so you can sign in right away.",
+                "You can sign in again right now, the lock is removed.",
+                "The lock is lifted, so you have access again right now.",
+            ],
         ],
     },
     {  # API errors
@@ -318,6 +465,30 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} reports {error} errors from {endpoint}.",
             "{who} says the {endpoint} endpoint fails and asks for logs.",
         ],
+        "restate": [
+            "I can see the {error} responses from {endpoint}.",
+            "Sorry about the failing calls to {endpoint}.",
+            "I checked our logs for {endpoint} on your account.",
+            "Thanks, I see the {error} errors since the SDK {sdk} upgrade.",
+            "I looked into the {error} errors on {endpoint}.",
+        ],
+        "fix": [
+            [
+                "Yes, we had an incident on that endpoint; it is fixed now, so please retry.",
+                "There was an incident on our side; it is resolved and retries will work.",
+                "We had a partial outage there, which is now fixed, so please retry.",
+            ],
+            [
+                "I have raised your rate limit, so please retry the failed calls.",
+                "Your rate limit is now higher; please retry the failed requests.",
+                "I doubled your rate limit, so the retries should go through.",
+            ],
+            [
+                "I have emailed you the request logs for the last 7 days.",
+                "The request logs for your account are in your inbox now.",
+                "I sent you the request logs for the past week by email.",
+            ],
+        ],
     },
     {  # subscription cancellation
         "open": [
@@ -349,6 +520,30 @@ SCENARIOS: list[dict[str, list]] = [
         "summaries": [
             "{who} wants the {plan} plan cancelled and the {amount} charge refunded.",
             "{who} asks to cancel the {plan} subscription.",
+        ],
+        "restate": [
+            "I can see your {plan} subscription.",
+            "Sorry the cancellation of your {plan} plan did not go through.",
+            "I checked the {amount} renewal on your {plan} plan.",
+            "I looked at your {plan} plan and the charge of {amount}.",
+            "Thanks, I found the {plan} subscription you want to cancel.",
+        ],
+        "fix": [
+            [
+                "I have cancelled the plan and emailed you a written confirmation.",
+                "The plan is cancelled, and a confirmation email is on its way.",
+                "Your plan is cancelled; you will find the confirmation in your email.",
+            ],
+            [
+                "I have cancelled the plan and refunded the last charge.",
+                "The plan is cancelled and the last charge is refunded.",
+                "I refunded the last charge and closed the plan.",
+            ],
+            [
+                "I have turned off auto-renewal, so you will not be charged again.",
+                "Auto-renewal is off now, and no further charges will happen.",
+                "The plan will not renew again; I switched off auto-renewal.",
+            ],
         ],
     },
     {  # hardware defect
@@ -382,6 +577,30 @@ SCENARIOS: list[dict[str, list]] = [
             "{who} reports a defective {product} and asks for a replacement.",
             "{who} says the {product} is faulty and wants a warranty claim.",
         ],
+        "restate": [
+            "I am sorry your {product} is faulty.",
+            "I checked the {product} from order {order}.",
+            "I can see the {product} is still under the {warranty}.",
+            "Thanks for the details about your {product}.",
+            "I looked up your {product} and its warranty.",
+        ],
+        "fix": [
+            [
+                "I have approved a warranty replacement, which ships within 3 days.",
+                "A replacement under warranty is approved and ships in 3 days.",
+                "Your warranty claim is approved, and the new unit ships within 3 days.",
+            ],
+            [
+                "I have emailed you the repair steps; start with a full power cycle.",
+                "The repair guide is in your inbox; start with a full power cycle.",
+                "I sent the repair instructions by email, and the first step is a power cycle.",
+            ],
+            [
+                "I have set up an exchange, and the new unit ships within 3 days.",
+                "An exchange is arranged, and a new unit ships in 3 days.",
+                "I arranged an exchange; your new unit ships within 3 days.",
+            ],
+        ],
     },
     {  # data export
         "open": [
@@ -413,6 +632,30 @@ SCENARIOS: list[dict[str, list]] = [
         "summaries": [
             "{who} cannot export reports to {format} and needs the data for an audit.",
             "{who} reports that {format} exports fail or come back empty.",
+        ],
+        "restate": [
+            "I can see the {format} export timing out.",
+            "Sorry the {format} export keeps failing.",
+            "I checked the {format} exports from the {app}.",
+            "I see the report has {rows}, which is a large export.",
+            "I looked into your {format} export problem.",
+        ],
+        "fix": [
+            [
+                "I have run the export for you and emailed the file.",
+                "I ran the export on our side and sent you the file by email.",
+                "The export is done, and the file is in your inbox.",
+            ],
+            [
+                "Exports stop at 50,000 rows, so please split larger reports by date.",
+                "The limit is 50,000 rows per export; splitting by date works around it.",
+                "Yes, 50,000 rows is the limit, so split the report by date.",
+            ],
+            [
+                "I have raised your export timeout, so it will finish before the audit.",
+                "We raised the export timeout for your account, so it works in time for the audit.",
+                "Your export timeout is raised now, so the audit data will come through.",
+            ],
         ],
     },
 ]
@@ -633,3 +876,141 @@ TOXIC_LINES = [
     "Are you fucking kidding me? This shit is broken again, you idiots.",
 ]
 TOXIC_QUESTION = "Fuck this shit, you useless fucking morons: "
+
+
+# --- Chat conversations (`samples.chat`) ---------------------------------------------------------
+# The customer's side: the first user turn may open with a greeting and end with a sign-off.
+GREETINGS = [
+    "Hi,",
+    "Hello,",
+    "Hi there!",
+    "hey",
+    "Hello support,",
+    "Good morning,",
+    "Good afternoon.",
+    "Hi team,",
+    "Hey there,",
+    "Dear support,",
+    "hello?",
+    "Hi again,",
+    "Quick question:",
+    "Urgent:",
+    "Help!",
+    "Morning!",
+    "Hi, hope you are well.",
+    "Hello, I need some help.",
+    "hi all",
+    "Greetings,",
+]
+SIGN_OFFS = [
+    "Thanks!",
+    "thanks",
+    "thx",
+    "Thanks in advance.",
+    "Cheers.",
+    "Appreciate it.",
+    "Please help!!",
+    "Thank you so much.",
+    "Many thanks,",
+    "ty",
+]
+# The agent's first question (a second user turn then gives the details) and a follow-up step
+# (a third user turn says it did not help).
+PROBES = [
+    "Sorry to hear that. Could you tell me a bit more?",
+    "Thanks for reaching out. Can you share more details?",
+    "I am sorry about this. What exactly happens?",
+    "Happy to help. Could you describe what you see?",
+    "Thanks. When did this start, and what have you tried so far?",
+    "Sorry about the trouble! Can you give me a few more details?",
+    "Let me look into it. What else can you tell me?",
+    "Thanks for the message. Can you walk me through it?",
+    "I can help with that. Any other details I should know?",
+    "Oh no, sorry! Can you tell me more about the problem?",
+]
+FOLLOW_UPS = [
+    "Thanks. Have you tried logging out and back in?",
+    "Got it. Could you try once more and tell me what happens?",
+    "Thanks for checking. Did anything change on your side recently?",
+    "Understood. Is anyone else on your team affected?",
+    "Thanks. Could you try again from another browser?",
+    "Okay. Is this the first time it happened?",
+    "Thanks, that helps. Could you restart the app and try again?",
+]
+FOLLOW_UP_ANSWERS = [
+    "I tried that and nothing changed.",
+    "still the same, unfortunately.",
+    "No change on my side.",
+    "Tried it, same result.",
+    "Nothing changed on our end.",
+    "yes, and it did not help.",
+    "No luck, it still happens.",
+    "Same problem as before.",
+]
+# The agent's last reply: an acknowledgement, the scenario's restatement and fix, a closing.
+ACKS = [
+    "Thanks for your patience.",
+    "Thank you for reaching out.",
+    "Sorry for the trouble!",
+    "Thanks for the details.",
+    "Got it, thanks.",
+    "Thanks for waiting.",
+    "I understand, and I am sorry about this.",
+    "Apologies for the inconvenience.",
+    "Thank you for your message.",
+    "Thanks for getting back to me.",
+    "Happy to help.",
+    "Sorry about that!",
+]
+CLOSINGS = [
+    "Is there anything else I can help with?",
+    "Let me know if anything else comes up.",
+    "Have a great day!",
+    "Just reply here if it happens again.",
+    "Anything else I can do for you?",
+    "Thanks for bearing with us.",
+    "Feel free to write back if you need more help.",
+    "Hope that helps!",
+]
+# A reply signed by the agent whose name the system message gives.
+SIGNATURES = ["Best, {v}", "{v}, support team", "Kind regards, {v}"]
+COMPANIES = ["Fabrikam", "Northwind Traders", "Adventure Works", "Tailspin Toys"]
+SYSTEM_PROMPTS = [
+    "You are a helpful customer support assistant.",
+    "You are a support agent for {company}. Be brief and polite.",
+    "You help {company} customers with orders, billing and accounts. Keep answers short.",
+    "You are the support assistant of {company}. Answer in a friendly tone.",
+    "Answer as a polite support agent. Apologise once, then fix the problem.",
+    "You are a customer service agent. Reply in two or three sentences.",
+    "You work on the {company} help desk. Restate the problem, then solve it.",
+]
+# Planted PII (entity type -> sentences, `{v}` the value) in the system message and in the agent's
+# turns; the customer's turns use `PII_SENTENCES`. PERSON is the customer, PERSON_AGENT the agent.
+SYSTEM_PII_SENTENCES: dict[str, list[str]] = {
+    "PERSON": ["The customer on this chat is {v}.", "Customer name: {v}."],
+    "PERSON_AGENT": ["You are {v}, a support agent.", "Sign your replies as {v}."],
+    "EMAIL_ADDRESS": ["Customer email: {v}.", "The customer's account email is {v}."],
+    "PHONE_NUMBER": ["Customer phone: {v}.", "The customer's phone number is {v}."],
+    "LOCATION": ["The customer is based in {v}."],
+}
+ASSISTANT_PII_SENTENCES: dict[str, list[str]] = {
+    "PERSON": ["Thanks, {v}.", "Hi {v}, thanks for the details.", "Thank you, {v}."],
+    "PERSON_AGENT": ["My name is {v} and I will help you today.", "This is {v} from support."],
+    "EMAIL_ADDRESS": ["I have sent the details to {v}.", "I found your account under {v}."],
+    "PHONE_NUMBER": [
+        "I can also call you at {v} if that is easier.",
+        "We have {v} on file as your phone number.",
+    ],
+    "CREDIT_CARD": ["I can see the payment from the card {v}.", "The charge went to card {v}."],
+    "IBAN_CODE": ["Any refund will go to the IBAN {v}.", "I have your IBAN {v} on file."],
+    "IP_ADDRESS": [
+        "Our logs show requests from the IP address {v}.",
+        "I see sign-ins from IP {v}.",
+    ],
+    "US_SSN": ["I verified your identity with the SSN {v}.", "The SSN {v} matches our records."],
+    "LOCATION": ["I see you are writing from {v}.", "Our team in {v} will handle this."],
+}
+# A secret the agent hands out (the customer's turns use `SECRET_SENTENCES`).
+ASSISTANT_SECRET_SENTENCES: dict[str, list[str]] = {
+    "password": ["Your temporary password is {v} until you change it."],
+}

@@ -136,6 +136,13 @@ def _email(rng: random.Random, name: str) -> str:
     return f"{local.replace(' ', '')}@{rng.choice(t.EMAIL_DOMAINS)}"
 
 
+def pii_plan(rng: random.Random) -> tuple[list[str], str]:
+    """Which PII kinds (1-3 of `samples.templates.PII_SENTENCES`) one ticket or conversation gets,
+    and its customer's name when PERSON is among them (else "")."""
+    kinds = sorted(rng.sample(sorted(t.PII_SENTENCES), rng.choice([1, 1, 2, 2, 3])))
+    return kinds, rng.choice(t.NAMES) if "PERSON" in kinds else ""
+
+
 def pii_value(rng: random.Random, kind: str, name: str) -> str:
     """Return a fresh value for a PII kind; `name` is the ticket's customer name if any."""
     makers = {

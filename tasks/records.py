@@ -5,7 +5,8 @@ sees canonical records only:
 - `extractive-qa`: `id, question, context, answers{text[], answer_start[]}`; both lists empty is
   an unanswerable question (SQuAD v2's `is_impossible`), kept like any other
 - `summarization`: `id, document, summary`
-- `chat`: `id, messages[{role, content}]`
+- `chat`: `id, messages[{role, content}]`, every role one of system, user, assistant and the last
+  message the assistant's reply (the training target)
 
 `validate_record` turns one parsed input object into a canonical record or a reason, so a bad
 record is quarantined with an explanation instead of failing its file.
@@ -21,7 +22,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import sha256_text, stable_json
-from trainer.taskspec import TASK_SPECS, task_spec
+from trainer.taskspec import ROLES, TASK_SPECS, task_spec
 
 TaskType = StrEnum(  # type: ignore[misc]
     "TaskType", {spec.name.replace("-", "_"): spec.name for spec in TASK_SPECS.values()}
@@ -187,12 +188,19 @@ def _messages(obj: dict[str, Any], key: str) -> list[dict[str, str]]:
     for i, message in enumerate(value):
         if not isinstance(message, dict):
             raise Invalid(f"field '{key}[{i}]' must be an object, got {_type_name(message)}")
-        role = _text(message, "role")
         try:
+            role = _text(message, "role")
             content = _text(message, "content")
         except Invalid as exc:
             raise Invalid(f"{key}[{i}]: {exc}") from None
+        if role not in ROLES:  # the value is not echoed: it could be any text
+            raise Invalid(f"{key}[{i}]: field 'role' must be one of {', '.join(ROLES)}")
         messages.append({"role": role, "content": content})
+    if messages[-1]["role"] != "assistant":
+        raise Invalid(
+            f"field '{key}' must end with the assistant's reply (the reference), "
+            f"not a {messages[-1]['role']} message"
+        )
     return messages
 
 

@@ -150,3 +150,34 @@ def test_records_without_ids_get_stable_content_ids(make_config, tmp_path: Path)
     _, store, ref = _ingest(make_config, [str(path)])
     [row] = [r for f in store.table_files(ref, "accepted") for r in read_table(store, f)]
     assert row["id"].startswith("rec-") and len(row["id"]) == 20
+
+
+def _chat(*roles: str) -> dict:
+    return {"id": "c1", "messages": [{"role": r, "content": f"{r} says hi"} for r in roles]}
+
+
+@pytest.mark.parametrize(
+    ("record", "reason"),
+    [
+        (
+            _chat("user", "robot"),
+            "messages[1]: field 'role' must be one of system, user, assistant",
+        ),
+        (_chat("customer", "assistant"), "messages[0]: field 'role' must be one of"),
+        (_chat("User", "assistant"), "messages[0]: field 'role' must be one of"),
+        (_chat("user", "assistant", "user"), "must end with the assistant's reply"),
+        (_chat("system", "user"), "must end with the assistant's reply"),
+        ({"id": "c1", "messages": [{"content": "hi"}]}, "messages[0]: missing field 'role'"),
+        ({"id": "c1", "messages": []}, "must be a non-empty list"),
+    ],
+)
+def test_chat_records_need_known_roles_and_end_with_the_reply(record: dict, reason: str) -> None:
+    """A chat record's reference is its last message: one that ends with the customer's turn
+    (or a role the endpoint would refuse) is quarantined, not trained and scored on."""
+    from tasks.records import ColumnMap, Invalid, TaskType, validate_record
+
+    with pytest.raises(Invalid) as caught:
+        validate_record(TaskType.chat, ColumnMap(), record)
+    assert reason in str(caught.value)
+    ok = _chat("system", "user", "assistant", "user", "assistant")
+    assert validate_record(TaskType.chat, ColumnMap(), ok) == ok

@@ -109,8 +109,9 @@ def test_same_seed_same_bytes_different_seed_different(task: str) -> None:
 def test_output_does_not_depend_on_hash_seed() -> None:
     code = (
         "import hashlib; from samples.generate import generate_sample as g; "
-        "s = g('extractive-qa', 400, 3); t = g('summarization', 400, 3); "
-        "print(hashlib.sha256(b'\\n'.join(s.lines + t.lines) + repr((s, t)).encode()).hexdigest())"
+        "s, t, u = (g(task, 400, 3) for task in ('extractive-qa', 'summarization', 'chat')); "
+        "lines = b'\\n'.join(s.lines + t.lines + u.lines); "
+        "print(hashlib.sha256(lines + repr((s, t, u)).encode()).hexdigest())"
     )
     digests = set()
     for hash_seed in ("1", "2"):
