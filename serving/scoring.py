@@ -1,8 +1,11 @@
 """Scoring of a trained model directory: Azure ML's `init()` / `run()` contract and a `Scorer`.
 
 On Azure ML this file is the deployment's scoring script: `init()` loads the model directory from
-`AZUREML_MODEL_DIR` once per worker, `run(raw_json)` answers each request. The local server uses
-the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
+`AZUREML_MODEL_DIR` once per worker, `run(raw_json)` answers each request (a request it cannot
+read gets a 400 naming the field, through the inference server's `AMLResponse`). The local server
+uses the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
+On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
+float16); on a CPU it scores in float32.
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ from trainer.taskspec import task_spec
 
 QA_MAX_LENGTH = 384
 QA_DOC_STRIDE = 128
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
+    """(device, dtype) to score on: the GPU when there is one, in `dtype`; else the CPU, float32."""
+    if not torch.cuda.is_available():
+        return "cpu", torch.float32
+    if dtype == "auto":
+        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype not in DTYPES:
+        raise ValueError(f"TUNEGATE_DTYPE={dtype!r}: use auto, {', '.join(DTYPES)}")
+    return "cuda", DTYPES[dtype]
 
 
 class Scorer:
@@ -38,6 +53,9 @@ class Scorer:
             ) from None
         self.task: str = info["task"]
         self.spec = task_spec(self.task)
+        device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
+        if device != "cpu":
+            self.model.to(device=device, dtype=dtype)
 
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""
@@ -125,8 +143,19 @@ def init() -> None:
     _scorer = Scorer(model_dir)
 
 
-def run(raw_json: str) -> dict[str, Any]:
-    """Azure ML entry point: the response to one request (see `serving.payloads` for shapes)."""
+def run(raw_json: str) -> Any:
+    """Azure ML entry point: the response to one request (see `serving.payloads` for shapes).
+
+    A request that is not JSON or lacks a field is the client's error: under Azure ML's inference
+    server it gets a 400 with the reason (the server would answer any exception with a 500);
+    elsewhere the ValueError is raised to the caller."""
     if _scorer is None:
         raise RuntimeError("scoring.run() called before scoring.init(): call init() first")
-    return _scorer.run(raw_json)
+    try:
+        return _scorer.run(raw_json)
+    except ValueError as exc:
+        try:
+            from azureml_inference_server_http.api.aml_response import AMLResponse
+        except ImportError:
+            raise exc from None
+        return AMLResponse({"error": str(exc)}, 400, json_str=True)

@@ -27,6 +27,7 @@ from trainer.model_paths import Part
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
+MERGED = "merged"  # an adapter's weights merged into its base (`--merge-adapter`)
 _TP_LOGGER = "transformers.distributed.tensor_parallel"
 log = logging.getLogger(__name__)
 
@@ -188,13 +189,16 @@ def lora_targets(name: str, configured: list[str]) -> list[str]:
 def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
     tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
-    lengths it was trained with."""
+    lengths it was trained with. An adapter whose merged weights are beside it (`merged/`,
+    `--merge-adapter`) loads those, so the base model is not needed (nor the hub)."""
     model_dir = Path(model_dir)
     info = json.loads((model_dir / MODEL_INFO).read_text())
     tokenizer = with_pad_token(AutoTokenizer.from_pretrained(model_dir))
     if info.get("max_length"):
         tokenizer.model_max_length = info["max_length"]
-    if info.get("adapter"):
+    if info.get("adapter") and (model_dir / MERGED).is_dir():  # no base model needed
+        model = model_class(info["task"]).from_pretrained(model_dir / MERGED)
+    elif info.get("adapter"):
         from peft import PeftModel
 
         base = load_base(info["task"], info["base_model"], seed)

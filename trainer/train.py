@@ -43,6 +43,7 @@ from transformers import (
 from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
 from trainer.data import IGNORE, features, read_split
 from trainer.modeling import (
+    MERGED,
     base_config,
     load_base,
     load_tokenizer,
@@ -118,8 +119,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             max_new_tokens=args.max_target_length if generative else None,
         )
         if args.merge_adapter:
-            trainer.model.merge_and_unload().save_pretrained(output_dir / "merged")
-            tokenizer.save_pretrained(output_dir / "merged")
+            trainer.model.merge_and_unload().save_pretrained(output_dir / MERGED)
+            tokenizer.save_pretrained(output_dir / MERGED)
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics

@@ -134,7 +134,8 @@ class EndpointConfig(BaseModel):
     instance_count: int = Field(1, ge=1, description="Instances per deployment.")
     environment: EnvironmentConfig = Field(
         default_factory=EnvironmentConfig,
-        description="The serving container (default: the tunegate environment).",
+        description="The serving container (default: the tunegate-serving environment, with "
+        "Azure ML's inference server).",
     )
     initial_delay_seconds: int = Field(
         600, ge=10, description="Probe delay: model loading takes minutes; short delays kill it."
@@ -143,6 +144,11 @@ class EndpointConfig(BaseModel):
         90_000, ge=1000, le=180_000, description="Per-request limit (generation is slow)."
     )
     max_concurrent_requests: int = Field(4, ge=1, description="Requests per instance at once.")
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        "auto",
+        description="The model's dtype on a GPU instance (auto: bfloat16 where the GPU has it, "
+        "else float16); a CPU instance scores in float32.",
+    )
     workers: int = Field(
         1,
         ge=1,

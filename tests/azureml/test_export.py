@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 from pathlib import Path
 
@@ -43,12 +44,22 @@ def _launcher_words(command: str) -> list[str]:
     return words
 
 
-def _trainer_argv(command: str) -> list[str]:
-    """The trainer's own flags in a job command, with Azure ML's placeholders filled in."""
+def _trainer_argv(command: str, literals: dict[str, object] | None = None) -> list[str]:
+    """The trainer's own flags in a job command, with Azure ML's placeholders filled in: the
+    data and model folders, and each hyperparameter by its literal input's value."""
+    bound = {"inputs.data": "/data", "outputs.model": "/out"}
+    bound |= {f"inputs.{k}": str(v) for k, v in (literals or {}).items()}
     words = shlex.split(
-        command.replace("${{inputs.data}}", "/data").replace("${{outputs.model}}", "/out")
+        re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", lambda m: bound.get(m.group(1), m.group(0)), command)
     )
     return words[words.index("trainer.train") + 1 :]
+
+
+def _job_argv(job_yml: Path) -> list[str]:
+    """The trainer's flags of an exported job.yml, its literal inputs substituted."""
+    job = yaml.safe_load(job_yml.read_text())
+    literals = {k: v for k, v in job["inputs"].items() if not isinstance(v, dict)}
+    return _trainer_argv(job["command"], literals)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
@@ -66,7 +77,7 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert job.inputs["data"].path == f"{cfg.azureml.data_asset}@latest"
     assert job.limits.timeout == launch.timeout_minutes * 60
     # The trainer flags parse with the trainer's own parser into the configured values.
-    args = parse_args(_trainer_argv(job.command))
+    args = parse_args(_job_argv(out / "job.yml"))
     resolved = cfg.train.resolved_args(cfg.task.value)
     assert args.model == cfg.train.model
     assert (args.lora, args.max_length) == (resolved.lora, resolved.max_length)
@@ -243,7 +254,8 @@ def test_accelerate_launch_takes_the_configured_precision(
     command = training_command(TrainSpec(name="t", data_dir="d", args=args), launch)
     parsed = launch_command_parser().parse_args(shlex.split(command)[2:])
     assert parsed.mixed_precision == flag
-    assert parse_args(_trainer_argv(command)).precision == (precision or "auto")
+    literals = {"precision": precision} if precision else {}
+    assert parse_args(_trainer_argv(command, literals)).precision == (precision or "auto")
 
 
 def test_the_t4_scenario_trains_in_fp32_under_a_bf16_accelerate_config(tmp_path: Path) -> None:
@@ -253,4 +265,4 @@ def test_the_t4_scenario_trains_in_fp32_under_a_bf16_accelerate_config(tmp_path:
     accelerate_config = yaml.safe_load((out / "train-code" / launch.config_file).read_text())
     assert accelerate_config["mixed_precision"] == "bf16"  # what the flag overrides
     assert launch.mixed_precision == "no"
-    assert parse_args(_trainer_argv(load_job(out / "job.yml").command)).precision == "fp32"
+    assert parse_args(_job_argv(out / "job.yml")).precision == "fp32"

@@ -164,7 +164,7 @@ def test_a_model_asset_is_a_mounted_input_and_the_hub_stays_offline(
 
 def test_a_hub_id_goes_online_and_the_configured_type_wins(tmp_path: Path) -> None:
     job = _export(tmp_path / "hub", "meta-llama/Meta-Llama-3-8B-Instruct")["job"]
-    assert set(job.inputs) == {"data"} and MOUNTS_VARIABLE not in job.command
+    assert "base_model" not in job.inputs and MOUNTS_VARIABLE not in job.command
     assert job.environment_variables["HF_HUB_OFFLINE"] == "0"
     packaged = _export(tmp_path / "packaged", PACKAGED_MODEL)["job"]
     assert packaged.environment_variables["HF_HUB_OFFLINE"] == "1"
