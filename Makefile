@@ -4,6 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+SERVING_VENV := .venv-serving
+SERVING_STAMP := $(SERVING_VENV)/.installed-stamp
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export HF_HUB_OFFLINE := 1
 
@@ -16,6 +18,13 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat
+	touch $@
+
+# Azure ML's inference server (`azmlinfsrv`) with the scoring code's packages, for
+# tests/azureml/test_inference_server.py: its own venv, as it pins older pydantic and
+# OpenTelemetry than Prefect's (tests/azureml/serving_venv.py says how it is put together).
+$(SERVING_STAMP): $(STAMP) tests/azureml/serving_venv.py
+	$(BIN)/python -m tests.azureml.serving_venv $(SERVING_VENV)
 	touch $@
 
 node_modules/.bin/azurite-blob: package.json package-lock.json
@@ -31,7 +40,7 @@ $(CHROMIUM):
 demo: $(STAMP)
 	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json
 
-test: $(STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
+test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q --durations=25
 
 lint: $(STAMP)
@@ -43,4 +52,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) node_modules .tunegate
+	rm -rf $(VENV) $(SERVING_VENV) node_modules .tunegate

@@ -63,7 +63,8 @@ HELP: dict[str, str] = {
     "lora_alpha": "LoRA scaling (alpha / r multiplies the update).",
     "lora_dropout": "Dropout on the LoRA layers.",
     "lora_target_modules": "Modules that get LoRA layers (default: per architecture).",
-    "merge_adapter": "Merge the trained adapter into the base weights in the saved model.",
+    "merge_adapter": "Also save the adapter merged into the base weights (merged/), which "
+    "prediction and serving then load without the base model; nothing to merge without lora.",
     "precision": "auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), bf16, fp16 "
     "or fp32.",
     "seed": "Seed of the new head's initialisation and of data order.",
@@ -120,8 +121,6 @@ class TrainArgs:
                 "max_target_length must be smaller than max_length: a conversation's reply and "
                 "at least part of its prompt share max_length tokens"
             )
-        if self.merge_adapter and not self.lora:
-            raise ValueError("merge_adapter needs lora")
         return self
 
 

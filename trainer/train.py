@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             max_length=args.max_length,
             max_new_tokens=args.max_target_length if generative else None,
         )
-        if args.merge_adapter:
+        if args.merge_adapter and args.lora:
             trainer.model.merge_and_unload().save_pretrained(output_dir / MERGED)
             tokenizer.save_pretrained(output_dir / MERGED)
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)

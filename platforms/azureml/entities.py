@@ -102,9 +102,10 @@ def hyperparameters(args: dict[str, Any]) -> dict[str, int | float | str]:
 
 def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     bound = {k: "${{inputs." + k + "}}" for k in hyperparameters(spec.args)}
-    flags = trainer_arguments(
-        "${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", {**spec.args, **bound}
-    )
+    # A LoRA job also writes its merged weights: the deployment loads those, never the base
+    # model (a hub id or a catalog asset the endpoint cannot reach); unless the config says no.
+    args = {"merge_adapter": True, **spec.args, **bound}
+    flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", args)
     train = ["-m", "trainer.train", *flags]
     if launch.launcher == "torchrun":
         return shlex.join(["python", *train])

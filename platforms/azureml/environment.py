@@ -21,6 +21,7 @@ names it explicitly.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,12 @@ SERVING_PACKAGES = (
     "azureml-inference-server-http",
 )
 SERVER_PORT = 5001  # where azmlinfsrv listens: the deployment's liveness, readiness, scoring port
+# The serving container's command: the inference server on the deployment's code and entry script
+# (its CLI does not read AZUREML_ENTRY_SCRIPT itself).
+SERVER_COMMAND = (
+    'cd "${AML_APP_ROOT:-.}" && exec azmlinfsrv --entry_script "${AZUREML_ENTRY_SCRIPT:-score.py}" '
+    f"--port {SERVER_PORT}"
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ def dockerfile(spec: EnvSpec = TRAINING) -> str:
 # Azure ML sets AML_APP_ROOT (the mounted code), AZUREML_ENTRY_SCRIPT and AZUREML_MODEL_DIR;
 # the server loads the entry script's init() and answers /score and / (liveness) on this port.
 EXPOSE {SERVER_PORT}
-CMD ["azmlinfsrv", "--port", "{SERVER_PORT}"]
+CMD {json.dumps(["bash", "-c", SERVER_COMMAND])}
 """
         if spec.serves
         else ""

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import AutoModelForQuestionAnswering, TrainingArguments
 
 from tasks.records import TaskType
@@ -84,6 +85,17 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
     if kind == "bert":  # the merged model is a plain model directory, no adapter needed
         merged = AutoModelForQuestionAnswering.from_pretrained(out / "merged")
         assert not any("lora" in name for name, _ in merged.named_parameters())
+        # ...and what a deployment loads: the base model may be unreachable (a hub id offline)
+        (out / "merged").rename(tmp_path / "merged")
+        inputs = {"input_ids": torch.tensor([[2, 7, 9, 11, 3]])}
+        with torch.no_grad():
+            adapter_logits = load_trained(out)[0](**inputs).start_logits
+        (tmp_path / "merged").rename(out / "merged")
+        model.rename(tmp_path / "base-gone")
+        served, _, _ = load_trained(out)
+        assert not any("lora" in name for name, _ in served.named_parameters())
+        with torch.no_grad():
+            torch.testing.assert_close(served(**inputs).start_logits, adapter_logits)
 
 
 def test_mlflow_only_with_a_tracking_uri_and_the_package(monkeypatch, capsys) -> None:
