@@ -96,6 +96,15 @@ class PipelineConfig(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _evaluation_backend_has_a_workspace(self) -> PipelineConfig:
+        if self.evaluate.backend == "azureml" and self.train.backend != "azureml":
+            raise ValueError(
+                "evaluate.backend 'azureml' runs on the workspace and cluster of "
+                "train.backend 'azureml': set train.backend to azureml or evaluate.backend to local"
+            )
+        return self
+
     @property
     def promotes_at_registration(self) -> bool:
         """Whether register moves `champion`: not when a rollout follows (it moves the alias

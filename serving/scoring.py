@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
-from trainer.modeling import MODEL_INFO, load_trained
+from trainer.modeling import MODEL_INFO, find_model_dir, load_trained
 from trainer.predict import predict, predict_qa
 from trainer.taskspec import task_spec
 
@@ -107,28 +107,6 @@ class Scorer:
         records, is_batch = self.parse(parse_json(raw_json))
         outputs = self.score(records)
         return {"outputs": outputs} if is_batch else outputs[0]
-
-
-def find_model_dir(path: Path) -> Path:
-    """The directory holding model_info.json: `path` itself or its only such subdirectory.
-
-    Azure ML mounts a registered model at `$AZUREML_MODEL_DIR/<folder name>`, so one level down
-    is searched too.
-    """
-    if (path / MODEL_INFO).is_file():
-        return path
-    if not path.is_dir():
-        raise ValueError(
-            f"model directory {path} does not exist: pass a trained model directory "
-            "(a registered ModelVersion.path)"
-        )
-    found = sorted(p.parent for p in path.glob(f"*/{MODEL_INFO}"))
-    if len(found) != 1:
-        raise ValueError(
-            f"{path} holds {len(found)} model directories with {MODEL_INFO} (expected 1): "
-            "point at a trained model directory (a registered ModelVersion.path)"
-        )
-    return found[0]
 
 
 _scorer: Scorer | None = None

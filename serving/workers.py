@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from serving.payloads import parse_payload, record_size, record_tokens
-from serving.scoring import find_model_dir
+from trainer.modeling import find_model_dir
 
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 600.0  # loading a large model from a cold disk can take minutes

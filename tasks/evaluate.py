@@ -11,7 +11,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -32,7 +32,14 @@ SHOWN_EXAMPLES = 5  # test records whose outputs the evaluation artifact shows
 
 
 class EvaluateConfig(GatePolicy):
-    """The gate, and how much of the test split to score."""
+    """The gate, where the models predict, and how much of the test split to score."""
+
+    backend: Literal["local", "azureml"] | None = Field(
+        None,
+        description="Where base, candidate and champion predict the test split: local (this "
+        "machine) or azureml (an evaluation job on azureml.compute, where models too large for "
+        "this machine fit; the gate still runs here on its predictions). Unset: train.backend.",
+    )
 
     max_test_records: int = Field(0, ge=0, description="Score at most this many (0: all).")
     batch_size: int = Field(32, ge=1, le=1024, description="Inference batch size.")
@@ -129,38 +136,35 @@ def run_evaluation(
     champion: ModelVersion | None,
     config: EvaluateConfig,
     screen: ScreenConfig,
+    storage_options: dict[str, Any] | None = None,
+    predictions: dict[str, list[str] | None] | None = None,
 ) -> EvalReport:
-    """Score the base model, the candidate and the champion on the same test records; gate."""
+    """Score the base model, the candidate and the champion on the same test records; gate.
+
+    `predictions`: each model's, made elsewhere (the Azure ML evaluation job, by the same
+    `trainer.evaluate.predict_models`); None: made here."""
     # torch, transformers and datasets load here, not when the CLI or the config loads
     from trainer.data import read_split
-    from trainer.modeling import load_base, load_trained
-    from trainer.predict import lengths
 
-    records = read_split(split.uri, "test", config.max_test_records)
+    records = read_split(split.uri, "test", config.max_test_records, storage_options)
     if not records:
         raise ValueError(f"{split.uri} has no test records to evaluate on: lower split.train")
+    if predictions is None:
+        from trainer.evaluate import predict_models
+
+        champion_dir = champion.path if champion is not None else None
+        predictions = predict_models(records, job.output_dir, champion_dir, config.batch_size)
     task_type = split.task
-    candidate_model, tokenizer, info = load_trained(job.output_dir)
-    # Every model reads and writes as many tokens as the candidate was trained to
-    max_length, max_new_tokens = lengths(candidate_model, tokenizer)
-
-    def scored(model: Any, tok: Any) -> Scored:
-        return predict_and_score(
-            task_type,
-            info["task"],
-            model,
-            tok,
-            records,
-            config.batch_size,
-            max_length=max_length,
-            max_new_tokens=max_new_tokens,
-        )
-
-    # The base model reads through the candidate's tokenizer: the same vocabulary, and the chat
-    # template and lengths training gave it, so both models get the same prompts.
-    base = scored(load_base(info["task"], info["base_model"], seed=42), tokenizer)
-    candidate = scored(candidate_model, tokenizer)
-    champ = scored(*load_trained(champion.path)[:2]) if champion is not None else None
+    for name, made in predictions.items():
+        if made is not None and len(made) != len(records):
+            raise ValueError(
+                f"{len(made)} {name} predictions for {len(records)} test records of {split.uri}"
+            )
+    base = scored(task_type, predictions["base"], records)
+    candidate = scored(task_type, predictions["candidate"], records)
+    champ = None
+    if champion is not None and predictions.get("champion") is not None:
+        champ = scored(task_type, predictions["champion"], records)
     interval = None
     if champ is not None and config.bootstrap_samples:
         interval = paired_bootstrap(
@@ -200,6 +204,11 @@ def run_evaluation(
     )
 
 
+def scored(task_type: str, predictions: list[str], records: list[dict[str, Any]]) -> Scored:
+    metrics, per_example = score(task_type, predictions, records)
+    return Scored(predictions, metrics, per_example)
+
+
 def predict_and_score(
     task_type: str,
     trainer_task: str,
@@ -214,8 +223,7 @@ def predict_and_score(
     from trainer.predict import predict
 
     predictions = predict(model, tokenizer, trainer_task, records, batch_size=batch_size, **lengths)
-    metrics, per_example = score(task_type, predictions, records)
-    return Scored(predictions, metrics, per_example)
+    return scored(task_type, predictions, records)
 
 
 def _loss_curve(model_dir: Path) -> list[dict[str, float]]:
@@ -316,12 +324,35 @@ def evaluate_task(
     screen: ScreenConfig,
 ) -> EvalReport:
     """Score base, candidate and champion on the test split and decide the gate."""
-    champion = backends.champion(model_name)
+    on_azure = (config.backend or backends.training.name) == "azureml"
+    # an evaluation job mounts the champion's model asset; here its files are downloaded
+    champion = (
+        backends.registry.alias(model_name, "champion")
+        if on_azure
+        else backends.champion(model_name)
+    )
     cached = _cache_path(split, job, champion, config, screen)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())
     else:
-        report = run_evaluation(split, job, champion, config, screen)
+        predictions = None
+        if on_azure:
+            from trainer.modeling import MODEL_INFO
+
+            info = json.loads((Path(job.output_dir) / MODEL_INFO).read_text())
+            made = backends.training.evaluate(
+                split.uri,
+                job,
+                champion.path if champion else None,
+                info["base_model"],
+                log.info,
+                config.max_test_records,
+                config.batch_size,
+            )
+            predictions = made["predictions"]
+        report = run_evaluation(
+            split, job, champion, config, screen, backends.store.storage_options, predictions
+        )
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")
         tmp.write_text(report.model_dump_json(indent=2))

@@ -13,6 +13,7 @@ from platforms.store import read_table
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from tasks.split import run_split
+from trainer.data import read_split
 
 
 def _qa(i: int) -> str:
@@ -62,6 +63,13 @@ def test_data_stages_read_and_write_blob_storage(azurite: str, make_config, monk
 
     split = run_split(client, store, screened, cfg.split, [])
     assert sum(split.counts[s] for s in ("train", "validation", "test")) == 30
+    # evaluation (and the trainer) read the split where the store keeps it, az:// included
+    for part in ("train", "validation", "test"):
+        records = read_split(split.uri, part, storage_options=store.storage_options)
+        assert len(records) == split.counts[part] and all(r["id"] for r in records)
+    assert len(read_split(split.uri, "test", 2, store.storage_options)) == min(
+        2, split.counts["test"]
+    )
     again = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
     assert again.reused and again.uri == ingested.uri
 

@@ -18,6 +18,8 @@ import yaml
 from trainer.taskspec import PACKAGED_ENCODER, PACKAGED_MODELS, TRAINER_TASKS, task_spec
 
 PACKAGED_MODEL = PACKAGED_ENCODER  # the pretrained MiniLM; the other packaged models build on it
+# What `python -m trainer.evaluate` writes into its output folder (the evaluation job's output).
+PREDICTIONS = "predictions.json"
 
 # LoRA target modules per architecture (model_type in config.json).
 LORA_TARGETS: dict[str, list[str]] = {

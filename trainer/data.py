@@ -8,10 +8,11 @@ the left (the end of a conversation is what the reply answers), within the same 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow.parquet as pq
 from datasets import Dataset
 
@@ -21,14 +22,24 @@ from trainer.taskspec import task_spec
 IGNORE = -100  # label of a token the loss skips (the prompt of a chat example, padding)
 
 
-def read_split(data_dir: str | Path, split: str, limit: int = 0) -> list[dict[str, Any]]:
-    """Records of one split (train / validation / test) of a split dataset directory."""
-    folder = Path(data_dir) / split
-    if not folder.exists():
+def read_split(
+    data_dir: str | Path,
+    split: str,
+    limit: int = 0,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Records of one split (train / validation / test) of a split dataset directory: a local
+    folder or any fsspec URL (an `az://` store, with its `storage_options`)."""
+    fs, root = fsspec.core.url_to_fs(str(data_dir), **dict(storage_options or {}))
+    folder = f"{root.rstrip('/')}/{split}"
+    if not fs.isdir(folder):
         return []
     records: list[dict[str, Any]] = []
-    for part in sorted(folder.glob("*.parquet")):
-        records.extend(pq.read_table(part).to_pylist())
+    for part in sorted(fs.glob(f"{folder}/*.parquet")):
+        with fs.open(part, "rb") as handle:
+            records.extend(pq.read_table(handle).to_pylist())
+        if limit and len(records) >= limit:
+            break
     return records[:limit] if limit else records
 
 

@@ -227,3 +227,25 @@ def write_model_info(
     if max_new_tokens:
         info["max_new_tokens"] = max_new_tokens
     (output_dir / MODEL_INFO).write_text(json.dumps(info, indent=2))
+
+
+def find_model_dir(path: Path) -> Path:
+    """The directory holding model_info.json: `path` itself or its only such subdirectory.
+
+    Azure ML mounts a registered model at `$AZUREML_MODEL_DIR/<folder name>`, so one level down
+    is searched too.
+    """
+    if (path / MODEL_INFO).is_file():
+        return path
+    if not path.is_dir():
+        raise ValueError(
+            f"model directory {path} does not exist: pass a trained model directory "
+            "(a registered ModelVersion.path)"
+        )
+    found = sorted(p.parent for p in path.glob(f"*/{MODEL_INFO}"))
+    if len(found) != 1:
+        raise ValueError(
+            f"{path} holds {len(found)} model directories with {MODEL_INFO} (expected 1): "
+            "point at a trained model directory (a registered ModelVersion.path)"
+        )
+    return found[0]

@@ -57,6 +57,7 @@ _SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the
 from serving.scoring import init, run  # noqa: F401
 '''
 MODEL_OUTPUT = "model"
+EVAL_OUTPUT = "evaluation"
 
 
 def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False) -> Path:
@@ -206,6 +207,66 @@ def training_job(
         outputs={MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
         timeout=launch.timeout_minutes * 60,
         tags={"tunegate.spec": spec.name},
+    )
+
+
+def evaluation_job(
+    config: AzureMLConfig,
+    code_dir: Path,
+    data: str,
+    candidate: str,
+    champion: str | None,
+    base: str | None,
+    *,
+    name: str,
+    max_test_records: int = 0,
+    batch_size: int = 32,
+    env_context: Path | None = None,
+    model_type: base_model.ModelType | None = None,
+) -> Command:
+    """The evaluation command job: `trainer.evaluate` predicts the test split of `data` with the
+    base model, the candidate (a training job's output) and the champion (a model asset or a
+    folder to upload) on one node of the training cluster, where they fit; `predictions.json` is
+    its `evaluation` output. The base model is mounted and reached as in the training job."""
+    base_model.check_model(base)
+    inputs: dict[str, Any] = {
+        "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT),
+        "candidate": Input(
+            type=AssetTypes.URI_FOLDER, path=candidate, mode=InputOutputModes.RO_MOUNT
+        ),
+        "max_test_records": max_test_records,
+        "batch_size": batch_size,
+    }
+    flags = [
+        *("--data-dir", "${{inputs.data}}", "--candidate", "${{inputs.candidate}}"),
+        *("--max-test-records", "${{inputs.max_test_records}}"),
+        *("--batch-size", "${{inputs.batch_size}}"),
+        *("--output-dir", "${{outputs." + EVAL_OUTPUT + "}}"),
+    ]
+    if champion is not None:
+        inputs["champion"] = Input(
+            type=AssetTypes.CUSTOM_MODEL, path=champion, mode=InputOutputModes.RO_MOUNT
+        )
+        flags += ["--champion", "${{inputs.champion}}"]
+    if base is not None and base_model.is_model_asset(base):
+        kind = model_type or base_model.default_type(base, config.job.model_input_type)
+        inputs[base_model.MODEL_INPUT] = base_model.model_input(base, kind)
+    return command(
+        name=name,
+        display_name=name,
+        experiment_name=config.experiment,
+        description="tunegate evaluation: base, candidate and champion on the test split",
+        code=str(code_dir),
+        command=base_model.command_prefix(base, config.job)
+        + shlex.join(["python", "-m", "trainer.evaluate", *flags]),
+        environment=environment(config.environment, env_context),
+        environment_variables=base_model.environment_variables(base, config.job),
+        compute=config.compute.name,
+        instance_count=1,
+        inputs=inputs,
+        outputs={EVAL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
+        timeout=config.launch.timeout_minutes * 60,
+        tags={"tunegate.evaluates": candidate},
     )
 
 

@@ -46,6 +46,7 @@ PACKAGES = (
     "accelerate",
     "deepspeed",
     "datasets",
+    "fsspec",  # trainer/data.py reads split datasets through it
     "evaluate",
     "rouge-score",
     "nltk",
@@ -69,6 +70,7 @@ SERVING_PACKAGES = (
     "peft",
     "accelerate",
     "datasets",
+    "fsspec",
     "numpy",
     "pyarrow",
     "pyyaml",

@@ -1,6 +1,8 @@
 """Write the Azure ML entities of a run as YAML that `az ml ... create -f` accepts, without credentials.
 
-The folder holds `compute.yml`, `job.yml`, `endpoint.yml`, `deployment.yml`, the code they
+The folder holds `compute.yml`, `job.yml`, `evaluate-job.yml` (the evaluation job of that
+training job's model: base and candidate predicted on the test split), `endpoint.yml`,
+`deployment.yml`, the code they
 upload (`train-code/`, `serve-code/`) and, unless the config names other containers, the
 tunegate environments' build contexts (`environment/` for the job, `serving-environment/` for the
 deployment, with Azure ML's inference server: each a `Dockerfile` and a `requirements.txt` at
@@ -14,6 +16,7 @@ azureml.create_datastore is false: then that datastore must exist):
     az ml datastore create -f datastore.yml
     az ml compute create -f compute.yml
     az ml job create -f job.yml
+    az ml job create -f evaluate-job.yml   # after job.yml's job has completed
     az ml online-endpoint create -f endpoint.yml
     az ml online-deployment create -f deployment.yml --all-traffic
 """
@@ -87,6 +90,21 @@ def export(
     written["compute"] = _write(entities.compute_cluster(config.compute), out_dir / "compute.yml")
     written["job"] = _write(
         job, out_dir / "job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
+    )
+    # The evaluation job of that training job's output (no champion yet: `tunegate run` adds the
+    # registered champion when there is one).
+    evaluation = entities.evaluation_job(
+        config,
+        train_code,
+        data,
+        entities.job_output(spec.name),
+        None,
+        spec.args.get("model"),
+        name=f"eval-{spec.name}",
+        env_context=contexts[TRAINING],
+    )._to_job()
+    written["evaluate-job"] = _write(
+        evaluation, out_dir / "evaluate-job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
     )
     written["endpoint"] = _write(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"

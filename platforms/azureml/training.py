@@ -8,6 +8,7 @@ failed or was cancelled is submitted again, as `<name>-r2`, `<name>-r3`, ...
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -25,6 +26,7 @@ from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
 from platforms.training import JobStatus, TrainingJob, TrainSpec
+from trainer.args import PREDICTIONS
 
 _STATUS: dict[str, JobStatus] = {
     "Completed": "completed",
@@ -122,6 +124,60 @@ class AzureMLTrainingBackend:
             )
             (target / "MODEL_DOWNLOADED").touch()
         return target
+
+    def evaluate(
+        self,
+        data_dir: str,
+        job: TrainingJob,
+        champion: str | None,
+        base: str | None,
+        on_log: Callable[[str], None],
+        max_test_records: int = 0,
+        batch_size: int = 32,
+    ) -> dict[str, Any]:
+        """Predict the test split of `data_dir` with the base model, the training job's model and
+        `champion` (a model asset, or a folder uploaded) in an evaluation job on the cluster;
+        follow it, download its `predictions.json` and return it. A completed evaluation of the
+        same inputs is reused."""
+        name = evaluation_job_name(data_dir, job.name, champion, base, max_test_records, batch_size)
+        folder = self.local_root / name
+        result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
+        if result.exists():
+            return json.loads(result.read_text())
+        found = self._get(name)
+        if found is None or job_status(found.status) == "failed":
+            if found is not None:
+                name = f"{name}-r{int(time.time())}"
+                folder = self.local_root / name
+                result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
+            self._ensure_compute()
+            evaluation = entities.evaluation_job(
+                self.config,
+                entities.stage_training_code(folder / "code"),
+                self._data_input(data_dir),
+                entities.job_output(job.name),
+                champion,
+                base,
+                name=name,
+                max_test_records=max_test_records,
+                batch_size=batch_size,
+                model_type=self._model_type(base),
+            )
+            created = retrying(
+                lambda: self.client.jobs.create_or_update(evaluation), f"submit {name}"
+            )
+            found = created
+        handle = self._job(name, "running", found, reused=False)
+        done = self.wait(handle, on_log)
+        if done.status != "completed":
+            raise RuntimeError(f"evaluation job {name} is {done.status}; see {done.log_path}")
+        retrying(
+            lambda: self.client.jobs.download(
+                name, output_name=entities.EVAL_OUTPUT, download_path=str(folder)
+            ),
+            f"download {name}",
+        )
+        return json.loads(result.read_text())
 
     def cancel(self, job: TrainingJob) -> None:
         with contextlib.suppress(ResourceNotFoundError):
@@ -251,6 +307,12 @@ class AzureMLTrainingBackend:
             log_path=_studio(found) or f"azureml job {name}",
             reused=reused,
         )
+
+
+def evaluation_job_name(data_dir: str, *inputs: Any) -> str:
+    """The evaluation job of these inputs: the same ones are the same job (reused once done)."""
+    key = json.dumps([data_dir, *inputs])
+    return f"eval-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
 
 
 def _studio(job: Any) -> str | None:

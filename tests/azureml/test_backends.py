@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -25,6 +26,7 @@ from platforms.azureml.registry import AzureMLRegistry
 from platforms.azureml.training import AzureMLTrainingBackend
 from platforms.training import TrainSpec
 from serving.api import DEPLOYMENT_HEADER
+from tasks.records import TaskType
 from tasks.rollout import RolloutConfig, roll_back_to_previous, run_rollout
 from tests.azureml.fake_service import FakeAzureML, ml_client
 
@@ -452,3 +454,72 @@ def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(
     assert lines == ["step 1 loss 2.0", "step 2 loss 1.5"]
     assert "a line of another thread" in capsys.readouterr().out  # other threads untouched
     assert sys.stdout is original  # not left wrapped for the rest of the process
+
+
+@pytest.mark.slow
+def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
+    fake_azureml_on_azurite: FakeAzureML,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    qa_model_dir: Path,
+    prefect_api: None,
+) -> None:
+    """evaluate.backend azureml (the default under train.backend azureml): the models predict in
+    an evaluation job of the training job's output; the gate here scores its predictions."""
+    from platforms.azureml import client
+    from platforms.azureml.training import evaluation_job_name
+    from platforms.backends import Backends, BackendSettings
+    from platforms.store import DatasetRef
+    from platforms.training import TrainingJob
+    from tasks.evaluate import EvaluateConfig, evaluate_task
+    from tasks.screen_policy import ScreenConfig
+    from tests.trainer.tiny import qa_record, write_dataset
+    from trainer.args import PACKAGED_MODEL
+
+    fake = fake_azureml_on_azurite
+    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
+    monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
+    backends = Backends(
+        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
+    )
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
+    shutil.copytree(data / "validation", data / "test")
+    split = DatasetRef(
+        uri=str(data),
+        stage="split",
+        task="extractive-qa",
+        key="k",
+        content_hash=CONTENT_HASH,
+        counts={"test": 6},
+    )
+    job = TrainingJob(
+        name="train-x",
+        backend="azureml",
+        status="completed",
+        output_dir=str(qa_model_dir),
+        log_path="studio",
+        reused=False,
+    )
+    test = [qa_record(i) for i in range(4, 10)]
+    made = {
+        "task": "extractive-qa",
+        "test_records": 6,
+        "predictions": {
+            "base": ["Porto"] * 6,
+            "candidate": [r["answers"]["text"][0] for r in test],
+            "champion": None,
+        },
+    }
+    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32)
+    fake.progress_job(name, "Queued", "Running", "Completed")
+    fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
+
+    report = evaluate_task.fn(
+        backends, split, job, "tunegate-qa", EvaluateConfig(min_gain_over_base=20), ScreenConfig()
+    )
+
+    sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
+    assert "python -m trainer.evaluate" in sent["command"]
+    assert sent["inputs"]["candidate"]["uri"] == "azureml://jobs/train-x/outputs/model"
+    assert (report.base["f1"], report.candidate["f1"]) == (0.0, 100.0)
+    assert report.gate.passed and report.test_records == 6 and report.pii_leaks == 0

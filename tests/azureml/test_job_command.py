@@ -11,9 +11,12 @@ import json
 import shlex
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 import yaml
+from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -21,6 +24,7 @@ from tasks.records import TaskType
 from tests.azureml.job_runner import JobRun, run_job
 from tests.trainer.tiny import qa_record, write_dataset
 from trainer.args import PACKAGED_MODEL
+from trainer.data import read_split
 from trainer.modeling import load_trained
 from trainer.predict import predict
 
@@ -81,8 +85,12 @@ def _assert_the_model_loads_and_answers(model_dir: Path) -> None:
         "max_length": 96,  # what prediction cuts windows to, as training did
     }
     # LoRA's B matrices start at zero: non-zero ones were trained and saved whole.
-    lora_b = [p for name, p in model.named_parameters() if "lora_B" in name]
-    assert lora_b and all(p.abs().sum() > 0 for p in lora_b)
+    adapter = load_file(model_dir / "adapter_model.safetensors")
+    lora_b = [t for name, t in adapter.items() if "lora_B" in name]
+    assert lora_b and all(t.abs().sum() > 0 for t in lora_b)
+    # A job also writes the merged weights, which load_trained (and the deployment) load
+    assert (model_dir / "merged" / "config.json").is_file()
+    assert not any("lora" in name for name, _ in model.named_parameters())
     record = qa_record(100)
     [answer] = predict(
         model, tokenizer, "extractive-qa", [record], max_length=MAX_LENGTH, doc_stride=DOC_STRIDE
@@ -184,3 +192,56 @@ def test_multi_node_accelerate_takes_its_machine_rank_from_the_node(tmp_path: Pa
     assert run.node_outputs[1] == {"model": []}
     assert "adapter_model.safetensors" in run.node_outputs[0]["model"]
     _assert_the_model_loads_and_answers(tmp_path / "model")
+
+
+@pytest.mark.slow
+def test_the_evaluation_job_predicts_as_local_evaluation_does(tmp_path: Path) -> None:
+    """The exported `evaluate-job.yml` on a node: base, candidate and champion predict the test
+    split; its predictions.json is what the evaluate stage would have predicted here."""
+    from tests.trainer.tiny import tiny_model
+    from trainer.evaluate import predict_models
+    from trainer.train import main as train
+
+    job_yml = _export(tmp_path, {"launcher": "accelerate", "gpus_per_node": 1})
+    evaluate_yml = job_yml.with_name("evaluate-job.yml")
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=24)
+    (data / "test").mkdir()
+    pq.write_table(
+        pa.Table.from_pylist([qa_record(i) for i in range(100, 106)]),
+        data / "test" / "part-00000.parquet",
+    )
+    base = tiny_model(tmp_path, "bert")
+    for name, epochs in (("candidate", "2"), ("champion", "1")):
+        train(
+            [
+                *("--task", "extractive-qa", "--model", str(base), "--data-dir", str(data)),
+                *("--output-dir", str(tmp_path / name), "--epochs", epochs),
+                *("--max-length", str(MAX_LENGTH), "--doc-stride", str(DOC_STRIDE)),
+            ]
+        )
+    job = yaml.safe_load(evaluate_yml.read_text())
+    assert "python -m trainer.evaluate" in job["command"]
+    assert job["inputs"]["candidate"]["path"].endswith("/outputs/model")  # the training job's
+    job["inputs"]["champion"] = {"type": "custom_model", "mode": "ro_mount", "path": "x"}
+    job["command"] += " --champion '${{inputs.champion}}'"  # as `tunegate run` adds it
+    evaluate_yml.write_text(yaml.safe_dump(job))
+
+    run = run_job(
+        evaluate_yml,
+        inputs={
+            "data": data,
+            "candidate": tmp_path / "candidate",
+            "champion": tmp_path / "champion",
+        },
+        outputs={"evaluation": tmp_path / "evaluation"},
+        workdir=tmp_path / "eval-job",
+        timeout=300,
+    )
+
+    assert run.ok, run.tails()
+    made = json.loads((tmp_path / "evaluation" / "predictions.json").read_text())
+    test = read_split(data, "test")
+    assert made["test_records"] == len(test) == 6 and made["task"] == "extractive-qa"
+    here = predict_models(test, tmp_path / "candidate", tmp_path / "champion")
+    assert made["predictions"] == here
+    assert all(p in r["context"] for p, r in zip(here["candidate"], test, strict=True))

@@ -9,7 +9,8 @@ import pytest
 
 from serving import scoring
 from serving.payloads import parse_payload
-from serving.scoring import Scorer, find_model_dir
+from serving.scoring import Scorer
+from trainer.modeling import find_model_dir
 
 CONTEXT = "Order 7 left the warehouse in Porto and arrived after 4 days."
 
