@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # model
     model = load_base(args.task, args.model, args.seed)
+    _log_zero_partitioning(training_args, model)
     if args.lora:
         model = _with_lora(model, args)
     if args.gradient_checkpointing:
@@ -119,8 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             max_new_tokens=args.max_target_length if generative else None,
         )
         if args.merge_adapter and args.lora:
-            trainer.model.merge_and_unload().save_pretrained(output_dir / MERGED)
-            tokenizer.save_pretrained(output_dir / MERGED)
+            _save_merged(args, output_dir, tokenizer)
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
@@ -134,6 +134,43 @@ def _log_to_stdout() -> None:
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
+
+
+def _log_zero_partitioning(training_args: TrainingArguments, model: Any) -> None:
+    """Under DeepSpeed, its ZeRO stage and how much of the model this rank holds: a model that
+    ZeRO-3 partitioned as it loaded (zero3_init_flag) holds about 1/world size, never the whole."""
+    plugin = getattr(training_args, "deepspeed_plugin", None)
+    if plugin is None:
+        return
+    from transformers.integrations import is_deepspeed_zero3_enabled
+
+    # a ZeRO-3 parameter is an empty placeholder; its rank's shard is `ds_tensor`
+    held = sum(getattr(p, "ds_tensor", p).numel() for p in model.parameters())
+    total = sum(getattr(p, "ds_numel", p.numel()) for p in model.parameters())
+    log.info(
+        "DeepSpeed ZeRO stage %s (partitioned at load: %s): this rank holds %d of the model's "
+        "%d parameters",
+        plugin.zero_stage,
+        "yes" if is_deepspeed_zero3_enabled() else "no",
+        held,
+        total,
+    )
+
+
+def _save_merged(args: TrainArgs, output_dir: Path, tokenizer: Any) -> None:
+    """The saved adapter applied to a fresh copy of the base model, merged, saved in `merged/`.
+
+    From the files, not the trained model: under ZeRO-3 (or FSDP) this rank holds only a shard
+    of it. The copy loads whole on this rank only, so not under ZeRO-3's partitioning at load,
+    which every rank would have to join."""
+    from peft import PeftModel
+    from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+
+    unset_hf_deepspeed_config()  # training is over
+    base = load_base(args.task, args.model, args.seed)
+    merged = PeftModel.from_pretrained(base, output_dir).merge_and_unload()
+    merged.save_pretrained(output_dir / MERGED)
+    tokenizer.save_pretrained(output_dir / MERGED)
 
 
 def _with_lora(model: Any, args: TrainArgs) -> Any:

@@ -78,7 +78,7 @@ def test_every_pin_is_constraints_txt_s(tmp_path: Path, spec: EnvSpec) -> None:
     assert "FROM mcr.microsoft.com/azureml/" in dockerfile and ":latest" not in dockerfile
     assert "-r /tmp/tunegate-requirements.txt" in dockerfile
     # the serving container starts Azure ML's inference server; the training one runs the job
-    assert ('exec azmlinfsrv --entry_script' in dockerfile) is spec.serves
+    assert ("exec azmlinfsrv --entry_script" in dockerfile) is spec.serves
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ On CPU: gloo instead of NCCL, the packaged MiniLM, 24 records, one epoch.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -245,3 +246,28 @@ def test_the_evaluation_job_predicts_as_local_evaluation_does(tmp_path: Path) ->
     here = predict_models(test, tmp_path / "candidate", tmp_path / "champion")
     assert made["predictions"] == here
     assert all(p in r["context"] for p, r in zip(here["candidate"], test, strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage", [2, 3])
+def test_deepspeed_zero_on_two_cpu_processes(tmp_path: Path, stage: int) -> None:
+    """`accelerate_config: deepspeed_zeroN` on a node with 2 processes (DeepSpeed's CPU
+    accelerator, gloo): under ZeRO-3 each rank loads only its shard of the model
+    (zero3_init_flag: the model is created after TrainingArguments), and the model the job
+    writes, its adapter and its merged weights, is whole."""
+    config = f"deepspeed_zero{stage}"
+    job_yml = _export(
+        tmp_path, {"launcher": "accelerate", "gpus_per_node": 2, "accelerate_config": config}
+    )
+
+    run = _run(tmp_path, job_yml)
+
+    for rank in (0, 1):
+        assert f"process {rank} of 2 (local {rank}) on cpu" in run.log(), run.tails()
+    line = next(x for x in run.log().splitlines() if "DeepSpeed ZeRO stage" in x)
+    held, total = map(int, re.search(r"holds (\d+) of the model's (\d+)", line).groups())
+    if stage == 3:
+        assert "partitioned at load: yes" in line and held < 0.6 * total, line
+    else:
+        assert "partitioned at load: no" in line and held == total, line
+    _assert_the_model_loads_and_answers(tmp_path / "model")
