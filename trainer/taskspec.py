@@ -189,7 +189,7 @@ CHAT = TaskSpec(
     train_defaults={
         "lora": False,
         "epochs": 3.0,
-        "learning_rate": 3e-4,
+        "learning_rate": 5e-4,
         "batch_size": 8,
         "max_length": 320,
         "max_target_length": 64,
