@@ -27,6 +27,7 @@ from platforms.azureml.entities import job_output
 from platforms.azureml.registry import AzureMLRegistry
 from platforms.azureml.training import AzureMLTrainingBackend
 from platforms.training import TrainSpec
+from trainer.args import PACKAGED_MODEL
 
 REQUIRED = ("AZURE_SUBSCRIPTION_ID", "AZURE_RESOURCE_GROUP", "AZURE_ML_WORKSPACE")
 pytestmark = [
@@ -79,7 +80,7 @@ def test_tiny_job_trains_registers_and_a_second_submit_reattaches(tmp_path: Path
         data_dir=str(_tiny_split(tmp_path / "split")),
         args={
             "task": "extractive-qa",
-            "model": "hf-internal-testing/tiny-random-BertModel",
+            "model": PACKAGED_MODEL,  # in the environment: nothing comes from the hub
             "max_steps": 2,
             "batch_size": 4,
             "max_length": 64,
@@ -91,6 +92,10 @@ def test_tiny_job_trains_registers_and_a_second_submit_reattaches(tmp_path: Path
     assert backend.submit(spec).reused  # same name: reattached, not submitted twice
     model_dir = backend.fetch_outputs(job)
     assert any(model_dir.rglob("*.safetensors"))
+
+    # the evaluation job predicts the test split with the base model and the job's model
+    made = backend.evaluate(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)
+    assert len(made["predictions"]["candidate"]) == made["test_records"] > 0, made
 
     registry = AzureMLRegistry(ml_client, tmp_path / "models")
     version = registry.register(
