@@ -86,12 +86,18 @@ def write_export(
         raise typer.Exit(2) from None
     for kind, path in written.items():
         typer.echo(f"{kind:<10} {path}")
+    assets = {"environment": "environment", "serving-environment": "environment"}
     first = "".join(
-        f"az ml {kind} create -f {kind}.yml && "
-        for kind in ("environment", "datastore")
+        f"az ml {assets.get(kind, kind)} create -f {kind}.yml && "
+        for kind in ("environment", "serving-environment", "datastore")
         if kind in written
     )
     typer.echo(
         f"submit: cd {out} && {first}az ml compute create -f compute.yml && "
         "az ml job create -f job.yml"
+    )
+    typer.echo(
+        "then, once the job has completed: az ml job create -f evaluate-job.yml; to serve its "
+        "registered model: az ml online-endpoint create -f endpoint.yml && "
+        "az ml online-deployment create -f deployment.yml --all-traffic"
     )
