@@ -49,7 +49,9 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(5)
 
 
-def _wait(ready: Callable[[], bool], proc: subprocess.Popen, log: Path, seconds: float) -> None:
+def wait_until(
+    ready: Callable[[], bool], proc: subprocess.Popen, log: Path, seconds: float
+) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -82,13 +84,13 @@ def prefect_server(home: Path) -> Iterator[dict[str, str]]:
         "HF_HUB_OFFLINE": "1",
     }
     log = home / "server.log"
-    with _background([*_PREFECT_SERVER, "--port", str(port)], env, log) as proc:
-        _wait(lambda: _healthy(url), proc, log, SERVER_START_SECONDS)
+    with background([*_PREFECT_SERVER, "--port", str(port)], env, log) as proc:
+        wait_until(lambda: _healthy(url), proc, log, SERVER_START_SECONDS)
         yield env
 
 
 @contextlib.contextmanager
-def _background(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+def background(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
     """`command` in a session of its own, output to `log`; its process group stopped after."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -110,9 +112,11 @@ def tunegate_serve(env: dict[str, str], log: Path, limit: int) -> Iterator[subpr
     """`tunegate deployments serve --limit N` against the server in `env`, once both deployments
     exist."""
     command = [sys.executable, "-m", "cli", "deployments", "serve", "--limit", str(limit)]
-    with _background(command, {**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, log) as proc:
+    with background(command, {**env, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}, log) as proc:
         # The runner polls for runs once it printed how to trigger them.
-        _wait(lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS)
+        wait_until(
+            lambda: b"prefect deployment run" in log.read_bytes(), proc, log, SERVE_START_SECONDS
+        )
         yield proc
 
 
@@ -121,8 +125,8 @@ def process_worker(env: dict[str, str], log: Path, pool: str) -> Iterator[subpro
     """`prefect worker start --pool POOL` from the repo checkout, polling every second."""
     prefect = Path(sys.executable).with_name("prefect")  # the installed command, as a user runs it
     command = [str(prefect), "worker", "start", "--pool", pool]
-    with _background(command, {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"}, log) as proc:
-        _wait(lambda: b"started!" in log.read_bytes(), proc, log, WORKER_START_SECONDS)
+    with background(command, {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"}, log) as proc:
+        wait_until(lambda: b"started!" in log.read_bytes(), proc, log, WORKER_START_SECONDS)
         yield proc
 
 

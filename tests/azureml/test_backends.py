@@ -12,6 +12,7 @@ import shutil
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -386,6 +387,18 @@ def test_a_deployment_with_traffic_is_never_deleted(
         backend.set_traffic({"blue": 100}, {"green": 60})
 
 
+def _azure_backends(fake: FakeAzureML, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A run's Backends with training on Azure ML, whose MLClient talks to `fake`."""
+    from platforms.azureml import client
+    from platforms.backends import Backends, BackendSettings
+
+    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
+    monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
+    return Backends(
+        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
+    )
+
+
 @pytest.mark.slow
 def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     fake_azureml_on_azurite: FakeAzureML,
@@ -393,17 +406,11 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     split_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from platforms.azureml import client
-    from platforms.backends import Backends, BackendSettings
     from platforms.store import DatasetRef
     from tasks.train import TrainConfig, job_name, run_training
 
     fake = fake_azureml_on_azurite
-    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
-    monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
-    backends = Backends(
-        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
-    )
+    backends = _azure_backends(fake, tmp_path, monkeypatch)
     split = DatasetRef(
         uri=str(split_dir),
         stage="split",
@@ -466,9 +473,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
 ) -> None:
     """evaluate.backend azureml (the default under train.backend azureml): the models predict in
     an evaluation job of the training job's output; the gate here scores its predictions."""
-    from platforms.azureml import client
     from platforms.azureml.training import evaluation_job_name
-    from platforms.backends import Backends, BackendSettings
     from platforms.store import DatasetRef
     from platforms.training import TrainingJob
     from tasks.evaluate import EvaluateConfig, evaluate_task
@@ -477,11 +482,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     from trainer.args import PACKAGED_MODEL
 
     fake = fake_azureml_on_azurite
-    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
-    monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
-    backends = Backends(
-        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
-    )
+    backends = _azure_backends(fake, tmp_path, monkeypatch)
     data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
     shutil.copytree(data / "validation", data / "test")
     split = DatasetRef(

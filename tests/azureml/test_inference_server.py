@@ -15,15 +15,10 @@ loads is the adapter merged at training time (`--merge-adapter`, which Azure ML 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +32,7 @@ from platforms.azureml.environment import SERVER_PORT, SERVING
 from platforms.registry import LocalRegistry
 from serving.scoring import Scorer
 from tasks.records import TaskType
+from tests.prefect_server import background, free_port, wait_until
 from tests.trainer.tiny import qa_record, tiny_model, write_dataset
 from trainer.train import main as train
 
@@ -44,12 +40,6 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / ".venv-serving" / "bin" / "azmlinfsrv"
 CONFIG = ROOT / "configs" / "azureml" / "llama3-8b-zero3.yaml"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +75,7 @@ def server(registered: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     # Azure ML mounts the model version at azureml-models/<name>/<version>/<its folder>
     model_dir = tmp / "var" / "azureml-app" / "azureml-models" / "tunegate-qa" / "1"
     shutil.copytree(registered, model_dir / registered.name)
-    port = _free_port()
+    port = free_port()
     env = {
         k: v
         for k, v in os.environ.items()
@@ -103,33 +93,18 @@ def server(registered: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     command = json.loads(re.search(r"^CMD (.+)$", dockerfile, re.MULTILINE).group(1))
     command[-1] = command[-1].replace(f"--port {SERVER_PORT}", f"--port {port}")
     env["PATH"] = f"{SERVER.parent}{os.pathsep}{env['PATH']}"
-    log = (tmp / "server.log").open("wb")
-    process = subprocess.Popen(
-        command,
-        cwd=tmp,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    log = tmp / "server.log"
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, (tmp / "server.log").read_text()[-3000:]
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, (tmp / "server.log").read_text()[-3000:]
-            time.sleep(0.5)
+    with background(command, env, log) as process:
+        wait_until(lambda: _live(url), process, log, 120)
         yield url
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
-        log.close()
+
+
+def _live(url: str) -> bool:
+    try:
+        return httpx.get(url + "/", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def test_the_deployment_answers_as_the_model_does_offline(server: str, registered: Path) -> None:
