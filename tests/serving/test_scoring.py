@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from serving import scoring
 from serving.payloads import parse_payload
@@ -82,3 +83,27 @@ def test_azureml_init_and_run(
 def test_missing_model_dir_says_what_to_pass(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not exist: pass a trained model directory"):
         find_model_dir(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "bf16", "asked", "expected"),
+    [
+        (False, False, "auto", ("cpu", torch.float32)),
+        (False, False, "bfloat16", ("cpu", torch.float32)),  # a CPU instance scores in fp32
+        (True, True, "auto", ("cuda", torch.bfloat16)),
+        (True, False, "auto", ("cuda", torch.float16)),  # a T4 has no bf16
+        (True, True, "float32", ("cuda", torch.float32)),
+    ],
+)
+def test_the_model_goes_to_the_gpu_in_the_configured_dtype(
+    monkeypatch: pytest.MonkeyPatch, gpu: bool, bf16: bool, asked: str, expected: tuple
+) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: bf16)
+    assert scoring.placement(asked) == expected
+
+
+def test_an_unknown_dtype_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with pytest.raises(ValueError, match="TUNEGATE_DTYPE='fp8'"):
+        scoring.placement("fp8")
