@@ -20,11 +20,9 @@ import torch
 
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, find_model_dir, load_trained
-from trainer.predict import predict, predict_qa
+from trainer.predict import lengths, predict, predict_qa, qa_window
 from trainer.taskspec import task_spec
 
-QA_MAX_LENGTH = 384
-QA_DOC_STRIDE = 128
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
@@ -79,9 +77,9 @@ class Scorer:
             return []
         key = self.spec.response_key
         if self.spec.kind == "span":
-            answers = predict_qa(
-                self.model, self.tokenizer, records, QA_MAX_LENGTH, QA_DOC_STRIDE, len(records)
-            )
+            # the windows evaluation read: the model's trained max_length, the same stride
+            window = qa_window(lengths(self.model, self.tokenizer)[0])
+            answers = predict_qa(self.model, self.tokenizer, records, *window, len(records))
             return [
                 {
                     key: a.text,

@@ -20,6 +20,12 @@ from trainer.taskspec import task_spec
 
 DEFAULT_MAX_LENGTH = 256  # a model whose tokenizer claims no usable limit
 DEFAULT_NEW_TOKENS = 64
+DEFAULT_DOC_STRIDE = 64
+
+
+def qa_window(max_length: int, doc_stride: int = DEFAULT_DOC_STRIDE) -> tuple[int, int]:
+    """(max_length, stride) of a QA context's windows: the stride at most half a window."""
+    return max_length, min(doc_stride, max_length // 2)
 
 
 def lengths(model: Any, tokenizer: Any) -> tuple[int, int]:
@@ -39,7 +45,7 @@ def predict(
     records: Sequence[dict[str, Any]],
     *,
     max_length: int | None = None,
-    doc_stride: int = 64,
+    doc_stride: int = DEFAULT_DOC_STRIDE,
     batch_size: int = 32,
     max_new_tokens: int | None = None,
 ) -> list[str]:
@@ -53,7 +59,7 @@ def predict(
         return [
             a.text
             for a in predict_qa(
-                model, tokenizer, records, max_length, min(doc_stride, max_length // 2), batch_size
+                model, tokenizer, records, *qa_window(max_length, doc_stride), batch_size
             )
         ]
     outputs: list[str] = []

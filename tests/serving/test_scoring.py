@@ -107,3 +107,29 @@ def test_an_unknown_dtype_names_the_variable(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     with pytest.raises(ValueError, match="TUNEGATE_DTYPE='fp8'"):
         scoring.placement("fp8")
+
+
+def test_the_endpoint_reads_a_long_context_in_the_windows_evaluation_reads(
+    qa_model_dir: Path, tmp_path: Path
+) -> None:
+    """A model trained on 64-token windows answers a long context served as it was evaluated
+    (`trainer.predict.predict`): the same windows, the same span."""
+    import shutil
+
+    from trainer.modeling import load_trained
+    from trainer.predict import predict
+
+    model_dir = tmp_path / "qa-64"
+    shutil.copytree(qa_model_dir, model_dir)
+    info = json.loads((model_dir / "model_info.json").read_text())
+    (model_dir / "model_info.json").write_text(json.dumps({**info, "max_length": 64}))
+    context = " ".join(
+        f"Order {i} left the warehouse in {city} and arrived after {i % 6 + 2} days."
+        for i, city in enumerate(["Porto", "Lyon", "Graz", "Turku", "Cork", "Bari"] * 4)
+    )
+    record = {"id": "long", "question": "Where did order 17 leave from?", "context": context}
+    model, tokenizer, _ = load_trained(model_dir)
+    assert len(tokenizer(context)["input_ids"]) > 3 * 64  # many windows
+    [evaluated] = predict(model, tokenizer, "extractive-qa", [record])
+    served = Scorer(model_dir).run(json.dumps({"question": record["question"], "context": context}))
+    assert served["answer"] == evaluated
