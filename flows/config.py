@@ -27,6 +27,7 @@ from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
 from platforms.store import Store
+from serving.runtimes import ServingConfig
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
@@ -70,6 +71,9 @@ class PipelineConfig(BaseModel):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig, description="The gate.")
     registry: RegisterConfig = Field(default_factory=RegisterConfig, description="Registry.")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Rollout.")
+    serving: ServingConfig = Field(
+        default_factory=ServingConfig, description="The runtime the endpoint serves with."
+    )
     notify: NotifyConfig = Field(
         default_factory=NotifyConfig, description="Webhook for runs that need attention."
     )

@@ -106,6 +106,7 @@ def retrain(config: PipelineConfig) -> State:
             model_name=name,
             config=config.evaluate,
             screen=config.screen,
+            serving=config.serving,
         )
         summary.evaluation = evaluation_summary(evaluation)
         summary.note(
@@ -132,6 +133,7 @@ def retrain(config: PipelineConfig) -> State:
             metrics=evaluation.candidate,
             lineage=lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
             promote=config.promotes_at_registration,
+            serving=evaluation.serving,
         )
         summary.model_version = f"{version.name}:{version.version}"
         summary.note(

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from serving import runtimes
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, find_model_dir, load_trained
 from trainer.predict import lengths, predict, predict_qa, qa_window
@@ -51,6 +52,12 @@ class Scorer:
             ) from None
         self.task: str = info["task"]
         self.spec = task_spec(self.task)
+        # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
+        self.runtime = runtimes.served_runtime(self.model_dir)
+        if self.runtime != "torch":
+            file = self.model_dir / runtimes.FOLDER / runtimes.FILES[self.runtime]
+            self.model = runtimes.OnnxSpanModel(file, threads=torch.get_num_threads())
+            return
         device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
         if device != "cpu":
             self.model.to(device=device, dtype=dtype)

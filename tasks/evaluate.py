@@ -22,6 +22,8 @@ from platforms.backends import Backends
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
+from serving import runtimes
+from serving.runtimes import ServingConfig
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
 from tasks.screen_policy import Action, ScreenConfig
 from trainer.taskspec import task_spec
@@ -64,6 +66,12 @@ class EvalReport(BaseModel):
         default_factory=list,
         description="A few test requests with the candidate's offline answer: the rollout's "
         "smoke test checks the served model gives the same.",
+    )
+    serving: dict[str, Any] | None = Field(
+        None,
+        description="The runtime the endpoint serves (serving.runtime): each runtime's primary "
+        "metric on the test split, the chosen one, why others were refused, the exported "
+        "folder and the chosen file's hash. None: not checked (torch serves).",
     )
     examples: list[dict[str, str]] = Field(
         default_factory=list,
@@ -138,11 +146,15 @@ def run_evaluation(
     screen: ScreenConfig,
     storage_options: dict[str, Any] | None = None,
     predictions: dict[str, list[str] | None] | None = None,
+    serving: ServingConfig | None = None,
+    export_dir: Path | None = None,
 ) -> EvalReport:
     """Score the base model, the candidate and the champion on the same test records; gate.
 
     `predictions`: each model's, made elsewhere (the Azure ML evaluation job, by the same
-    `trainer.evaluate.predict_models`); None: made here."""
+    `trainer.evaluate.predict_models`); None: made here. `serving` with `export_dir`: the
+    candidate is also exported there to the optimized runtimes, each scored on the same
+    records, and the endpoint's runtime chosen (serving/runtimes.py)."""
     # torch, transformers and datasets load here, not when the CLI or the config loads
     from trainer.data import read_split
 
@@ -172,6 +184,11 @@ def run_evaluation(
         )
     leaks, masked = count_pii_leaks(candidate.predictions, records, screen)
     primary = config.primary_metric or task_spec(task_type).primary_metric
+    served, serving_record = candidate.predictions, None
+    if serving is not None and export_dir is not None:
+        served, serving_record = _choose_runtime(
+            task_type, Path(job.output_dir), export_dir, records, candidate, serving, config
+        )
     gate = decide_gate(
         candidate.metrics,
         base.metrics,
@@ -193,15 +210,54 @@ def run_evaluation(
         pii_leaks=leaks,
         gate=gate,
         loss_curve=_loss_curve(Path(job.output_dir)),
-        samples=[
+        samples=[  # what the served runtime answered offline: the rollout's smoke check
             {"request": task_spec(task_type).request_of(r), "expected": p}
-            for r, p in zip(records[:SMOKE_SAMPLES], candidate.predictions, strict=False)
+            for r, p in zip(records[:SMOKE_SAMPLES], served, strict=False)
         ],
+        serving=serving_record,
         examples=[
             {"reference": _shown(task_spec(task_type).reference_of(r)), "base": b, "candidate": c}
             for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
         ],
     )
+
+
+def _choose_runtime(
+    task_type: str,
+    model_dir: Path,
+    export_dir: Path,
+    records: list[dict[str, Any]],
+    candidate: Scored,
+    serving: ServingConfig,
+    config: EvaluateConfig,
+) -> tuple[list[str], dict[str, Any]]:
+    """Export the candidate, score each optimized runtime like the torch candidate, choose the
+    one to serve: (its predictions, the record for the report and the registry)."""
+    from trainer.modeling import load_trained
+    from trainer.predict import predict
+
+    info = json.loads((model_dir / "model_info.json").read_text())
+    primary = config.primary_metric or task_spec(task_type).primary_metric
+    scores = {"torch": candidate.metrics[primary]}
+    made = {"torch": candidate.predictions}
+    if serving.runtime != "torch" and runtimes.exportable(info["task"]):
+        files = runtimes.export(model_dir, export_dir / runtimes.FOLDER)
+        tokenizer = load_trained(model_dir)[1]
+        for runtime, file in files.items():
+            if serving.runtime not in ("auto", runtime):
+                continue
+            model = runtimes.OnnxSpanModel(file)
+            made[runtime] = predict(
+                model, tokenizer, info["task"], records, batch_size=config.batch_size
+            )
+            scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
+    choice = runtimes.choose(scores, serving)
+    record = {**choice.as_dict(), "primary_metric": primary, "folder": str(export_dir)}
+    if choice.runtime != "torch":
+        file = export_dir / runtimes.FOLDER / runtimes.FILES[choice.runtime]
+        record["sha256"] = runtimes.sha256_file(file)
+    log.info("serving runtime %s: %s", choice.runtime, "; ".join(choice.reasons))
+    return made[choice.runtime], record
 
 
 def scored(task_type: str, predictions: list[str], records: list[dict[str, Any]]) -> Scored:
@@ -254,6 +310,21 @@ def report_markdown(report: EvalReport) -> str:
             for c in report.gate.checks
         ],
     ]
+    if report.serving:
+        serving = report.serving
+        lines += [
+            "",
+            f"Serving runtime: **{serving['runtime']}**",
+            "",
+            f"| runtime | {serving['primary_metric']} | loss against torch |",
+            "|---|---:|---:|",
+            *[
+                f"| {name} | {value:.2f} | {serving['scores']['torch'] - value:.2f} |"
+                for name, value in serving["scores"].items()
+            ],
+            "",
+            *[f"- {reason}" for reason in serving["reasons"]],
+        ]
     if report.examples:
         lines += [
             "",
@@ -297,9 +368,11 @@ def _cache_path(
     champion: ModelVersion | None,
     config: EvaluateConfig,
     screen: ScreenConfig,
+    serving: ServingConfig | None = None,
 ) -> Path:
     """Where the report of this exact comparison is kept: the same test split, candidate,
-    champion and gate give the same report, so a re-run does not score three models again."""
+    champion, gate and serving choice give the same report, so a re-run does not score three
+    models again. Its folder (the same name without .json) holds the exported runtimes."""
     key = sha256_text(
         stable_json(
             {
@@ -308,6 +381,7 @@ def _cache_path(
                 "champion": champion.path if champion else None,
                 "evaluate": config.model_dump(mode="json"),
                 "screen": screen.model_dump(mode="json"),
+                "serving": serving.model_dump(mode="json") if serving else None,
             }
         )
     )
@@ -322,8 +396,10 @@ def evaluate_task(
     model_name: str,
     config: EvaluateConfig,
     screen: ScreenConfig,
+    serving: ServingConfig | None = None,
 ) -> EvalReport:
-    """Score base, candidate and champion on the test split and decide the gate."""
+    """Score base, candidate and champion on the test split and decide the gate; with `serving`
+    (local evaluation), also the candidate's optimized runtimes, and choose the served one."""
     on_azure = (config.backend or backends.training.name) == "azureml"
     # an evaluation job mounts the champion's model asset; here its files are downloaded
     champion = (
@@ -331,7 +407,8 @@ def evaluate_task(
         if on_azure
         else backends.champion(model_name)
     )
-    cached = _cache_path(split, job, champion, config, screen)
+    serving = None if on_azure else serving  # an evaluation job scores torch only, for now
+    cached = _cache_path(split, job, champion, config, screen, serving)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())
     else:
@@ -351,7 +428,15 @@ def evaluate_task(
             )
             predictions = made["predictions"]
         report = run_evaluation(
-            split, job, champion, config, screen, backends.store.storage_options, predictions
+            split,
+            job,
+            champion,
+            config,
+            screen,
+            backends.store.storage_options,
+            predictions,
+            serving,
+            cached.with_suffix(""),
         )
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")

@@ -6,6 +6,7 @@ record, the evaluation report, the flow run, the code version and the config has
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +78,28 @@ def run_register(
     return version
 
 
+def with_serving_files(model_dir: Path, serving: dict[str, Any]) -> Path:
+    """A copy of `model_dir` with the chosen runtime's exported files (`serving/`) and
+    `serving.json`, beside the evaluation's export (the training output stays as it was)."""
+    from serving import runtimes
+
+    export = Path(serving["folder"])
+    staged = export / "registered"
+    if staged.exists():
+        shutil.rmtree(staged)
+    # whatever serving files the model folder had are not the evaluated ones
+    ignored = shutil.ignore_patterns(runtimes.FOLDER, runtimes.SERVING_FILE)
+    shutil.copytree(model_dir, staged, ignore=ignored)
+    file = runtimes.FILES[serving["runtime"]]
+    (staged / runtimes.FOLDER).mkdir()
+    shutil.copy2(export / runtimes.FOLDER / file, staged / runtimes.FOLDER / file)
+    choice = runtimes.RuntimeChoice(serving["runtime"], serving["scores"], serving["reasons"])
+    record = runtimes.write_serving_file(staged, choice)
+    if record["sha256"] != serving["sha256"]:
+        raise ValueError(f"{export / runtimes.FOLDER / file} changed since it was evaluated")
+    return staged
+
+
 @task(name="register", cache_policy=NONE)
 def register_task(
     backends: Backends,
@@ -85,9 +108,13 @@ def register_task(
     metrics: dict[str, float],
     lineage: dict[str, Any],
     promote: bool,
+    serving: dict[str, Any] | None = None,
 ) -> ModelVersion:
-    """Register the candidate with its lineage."""
+    """Register the candidate with its lineage, and the runtime the evaluation chose for it
+    (`serving`, its exported files beside the model)."""
     source = backends.model_source(model_dir, lineage.get("training_job"))
+    if serving is not None and serving["runtime"] != "torch" and isinstance(source, Path):
+        source = with_serving_files(source, serving)
     version = run_register(backends.registry, name, source, metrics, lineage, promote)
     create_markdown_artifact(
         key="model-version",

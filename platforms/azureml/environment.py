@@ -65,8 +65,9 @@ PACKAGES = (
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
-# Serving adds Azure ML's inference server.
-SERVING_PACKAGES = (*MODEL_PACKAGES, "azureml-inference-server-http")
+# Serving adds Azure ML's inference server and ONNX Runtime (a model registered with an optimized
+# runtime, serving/runtimes.py; CPU instances).
+SERVING_PACKAGES = (*MODEL_PACKAGES, "onnxruntime", "azureml-inference-server-http")
 SERVER_PORT = 5001  # where azmlinfsrv listens: the deployment's liveness, readiness, scoring port
 # The serving container's command: the inference server on the deployment's code and entry script
 # (its CLI does not read AZUREML_ENTRY_SCRIPT itself).

@@ -1,0 +1,128 @@
+"""Serving runtimes: the QA model exported to ONNX (fp32, int8), each scored on the test split by
+the evaluation's own code, the fastest within the allowed loss chosen, registered with its hash,
+and served by the scoring code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from platforms.store import DatasetRef
+from platforms.training import TrainingJob
+from serving import runtimes
+from serving.runtimes import ServingConfig, choose
+from serving.scoring import Scorer
+from tasks.evaluate import EvaluateConfig, report_markdown, run_evaluation
+from tasks.records import TaskType
+from tasks.register import with_serving_files
+from tasks.screen_policy import ScreenConfig
+from tests.trainer.tiny import write_dataset
+from trainer.modeling import load_trained
+from trainer.predict import predict
+
+CITIES = ["Porto", "Lyon", "Graz", "Turku", "Cork", "Bari", "Oslo", "Riga"]
+
+
+def _questions(n: int) -> list[dict]:
+    return [
+        {
+            "id": f"r{i}",
+            "question": f"Where did order {i} leave from, and how long did it take?",
+            "context": f"Order {i} left the warehouse in {CITIES[i % 8]} and arrived after "
+            f"{i % 5 + 2} days. The courier was {['late', 'early', 'on time'][i % 3]}.",
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def exported(qa_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("runtimes") / "model"
+    shutil.copytree(qa_model_dir, folder)
+    runtimes.export(folder, folder / runtimes.FOLDER)
+    return folder
+
+
+def test_onnx_fp32_answers_as_torch_does_and_int8_runs(exported: Path) -> None:
+    model, tokenizer, _ = load_trained(exported)
+    records = _questions(12)
+    torch_answers = predict(model, tokenizer, "extractive-qa", records)
+    made = {}
+    for runtime in ("onnx", "onnx-int8"):
+        onnx = runtimes.OnnxSpanModel(exported / runtimes.FOLDER / runtimes.FILES[runtime])
+        made[runtime] = predict(onnx, tokenizer, "extractive-qa", records)
+    assert made["onnx"] == torch_answers  # the same graph: the same spans
+    assert all(a in r["context"] for a, r in zip(made["onnx-int8"], records, strict=True))
+
+
+def test_the_fastest_runtime_within_the_allowed_loss_is_chosen() -> None:
+    scores = {"torch": 80.0, "onnx": 80.0, "onnx-int8": 78.5}
+    assert choose(scores, ServingConfig(max_quality_loss=2.0)).runtime == "onnx-int8"
+    refused = choose(scores, ServingConfig(max_quality_loss=1.0))
+    assert refused.runtime == "onnx"
+    assert refused.reasons[0].startswith("onnx-int8 refused: loses 1.50 points")
+    # one runtime asked for: the same check, and torch when it fails
+    assert choose(scores, ServingConfig(runtime="onnx-int8")).runtime == "torch"
+    assert choose(scores, ServingConfig(runtime="torch")).runtime == "torch"
+
+
+def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
+    exported: Path, tmp_path: Path
+) -> None:
+    """References are the torch candidate's own answers, so torch scores 100 and any answer int8
+    changes is a loss; with no loss allowed int8 is refused, ONNX fp32 (the same answers) is
+    chosen, registered with its hash and served."""
+    model, tokenizer, _ = load_trained(exported)
+    records = _questions(30)
+    answers = predict(model, tokenizer, "extractive-qa", records)
+    test = [
+        {**r, "answers": {"text": [a], "answer_start": [r["context"].index(a)]}}
+        for r, a in zip(records, answers, strict=True)
+    ]
+    data = write_dataset(tmp_path, TaskType.extractive_qa, lambda i: test[i % 30], n=2)
+    (data / "test").mkdir()
+    pq.write_table(pa.Table.from_pylist(test), data / "test" / "part-00000.parquet")
+    split = DatasetRef(
+        uri=str(data), stage="split", task="extractive-qa", key="k", content_hash="h", counts={}
+    )
+    job = TrainingJob(
+        name="j",
+        backend="local",
+        status="completed",
+        output_dir=str(exported),
+        log_path="",
+        reused=False,
+    )
+    report = run_evaluation(
+        split,
+        job,
+        None,
+        EvaluateConfig(),
+        ScreenConfig(),
+        serving=ServingConfig(max_quality_loss=0.0),
+        export_dir=tmp_path / "evaluation",
+    )
+    serving = report.serving
+    assert serving is not None and serving["scores"]["torch"] == 100.0
+    assert serving["scores"]["onnx"] == 100.0 and serving["scores"]["onnx-int8"] < 100.0
+    assert serving["runtime"] == "onnx"
+    assert serving["reasons"][0].startswith("onnx-int8 refused")
+    markdown = report_markdown(report)
+    assert "Serving runtime: **onnx**" in markdown and "onnx-int8 refused" in markdown
+
+    registered = with_serving_files(exported, serving)
+    served = Scorer(registered)
+    assert served.runtime == "onnx" and isinstance(served.model, runtimes.OnnxSpanModel)
+    for sample in report.samples:
+        assert served.run(json.dumps(sample["request"]))["answer"] == sample["expected"]
+
+    # a registered serving file edited afterwards is refused, naming it
+    onnx_file = registered / runtimes.FOLDER / runtimes.FILES["onnx"]
+    onnx_file.write_bytes(onnx_file.read_bytes() + b"\0")
+    with pytest.raises(ValueError, match="does not match the hash"):
+        Scorer(registered)
