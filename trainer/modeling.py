@@ -186,6 +186,17 @@ def lora_targets(name: str, configured: list[str]) -> list[str]:
     return LORA_TARGETS[model_type]
 
 
+def without_token_types(tokenizer: Any, task: str) -> Any:
+    """A span (QA) LoRA model's tokenizer, returning no `token_type_ids`: peft's question-answering
+    model drops them, so the adapter trained and predicts without them, and its merged weights
+    or ONNX export must get none either (fed them, they answer differently)."""
+    if task_spec(task).kind == "span" and "token_type_ids" in tokenizer.model_input_names:
+        tokenizer.model_input_names = [
+            n for n in tokenizer.model_input_names if n != "token_type_ids"
+        ]
+    return tokenizer
+
+
 def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
     tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
@@ -196,6 +207,8 @@ def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[
     tokenizer = with_pad_token(AutoTokenizer.from_pretrained(model_dir))
     if info.get("max_length"):
         tokenizer.model_max_length = info["max_length"]
+    if info.get("adapter"):
+        tokenizer = without_token_types(tokenizer, info["task"])
     if info.get("adapter") and (model_dir / MERGED).is_dir():  # no base model needed
         model = model_class(info["task"]).from_pretrained(model_dir / MERGED)
     elif info.get("adapter"):

@@ -49,6 +49,7 @@ from trainer.modeling import (
     load_tokenizer,
     lora_targets,
     with_chat_template,
+    without_token_types,
     write_model_info,
 )
 from trainer.taskspec import task_spec
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tokenizer.model_max_length = args.max_length  # saved with it: prediction cuts the same way
     if task_spec(args.task).kind == "causal":
         tokenizer = with_chat_template(tokenizer)
+    if args.lora:  # saved with it: prediction, merged weights and exports see the same inputs
+        tokenizer = without_token_types(tokenizer, args.task)
     train_records = read_split(args.data_dir, "train", args.max_train_samples)
     if not train_records:
         raise SystemExit(f"{args.data_dir}/train has no records to train on")
