@@ -87,9 +87,11 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
         assert not any("lora" in name for name, _ in merged.named_parameters())
         # ...and what a deployment loads: the base model may be unreachable (a hub id offline)
         (out / "merged").rename(tmp_path / "merged")
-        inputs = {"input_ids": torch.tensor([[2, 7, 9, 11, 3]])}
+        adapter, tokenizer, _ = load_trained(out)
+        # what prediction feeds it: the tokenizer's own outputs for a question and a context
+        inputs = tokenizer(["How long?"], ["It arrived after 4 days."], return_tensors="pt")
         with torch.no_grad():
-            adapter_logits = load_trained(out)[0](**inputs).start_logits
+            adapter_logits = adapter(**inputs).start_logits
         (tmp_path / "merged").rename(out / "merged")
         model.rename(tmp_path / "base-gone")
         served, _, _ = load_trained(out)
