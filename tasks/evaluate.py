@@ -232,7 +232,8 @@ def _choose_runtime(
     config: EvaluateConfig,
 ) -> tuple[list[str], dict[str, Any]]:
     """Export the candidate, score each optimized runtime like the torch candidate, choose the
-    one to serve: (its predictions, the record for the report and the registry)."""
+    one to serve: (its answers to the smoke samples, the record for the report and the
+    registry)."""
     from trainer.modeling import load_trained
     from trainer.predict import predict
 
@@ -253,11 +254,19 @@ def _choose_runtime(
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
     choice = runtimes.choose(scores, serving)
     record = {**choice.as_dict(), "primary_metric": primary, "folder": str(export_dir)}
+    smoke = made[choice.runtime][:SMOKE_SAMPLES]
     if choice.runtime != "torch":
         file = export_dir / runtimes.FOLDER / runtimes.FILES[choice.runtime]
         record["sha256"] = runtimes.sha256_file(file)
+        # the smoke requests are answered one at a time; int8's dynamic quantization scales by
+        # what else is in the batch, so their expected answers are made one at a time too
+        model = runtimes.OnnxSpanModel(file)
+        smoke = [
+            predict(model, tokenizer, info["task"], [r], batch_size=1)[0]
+            for r in records[:SMOKE_SAMPLES]
+        ]
     log.info("serving runtime %s: %s", choice.runtime, "; ".join(choice.reasons))
-    return made[choice.runtime], record
+    return smoke, record
 
 
 def scored(task_type: str, predictions: list[str], records: list[dict[str, Any]]) -> Scored:

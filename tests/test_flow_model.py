@@ -74,6 +74,13 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert lineage["evaluation"]["candidate"] == evaluation["candidate"]
     assert lineage["flow_run_id"] == summary.flow_run_id and len(lineage["config_hash"]) == 64
     assert (Path(champion.path) / "adapter_model.safetensors").exists()
+    # serving.runtime auto: the runtimes were scored, the choice registered with its file's hash
+    serving = lineage["evaluation"]["serving"]
+    assert serving["scores"]["onnx"] == serving["scores"]["torch"]  # the same graph, the same F1
+    assert serving["runtime"] in ("onnx-int8", "onnx")
+    record = json.loads((Path(champion.path) / "serving.json").read_text())
+    assert (record["runtime"], record["sha256"]) == (serving["runtime"], serving["sha256"])
+    assert (Path(champion.path) / record["file"]).is_file()
     metrics = json.loads((Path(champion.path) / "metrics.json").read_text())
     assert metrics["loss_curve"] and metrics["train_records"] > 0
 
