@@ -15,8 +15,12 @@ latency and model calls over all rounds, checks both gave the same answers, and 
 `ratio N.Nx (p95 batched A ms vs B ms unbatched)`, the ratio being batched / unbatched
 requests/s.
 
+`--runtime onnx|onnx-int8` serves the batched side with that runtime (serving/runtimes.py; the
+baseline stays torch), `--model-dir` a trained model instead of the untrained one, and `--split`
+prints both sides' F1 on its test records, scored as the endpoint scores.
+
 Last, the model alone: the same requests scored without HTTP by one scoring process per CPU, every
-CPU busy all the time. That rate is as fast as this machine can run this model; it bounds the
+CPU busy all the time (for each runtime). That rate is as fast as this machine can run this model; it bounds the
 batched side, and so the ratio any batching can reach here (printed as `ceiling`). Never run in
 CI: these machines are shared and a wall time is no test.
 """
@@ -27,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -41,9 +46,11 @@ import httpx
 import torch
 
 from samples.generate import valid_records
+from serving import runtimes
 from serving.api import DEPLOYMENT_HEADER
 from serving.client import RunningEndpoint, serve_in_thread
 from serving.metrics import percentile
+from serving.scoring import Scorer
 from serving.server import ServerSettings
 from serving.workers import ProcessScorer
 from trainer.args import PACKAGED_MODEL
@@ -81,6 +88,21 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=2, help="timed runs of each config")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    parser.add_argument(
+        "--runtime",
+        choices=("torch", "onnx", "onnx-int8"),
+        default="torch",
+        help="batched: the runtime it serves with (serving/runtimes.py); unbatched is torch",
+    )
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        help="a trained QA model folder (e.g. the demo's registered version) instead of the "
+        "untrained packaged MiniLM",
+    )
+    parser.add_argument(
+        "--split", type=Path, help="a split dataset: F1 of both sides on its test records"
+    )
     args = parser.parse_args()
 
     payloads = _payloads(args.requests)
@@ -91,18 +113,24 @@ def main() -> None:
         f"load average {load:.1f} on {os.cpu_count()} CPUs before start"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        # model
+        # models: torch (the baseline) and the batched side's runtime
         model_dir = Path(tmp) / "qa-model"
-        load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(model_dir)
-        load_tokenizer(PACKAGED_MODEL).save_pretrained(model_dir)
-        write_model_info(model_dir, "extractive-qa", PACKAGED_MODEL, adapter=False)
+        if args.model_dir:
+            ignored = shutil.ignore_patterns(runtimes.FOLDER, runtimes.SERVING_FILE)
+            shutil.copytree(args.model_dir, model_dir, ignore=ignored)
+        else:
+            load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(model_dir)
+            load_tokenizer(PACKAGED_MODEL).save_pretrained(model_dir)
+            write_model_info(model_dir, "extractive-qa", PACKAGED_MODEL, adapter=False)
+        served_dir = _with_runtime(model_dir, Path(tmp) / "served", args.runtime)
+        quality = _f1(model_dir, served_dir, args.split) if args.split else None
 
         # endpoint
         settings = ServerSettings(key_file=Path(tmp) / "key")
         with serve_in_thread(settings) as endpoint, endpoint.client() as admin:
             admin.put_deployment(
                 "batched",
-                str(model_dir),
+                str(served_dir),
                 max_batch_size=args.batch_size,
                 max_wait_ms=args.wait_ms,
                 workers=args.workers,
@@ -122,7 +150,15 @@ def main() -> None:
                         _load(endpoint, name, payloads, args.concurrency, args.timeout)
                     )
                     runs[name].append(run)
-        ceiling = _model_alone(model_dir, payloads, args.batch_size)
+        ceilings = {
+            runtime: _model_alone(
+                _with_runtime(model_dir, Path(tmp) / f"alone-{runtime}", runtime),
+                payloads,
+                args.batch_size,
+            )
+            for runtime in ("torch", "onnx", "onnx-int8")
+        }
+        ceiling = ceilings[args.runtime]
 
     # report
     cpus, threads = os.cpu_count() or 1, torch.get_num_threads()
@@ -133,7 +169,8 @@ def main() -> None:
             "batched",
             batched,
             f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}, "
-            f"{args.workers} scoring processes x {max(1, cpus // args.workers)} torch threads",
+            f"{args.workers} scoring processes x {max(1, cpus // args.workers)} threads, "
+            f"runtime {args.runtime}",
         ),
         (
             "unbatched",
@@ -150,8 +187,17 @@ def main() -> None:
     # A batch pads to its longest request, which changes float rounding: with an untrained QA
     # head a near-tied span can flip. Answers mixed up between requests would differ nearly all.
     print(f"same answers: {same}/{total} (answer text and start)")
-    if same < 0.95 * total:
+    if same < 0.95 * total and args.runtime != "onnx-int8":  # int8 answers are its own
         raise SystemExit(f"answers differ in {total - same} requests: the comparison is void")
+    if quality is not None:
+        print(
+            f"test F1 ({quality[2]} records): torch {quality[0]:.2f}, served {args.runtime} "
+            f"{quality[1]:.2f} ({quality[1] - quality[0]:+.2f})"
+        )
+    print(
+        "model alone, requests/s: "
+        + ", ".join(f"{runtime} {rate:.1f}" for runtime, rate in ceilings.items())
+    )
     print(
         f"ceiling {ceiling:.1f} requests/s (the model alone, {cpus} processes, no HTTP): "
         f"batched reaches {batched.rate / ceiling:.0%} of it; 2x unbatched would need "
@@ -161,6 +207,38 @@ def main() -> None:
         f"ratio {batched.rate / unbatched.rate:.1f}x "
         f"(p95 batched {batched.p(95):.0f} ms vs {unbatched.p(95):.0f} ms unbatched)"
     )
+
+
+def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:
+    """`model_dir` served with `runtime`: a copy with its exported file and serving.json (the
+    ONNX files are exported once, beside the torch model)."""
+    if runtime == "torch":
+        return model_dir
+    exported = model_dir.parent / "exported"
+    if not (exported / runtimes.FILES[runtime]).exists():
+        runtimes.export(model_dir, exported)
+    if not dest.exists():
+        shutil.copytree(model_dir, dest)
+        (dest / runtimes.FOLDER).mkdir()
+        shutil.copy2(exported / runtimes.FILES[runtime], dest / runtimes.FOLDER)
+        choice = runtimes.RuntimeChoice(runtime, {}, [f"{runtime}: benchmarks/serve.py"])
+        runtimes.write_serving_file(dest, choice)
+    return dest
+
+
+def _f1(torch_dir: Path, served_dir: Path, split: Path) -> tuple[float, float, int]:
+    """Test F1 of the torch model and of the served runtime, by the evaluation's metric code,
+    each scoring the records as the endpoint does (`Scorer.score`)."""
+    from tasks.evaluate import score
+    from trainer.data import read_split
+
+    records = read_split(split, "test")
+    values = []
+    for folder in (torch_dir, served_dir):
+        scorer = Scorer(folder)
+        answers = [scorer.score([r])[0]["answer"] for r in records]
+        values.append(score("extractive-qa", answers, records)[0]["f1"])
+    return values[0], values[1], len(records)
 
 
 def _model_alone(model_dir: Path, payloads: list[dict[str, str]], batch_size: int) -> float:
