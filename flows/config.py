@@ -27,9 +27,8 @@ from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
 from platforms.store import Store
-from serving.runtimes import ServingConfig
 from tasks.approve import ApprovalConfig
-from tasks.evaluate import EvaluateConfig
+from tasks.evaluate import EvaluateConfig, ServingConfig
 from tasks.ingest import IngestConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig

@@ -22,8 +22,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from trainer.taskspec import task_spec
 
 Runtime = Literal["torch", "onnx", "onnx-int8"]
@@ -33,23 +31,6 @@ FOLDER = "serving"  # the exported files, beside the model
 FILES: dict[str, str] = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # a BERT forward's order
 OPSET = 17
-
-
-class ServingConfig(BaseModel):
-    """What the endpoint runs the model with."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    runtime: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
-        "auto",
-        description="auto: the fastest runtime within max_quality_loss of the torch candidate "
-        "(onnx-int8, then onnx, then torch); or one runtime, which must pass the same check.",
-    )
-    max_quality_loss: float = Field(
-        1.0,
-        ge=0,
-        description="Points of the primary metric an optimized runtime may lose against the "
-        "torch candidate on the test split.",
-    )
 
 
 def exportable(task: str) -> bool:
@@ -131,22 +112,25 @@ class RuntimeChoice:
 
 
 def choose(
-    scores: dict[str, float], config: ServingConfig, candidates: Sequence[Runtime] = FASTEST_FIRST
+    scores: dict[str, float],
+    wanted_runtime: str,
+    max_quality_loss: float,
+    candidates: Sequence[Runtime] = FASTEST_FIRST,
 ) -> RuntimeChoice:
-    """The first of `candidates` (fastest first; only the configured one unless auto) that was
-    scored and loses at most `max_quality_loss` against torch; torch otherwise."""
-    wanted = [r for r in candidates if config.runtime in ("auto", r)]
+    """The first of `candidates` (fastest first; only `wanted_runtime` unless it is auto) that
+    was scored and loses at most `max_quality_loss` points against torch; torch otherwise."""
+    wanted = [r for r in candidates if wanted_runtime in ("auto", r)]
     reasons = []
     for runtime in wanted:
         if runtime == "torch" or runtime not in scores:
             continue
         loss = scores["torch"] - scores[runtime]
-        if loss <= config.max_quality_loss:
+        if loss <= max_quality_loss:
             reasons.append(f"{runtime}: {loss:+.2f} points against torch, within the limit")
             return RuntimeChoice(runtime, scores, reasons)
         reasons.append(
             f"{runtime} refused: loses {loss:.2f} points against torch "
-            f"(serving.max_quality_loss {config.max_quality_loss})"
+            f"(serving.max_quality_loss {max_quality_loss})"
         )
     return RuntimeChoice("torch", scores, [*reasons, "torch serves"])
 

@@ -23,7 +23,6 @@ from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
 from serving import runtimes
-from serving.runtimes import ServingConfig
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
 from tasks.screen_policy import Action, ScreenConfig
 from trainer.taskspec import task_spec
@@ -45,6 +44,23 @@ class EvaluateConfig(GatePolicy):
 
     max_test_records: int = Field(0, ge=0, description="Score at most this many (0: all).")
     batch_size: int = Field(32, ge=1, le=1024, description="Inference batch size.")
+
+
+class ServingConfig(BaseModel):
+    """What the endpoint runs the model with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    runtime: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto",
+        description="auto: the fastest runtime within max_quality_loss of the torch candidate "
+        "(onnx-int8, then onnx, then torch); or one runtime, which must pass the same check.",
+    )
+    max_quality_loss: float = Field(
+        1.0,
+        ge=0,
+        description="Points of the primary metric an optimized runtime may lose against the "
+        "torch candidate on the test split.",
+    )
 
 
 class EvalReport(BaseModel):
@@ -252,7 +268,7 @@ def _choose_runtime(
                 model, tokenizer, info["task"], records, batch_size=config.batch_size
             )
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
-    choice = runtimes.choose(scores, serving)
+    choice = runtimes.choose(scores, serving.runtime, serving.max_quality_loss)
     record = {**choice.as_dict(), "primary_metric": primary, "folder": str(export_dir)}
     smoke = made[choice.runtime][:SMOKE_SAMPLES]
     if choice.runtime != "torch":

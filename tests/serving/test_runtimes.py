@@ -15,9 +15,9 @@ import pytest
 from platforms.store import DatasetRef
 from platforms.training import TrainingJob
 from serving import runtimes
-from serving.runtimes import ServingConfig, choose
+from serving.runtimes import choose
 from serving.scoring import Scorer
-from tasks.evaluate import EvaluateConfig, report_markdown, run_evaluation
+from tasks.evaluate import EvaluateConfig, ServingConfig, report_markdown, run_evaluation
 from tasks.records import TaskType
 from tasks.register import with_serving_files
 from tasks.screen_policy import ScreenConfig
@@ -62,13 +62,13 @@ def test_onnx_fp32_answers_as_torch_does_and_int8_runs(exported: Path) -> None:
 
 def test_the_fastest_runtime_within_the_allowed_loss_is_chosen() -> None:
     scores = {"torch": 80.0, "onnx": 80.0, "onnx-int8": 78.5}
-    assert choose(scores, ServingConfig(max_quality_loss=2.0)).runtime == "onnx-int8"
-    refused = choose(scores, ServingConfig(max_quality_loss=1.0))
+    assert choose(scores, "auto", 2.0).runtime == "onnx-int8"
+    refused = choose(scores, "auto", 1.0)
     assert refused.runtime == "onnx"
     assert refused.reasons[0].startswith("onnx-int8 refused: loses 1.50 points")
     # one runtime asked for: the same check, and torch when it fails
-    assert choose(scores, ServingConfig(runtime="onnx-int8")).runtime == "torch"
-    assert choose(scores, ServingConfig(runtime="torch")).runtime == "torch"
+    assert choose(scores, "onnx-int8", 1.0).runtime == "torch"
+    assert choose(scores, "torch", 1.0).runtime == "torch"
 
 
 def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
