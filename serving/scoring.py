@@ -20,7 +20,7 @@ import torch
 
 from serving import runtimes
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
-from trainer.modeling import MODEL_INFO, find_model_dir, load_trained
+from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
 from trainer.predict import lengths, predict, predict_qa, qa_window
 from trainer.taskspec import task_spec
 
@@ -43,8 +43,15 @@ class Scorer:
 
     def __init__(self, model_dir: str | Path) -> None:
         self.model_dir = find_model_dir(Path(model_dir))
+        # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
+        self.runtime = runtimes.served_runtime(self.model_dir)
         try:
-            self.model, self.tokenizer, info = load_trained(self.model_dir)
+            if self.runtime == "torch":
+                self.model, self.tokenizer, info = load_trained(self.model_dir)
+            else:  # the exported graph and the tokenizer: the torch weights are not loaded
+                self.tokenizer, info = load_tokenizer_and_info(self.model_dir)
+                file = self.model_dir / runtimes.FOLDER / runtimes.FILES[self.runtime]
+                self.model = runtimes.OnnxSpanModel(file, threads=torch.get_num_threads())
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(
                 f"{self.model_dir / MODEL_INFO} names no servable task ({exc}): "
@@ -52,11 +59,7 @@ class Scorer:
             ) from None
         self.task: str = info["task"]
         self.spec = task_spec(self.task)
-        # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
-        self.runtime = runtimes.served_runtime(self.model_dir)
         if self.runtime != "torch":
-            file = self.model_dir / runtimes.FOLDER / runtimes.FILES[self.runtime]
-            self.model = runtimes.OnnxSpanModel(file, threads=torch.get_num_threads())
             return
         device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
         if device != "cpu":

@@ -197,18 +197,25 @@ def without_token_types(tokenizer: Any, task: str) -> Any:
     return tokenizer
 
 
-def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
-    """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
-    tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
-    lengths it was trained with. An adapter whose merged weights are beside it (`merged/`,
-    `--merge-adapter`) loads those, so the base model is not needed (nor the hub)."""
-    model_dir = Path(model_dir)
+def load_tokenizer_and_info(model_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """(tokenizer, model_info) of a trained model directory: the tokenizer as its model reads
+    (trained `max_length`, pad token, no token types for a LoRA QA model)."""
     info = json.loads((model_dir / MODEL_INFO).read_text())
     tokenizer = with_pad_token(AutoTokenizer.from_pretrained(model_dir))
     if info.get("max_length"):
         tokenizer.model_max_length = info["max_length"]
     if info.get("adapter"):
         tokenizer = without_token_types(tokenizer, info["task"])
+    return tokenizer, info
+
+
+def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
+    tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
+    lengths it was trained with. An adapter whose merged weights are beside it (`merged/`,
+    `--merge-adapter`) loads those, so the base model is not needed (nor the hub)."""
+    model_dir = Path(model_dir)
+    tokenizer, info = load_tokenizer_and_info(model_dir)
     if info.get("adapter") and (model_dir / MERGED).is_dir():  # no base model needed
         model = model_class(info["task"]).from_pretrained(model_dir / MERGED)
     elif info.get("adapter"):

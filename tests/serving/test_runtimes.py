@@ -118,6 +118,13 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     registered = with_serving_files(exported, serving)
     served = Scorer(registered)
     assert served.runtime == "onnx" and isinstance(served.model, runtimes.OnnxSpanModel)
+    # it serves from the graph and the tokenizer alone: the torch weights are never loaded
+    without_weights = tmp_path / "without-weights"
+    shutil.copytree(registered, without_weights, ignore=shutil.ignore_patterns("*.safetensors"))
+    assert (
+        Scorer(without_weights).run(json.dumps(report.samples[0]["request"]))["answer"]
+        == (report.samples[0]["expected"])
+    )
     for sample in report.samples:
         assert served.run(json.dumps(sample["request"]))["answer"] == sample["expected"]
 
