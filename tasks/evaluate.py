@@ -250,16 +250,15 @@ def _choose_runtime(
     """Export the candidate, score each optimized runtime like the torch candidate, choose the
     one to serve: (its answers to the smoke samples, the record for the report and the
     registry)."""
-    from trainer.modeling import load_trained
+    from trainer.modeling import load_tokenizer_and_info
     from trainer.predict import predict
 
-    info = json.loads((model_dir / "model_info.json").read_text())
+    tokenizer, info = load_tokenizer_and_info(model_dir)
     primary = config.primary_metric or task_spec(task_type).primary_metric
     scores = {"torch": candidate.metrics[primary]}
     made = {"torch": candidate.predictions}
     if serving.runtime != "torch" and runtimes.exportable(info["task"]):
         files = runtimes.export(model_dir, export_dir / runtimes.FOLDER)
-        tokenizer = load_trained(model_dir)[1]
         for runtime, file in files.items():
             if serving.runtime not in ("auto", runtime):
                 continue

@@ -67,16 +67,23 @@ class AzureMLTrainingBackend:
         self.storage_account = storage_account
 
     def submit(self, spec: TrainSpec) -> TrainingJob:
+        return self._reattach_or_create(spec.name, "training", lambda n: self._create(spec, n))
+
+    def _reattach_or_create(
+        self, base: str, kind: str, create: Callable[[str], TrainingJob]
+    ) -> TrainingJob:
+        """The running or completed job `base` (or its latest resubmission, `base-rN`), else a
+        new one from `create(name)`: a failed job is submitted again under the next name."""
         for attempt in range(1, MAX_RESUBMITS + 1):
-            name = spec.name if attempt == 1 else f"{spec.name}-r{attempt}"
+            name = base if attempt == 1 else f"{base}-r{attempt}"
             existing = self._get(name)
             if existing is None:
-                return self._create(spec, name)
+                return create(name)
             status = job_status(existing.status)
             if status in ("running", "completed"):
                 return self._job(name, status, existing, reused=True)
         raise RuntimeError(
-            f"training job {spec.name} failed {MAX_RESUBMITS} times; see its runs in the studio"
+            f"{kind} job {base} failed {MAX_RESUBMITS} times; see its runs in the studio"
         )
 
     def status(self, job: TrainingJob) -> JobStatus:
@@ -137,23 +144,15 @@ class AzureMLTrainingBackend:
     ) -> dict[str, Any]:
         """Predict the test split of `data_dir` with the base model, the training job's model and
         `champion` (a model asset, or a folder uploaded) in an evaluation job on the cluster;
-        follow it, download its `predictions.json` and return it. A completed evaluation of the
-        same inputs is reused."""
-        name = evaluation_job_name(data_dir, job.name, champion, base, max_test_records, batch_size)
-        folder = self.local_root / name
-        result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
-        if result.exists():
-            return json.loads(result.read_text())
-        found = self._get(name)
-        if found is None or job_status(found.status) == "failed":
-            if found is not None:
-                name = f"{name}-r{int(time.time())}"
-                folder = self.local_root / name
-                result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
+        follow it, download its `predictions.json` and return it. The job of the same inputs is
+        reattached to (its predictions downloaded once), a failed one submitted again, as
+        training jobs are."""
+
+        def create(name: str) -> TrainingJob:
             self._ensure_compute()
             evaluation = entities.evaluation_job(
                 self.config,
-                entities.stage_training_code(folder / "code"),
+                entities.stage_training_code(self.local_root / name / "code"),
                 self._data_input(data_dir),
                 entities.job_output(job.name),
                 champion,
@@ -166,17 +165,24 @@ class AzureMLTrainingBackend:
             created = retrying(
                 lambda: self.client.jobs.create_or_update(evaluation), f"submit {name}"
             )
-            found = created
-        handle = self._job(name, "running", found, reused=False)
-        done = self.wait(handle, on_log)
-        if done.status != "completed":
-            raise RuntimeError(f"evaluation job {name} is {done.status}; see {done.log_path}")
-        retrying(
-            lambda: self.client.jobs.download(
-                name, output_name=entities.EVAL_OUTPUT, download_path=str(folder)
-            ),
-            f"download {name}",
-        )
+            return self._job(name, "running", created, reused=False)
+
+        key = evaluation_job_name(data_dir, job.name, champion, base, max_test_records, batch_size)
+        handle = self._reattach_or_create(key, "evaluation", create)
+        folder = self.local_root / handle.name
+        result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
+        if not result.exists():
+            done = self.wait(handle, on_log)
+            if done.status != "completed":
+                raise RuntimeError(
+                    f"evaluation job {done.name} is {done.status}; see {done.log_path}"
+                )
+            retrying(
+                lambda: self.client.jobs.download(
+                    done.name, output_name=entities.EVAL_OUTPUT, download_path=str(folder)
+                ),
+                f"download {done.name}",
+            )
         return json.loads(result.read_text())
 
     def cancel(self, job: TrainingJob) -> None:
