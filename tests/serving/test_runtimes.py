@@ -60,6 +60,38 @@ def test_onnx_fp32_answers_as_torch_does_and_int8_runs(exported: Path) -> None:
     assert all(a in r["context"] for a, r in zip(made["onnx-int8"], records, strict=True))
 
 
+def test_a_window_is_answered_the_same_alone_and_in_any_batch(exported: Path) -> None:
+    """Dynamic int8 scales a call's activations by their largest value: in one call of a padded
+    batch a window's logits would depend on the other windows and on the padding. Window by
+    window, they are the same alone and in a batch, so the gate's score is what is served."""
+    import numpy as np
+
+    _, tokenizer, _ = load_trained(exported)
+    records = [
+        {**r, "context": r["context"] + " The parcel was checked twice." * (i % 4) * 5}
+        for i, r in enumerate(_questions(8))
+    ]
+    for runtime in ("onnx", "onnx-int8"):
+        onnx = runtimes.OnnxSpanModel(exported / runtimes.FOLDER / runtimes.FILES[runtime])
+        batch = tokenizer(
+            [r["question"] for r in records],
+            [r["context"] for r in records],
+            padding=True,
+            return_tensors="pt",
+        )
+        together = onnx(**batch)
+        lengths = batch["attention_mask"].sum(1).tolist()
+        assert len(set(lengths)) > 1  # windows of different lengths: padding in the batch
+        for row, length in enumerate(lengths):
+            alone = onnx(**{k: v[row : row + 1, :length] for k, v in batch.items()})
+            for name in ("start_logits", "end_logits"):
+                got = getattr(together, name)[row].numpy()
+                assert np.array_equal(got[:length], getattr(alone, name)[0].numpy())
+                assert (got[length:] < -1e30).all()  # padding is never an answer
+        by_one = [predict(onnx, tokenizer, "extractive-qa", [r], batch_size=1)[0] for r in records]
+        assert predict(onnx, tokenizer, "extractive-qa", records, batch_size=8) == by_one
+
+
 def test_the_fastest_runtime_within_the_allowed_loss_is_chosen() -> None:
     scores = {"torch": 80.0, "onnx": 80.0, "onnx-int8": 78.5}
     assert choose(scores, "auto", 2.0).runtime == "onnx-int8"
