@@ -86,10 +86,10 @@ def write_export(
         raise typer.Exit(2) from None
     for kind, path in written.items():
         typer.echo(f"{kind:<10} {path}")
-    assets = {"environment": "environment", "serving-environment": "environment"}
+    environments = ("environment", "serving-environment", "serving-environment-gpu")
     first = "".join(
-        f"az ml {assets.get(kind, kind)} create -f {kind}.yml && "
-        for kind in ("environment", "serving-environment", "datastore")
+        f"az ml {'environment' if kind in environments else kind} create -f {kind}.yml && "
+        for kind in (*environments, "datastore")
         if kind in written
     )
     typer.echo(

@@ -109,6 +109,22 @@ class PipelineConfig(BaseModel):
         return self
 
     @property
+    def served_with(self) -> ServingConfig:
+        """`serving`, with `gpu` set when the rollout deploys to Azure ML GPU instances."""
+        on_gpu = self.rollout.backend == "azureml" and self.azureml.endpoint.gpu
+        return self.serving.model_copy(update={"gpu": self.serving.gpu or on_gpu})
+
+    @model_validator(mode="after")
+    def _int8_serves_on_cpus(self) -> PipelineConfig:
+        if self.serving.runtime == "onnx-int8" and self.served_with.gpu:
+            raise ValueError(
+                f"serving.runtime 'onnx-int8' on azureml.endpoint.instance_type "
+                f"{self.azureml.endpoint.instance_type!r}, a GPU size: ONNX Runtime runs dynamic "
+                "int8 on the CPU; use onnx, torch or auto, or a CPU instance type"
+            )
+        return self
+
+    @property
     def promotes_at_registration(self) -> bool:
         """Whether register moves `champion`: not when a rollout follows (it moves the alias
         with the traffic, once the new version serves)."""

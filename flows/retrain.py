@@ -106,7 +106,7 @@ def retrain(config: PipelineConfig) -> State:
             model_name=name,
             config=config.evaluate,
             screen=config.screen,
-            serving=config.serving,
+            serving=config.served_with,
         )
         summary.evaluation = evaluation_summary(evaluation)
         summary.note(

@@ -26,6 +26,9 @@ from trainer.taskspec import task_spec
 
 Runtime = Literal["torch", "onnx", "onnx-int8"]
 FASTEST_FIRST: tuple[Runtime, ...] = ("onnx-int8", "onnx", "torch")
+# On a GPU: ONNX Runtime's dynamic int8 operators (DynamicQuantizeLinear, MatMulInteger) run on
+# its CPU provider, so an int8 graph would leave the GPU idle; fp32 ONNX runs on CUDA.
+GPU_CANDIDATES: tuple[Runtime, ...] = ("onnx", "torch")
 SERVING_FILE = "serving.json"  # in a registered model folder: the runtime it serves with
 FOLDER = "serving"  # the exported files, beside the model
 FILES: dict[str, str] = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
@@ -74,6 +77,15 @@ def export(model_dir: Path, out_dir: Path) -> dict[str, Path]:
     return {"onnx": fp32, "onnx-int8": int8}
 
 
+def providers() -> list[str]:
+    """ONNX Runtime's execution providers to run on: CUDA first where onnxruntime-gpu finds a GPU
+    (the tunegate-serving-gpu environment), the CPU always."""
+    import onnxruntime as ort
+
+    cuda = "CUDAExecutionProvider" in ort.get_available_providers()
+    return ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+
+
 class OnnxSpanModel:
     """An ONNX Runtime session that answers like a span model's forward pass (`model(**batch)`
     with start and end logits), so trainer.predict decodes its answers unchanged.
@@ -91,7 +103,7 @@ class OnnxSpanModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(path), options, providers=providers())
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.path = path
 
@@ -146,7 +158,7 @@ def choose(
             continue
         loss = scores["torch"] - scores[runtime]
         if loss <= max_quality_loss:
-            reasons.append(f"{runtime}: {loss:+.2f} points against torch, within the limit")
+            reasons.append(f"{runtime}: {-loss:+.2f} points against torch, within the limit")
             return RuntimeChoice(runtime, scores, reasons)
         reasons.append(
             f"{runtime} refused: loses {loss:.2f} points against torch "

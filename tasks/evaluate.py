@@ -16,7 +16,7 @@ from typing import Any, Literal
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platforms.backends import Backends
 from platforms.registry import ModelVersion
@@ -61,6 +61,26 @@ class ServingConfig(BaseModel):
         description="Points of the primary metric an optimized runtime may lose against the "
         "torch candidate on the test split.",
     )
+    gpu: bool = Field(
+        False,
+        description="The endpoint runs on GPUs: onnx-int8 is not a candidate (ONNX Runtime runs "
+        "dynamic int8 on the CPU). Set by the run when rollout.backend is azureml and "
+        "azureml.endpoint.instance_type is a GPU size.",
+    )
+
+    @model_validator(mode="after")
+    def _int8_runs_on_cpus(self) -> ServingConfig:
+        if self.gpu and self.runtime == "onnx-int8":
+            raise ValueError(
+                "serving.runtime 'onnx-int8' on GPU instances: ONNX Runtime runs dynamic int8 on "
+                "the CPU; use onnx, torch or auto (or a CPU azureml.endpoint.instance_type)"
+            )
+        return self
+
+    @property
+    def candidates(self) -> tuple[runtimes.Runtime, ...]:
+        """The runtimes the endpoint may serve with, fastest first."""
+        return runtimes.GPU_CANDIDATES if self.gpu else runtimes.FASTEST_FIRST
 
 
 class EvalReport(BaseModel):
@@ -260,15 +280,21 @@ def _choose_runtime(
     if serving.runtime != "torch" and runtimes.exportable(info["task"]):
         files = runtimes.export(model_dir, export_dir / runtimes.FOLDER)
         for runtime, file in files.items():
-            if serving.runtime not in ("auto", runtime):
+            if serving.runtime not in ("auto", runtime) or runtime not in serving.candidates:
                 continue
             model = runtimes.OnnxSpanModel(file)
             made[runtime] = predict(
                 model, tokenizer, info["task"], records, batch_size=config.batch_size
             )
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
-    choice = runtimes.choose(scores, serving.runtime, serving.max_quality_loss)
+    choice = runtimes.choose(scores, serving.runtime, serving.max_quality_loss, serving.candidates)
     record = {**choice.as_dict(), "primary_metric": primary, "folder": str(export_dir)}
+    if serving.gpu:
+        record["reasons"] = [
+            "onnx-int8: not a candidate on GPU instances (ONNX Runtime runs dynamic int8 on the "
+            "CPU)",
+            *record["reasons"],
+        ]
     smoke = made[choice.runtime][:SMOKE_SAMPLES]  # an ONNX model answers window by window
     if choice.runtime != "torch":
         file = export_dir / runtimes.FOLDER / runtimes.FILES[choice.runtime]

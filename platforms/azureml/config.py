@@ -157,6 +157,21 @@ class EndpointConfig(BaseModel):
         "loading the model: more than 1 only when an instance holds that many copies.",
     )
 
+    @property
+    def gpu(self) -> bool:
+        """Whether `instance_type` is an NVIDIA GPU size (the NC, ND and NV families)."""
+        return is_gpu_instance(self.instance_type)
+
+
+def is_gpu_instance(instance_type: str) -> bool:
+    """Whether an Azure VM size has NVIDIA GPUs: the NC and ND families, and NV but for NVv4
+    (`Standard_NV*as_v4`, AMD, as is the NG family: neither torch's CUDA build nor
+    onnxruntime-gpu drives those)."""
+    size = instance_type.lower()
+    return re.match(r"^standard_n[cd]", size) is not None or (
+        size.startswith("standard_nv") and not size.endswith("as_v4")
+    )
+
 
 # Variables that carry a Hugging Face token: only ever set by the job itself (azureml.job.hf_token).
 HUB_TOKEN_VARIABLES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN"})

@@ -39,10 +39,10 @@ from platforms.azureml.config import (
 )
 from platforms.azureml.environment import (
     SERVER_PORT,
-    SERVING,
     TRAINING,
     EnvSpec,
     context_version,
+    serving_spec,
     staged_context,
 )
 from platforms.training import TrainSpec, trainer_arguments
@@ -388,7 +388,7 @@ def online_deployment(
         name=name,
         endpoint_name=config.name,
         model=model,
-        environment=environment(config.environment, env_context, SERVING),
+        environment=environment(config.environment, env_context, serving_spec(config.gpu)),
         code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
         instance_type=config.instance_type,
         instance_count=config.instance_count,

@@ -9,7 +9,8 @@ version everywhere.
 
 - `TRAINING` (`tunegate`): the trainer, its launchers and run tracking.
 - `SERVING` (`tunegate-serving`): the scoring code and Azure ML's inference server
-  (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001.
+  (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001;
+  `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
   The server pins pydantic~=2.12 and OpenTelemetry 1.33 where constraints.txt (Prefect's side)
   has newer ones, so they are not pinned here: pip takes the server's own; the scoring code does
   not import pydantic. tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
@@ -66,8 +67,13 @@ PACKAGES = (
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
 # Serving adds Azure ML's inference server and ONNX Runtime (a model registered with an optimized
-# runtime, serving/runtimes.py; CPU instances).
+# runtime, serving/runtimes.py): `onnxruntime` on CPU instances, `onnxruntime-gpu` (the same
+# release and `onnxruntime` module, with its CUDA provider; the base image has CUDA 12 and
+# cuDNN 9) on GPU instances.
 SERVING_PACKAGES = (*MODEL_PACKAGES, "onnxruntime", "azureml-inference-server-http")
+GPU_SERVING_PACKAGES = tuple(
+    "onnxruntime-gpu" if p == "onnxruntime" else p for p in SERVING_PACKAGES
+)
 SERVER_PORT = 5001  # where azmlinfsrv listens: the deployment's liveness, readiness, scoring port
 # The serving container's command: the inference server on the deployment's code and entry script
 # (its CLI does not read AZUREML_ENTRY_SCRIPT itself).
@@ -101,6 +107,20 @@ SERVING = EnvSpec(
     "tunegate serving: the scoring code and azureml-inference-server-http at constraints.txt's pins",
     serves=True,
 )
+
+
+SERVING_GPU = EnvSpec(
+    f"{ENV_NAME}-serving-gpu",
+    "serving-environment-gpu",
+    GPU_SERVING_PACKAGES,
+    "tunegate serving on GPU instances: as tunegate-serving, with onnxruntime-gpu",
+    serves=True,
+)
+
+
+def serving_spec(gpu: bool) -> EnvSpec:
+    """The serving environment of a deployment on GPU (`endpoint.gpu`) or CPU instances."""
+    return SERVING_GPU if gpu else SERVING
 
 
 def normalize(name: str) -> str:

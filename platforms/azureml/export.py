@@ -32,7 +32,7 @@ from azure.ai.ml.entities import Environment, Resource
 
 from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig
-from platforms.azureml.environment import SERVING, TRAINING, EnvSpec, write_context
+from platforms.azureml.environment import TRAINING, EnvSpec, serving_spec, write_context
 from platforms.blob import is_azure
 from platforms.training import TrainSpec
 
@@ -73,11 +73,12 @@ def export(
     serve_code = entities.stage_code(
         out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
     )
-    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, SERVING)}
+    serving = serving_spec(config.endpoint.gpu)  # onnxruntime-gpu on GPU instance types
+    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, serving)}
     environments = {}  # the tunegate environments: their own YAML, referenced by name:version
     for kind, env_config, env_spec in (
         ("job", config.environment, TRAINING),
-        ("deployment", config.endpoint.environment, SERVING),
+        ("deployment", config.endpoint.environment, serving),
     ):
         env = entities.environment(env_config, contexts[env_spec], env_spec)
         if isinstance(env, Environment) and env.name == env_spec.name:
@@ -110,7 +111,7 @@ def export(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
     online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[SERVING]
+        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[serving]
     )
     written["deployment"] = _write(
         online, out_dir / "deployment.yml", f"./{SERVE_CODE}", None, environments.get("deployment")

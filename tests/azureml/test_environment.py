@@ -13,9 +13,11 @@ from azure.ai.ml import load_environment, load_job, load_online_deployment
 from typer.testing import CliRunner
 
 from cli.main import app
+from platforms.azureml.config import EndpointConfig
 from platforms.azureml.environment import (
     ENV_NAME,
     SERVING,
+    SERVING_GPU,
     TRAINING,
     EnvSpec,
     context_version,
@@ -63,7 +65,9 @@ def _third_party_imports(*entry_modules: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("spec", [TRAINING, SERVING], ids=["training", "serving"])
+@pytest.mark.parametrize(
+    "spec", [TRAINING, SERVING, SERVING_GPU], ids=["training", "serving", "serving-gpu"]
+)
 def test_every_pin_is_constraints_txt_s(tmp_path: Path, spec: EnvSpec) -> None:
     context = write_context(tmp_path / spec.folder, spec)
     lines = (context / "requirements.txt").read_text().splitlines()
@@ -106,13 +110,32 @@ def test_the_code_each_environment_runs_imports_only_packages_it_lists(
     assert not unlisted, f"imported but not in the {spec.name} environment: {unlisted}"
 
 
+def test_gpu_instances_serve_with_onnxruntime_gpu_of_the_same_release() -> None:
+    """The GPU serving environment is the CPU one with onnxruntime-gpu (the same `onnxruntime`
+    module, with a CUDA provider) in place of onnxruntime, at the same version."""
+    swapped = [p for p in SERVING_GPU.packages if p not in SERVING.packages]
+    assert swapped == ["onnxruntime-gpu"]
+    assert [p for p in SERVING.packages if p not in SERVING_GPU.packages] == ["onnxruntime"]
+    constraints = _constraints()
+    assert constraints["onnxruntime-gpu"] == constraints["onnxruntime"]
+    assert constraints["onnxruntime"] == importlib.metadata.version("onnxruntime")
+    gpu_sizes = ["Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_ND96isr_H100_v5"]
+    cpu_sizes = ["Standard_DS3_v2", "Standard_F8s_v2", "Standard_NV32as_v4", "Standard_E4s_v3"]
+    for size in [*gpu_sizes, "Standard_NV36ads_A10_v5"]:
+        assert EndpointConfig(instance_type=size).gpu, size
+    for size in cpu_sizes:  # NVv4 is an AMD GPU: neither CUDA torch nor onnxruntime-gpu
+        assert not EndpointConfig(instance_type=size).gpu, size
+
+
 def test_export_builds_the_job_and_the_deployment_on_their_environments(tmp_path: Path) -> None:
     out = tmp_path / "export"
     config = ROOT / "configs" / "azureml" / "llama3-8b-zero3.yaml"
     result = CliRunner().invoke(app, ["azureml", "export", "-c", str(config), "--out", str(out)])
     assert result.exit_code == 0, result.output
     found = {}
-    for spec in (TRAINING, SERVING):
+    # its endpoint runs on Standard_NC24ads_A100_v4: the GPU serving environment
+    assert not (out / SERVING.folder).exists()
+    for spec in (TRAINING, SERVING_GPU):
         version = context_version(out / spec.folder)
         environment = load_environment(out / f"{spec.folder}.yml")
         assert (environment.name, environment.version) == (spec.name, version)
@@ -120,9 +143,10 @@ def test_export_builds_the_job_and_the_deployment_on_their_environments(tmp_path
         found[spec.name] = (environment, f"{spec.name}:{version}")
     job, deployment = load_job(out / "job.yml"), load_online_deployment(out / "deployment.yml")
     assert job.environment.removeprefix("azureml:") == found[ENV_NAME][1]
-    assert deployment.environment.removeprefix("azureml:") == found[SERVING.name][1]
+    assert deployment.environment.removeprefix("azureml:") == found[SERVING_GPU.name][1]
+    assert "onnxruntime-gpu==" in (out / SERVING_GPU.folder / "requirements.txt").read_text()
     # Azure ML probes and scores the server the serving container starts, on its port
-    routes = found[SERVING.name][0].inference_config
+    routes = found[SERVING_GPU.name][0].inference_config
     assert routes["scoringRoute"] == {"path": "/score", "port": 5001}, routes
     assert routes["livenessRoute"] == {"path": "/", "port": 5001}, routes
     assert deployment.environment_variables["TUNEGATE_DTYPE"] == "auto"

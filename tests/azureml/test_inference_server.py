@@ -28,7 +28,8 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
-from platforms.azureml.environment import SERVER_PORT, SERVING
+from flows.config import load_config
+from platforms.azureml.environment import SERVER_PORT, serving_spec
 from platforms.registry import LocalRegistry
 from serving.scoring import Scorer
 from tasks.records import TaskType
@@ -89,7 +90,8 @@ def server(registered: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "HF_HUB_OFFLINE": "1",
     }
     # the serving container's own command (its Dockerfile's CMD), on the serving venv's PATH
-    dockerfile = (tmp / "export" / SERVING.folder / "Dockerfile").read_text()
+    spec = serving_spec(load_config(CONFIG).azureml.endpoint.gpu)  # its instance type's
+    dockerfile = (tmp / "export" / spec.folder / "Dockerfile").read_text()
     command = json.loads(re.search(r"^CMD (.+)$", dockerfile, re.MULTILINE).group(1))
     command[-1] = command[-1].replace(f"--port {SERVER_PORT}", f"--port {port}")
     env["PATH"] = f"{SERVER.parent}{os.pathsep}{env['PATH']}"

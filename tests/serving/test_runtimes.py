@@ -12,12 +12,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from flows.config import ConfigError, load_config
 from platforms.store import DatasetRef
 from platforms.training import TrainingJob
 from serving import runtimes
 from serving.runtimes import choose
 from serving.scoring import Scorer
-from tasks.evaluate import EvaluateConfig, ServingConfig, report_markdown, run_evaluation
+from tasks.evaluate import (
+    EvalReport,
+    EvaluateConfig,
+    ServingConfig,
+    report_markdown,
+    run_evaluation,
+)
 from tasks.records import TaskType
 from tasks.register import with_serving_files
 from tasks.screen_policy import ScreenConfig
@@ -109,36 +116,7 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     """References are the torch candidate's own answers, so torch scores 100 and any answer int8
     changes is a loss; with no loss allowed int8 is refused, ONNX fp32 (the same answers) is
     chosen, registered with its hash and served."""
-    model, tokenizer, _ = load_trained(exported)
-    records = _questions(30)
-    answers = predict(model, tokenizer, "extractive-qa", records)
-    test = [
-        {**r, "answers": {"text": [a], "answer_start": [r["context"].index(a)]}}
-        for r, a in zip(records, answers, strict=True)
-    ]
-    data = write_dataset(tmp_path, TaskType.extractive_qa, lambda i: test[i % 30], n=2)
-    (data / "test").mkdir()
-    pq.write_table(pa.Table.from_pylist(test), data / "test" / "part-00000.parquet")
-    split = DatasetRef(
-        uri=str(data), stage="split", task="extractive-qa", key="k", content_hash="h", counts={}
-    )
-    job = TrainingJob(
-        name="j",
-        backend="local",
-        status="completed",
-        output_dir=str(exported),
-        log_path="",
-        reused=False,
-    )
-    report = run_evaluation(
-        split,
-        job,
-        None,
-        EvaluateConfig(),
-        ScreenConfig(),
-        serving=ServingConfig(max_quality_loss=0.0),
-        export_dir=tmp_path / "evaluation",
-    )
+    report = _evaluated(exported, tmp_path, 30, ServingConfig(max_quality_loss=0.0))
     serving = report.serving
     assert serving is not None and serving["scores"]["torch"] == 100.0
     assert serving["scores"]["onnx"] == 100.0 and serving["scores"]["onnx-int8"] < 100.0
@@ -165,3 +143,65 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     onnx_file.write_bytes(onnx_file.read_bytes() + b"\0")
     with pytest.raises(ValueError, match="does not match the hash"):
         Scorer(registered)
+
+
+def test_gpu_instances_serve_onnx_on_cuda_and_never_int8(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Azure ML endpoint on a GPU size: int8 (ONNX Runtime's dynamic int8 runs on the CPU) is
+    neither scored nor chosen, and asking for it is a config error naming the field; the scoring
+    code puts ONNX on CUDA where onnxruntime-gpu finds a GPU."""
+    import onnxruntime
+
+    gpu = ["rollout.backend=azureml", "azureml.endpoint.instance_type=Standard_NC4as_T4_v3"]
+    served = load_config(None, gpu).served_with
+    assert served.gpu and "onnx-int8" not in served.candidates
+    assert not load_config(None, gpu[1:]).served_with.gpu  # a local endpoint: this machine's
+    with pytest.raises(ConfigError, match=r"serving\.runtime 'onnx-int8' on azureml\.endpoint"):
+        load_config(None, [*gpu, "serving.runtime=onnx-int8"])
+
+    report = _evaluated(exported, tmp_path, 6, served)
+    assert report.serving is not None
+    assert set(report.serving["scores"]) == {"torch", "onnx"}
+    assert report.serving["runtime"] == "onnx"
+    assert report.serving["reasons"][0].startswith("onnx-int8: not a candidate on GPU")
+
+    assert runtimes.providers() == ["CPUExecutionProvider"]  # this machine
+    available = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: available)
+    assert runtimes.providers() == available
+
+
+def _evaluated(exported: Path, tmp_path: Path, n: int, serving: ServingConfig) -> EvalReport:
+    """The evaluate stage's report on `n` questions whose references are the torch candidate's
+    own answers (torch scores 100: any answer a runtime changes is a loss)."""
+    model, tokenizer, _ = load_trained(exported)
+    records = _questions(n)
+    answers = predict(model, tokenizer, "extractive-qa", records)
+    test = [
+        {**r, "answers": {"text": [a], "answer_start": [r["context"].index(a)]}}
+        for r, a in zip(records, answers, strict=True)
+    ]
+    data = write_dataset(tmp_path, TaskType.extractive_qa, lambda i: test[i % n], n=2)
+    (data / "test").mkdir()
+    pq.write_table(pa.Table.from_pylist(test), data / "test" / "part-00000.parquet")
+    split = DatasetRef(
+        uri=str(data), stage="split", task="extractive-qa", key="k", content_hash="h", counts={}
+    )
+    job = TrainingJob(
+        name="j",
+        backend="local",
+        status="completed",
+        output_dir=str(exported),
+        log_path="",
+        reused=False,
+    )
+    return run_evaluation(
+        split,
+        job,
+        None,
+        EvaluateConfig(),
+        ScreenConfig(),
+        serving=serving,
+        export_dir=tmp_path / "evaluation",
+    )
