@@ -441,8 +441,11 @@ def evaluate_task(
     screen: ScreenConfig,
     serving: ServingConfig | None = None,
 ) -> EvalReport:
-    """Score base, candidate and champion on the test split and decide the gate; with `serving`
-    (local evaluation), also the candidate's optimized runtimes, and choose the served one."""
+    """Score base, candidate and champion on the test split and decide the gate; with `serving`,
+    also the candidate's optimized runtimes, and choose the served one. An evaluation job on
+    Azure ML predicts with the three torch models where they fit; the optimized runtimes are
+    exported and scored here, from the training job's downloaded output: only span (QA) models
+    are exported, encoders that fit this machine, and what they are chosen for is CPU serving."""
     on_azure = (config.backend or backends.training.name) == "azureml"
     # an evaluation job mounts the champion's model asset; here its files are downloaded
     champion = (
@@ -450,7 +453,6 @@ def evaluate_task(
         if on_azure
         else backends.champion(model_name)
     )
-    serving = None if on_azure else serving  # an evaluation job scores torch only, for now
     cached = _cache_path(split, job, champion, config, screen, serving)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())

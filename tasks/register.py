@@ -111,10 +111,14 @@ def register_task(
     serving: dict[str, Any] | None = None,
 ) -> ModelVersion:
     """Register the candidate with its lineage, and the runtime the evaluation chose for it
-    (`serving`, its exported files beside the model)."""
-    source = backends.model_source(model_dir, lineage.get("training_job"))
-    if serving is not None and serving["runtime"] != "torch" and isinstance(source, Path):
-        source = with_serving_files(source, serving)
+    (`serving`, its exported files beside the model). A model served by an optimized runtime is
+    registered from the folder staged here with those files (uploaded to Azure ML's registry,
+    not its training job's output, which has none)."""
+    source: Path | str
+    if serving is not None and serving["runtime"] != "torch":
+        source = with_serving_files(Path(model_dir), serving)
+    else:
+        source = backends.model_source(model_dir, lineage.get("training_job"))
     version = run_register(backends.registry, name, source, metrics, lineage, promote)
     create_markdown_artifact(
         key="model-version",

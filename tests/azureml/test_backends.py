@@ -387,15 +387,20 @@ def test_a_deployment_with_traffic_is_never_deleted(
         backend.set_traffic({"blue": 100}, {"green": 60})
 
 
-def _azure_backends(fake: FakeAzureML, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A run's Backends with training on Azure ML, whose MLClient talks to `fake`."""
+def _azure_backends(
+    fake: FakeAzureML, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: str = "local"
+) -> Any:
+    """A run's Backends with training (and `registry`) on Azure ML, whose MLClient talks to
+    `fake`."""
     from platforms.azureml import client
     from platforms.backends import Backends, BackendSettings
 
     monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
     monkeypatch.setattr(client, "connect", lambda workspace: ml_client(fake))
     return Backends(
-        BackendSettings(store=str(tmp_path / "store"), azureml=CONFIG, training="azureml")
+        BackendSettings(
+            store=str(tmp_path / "store"), azureml=CONFIG, training="azureml", registry=registry
+        )
     )
 
 
@@ -472,17 +477,21 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     prefect_api: None,
 ) -> None:
     """evaluate.backend azureml (the default under train.backend azureml): the models predict in
-    an evaluation job of the training job's output; the gate here scores its predictions."""
+    an evaluation job of the training job's output; the gate here scores its predictions. The
+    serving runtime is exported and scored here from the downloaded output, and the model is
+    registered in Azure ML from the folder staged with its file (not the job's output)."""
     from platforms.azureml.training import evaluation_job_name
     from platforms.store import DatasetRef
     from platforms.training import TrainingJob
-    from tasks.evaluate import EvaluateConfig, evaluate_task
+    from serving import runtimes
+    from tasks.evaluate import EvaluateConfig, ServingConfig, evaluate_task
+    from tasks.register import register_task
     from tasks.screen_policy import ScreenConfig
     from tests.trainer.tiny import qa_record, write_dataset
     from trainer.args import PACKAGED_MODEL
 
     fake = fake_azureml_on_azurite
-    backends = _azure_backends(fake, tmp_path, monkeypatch)
+    backends = _azure_backends(fake, tmp_path, monkeypatch, registry="azureml")
     data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
     shutil.copytree(data / "validation", data / "test")
     split = DatasetRef(
@@ -515,8 +524,15 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
+    serving = ServingConfig(runtime="onnx", max_quality_loss=100.0)  # whatever ONNX scores
     report = evaluate_task.fn(
-        backends, split, job, "tunegate-qa", EvaluateConfig(min_gain_over_base=20), ScreenConfig()
+        backends,
+        split,
+        job,
+        "tunegate-qa",
+        EvaluateConfig(min_gain_over_base=20),
+        ScreenConfig(),
+        serving,
     )
 
     sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
@@ -524,3 +540,23 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     assert sent["inputs"]["candidate"]["uri"] == "azureml://jobs/train-x/outputs/model"
     assert (report.base["f1"], report.candidate["f1"]) == (0.0, 100.0)
     assert report.gate.passed and report.test_records == 6 and report.pii_leaks == 0
+    assert report.serving is not None and report.serving["runtime"] == "onnx"
+    assert set(report.serving["scores"]) == {"torch", "onnx"}
+
+    version = register_task.fn(
+        backends,
+        "tunegate-qa",
+        job.output_dir,
+        report.candidate,
+        {"training_job": "train-x"},
+        promote=False,
+        serving=report.serving,
+    )
+    sent = fake.last_body("PUT", f"/models/tunegate-qa/versions/{version.version}")["properties"]
+    assert "jobs/train-x" not in sent["modelUri"]  # uploaded: the job's output has no ONNX file
+    folder = sent["modelUri"].split("/paths/", 1)[1].rstrip("/")  # in the workspace's datastore
+    blobs = fake.blob.service().get_container_client(fake.container)
+    names = {n.removeprefix(folder + "/") for n in blobs.list_blob_names(name_starts_with=folder)}
+    assert {runtimes.SERVING_FILE, f"{runtimes.FOLDER}/{runtimes.FILES['onnx']}"} <= names
+    record = json.loads(blobs.download_blob(f"{folder}/{runtimes.SERVING_FILE}").readall())
+    assert (record["runtime"], record["sha256"]) == ("onnx", report.serving["sha256"])

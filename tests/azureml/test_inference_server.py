@@ -10,7 +10,8 @@ pydantic and OpenTelemetry than Prefect's). As on an Azure ML instance: the depl
 down), and the deployment's `environment_variables` are set.
 
 The model is a LoRA model whose base model is gone (as a hub id is, offline): what the deployment
-loads is the adapter merged at training time (`--merge-adapter`, which Azure ML jobs pass).
+loads is the adapter merged at training time (`--merge-adapter`, which Azure ML jobs pass), in
+torch, or the ONNX int8 graph its `serving.json` names (served by ONNX Runtime in the server).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from cli.main import app
 from flows.config import load_config
 from platforms.azureml.environment import SERVER_PORT, serving_spec
 from platforms.registry import LocalRegistry
+from serving import runtimes
 from serving.scoring import Scorer
 from tasks.records import TaskType
 from tests.prefect_server import background, free_port, wait_until
@@ -43,9 +45,11 @@ SERVER = ROOT / ".venv-serving" / "bin" / "azmlinfsrv"
 CONFIG = ROOT / "configs" / "azureml" / "llama3-8b-zero3.yaml"
 
 
-@pytest.fixture(scope="module")
-def registered(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LoRA QA model trained here with merged weights, registered; its base model deleted."""
+@pytest.fixture(scope="module", params=["torch", "onnx-int8"])
+def registered(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A LoRA QA model trained here with merged weights, registered; its base model deleted.
+    Served in torch, or (as the evaluate stage chooses for a QA model) exported to ONNX, int8,
+    with its `serving.json`."""
     tmp = tmp_path_factory.mktemp("lora")
     data = write_dataset(tmp, TaskType.extractive_qa, qa_record)
     base = tiny_model(tmp, "bert")
@@ -58,7 +62,13 @@ def registered(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ]
     )
     shutil.rmtree(base)
+    if request.param != "torch":
+        exported = runtimes.export(out, tmp / "exported")[request.param]
+        (out / runtimes.FOLDER).mkdir()
+        shutil.copy2(exported, out / runtimes.FOLDER)
+        runtimes.write_serving_file(out, runtimes.RuntimeChoice(request.param, {}, []))
     version = LocalRegistry(tmp / "store").register("tunegate-qa", out, {}, {})
+    assert Scorer(Path(version.path)).runtime == request.param
     return Path(version.path)
 
 
