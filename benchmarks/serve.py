@@ -210,19 +210,16 @@ def main() -> None:
 
 
 def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:
-    """`model_dir` served with `runtime`: a copy with its exported file and serving.json (the
-    ONNX files are exported once, beside the torch model)."""
+    """`model_dir` served with `runtime`: a copy with its exported folder and serving.json (the
+    ONNX runtimes are exported once, beside the torch model)."""
     if runtime == "torch":
         return model_dir
     exported = model_dir.parent / "exported"
-    if not (exported / runtimes.FILES[runtime]).exists():
+    if not (exported / runtime).exists():
         runtimes.export(model_dir, exported)
     if not dest.exists():
-        shutil.copytree(model_dir, dest)
-        (dest / runtimes.FOLDER).mkdir()
-        shutil.copy2(exported / runtimes.FILES[runtime], dest / runtimes.FOLDER)
         choice = runtimes.RuntimeChoice(runtime, {}, [f"{runtime}: benchmarks/serve.py"])
-        runtimes.write_serving_file(dest, choice)
+        runtimes.stage(model_dir, exported / runtime, choice, dest)
     return dest
 
 

@@ -8,14 +8,16 @@ the same metric code as the torch candidate (tasks/evaluate.py), and the fastest
 `serving.max_quality_loss` of it is what the registry records and the endpoint serves
 (`serving.json` beside the model); a runtime that loses more is refused and the next is tried.
 
-Extractive QA (span) models are exported; the generative ones (encoder-decoder, decoder) serve
-in torch for now (their export needs the decoding loop outside the graph).
+Extractive QA (span) models are exported as one graph; the packaged generative models (BERT
+encoder-decoder and decoder) as the graphs of a decoding step with a key/value cache, decoded
+greedily outside them (serving/onnx_generation.py); other architectures serve in torch.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,39 +32,53 @@ FASTEST_FIRST: tuple[Runtime, ...] = ("onnx-int8", "onnx", "torch")
 # its CPU provider, so an int8 graph would leave the GPU idle; fp32 ONNX runs on CUDA.
 GPU_CANDIDATES: tuple[Runtime, ...] = ("onnx", "torch")
 SERVING_FILE = "serving.json"  # in a registered model folder: the runtime it serves with
-FOLDER = "serving"  # the exported files, beside the model
-FILES: dict[str, str] = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
+FOLDER = "serving"  # the exported runtimes, beside the model: serving/<runtime>/
+SPAN_GRAPH = "model.onnx"  # a span model's graph; generative ones: serving/onnx_generation.py
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # a BERT forward's order
 OPSET = 17
 
 
-def exportable(task: str) -> bool:
-    """Whether the task's models are exported (span models; generative ones serve in torch)."""
-    return task_spec(task).kind == "span"
-
-
-def export(model_dir: Path, out_dir: Path) -> dict[str, Path]:
-    """ONNX files of a trained span model (a LoRA adapter merged first), fp32 and dynamic int8,
-    with dynamic batch and sequence axes: {runtime: file}."""
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
+    """A trained model (a LoRA adapter merged first) exported to ONNX, in fp32 and with its
+    weights dynamically quantized to int8: {runtime: its folder under `out_dir`}. Span models are
+    one graph; generative ones the graphs of a decoding step (serving/onnx_generation.py, which
+    raises NotExportable for architectures it has no exporter for)."""
     from trainer.modeling import load_trained
 
-    model, tokenizer, _ = load_trained(model_dir)
+    model, tokenizer, info = load_trained(model_dir)
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
     model.eval()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = out_dir / "onnx"
+    if fp32.exists():
+        shutil.rmtree(fp32)
+    if task_spec(info["task"]).kind == "span":
+        graphs = [_export_span(model, tokenizer, fp32 / SPAN_GRAPH)]
+    else:
+        from serving.onnx_generation import export as export_generative
+
+        graphs = export_generative(model, tokenizer, fp32)
+    int8 = out_dir / "onnx-int8"
+    if int8.exists():
+        shutil.rmtree(int8)
+    shutil.copytree(fp32, int8, ignore=shutil.ignore_patterns("*.onnx"))
+    for graph in graphs:
+        _quantize(graph, int8 / graph.name)
+    return {"onnx": fp32, "onnx-int8": int8}
+
+
+def _export_span(model: Any, tokenizer: Any, path: Path) -> Path:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
     sample = tokenizer(["a question"], ["a context of a few words"], return_tensors="pt")
     names = [n for n in INPUTS if n in sample]
     axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "start_logits", "end_logits"]}
-    fp32 = out_dir / FILES["onnx"]
     with torch.no_grad():
         torch.onnx.export(
             model,
             (),
-            str(fp32),
+            str(path),
             kwargs={n: sample[n] for n in names},
             input_names=names,
             output_names=["start_logits", "end_logits"],
@@ -70,11 +86,15 @@ def export(model_dir: Path, out_dir: Path) -> dict[str, Path]:
             opset_version=OPSET,
             dynamo=False,
         )
-    int8 = out_dir / FILES["onnx-int8"]
+    return path
+
+
+def _quantize(fp32: Path, int8: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     # weights scaled per output channel: on the demo model, test F1 80.3 against torch's 80.7
     # (per tensor: 77.5) at the same speed
     quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
-    return {"onnx": fp32, "onnx-int8": int8}
 
 
 def providers() -> list[str]:
@@ -84,6 +104,26 @@ def providers() -> list[str]:
 
     cuda = "CUDAExecutionProvider" in ort.get_available_providers()
     return ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+
+
+def session(path: Path, threads: int = 0) -> Any:
+    """An ONNX Runtime session of one graph, with `threads` threads (0: ONNX Runtime's choice)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=providers())
+
+
+def load(folder: Path, threads: int = 0) -> Any:
+    """The exported runtime in `folder`, answering as its torch model does for trainer.predict:
+    a span model's forward pass, or a generative model's `generate`."""
+    if (folder / SPAN_GRAPH).exists():
+        return OnnxSpanModel(folder / SPAN_GRAPH, threads)
+    from serving.onnx_generation import OnnxGenerator
+
+    return OnnxGenerator(folder, lambda path: session(path, threads))
 
 
 class OnnxSpanModel:
@@ -98,12 +138,7 @@ class OnnxSpanModel:
     goes to padding. Positions past a window's end get the lowest logit."""
 
     def __init__(self, path: Path, threads: int = 0) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=providers())
+        self.session = session(path, threads)
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.path = path
 
@@ -167,36 +202,50 @@ def choose(
     return RuntimeChoice("torch", scores, [*reasons, "torch serves"])
 
 
-def sha256_file(path: Path) -> str:
+def sha256_path(path: Path) -> str:
+    """The sha256 of a file, or of a folder's files (their names and contents, in name order)."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
-def write_serving_file(model_dir: Path, choice: RuntimeChoice) -> dict[str, Any]:
-    """`serving.json` in a model folder about to be registered: the runtime, its file and the
-    file's hash (what the lineage records); returns what it wrote."""
+def stage(model_dir: Path, exported: Path, choice: RuntimeChoice, dest: Path) -> dict[str, Any]:
+    """`dest`: a copy of `model_dir` serving with `choice`: the chosen runtime's exported folder
+    (`exported`) at serving/<runtime>/ and `serving.json` naming it with its hash (what the
+    lineage records), which it returns. A torch choice copies no exported files."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    # whatever serving files the model folder had are not the ones chosen
+    shutil.copytree(model_dir, dest, ignore=shutil.ignore_patterns(FOLDER, SERVING_FILE))
     record: dict[str, Any] = choice.as_dict()
     if choice.runtime != "torch":
-        file = Path(FOLDER) / FILES[choice.runtime]
-        record |= {"file": str(file), "sha256": sha256_file(model_dir / file)}
-    (model_dir / SERVING_FILE).write_text(json.dumps(record, indent=2))
+        folder = Path(FOLDER) / choice.runtime
+        shutil.copytree(exported, dest / folder)
+        record |= {"path": folder.as_posix(), "sha256": sha256_path(dest / folder)}
+    (dest / SERVING_FILE).write_text(json.dumps(record, indent=2))
     return record
 
 
-def served_runtime(model_dir: Path) -> Runtime:
-    """The runtime a registered model folder serves with (torch when it records none); an
-    optimized file whose hash differs from the record is refused."""
+def served_runtime(model_dir: Path) -> tuple[Runtime, Path | None]:
+    """The runtime a registered model folder serves with and its exported folder (torch and
+    None when it records none); exported files whose hash differs from the record are refused."""
     path = model_dir / SERVING_FILE
     if not path.is_file():
-        return "torch"
+        return "torch", None
     record = json.loads(path.read_text())
     runtime = record["runtime"]
-    if runtime != "torch" and sha256_file(model_dir / record["file"]) != record["sha256"]:
+    if runtime == "torch":
+        return "torch", None
+    exported = model_dir / record["path"]
+    if sha256_path(exported) != record["sha256"]:
         raise ValueError(
-            f"{model_dir / record['file']} does not match the hash in {path}: the registered "
-            "serving file was changed; register the model again"
+            f"{exported} does not match the hash in {path}: the registered serving files were "
+            "changed; register the model again"
         )
-    return runtime
+    return runtime, exported

@@ -44,14 +44,13 @@ class Scorer:
     def __init__(self, model_dir: str | Path) -> None:
         self.model_dir = find_model_dir(Path(model_dir))
         # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
-        self.runtime = runtimes.served_runtime(self.model_dir)
+        self.runtime, exported = runtimes.served_runtime(self.model_dir)
         try:
-            if self.runtime == "torch":
+            if exported is None:
                 self.model, self.tokenizer, info = load_trained(self.model_dir)
-            else:  # the exported graph and the tokenizer: the torch weights are not loaded
+            else:  # the exported graphs and the tokenizer: the torch weights are not loaded
                 self.tokenizer, info = load_tokenizer_and_info(self.model_dir)
-                file = self.model_dir / runtimes.FOLDER / runtimes.FILES[self.runtime]
-                self.model = runtimes.OnnxSpanModel(file, threads=torch.get_num_threads())
+                self.model = runtimes.load(exported, threads=torch.get_num_threads())
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(
                 f"{self.model_dir / MODEL_INFO} names no servable task ({exc}): "

@@ -277,28 +277,32 @@ def _choose_runtime(
     primary = config.primary_metric or task_spec(task_type).primary_metric
     scores = {"torch": candidate.metrics[primary]}
     made = {"torch": candidate.predictions}
-    if serving.runtime != "torch" and runtimes.exportable(info["task"]):
-        files = runtimes.export(model_dir, export_dir / runtimes.FOLDER)
-        for runtime, file in files.items():
+    not_exported = []
+    if serving.runtime != "torch":
+        from serving.onnx_generation import NotExportable
+
+        try:
+            folders = runtimes.export(model_dir, export_dir / runtimes.FOLDER)
+        except NotExportable as exc:
+            folders, not_exported = {}, [f"not exported: {exc}"]
+        for runtime, folder in folders.items():
             if serving.runtime not in ("auto", runtime) or runtime not in serving.candidates:
                 continue
-            model = runtimes.OnnxSpanModel(file)
+            model = runtimes.load(folder)
             made[runtime] = predict(
                 model, tokenizer, info["task"], records, batch_size=config.batch_size
             )
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
     choice = runtimes.choose(scores, serving.runtime, serving.max_quality_loss, serving.candidates)
     record = {**choice.as_dict(), "primary_metric": primary, "folder": str(export_dir)}
-    if serving.gpu:
-        record["reasons"] = [
-            "onnx-int8: not a candidate on GPU instances (ONNX Runtime runs dynamic int8 on the "
-            "CPU)",
-            *record["reasons"],
-        ]
-    smoke = made[choice.runtime][:SMOKE_SAMPLES]  # an ONNX model answers window by window
+    gpu = [
+        "onnx-int8: not a candidate on GPU instances (ONNX Runtime runs dynamic int8 on the CPU)"
+    ]
+    record["reasons"] = [*not_exported, *(gpu if serving.gpu else []), *record["reasons"]]
+    smoke = made[choice.runtime][:SMOKE_SAMPLES]  # an ONNX model answers row by row
     if choice.runtime != "torch":
-        file = export_dir / runtimes.FOLDER / runtimes.FILES[choice.runtime]
-        record["sha256"] = runtimes.sha256_file(file)
+        exported = export_dir / runtimes.FOLDER / choice.runtime
+        record["sha256"] = runtimes.sha256_path(exported)
     log.info("serving runtime %s: %s", choice.runtime, "; ".join(choice.reasons))
     return smoke, record
 

@@ -6,7 +6,6 @@ record, the evaluation report, the flow run, the code version and the config has
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Literal
@@ -79,25 +78,17 @@ def run_register(
 
 
 def with_serving_files(model_dir: Path, serving: dict[str, Any]) -> Path:
-    """A copy of `model_dir` with the chosen runtime's exported files (`serving/`) and
+    """A copy of `model_dir` with the chosen runtime's exported folder (`serving/<runtime>/`) and
     `serving.json`, beside the evaluation's export (the training output stays as it was)."""
     from serving import runtimes
 
     export = Path(serving["folder"])
-    staged = export / "registered"
-    if staged.exists():
-        shutil.rmtree(staged)
-    # whatever serving files the model folder had are not the evaluated ones
-    ignored = shutil.ignore_patterns(runtimes.FOLDER, runtimes.SERVING_FILE)
-    shutil.copytree(model_dir, staged, ignore=ignored)
-    file = runtimes.FILES[serving["runtime"]]
-    (staged / runtimes.FOLDER).mkdir()
-    shutil.copy2(export / runtimes.FOLDER / file, staged / runtimes.FOLDER / file)
     choice = runtimes.RuntimeChoice(serving["runtime"], serving["scores"], serving["reasons"])
-    record = runtimes.write_serving_file(staged, choice)
+    exported = export / runtimes.FOLDER / serving["runtime"]
+    record = runtimes.stage(model_dir, exported, choice, export / "registered")
     if record["sha256"] != serving["sha256"]:
-        raise ValueError(f"{export / runtimes.FOLDER / file} changed since it was evaluated")
-    return staged
+        raise ValueError(f"{exported} changed since it was evaluated")
+    return export / "registered"
 
 
 @task(name="register", cache_policy=NONE)

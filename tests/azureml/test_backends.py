@@ -557,6 +557,6 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     folder = sent["modelUri"].split("/paths/", 1)[1].rstrip("/")  # in the workspace's datastore
     blobs = fake.blob.service().get_container_client(fake.container)
     names = {n.removeprefix(folder + "/") for n in blobs.list_blob_names(name_starts_with=folder)}
-    assert {runtimes.SERVING_FILE, f"{runtimes.FOLDER}/{runtimes.FILES['onnx']}"} <= names
+    assert {runtimes.SERVING_FILE, f"{runtimes.FOLDER}/onnx/{runtimes.SPAN_GRAPH}"} <= names
     record = json.loads(blobs.download_blob(f"{folder}/{runtimes.SERVING_FILE}").readall())
     assert (record["runtime"], record["sha256"]) == ("onnx", report.serving["sha256"])

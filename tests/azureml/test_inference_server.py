@@ -64,9 +64,9 @@ def registered(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     shutil.rmtree(base)
     if request.param != "torch":
         exported = runtimes.export(out, tmp / "exported")[request.param]
-        (out / runtimes.FOLDER).mkdir()
-        shutil.copy2(exported, out / runtimes.FOLDER)
-        runtimes.write_serving_file(out, runtimes.RuntimeChoice(request.param, {}, []))
+        choice = runtimes.RuntimeChoice(request.param, {}, [])
+        out = tmp / "staged"
+        runtimes.stage(tmp / "out", exported, choice, out)
     version = LocalRegistry(tmp / "store").register("tunegate-qa", out, {}, {})
     assert Scorer(Path(version.path)).runtime == request.param
     return Path(version.path)

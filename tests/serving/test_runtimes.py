@@ -61,7 +61,7 @@ def test_onnx_fp32_answers_as_torch_does_and_int8_runs(exported: Path) -> None:
     torch_answers = predict(model, tokenizer, "extractive-qa", records)
     made = {}
     for runtime in ("onnx", "onnx-int8"):
-        onnx = runtimes.OnnxSpanModel(exported / runtimes.FOLDER / runtimes.FILES[runtime])
+        onnx = runtimes.load(exported / runtimes.FOLDER / runtime)
         made[runtime] = predict(onnx, tokenizer, "extractive-qa", records)
     assert made["onnx"] == torch_answers  # the same graph: the same spans
     assert all(a in r["context"] for a, r in zip(made["onnx-int8"], records, strict=True))
@@ -79,7 +79,7 @@ def test_a_window_is_answered_the_same_alone_and_in_any_batch(exported: Path) ->
         for i, r in enumerate(_questions(8))
     ]
     for runtime in ("onnx", "onnx-int8"):
-        onnx = runtimes.OnnxSpanModel(exported / runtimes.FOLDER / runtimes.FILES[runtime])
+        onnx = runtimes.load(exported / runtimes.FOLDER / runtime)
         batch = tokenizer(
             [r["question"] for r in records],
             [r["context"] for r in records],
@@ -139,7 +139,7 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
         assert served.run(json.dumps(sample["request"]))["answer"] == sample["expected"]
 
     # a registered serving file edited afterwards is refused, naming it
-    onnx_file = registered / runtimes.FOLDER / runtimes.FILES["onnx"]
+    onnx_file = registered / runtimes.FOLDER / "onnx" / runtimes.SPAN_GRAPH
     onnx_file.write_bytes(onnx_file.read_bytes() + b"\0")
     with pytest.raises(ValueError, match="does not match the hash"):
         Scorer(registered)
