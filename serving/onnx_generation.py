@@ -39,6 +39,18 @@ class NotExportable(ValueError):
     """The model's architecture has no exporter here: it serves in torch."""
 
 
+def check_exportable(base_model: str) -> None:
+    """NotExportable unless `base_model` is one of the packaged generative models (BERT
+    decoders, the only architecture exported here): checked before any weights load."""
+    from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ
+
+    if base_model not in (PACKAGED_SEQ2SEQ, PACKAGED_DECODER):
+        raise NotExportable(
+            f"{base_model}: only the packaged generative models ({PACKAGED_SEQ2SEQ}, "
+            f"{PACKAGED_DECODER}) are exported; it serves in torch"
+        )
+
+
 def _padding_mask(mask: torch.Tensor) -> torch.Tensor:
     """[B, K] of 1/0 -> additive [B, 1, 1, K]: 0 where a key is read, the lowest float where not."""
     return (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min

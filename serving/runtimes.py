@@ -43,8 +43,13 @@ def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     weights dynamically quantized to int8: {runtime: its folder under `out_dir`}. Span models are
     one graph; generative ones the graphs of a decoding step (serving/onnx_generation.py, which
     raises NotExportable for architectures it has no exporter for)."""
-    from trainer.modeling import load_trained
+    from trainer.modeling import MODEL_INFO, load_trained
 
+    info = json.loads((model_dir / MODEL_INFO).read_text())
+    if task_spec(info["task"]).kind != "span":
+        from serving.onnx_generation import check_exportable
+
+        check_exportable(info["base_model"])  # before loading weights that may be many GB
     model, tokenizer, info = load_trained(model_dir)
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()

@@ -80,7 +80,7 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert serving["runtime"] in ("onnx-int8", "onnx")
     record = json.loads((Path(champion.path) / "serving.json").read_text())
     assert (record["runtime"], record["sha256"]) == (serving["runtime"], serving["sha256"])
-    assert (Path(champion.path) / record["file"]).is_file()
+    assert (Path(champion.path) / record["path"] / "model.onnx").is_file()
     metrics = json.loads((Path(champion.path) / "metrics.json").read_text())
     assert metrics["loss_curve"] and metrics["train_records"] > 0
 

@@ -89,3 +89,11 @@ def test_a_summarization_model_is_served_from_its_graphs(exported, tmp_path: Pat
     answer = scorer.run(json.dumps({"document": record["document"]}))
     offline = predict(runtimes.load(folders["onnx"]), tokenizer, task, [record])[0]
     assert answer["summary"] == offline
+
+
+def test_a_large_generative_model_is_refused_before_its_weights_load(tmp_path: Path) -> None:
+    """A generative model of another base (a 7B on Azure ML) is not exported, and its weights,
+    downloaded to the orchestrator, are never loaded for it (there are none here to load)."""
+    write_model_info(tmp_path, "summarization", "google/flan-t5-xl", adapter=False)
+    with pytest.raises(NotExportable, match="google/flan-t5-xl: only the packaged"):
+        runtimes.export(tmp_path, tmp_path / "exported")
