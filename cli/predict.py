@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,14 @@ import typer
 from cli.common import ConfigOpt, InputOpt, SetOpt, console, fail, load_cli_config
 from cli.models import find_version
 from flows.config import PipelineConfig
+
+
+class Runtime(StrEnum):
+    """What scores: the runtime the registered version serves with, or its torch weights."""
+
+    served = "served"
+    torch = "torch"
+
 
 SHOWN_REASONS = 10  # reasons listed on stderr; --errors holds every skipped record
 
@@ -51,6 +60,13 @@ def predict(
         ),
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Records per model call.")] = 32,
+    runtime: Annotated[
+        Runtime,
+        typer.Option(
+            help="served: the runtime the version serves with (its serving.json: ONNX Runtime "
+            "fp32 or int8, or torch), as the endpoint answers; torch: its torch weights.",
+        ),
+    ] = Runtime.served,
     config: ConfigOpt = None,
     set: SetOpt = None,
 ) -> None:
@@ -72,7 +88,8 @@ def predict(
     backends = cfg.backends()
     name, ref = _parse_model(model)
     version = backends.files_here(find_version(backends.registry, name, ref))
-    from trainer.modeling import MODEL_INFO, load_trained
+    from serving.scoring import load_served
+    from trainer.modeling import MODEL_INFO
     from trainer.predict import predict as predict_records
     from trainer.taskspec import task_spec
 
@@ -93,7 +110,10 @@ def predict(
             f"{spec.name} record"
         )
     try:
-        loaded, tokenizer, info = load_trained(version.path)
+        loaded, tokenizer, info, served = load_served(
+            Path(version.path),
+            runtime="torch" if runtime is Runtime.torch else "served",
+        )
     except (OSError, ValueError) as exc:
         fail(f"cannot load {name}:{version.version} from {version.path}: {exc}", 1)
     predictions: list[str] = []
@@ -111,7 +131,7 @@ def predict(
     )
     blank = f", {_count(counts['blank'], 'blank line')} ignored" if counts["blank"] else ""
     console.print(
-        f"{name}:{version.version} ({spec.name}): read {_count(counts['read'], 'record')} from "
+        f"{name}:{version.version} ({spec.name}, {served}): read {_count(counts['read'], 'record')} from "
         f"{_count(counts['files'], 'file')}, scored {len(records)}, skipped {len(skipped)}{blank}"
         f" → {out}"
     )

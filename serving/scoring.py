@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -38,19 +38,30 @@ def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
     return "cuda", DTYPES[dtype]
 
 
+def load_served(
+    model_dir: Path, threads: int = 0, runtime: Literal["served", "torch"] = "served"
+) -> tuple[Any, Any, dict[str, Any], runtimes.Runtime]:
+    """(model, tokenizer, model_info, runtime) of a model folder as it serves: the runtime its
+    `serving.json` names (files hash-checked), from the exported graphs and the tokenizer alone,
+    the torch weights never loaded; torch when it names none or `runtime` asks for torch."""
+    served, exported = runtimes.served_runtime(model_dir)
+    if exported is None or runtime == "torch":
+        model, tokenizer, info = load_trained(model_dir)
+        return model, tokenizer, info, "torch"
+    tokenizer, info = load_tokenizer_and_info(model_dir)
+    return runtimes.load(exported, threads), tokenizer, info, served
+
+
 class Scorer:
     """A loaded model directory that answers records of its task."""
 
     def __init__(self, model_dir: str | Path) -> None:
         self.model_dir = find_model_dir(Path(model_dir))
         # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
-        self.runtime, exported = runtimes.served_runtime(self.model_dir)
         try:
-            if exported is None:
-                self.model, self.tokenizer, info = load_trained(self.model_dir)
-            else:  # the exported graphs and the tokenizer: the torch weights are not loaded
-                self.tokenizer, info = load_tokenizer_and_info(self.model_dir)
-                self.model = runtimes.load(exported, threads=torch.get_num_threads())
+            self.model, self.tokenizer, info, self.runtime = load_served(
+                self.model_dir, threads=torch.get_num_threads()
+            )
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(
                 f"{self.model_dir / MODEL_INFO} names no servable task ({exc}): "

@@ -18,7 +18,7 @@ from tasks.evaluate import score
 from tasks.records import TaskType
 from tests.conftest import write_jsonl
 from tests.trainer.tiny import chat_record, qa_record, tiny_model, write_dataset
-from trainer.modeling import load_trained
+from trainer.modeling import load_tokenizer_and_info, load_trained
 from trainer.predict import predict
 from trainer.taskspec import task_spec
 from trainer.train import main as train
@@ -103,7 +103,7 @@ def test_predict_scores_valid_records_reports_the_rest_and_metrics_reads_it(
         *("--errors", str(errors), "--batch-size", "2"),
     )
     assert result.exit_code == 0, result.output
-    assert f"{NAME}:2 (extractive-qa): read 9 records from 2 files, scored 5, skipped 4" in (
+    assert f"{NAME}:2 (extractive-qa, torch): read 9 records from 2 files, scored 5, skipped 4" in (
         result.output
     )
     assert "1 blank line ignored" in result.output
@@ -165,7 +165,45 @@ def test_a_version_or_an_alias_picks_the_model(
     records = write_jsonl(tmp_path / "in.jsonl", [json.dumps(qa_record(0))])
     result = _predict(store, "--model", model, "-i", str(records), "--out", str(tmp_path / "p"))
     assert result.exit_code == 0, result.output
-    assert f"{NAME}:{version} (extractive-qa): read 1 record from 1 file" in result.output
+    assert f"{NAME}:{version} (extractive-qa, torch): read 1 record from 1 file" in result.output
+
+
+def test_a_version_served_by_onnx_is_scored_as_it_serves_unless_torch_is_asked(
+    store: Path, tmp_path: Path
+) -> None:
+    """A version registered with an int8 runtime (serving.json) is scored by its graphs, as the
+    endpoint answers; `--runtime torch` scores its torch weights; an edited graph is refused."""
+    from serving import runtimes
+
+    trained = Path(LocalRegistry(store).get(NAME, 2).path)
+    exported = runtimes.export(trained, tmp_path / "exported")["onnx-int8"]
+    staged = tmp_path / "staged"
+    runtimes.stage(trained, exported, runtimes.RuntimeChoice("onnx-int8", {}, []), staged)
+    other = tmp_path / "store"
+    LocalRegistry(other).register(NAME, staged, {"f1": 1.0}, {"training_job": "c"})
+    held = [qa_record(i) for i in range(6)]
+    records = write_jsonl(tmp_path / "in.jsonl", [json.dumps(r) for r in held])
+    registered = Path(LocalRegistry(other).get(NAME, 1).path)
+    expected = {
+        "onnx-int8": predict(
+            runtimes.load(registered / runtimes.FOLDER / "onnx-int8"),
+            load_tokenizer_and_info(registered)[0],
+            "extractive-qa",
+            held,
+        ),
+        "torch": predict(*load_trained(registered)[:2], "extractive-qa", held),
+    }
+    for flag, runtime in (([], "onnx-int8"), (["--runtime", "torch"], "torch")):
+        out = tmp_path / f"{runtime}.jsonl"
+        result = _predict(other, "-m", f"{NAME}:1", "-i", str(records), "--out", str(out), *flag)
+        assert result.exit_code == 0, result.output
+        assert f"{NAME}:1 (extractive-qa, {runtime}): read 6 records" in result.output
+        assert [row["prediction"] for row in _jsonl(out)] == expected[runtime]
+
+    graph = registered / runtimes.FOLDER / "onnx-int8" / runtimes.SPAN_GRAPH
+    graph.write_bytes(graph.read_bytes() + b"\0")
+    result = _predict(other, "-m", NAME + ":1", "-i", str(records), "--out", str(tmp_path / "x"))
+    assert result.exit_code == 1 and "does not match the hash" in result.output
 
 
 @pytest.mark.parametrize(
@@ -246,7 +284,9 @@ def test_a_generative_model_is_scored_with_rouge_as_the_gate_scores_it(tmp_path:
     out = tmp_path / "preds.jsonl"
     result = _predict(tmp_path / "store", "-m", "replies", "-i", str(records), "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert "replies:1 (chat): read 2 records from 1 file, scored 2, skipped 0" in result.output
+    assert (
+        "replies:1 (chat, torch): read 2 records from 1 file, scored 2, skipped 0" in result.output
+    )
     predictions = [row["prediction"] for row in _jsonl(out)]
     metrics = runner.invoke(
         app,
