@@ -110,10 +110,7 @@ def predict(
             f"{spec.name} record"
         )
     try:
-        loaded, tokenizer, info, served = load_served(
-            Path(version.path),
-            runtime="torch" if runtime is Runtime.torch else "served",
-        )
+        loaded, tokenizer, info, served = load_served(Path(version.path), runtime=runtime.value)
     except (OSError, ValueError) as exc:
         fail(f"cannot load {name}:{version.version} from {version.path}: {exc}", 1)
     predictions: list[str] = []

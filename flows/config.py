@@ -117,10 +117,15 @@ class PipelineConfig(BaseModel):
     @model_validator(mode="after")
     def _int8_serves_on_cpus(self) -> PipelineConfig:
         if self.serving.runtime == "onnx-int8" and self.served_with.gpu:
+            where = (
+                "serving.gpu instances"
+                if self.serving.gpu
+                else f"azureml.endpoint.instance_type {self.azureml.endpoint.instance_type!r}, "
+                "a GPU size"
+            )
             raise ValueError(
-                f"serving.runtime 'onnx-int8' on azureml.endpoint.instance_type "
-                f"{self.azureml.endpoint.instance_type!r}, a GPU size: ONNX Runtime runs dynamic "
-                "int8 on the CPU; use onnx, torch or auto, or a CPU instance type"
+                f"serving.runtime 'onnx-int8' on {where}: ONNX Runtime runs dynamic int8 on the "
+                "CPU; use onnx, torch or auto, or a CPU instance type"
             )
         return self
 

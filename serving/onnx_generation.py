@@ -25,6 +25,7 @@ documents), fp32 wrote the same 33 summaries as torch (ROUGE-L 69.6 both), int8 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,7 +151,9 @@ class _CausalStep(torch.nn.Module):
         return (logits, *_flat(cache))
 
 
-def _export(module: torch.nn.Module, args: tuple, path: Path, inputs, outputs, axes) -> None:  # type: ignore[no-untyped-def]
+def _export(
+    module: torch.nn.Module, args: tuple, path: Path, inputs, outputs, axes, *, opset
+) -> None:  # type: ignore[no-untyped-def]
     # A new module is in training mode, and export restores the mode it found: without eval()
     # the wrapped model would be left dropping out in every later torch generate.
     module.eval()
@@ -162,16 +165,17 @@ def _export(module: torch.nn.Module, args: tuple, path: Path, inputs, outputs, a
             input_names=inputs,
             output_names=outputs,
             dynamic_axes=axes,
-            opset_version=17,
+            opset_version=opset,
             dynamo=False,
         )
 
 
-def export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
+def export(model: Any, tokenizer: Any, folder: Path, opset: int) -> list[Path]:
     """The decoding-step graphs of a BERT encoder-decoder or decoder, with its config and
     generation config beside them (what `OnnxGenerator` reads); NotExportable for others."""
     from transformers import BertLMHeadModel, EncoderDecoderModel
 
+    save = functools.partial(_export, opset=opset)
     model.eval()
     folder.mkdir(parents=True, exist_ok=True)
     seq2seq = isinstance(model, EncoderDecoderModel)
@@ -199,7 +203,7 @@ def export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
         cross_names = _names("cross", layers)
         source = {0: "batch", 1: "source"}
         encoder = _Encoder(model)
-        _export(
+        save(
             encoder,
             (ids, mask),
             folder / ENCODER,
@@ -212,7 +216,7 @@ def export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
             cross = encoder(ids, mask)
         step_ids = torch.full((batch, new), config.bos_token_id or 0)
         positions = torch.arange(past_length, past_length + new).expand(batch, new)
-        _export(
+        save(
             _Seq2SeqStep(model),
             (step_ids, positions.contiguous(), mask, *past, *cross),
             folder / DECODER,
@@ -232,7 +236,7 @@ def export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
         mask = torch.ones(batch, past_length + new, dtype=torch.long)
         mask[0, :2] = 0  # left padding
         positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -new:]
-        _export(
+        save(
             _CausalStep(model),
             (ids, mask, positions, *past),
             folder / DECODER,

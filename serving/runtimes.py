@@ -62,7 +62,7 @@ def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     else:
         from serving.onnx_generation import export as export_generative
 
-        graphs = export_generative(model, tokenizer, fp32)
+        graphs = export_generative(model, tokenizer, fp32, OPSET)
     int8 = out_dir / "onnx-int8"
     if int8.exists():
         shutil.rmtree(int8)

@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
@@ -39,11 +39,11 @@ def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
 
 
 def load_served(
-    model_dir: Path, threads: int = 0, runtime: Literal["served", "torch"] = "served"
+    model_dir: Path, threads: int = 0, runtime: str = "served"
 ) -> tuple[Any, Any, dict[str, Any], runtimes.Runtime]:
     """(model, tokenizer, model_info, runtime) of a model folder as it serves: the runtime its
     `serving.json` names (files hash-checked), from the exported graphs and the tokenizer alone,
-    the torch weights never loaded; torch when it names none or `runtime` asks for torch."""
+    the torch weights never loaded; torch when it names none or `runtime` is "torch"."""
     served, exported = runtimes.served_runtime(model_dir)
     if exported is None or runtime == "torch":
         model, tokenizer, info = load_trained(model_dir)

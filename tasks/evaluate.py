@@ -16,7 +16,7 @@ from typing import Any, Literal
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.backends import Backends
 from platforms.registry import ModelVersion
@@ -64,18 +64,9 @@ class ServingConfig(BaseModel):
     gpu: bool = Field(
         False,
         description="The endpoint runs on GPUs: onnx-int8 is not a candidate (ONNX Runtime runs "
-        "dynamic int8 on the CPU). Set by the run when rollout.backend is azureml and "
-        "azureml.endpoint.instance_type is a GPU size.",
+        "dynamic int8 on the CPU, so asking for it is a config error). Set by the run when "
+        "rollout.backend is azureml and azureml.endpoint.instance_type is a GPU size.",
     )
-
-    @model_validator(mode="after")
-    def _int8_runs_on_cpus(self) -> ServingConfig:
-        if self.gpu and self.runtime == "onnx-int8":
-            raise ValueError(
-                "serving.runtime 'onnx-int8' on GPU instances: ONNX Runtime runs dynamic int8 on "
-                "the CPU; use onnx, torch or auto (or a CPU azureml.endpoint.instance_type)"
-            )
-        return self
 
     @property
     def candidates(self) -> tuple[runtimes.Runtime, ...]:
@@ -223,7 +214,14 @@ def run_evaluation(
     served, serving_record = candidate.predictions, None
     if serving is not None and export_dir is not None:
         served, serving_record = _choose_runtime(
-            task_type, Path(job.output_dir), export_dir, records, candidate, serving, config
+            task_type,
+            Path(job.output_dir),
+            export_dir,
+            records,
+            candidate,
+            serving,
+            config,
+            primary,
         )
     gate = decide_gate(
         candidate.metrics,
@@ -266,6 +264,7 @@ def _choose_runtime(
     candidate: Scored,
     serving: ServingConfig,
     config: EvaluateConfig,
+    primary: str,
 ) -> tuple[list[str], dict[str, Any]]:
     """Export the candidate, score each optimized runtime like the torch candidate, choose the
     one to serve: (its answers to the smoke samples, the record for the report and the
@@ -274,7 +273,6 @@ def _choose_runtime(
     from trainer.predict import predict
 
     tokenizer, info = load_tokenizer_and_info(model_dir)
-    primary = config.primary_metric or task_spec(task_type).primary_metric
     scores = {"torch": candidate.metrics[primary]}
     made = {"torch": candidate.predictions}
     not_exported = []
@@ -448,8 +446,9 @@ def evaluate_task(
     """Score base, candidate and champion on the test split and decide the gate; with `serving`,
     also the candidate's optimized runtimes, and choose the served one. An evaluation job on
     Azure ML predicts with the three torch models where they fit; the optimized runtimes are
-    exported and scored here, from the training job's downloaded output: only span (QA) models
-    are exported, encoders that fit this machine, and what they are chosen for is CPU serving."""
+    exported and scored here, from the training job's downloaded output: QA models and the
+    packaged generative ones (models that fit this machine; another generative base is refused
+    before its weights load), chosen for CPU serving."""
     on_azure = (config.backend or backends.training.name) == "azureml"
     # an evaluation job mounts the champion's model asset; here its files are downloaded
     champion = (

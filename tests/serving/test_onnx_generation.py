@@ -70,7 +70,7 @@ def test_an_architecture_without_an_exporter_serves_in_torch(tmp_path: Path) -> 
 
     tiny = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=50))
     with pytest.raises(NotExportable, match=r"GPT2LMHeadModel.*serves in torch"):
-        export(tiny, None, tmp_path / "onnx")
+        export(tiny, None, tmp_path / "onnx", runtimes.OPSET)
 
 
 def test_the_scoring_code_serves_from_the_graphs_alone(exported, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
