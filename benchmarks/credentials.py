@@ -3,14 +3,14 @@
     python benchmarks/credentials.py --planted 5000 --clean 5000
 
 Generates a corpus (`samples.credential_corpus`: tickets with credentials planted in each surface
-form, and clean tickets full of identifiers), runs `tasks.credentials.find_credentials` over it
-and prints
+form, and clean tickets full of identifiers), runs `screening.credentials.find_credentials` over
+it and prints
 - the catch rate per form and overall: a planted credential counts as caught only when every
   character of every occurrence lies inside a secret finding scored >= 0.5;
 - the false-drop rate: clean tickets with any secret finding scored >= 0.5 (the default rules drop
   such records);
-- throughput of the screen's analyzer (`tasks.detectors.build_analyzer`: spaCy + Presidio + the
-  credential recognizer) against the same analyzer without the credential recognizer, in the
+- throughput of the screen's analyzer (`screening.detectors.build_analyzer`: spaCy + Presidio +
+  the credential recognizer) against the same analyzer without the credential recognizer, in the
   same process, over `--speed-texts` tickets, as `ratio N.NNx` (time with / time without).
 Never run in CI: these machines are shared and a wall time is no test.
 """
@@ -25,9 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from samples.credential_corpus import corpus, measure
-from tasks.credentials import find_credentials
-from tasks.detectors import Detectors, build_analyzer
-from tasks.screen_policy import ScreenConfig
+from screening.credentials import find_credentials
+from screening.detectors import Detectors, build_analyzer
+from screening.policy import ScreenConfig
 
 
 def main() -> None:

@@ -5,8 +5,8 @@
 Generates `--n` tickets with `samples.names_corpus` (names of many Faker locales in 13 placement
 and surface forms, plus clean tickets full of product names and name-like common words) and runs
 three analyzers over them:
-- before: Presidio's spaCy recognizer alone (the screen before `tasks.person_names`);
-- after: the screen's analyzer (`tasks.detectors.build_analyzer`);
+- before: Presidio's spaCy recognizer alone (the screen before `screening.names`);
+- after: the screen's analyzer (`screening.detectors.build_analyzer`);
 - held-out: the same, with the name list built without the held-out names, on a second corpus of
   only held-out names (names the list has never seen).
 A planted name counts as found when every non-space character of it lies in a PERSON finding
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from presidio_analyzer import AnalyzerEngine
 
 from samples.names_corpus import FORMS, generate, measure
-from tasks.detectors import Detectors, build_analyzer, spacy_engine
-from tasks.person_names import install
+from screening.detectors import Detectors, build_analyzer, spacy_engine
+from screening.names import install
 
 
 def main() -> None:

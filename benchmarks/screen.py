@@ -30,10 +30,10 @@ from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from tasks.credentials import CredentialRecognizer
-from tasks.detectors import detectors_for, spacy_engine, toxicity_scores
+from screening.credentials import CredentialRecognizer
+from screening.detectors import detectors_for, spacy_engine, toxicity_scores
+from screening.names import install as install_person_names
 from tasks.ingest import run_ingest
-from tasks.person_names import install as install_person_names
 from tasks.screen import run_screen
 from trainer.taskspec import task_spec
 

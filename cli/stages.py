@@ -136,7 +136,8 @@ def screen(
 ) -> None:
     """Screen an ingest dataset for PII, secrets and toxicity; print the report."""
     from platforms.compute import shared_client
-    from tasks.screen import report_markdown, run_screen
+    from screening.report import report_markdown
+    from tasks.screen import run_screen
 
     cfg = load_cli_config(config, set)
     store = cfg.open_store()

@@ -27,13 +27,13 @@ from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
 from platforms.store import Store
+from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig, ServingConfig
 from tasks.ingest import IngestConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
 from tasks.rollout import RolloutConfig
-from tasks.screen_policy import ScreenConfig
 from tasks.split import SplitConfig
 from tasks.train import TrainConfig
 from trainer.taskspec import task_spec

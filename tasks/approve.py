@@ -37,8 +37,8 @@ from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
 from platforms.store import DatasetRef, Store, sha256_text, stable_json
+from screening.report import Screened, ScreenReport, report_hash, report_markdown
 from tasks.review_changes import changes_markdown, compare
-from tasks.screen_report import Screened, ScreenReport, report_hash, report_markdown
 
 log = logging.getLogger(__name__)
 _PAUSE_GRACE_SECONDS = 60

@@ -22,9 +22,9 @@ from platforms.backends import Backends
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
+from screening.policy import Action, ScreenConfig
 from serving import runtimes
 from tasks.gate import GateDecision, GatePolicy, decide_gate, paired_bootstrap
-from tasks.screen_policy import Action, ScreenConfig
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
@@ -134,8 +134,8 @@ def count_pii_leaks(
 ) -> tuple[int, list[str]]:
     """(how many predictions hold a personal-data finding whose text is not in the record's
     input, every prediction with its findings replaced by placeholders)."""
-    from tasks.detectors import detectors_for  # Presidio
-    from tasks.redact import redact_text
+    from screening.detectors import detectors_for  # Presidio
+    from screening.redact import redact_text
 
     detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
     leaks = 0

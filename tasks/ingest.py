@@ -23,10 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
-from platforms.compute import map_partitions
 from platforms.store import (
     DatasetRef,
-    DatasetWriter,
     MultisetHash,
     Store,
     combine_hashes,
@@ -34,6 +32,7 @@ from platforms.store import (
     stable_json,
     table_info,
 )
+from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.datasets_folders import group_listing
 from tasks.ingest_files import (
     STAGE,
@@ -179,31 +178,37 @@ def run_ingest(
     files = expand_inputs(config.inputs, azure)
     fingerprints = [fingerprint(f, azure) for f in files]
     key, config_hash = ingest_key(task_type, columns, config, files, fingerprints, partition_rows)
-    if (existing := store.find_dataset(STAGE, key)) is not None:
-        log.info("ingest: reusing %s", existing.uri)
-        return existing
-    writer = store.begin_dataset(STAGE, key)
-    reads: list[Future] = []
-    try:
+
+    def build(dataset: DatasetBuild) -> Contents:
         spills = [
-            Spill(writer.work_uri, store.uri, store.storage_options, partition_rows, i)
+            Spill(dataset.writer.work_uri, store.uri, store.storage_options, partition_rows, i)
             for i in range(len(files))
         ]
-        reads = _start_reads(client, files, task_type, columns, config, azure, spills)
-        tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-        drops = _decide_duplicates(tallies, files)
-        written = _write_files(client, store, writer, reads, drops, task_type, partition_rows)
-        pending = f"{writer.work_uri}/pending"  # emptied chunk by chunk by write_file
+        reads: list[Future] = []
+        try:
+            reads = _start_reads(client, files, task_type, columns, config, azure, spills)
+            tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
+            drops = _decide_duplicates(tallies, files)
+            written = _write_files(dataset, reads, drops, task_type, partition_rows)
+        finally:
+            client.cancel(reads)
+        pending = f"{dataset.writer.work_uri}/pending"  # emptied chunk by chunk by write_file
         if store.exists(pending):
             store.fs.rm(store.fs._strip_protocol(pending), recursive=True)
-        totals = _add_up(files, tallies, written, task_type)
-        ref = _commit(writer, task_type, totals, files, fingerprints, config_hash)
-    except BaseException:
-        writer.abort()
-        raise
-    finally:
-        client.cancel(reads)
-    log.info("ingest: %s", _summary(ref.counts))
+        return _contents(task_type, _add_up(files, tallies, written, task_type), files)
+
+    ref = stage_dataset(
+        client,
+        store,
+        STAGE,
+        key,
+        task=task_type.value,
+        parent_hashes=fingerprints,
+        config_hash=config_hash,
+        build=build,
+    )
+    if not ref.reused:
+        log.info("ingest: %s", _summary(ref.counts))
     return ref
 
 
@@ -274,25 +279,19 @@ def _decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops
 
 
 def _write_files(
-    client: Client,
-    store: Store,
-    writer: DatasetWriter,
+    dataset: DatasetBuild,
     reads: list[Future],
     drops: list[Drops],
     task_type: TaskType,
     partition_rows: int,
 ) -> list[FileWritten]:
     """Write what deduplication kept of every file, on the worker that read it."""
-    return map_partitions(
-        client,
+    return dataset.map(
         write_file,
         reads,
         drops,
         list(range(len(reads))),
         description="ingest: write",
-        work_uri=writer.work_uri,
-        store_uri=store.uri,
-        store_options=store.storage_options,
         task_type=task_type,
         partition_rows=partition_rows,
     )
@@ -337,20 +336,10 @@ def _add_up(
     )
 
 
-def _commit(
-    writer: DatasetWriter,
-    task_type: TaskType,
-    totals: _Totals,
-    files: list[str],
-    fingerprints: list[str],
-    config_hash: str,
-) -> DatasetRef:
-    """Publish the dataset with its accepted and quarantine tables."""
-    return writer.commit(
-        task=task_type.value,
+def _contents(task_type: TaskType, totals: _Totals, files: list[str]) -> Contents:
+    """The dataset's accepted and quarantine tables and what its manifest records."""
+    return Contents(
         content_hash=totals.content_hash,
-        parent_hashes=fingerprints,
-        config_hash=config_hash,
         counts=totals.counts,
         tables={
             "accepted": table_info(

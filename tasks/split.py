@@ -20,7 +20,6 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platforms.backends import Backends
-from platforms.compute import map_partitions
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -32,6 +31,7 @@ from platforms.store import (
     table_info,
     write_table,
 )
+from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.records import TaskType, record_hash
 from trainer.taskspec import task_spec
 
@@ -92,21 +92,14 @@ def run_split(
     key = combine_hashes(
         [STAGE, screened.content_hash, config_hash, sha256_text(stable_json(excluded))]
     )
-    if (existing := store.find_dataset(STAGE, key)) is not None:
-        log.info("split: reusing %s", existing.uri)
-        return existing
-    parts = store.table_files(screened, "screened")
-    writer = store.begin_dataset(STAGE, key)
-    try:
-        results = map_partitions(
-            client,
+
+    def build(dataset: DatasetBuild) -> Contents:
+        parts = store.table_files(screened, "screened")
+        results = dataset.map(
             _split_partition,
             parts,
             list(range(len(parts))),
             description="split",
-            work_uri=writer.work_uri,
-            store_uri=store.uri,
-            store_options=store.storage_options,
             task_type=task_type,
             config=config,
             excluded=frozenset(excluded),
@@ -124,11 +117,8 @@ def run_split(
                 files[s] += shard.files
                 groups[s].update(shard.groups)
         schema = task_spec(task_type).record_schema
-        ref = writer.commit(
-            task=task_type.value,
+        return Contents(
             content_hash=content.hexdigest(),
-            parent_hashes=[screened.content_hash],
-            config_hash=config_hash,
             counts={**{s: counts[s] for s in SPLITS}, "excluded": len(excluded_found)},
             tables={s: table_info(counts[s], files[s], schema) for s in SPLITS},
             extra={
@@ -139,10 +129,19 @@ def run_split(
                 "excluded_ids_not_found": sorted(set(excluded) - excluded_found),
             },
         )
-    except BaseException:
-        writer.abort()
-        raise
-    log.info("split: %s", ", ".join(f"{s}={counts[s]}" for s in SPLITS))
+
+    ref = stage_dataset(
+        client,
+        store,
+        STAGE,
+        key,
+        task=task_type.value,
+        parent_hashes=[screened.content_hash],
+        config_hash=config_hash,
+        build=build,
+    )
+    if not ref.reused:
+        log.info("split: %s", ", ".join(f"{s}={ref.counts[s]}" for s in SPLITS))
     return ref
 
 

@@ -68,7 +68,7 @@ def test_records_over_max_record_chars_are_quarantined_with_the_limit(
 
 
 def test_a_text_the_analyzer_cannot_take_fails_only_its_record(make_config, tmp_path: Path) -> None:
-    from tasks.detectors import AnalysisFailed, detectors_for
+    from screening.detectors import AnalysisFailed, detectors_for
     from tasks.screen import screen_partition
     from trainer.taskspec import task_spec
 
@@ -97,8 +97,8 @@ def test_a_text_the_analyzer_cannot_take_fails_only_its_record(make_config, tmp_
         )  # fmt: skip
     finally:
         nlp.max_length = limit
-    assert (result.kept, result.quarantined) == (1, 1)
-    assert result.reasons == {"screen could not analyse context: ValueError in the analyzer": 1}
+    assert (result.tally.kept, result.tally.quarantined) == (1, 1)
+    assert result.tally.reasons == {"screen could not analyse context: ValueError in the analyzer": 1}
     [quarantined] = read_table(store, f"{store.uri}/out/{result.quarantine_files[0]}")
     assert "q" * 100 not in quarantined["raw"]  # nothing unscreened is copied anywhere
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from flows.config import ConfigError, load_config
-from tasks.content_safety import ContentSafetyError, content_safety_scores
+from screening.content_safety import ContentSafetyError, content_safety_scores
 
 
 class _Service(BaseHTTPRequestHandler):

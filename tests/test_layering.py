@@ -1,6 +1,6 @@
 """The shape of the code, as the README's Layout section describes it, checked from the imports.
 
-- Layers: cli → flows → tasks → platforms → serving → trainer; no import runs back up, and
+- Layers: cli → flows → tasks → screening → platforms → serving → trainer; no import runs back up, and
   `trainer/` (the code Azure ML runs) imports nothing of the rest.
 - No import circle between modules.
 - No stage module (a module of tasks/ that defines a Prefect task) imports another stage module.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["cli", "flows", "tasks", "platforms", "serving", "trainer"]
+LAYERS = ["cli", "flows", "tasks", "screening", "platforms", "serving", "trainer"]
 PACKAGES = [*LAYERS, "samples"]
 FACTORIES = {
     "LocalRegistry",
@@ -75,6 +75,7 @@ def _stage_modules() -> set[str]:
 
 def test_the_package_list_is_complete() -> None:
     assert {"cli.main", "flows.retrain", "tasks.ingest", "platforms.backends"} <= set(MODULES)
+    assert {"screening.policy", "screening.detectors", "screening.scan"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from samples.names_corpus import FORMS, generate, measure
-from tasks.detectors import detectors_for
-from tasks.screen_policy import DEFAULT_PII_RULES
+from screening.detectors import detectors_for
+from screening.policy import DEFAULT_PII_RULES
 
 MIN_SCORE = DEFAULT_PII_RULES["PERSON"].min_score
 

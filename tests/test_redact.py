@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from screening.redact import Span, merge_spans, occurrences, redact_answers, redact_text
 from tasks.records import check_answers_at_offsets
-from tasks.redact import Span, merge_spans, occurrences, redact_answers, redact_text
 
 
 def test_overlapping_spans_merge_under_the_strongest_finding() -> None:

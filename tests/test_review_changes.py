@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from platforms.store import DatasetRef, Store, table_info, write_table
+from screening.report import EntityCount, ScreenReport, report_markdown
 from tasks.approve import ApprovalMode, make_record, save_approval
 from tasks.review_changes import changes_markdown, compare
-from tasks.screen_report import EntityCount, ScreenReport, report_markdown
 
 KEY = b"a key for this test, 32 bytes.."
 SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string())])

@@ -11,10 +11,10 @@ import pytest
 
 from platforms.keys import key_id, secret_key
 from platforms.store import Store
+from screening.policy import ScreenConfig, apply_policy
+from screening.redact import Span
+from screening.surrogates import Surrogates, iban_valid
 from tasks.records import TaskType, check_answers_at_offsets
-from tasks.redact import Span
-from tasks.screen_policy import ScreenConfig, apply_policy
-from tasks.surrogates import Surrogates, iban_valid
 from tests.test_screen import _screen
 
 SALT = b"0123456789abcdef0123456789abcdef"

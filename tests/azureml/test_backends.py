@@ -483,10 +483,10 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     from platforms.azureml.training import evaluation_job_name
     from platforms.store import DatasetRef
     from platforms.training import TrainingJob
+    from screening.policy import ScreenConfig
     from serving import runtimes
     from tasks.evaluate import EvaluateConfig, ServingConfig, evaluate_task
     from tasks.register import register_task
-    from tasks.screen_policy import ScreenConfig
     from tests.trainer.tiny import qa_record, write_dataset
     from trainer.args import PACKAGED_MODEL
 

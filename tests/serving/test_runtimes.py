@@ -15,6 +15,7 @@ import pytest
 from flows.config import ConfigError, load_config
 from platforms.store import DatasetRef
 from platforms.training import TrainingJob
+from screening.policy import ScreenConfig
 from serving import runtimes
 from serving.runtimes import choose
 from serving.scoring import Scorer
@@ -27,7 +28,6 @@ from tasks.evaluate import (
 )
 from tasks.records import TaskType
 from tasks.register import with_serving_files
-from tasks.screen_policy import ScreenConfig
 from tests.trainer.tiny import write_dataset
 from trainer.modeling import load_trained
 from trainer.predict import predict

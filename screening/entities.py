@@ -1,13 +1,13 @@
 """The entity types the screen knows: credential types and Presidio's recognizers.
 
-Kept apart from `tasks.detectors` (which loads Presidio, spaCy and transformers) and from
-`tasks.credentials` (which loads detect-secrets) so that config validation and the command line
-start without loading any detection code. `tasks.credentials` says how each type is found.
+Kept apart from `screening.detectors` (which loads Presidio, spaCy and transformers) and from
+`screening.credentials` (which loads detect-secrets) so that config validation and the command
+line start without loading any detection code. `screening.credentials` says how each type is found.
 """
 
 from __future__ import annotations
 
-# Credentials and secrets, found by `tasks.credentials.CredentialRecognizer`.
+# Credentials and secrets, found by `screening.credentials.CredentialRecognizer`.
 SECRET_ENTITIES: tuple[str, ...] = (
     # Vendor token formats (detect-secrets' plugins, plus Azure patterns of our own).
     "AWS_ACCESS_KEY",

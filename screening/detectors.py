@@ -20,9 +20,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bund
 from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from tasks.credentials import CredentialRecognizer
-from tasks.person_names import install as install_person_names
-from tasks.redact import Span
+from screening.credentials import CredentialRecognizer
+from screening.names import install as install_person_names
+from screening.redact import Span
 
 
 class AnalysisFailed(list):  # an empty list of spans that says why
@@ -90,7 +90,7 @@ def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -
 
 def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
     """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer
-    (`tasks.credentials`) and the person-name recognizer (`tasks.person_names`)."""
+    (`screening.credentials`) and the person-name recognizer (`screening.names`)."""
     engine = spacy_engine(spacy_model, language)
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
     analyzer.registry.add_recognizer(CredentialRecognizer())

@@ -1,4 +1,4 @@
-"""Words the person-name recognizer (`tasks.person_names`) treats specially: data, not code.
+"""Words the person-name recognizer (`screening.names`) treats specially: data, not code.
 
 All entries are lower case; lookups casefold the text. Multi-word product names deny each of
 their words (`Power BI` denies `power` and `bi`).

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tasks.entity_types import PRESIDIO_ENTITIES, SECRET_ENTITIES
-from tasks.records import TaskType, check_answers_at_offsets
-from tasks.redact import (
+from screening.entities import PRESIDIO_ENTITIES, SECRET_ENTITIES
+from screening.redact import (
     Replacement,
     Span,
     occurrences,
@@ -28,7 +27,7 @@ from tasks.redact import (
 from trainer.taskspec import task_spec
 
 if TYPE_CHECKING:
-    from tasks.surrogates import Surrogates
+    from screening.surrogates import Surrogates
 
 
 class Action(StrEnum):
@@ -180,16 +179,17 @@ class Outcome:
 
 
 def apply_policy(
-    task: TaskType,
+    task: str,
     record: dict[str, Any],
     findings: dict[str, list[Span]],
     toxicity: float,
     config: ScreenConfig,
     surrogates: Surrogates | None = None,
 ) -> Outcome:
-    """Decide and redact one record. `findings` maps text field names to their spans.
+    """Decide and redact one record of a task type (a TaskSpec name, e.g. `extractive-qa`).
 
-    `surrogates` makes the values of `surrogate` rules (required when a rule says surrogate).
+    `findings` maps text field names to their spans. `surrogates` makes the values of
+    `surrogate` rules (required when a rule says surrogate).
     """
     outcome = Outcome(record=None)
     redact: dict[str, list[Span]] = {name: [] for name in findings}
@@ -218,17 +218,13 @@ def apply_policy(
     outcome.masked = _mask_all(texts, findings, redact, config)
     redacted = _redact_record(task, record, redact, _replacement(config, surrogates))
     outcome.redacted = any(redact.values())
+    outcome.record = redacted  # QA answers re-derived from the redacted context (redact_answers)
     if drop_reasons:
         outcome.reason = "; ".join(sorted(set(drop_reasons)))
-        outcome.record = redacted
-        return outcome
-    if "answers" in redacted:
-        check_answers_at_offsets(redacted)  # never a record whose answer_start points elsewhere
-    outcome.record = redacted
     return outcome
 
 
-def _texts(task: TaskType, record: dict[str, Any]) -> dict[str, str]:
+def _texts(task: str, record: dict[str, Any]) -> dict[str, str]:
     return dict(task_spec(task).text_fields(record))
 
 
@@ -271,7 +267,7 @@ def _replacement(config: ScreenConfig, surrogates: Surrogates | None) -> Replace
 
 
 def _redact_record(
-    task: TaskType, record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
+    task: str, record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
 ) -> dict[str, Any]:
     """The record with every span in `redact` replaced, field by field of its task's schema."""
     out: dict[str, Any] = {"id": record["id"]}

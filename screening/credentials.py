@@ -61,7 +61,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
-from tasks.entity_types import SECRET_ENTITIES
+from screening.entities import SECRET_ENTITIES
 
 
 @dataclass(frozen=True, order=True)

@@ -15,9 +15,9 @@ that are only product names or a verb such as "Mark it done") and adds names fou
   then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
 - "@handles" and email-like "first.last@" whose parts are names.
 
-Products and brands (`tasks.name_words.PRODUCT_NAMES`) are never a person on their own. The words
-come from `tasks.name_words` (data), spaCy's stop words, its lemmatizer's verb, adjective and
-adverb lists, and Faker's English word list; spaCy's part-of-speech tag decides only whether an
+Products and brands (`screening.name_words.PRODUCT_NAMES`) are never a person on their own. The
+words come from `screening.name_words` (data), spaCy's stop words, its lemmatizer's verb, adjective
+and adverb lists, and Faker's English word list; spaCy's part-of-speech tag decides only whether an
 ambiguous capitalised word is a proper noun.
 """
 
@@ -35,10 +35,10 @@ from functools import cache
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
-from tasks import name_words as w
+from screening import name_words as w
 
 ENTITY = "PERSON"
-# Scores: the screen's PERSON rule keeps findings at 0.5 and above (screen_policy).
+# Scores: the screen's PERSON rule keeps findings at 0.5 and above (screening.policy).
 FULL_NAME, IN_CONTEXT, LONE_NAME = 0.85, 0.7, 0.6
 
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019\-][^\W\d_]+)*")

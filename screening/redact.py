@@ -1,8 +1,8 @@
 """Redaction that keeps records valid for their task.
 
 Pure functions over strings and spans. A span is replaced by its placeholder (`<EMAIL_ADDRESS>`)
-or by another text (a surrogate value, `tasks.surrogates`); `OffsetMap` moves positions of the old
-text to the new one, so QA answers are re-derived from the new context and always sit at their
+or by another text (a surrogate value, `screening.surrogates`); `OffsetMap` moves positions of the
+old text to the new one, so QA answers are re-derived from the new context and always sit at their
 `answer_start`.
 """
 

@@ -1,0 +1,186 @@
+"""Screening a batch of records, and the report of every batch added up.
+
+`screen_records` is the screen of one partition without its storage: every text field of every
+record analysed at once (Presidio entities and credentials by `Detectors`, toxicity by the
+configured backend), the policy applied record by record (`apply_policy`), what was kept, what
+was quarantined and why, and a `Tally` of what was found. `screen_report` adds the tallies up into
+the `ScreenReport`. No raw value found by the screen is put into a tally, a sample or a reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from screening.content_safety import content_safety_scores
+from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy
+from screening.report import EntityCount, MaskedSample, ScreenReport
+from trainer.taskspec import task_spec
+
+_SAMPLE_WINDOW = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What screening counted in a batch of records; tallies add up into the report."""
+
+    records_in: int  # records screened
+    kept: int  # records kept
+    redacted: int  # kept records with at least one value redacted
+    quarantined: int  # records set aside
+    flagged_ids: tuple[str, ...]  # kept records a person should look at
+    entities: tuple[EntityCount, ...]  # findings per entity type and rule
+    reasons: dict[str, int]  # quarantined records per reason
+    samples: tuple[MaskedSample, ...]  # masked excerpts, at most `max_samples`
+
+
+class Quarantined(NamedTuple):
+    """A record the screen set aside: its id, why, and its masked or redacted copy."""
+
+    id: str
+    reason: str
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Screening:
+    """What screening a batch of records did: the records to keep and to set aside, counted."""
+
+    kept: list[dict[str, Any]]  # the records to keep, redacted
+    quarantined: list[Quarantined]  # the records to set aside
+    tally: Tally
+
+
+def screen_records(
+    task: str,
+    records: list[dict[str, Any]],
+    config: ScreenConfig,
+    salt: bytes | None = None,
+) -> Screening:
+    """Screen canonical records of a task type (a TaskSpec name) by the configured policy.
+
+    `salt` keys the surrogate values (needed when a rule says surrogate). A text the analyzer
+    cannot take quarantines its record, masked entirely: a record is never kept unscreened.
+    """
+    from screening.detectors import AnalysisFailed, detectors_for  # Presidio loads here
+    from screening.surrogates import Surrogates
+
+    detectors = detectors_for(config.spacy_model, config.language, config.all_entities())
+    fields = [list(task_spec(task).text_fields(r)) for r in records]
+    flat = [text for record_fields in fields for _, text in record_fields]
+    spans = iter(detectors.analyze(flat, config.batch_size))
+    tox = iter(_toxicity(flat, config.toxicity))
+
+    kept: list[dict[str, Any]] = []
+    quarantined: list[Quarantined] = []
+    samples: list[MaskedSample] = []
+    flagged_ids: list[str] = []
+    counts: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
+    redacted = 0
+    surrogates = Surrogates(salt) if salt is not None else None
+    for record, record_fields in zip(records, fields, strict=True):
+        findings = {name: next(spans) for name, _ in record_fields}
+        toxicity = max(next(tox) for _ in record_fields)
+        failed = [f"{n}: {f.reason}" for n, f in findings.items() if isinstance(f, AnalysisFailed)]
+        if failed:  # never kept unscreened: quarantined, masked entirely
+            outcome = Outcome(
+                record={"id": record["id"]},
+                reason="screen could not analyse " + ", ".join(failed),
+                masked={name: "<NOT ANALYSED>" for name in findings},
+            )
+        else:
+            outcome = apply_policy(task, record, findings, toxicity, config, surrogates)
+        counts.update(outcome.counts)
+        if outcome.reason is not None:
+            reasons.update(outcome.reason.split("; "))
+            quarantined.append(Quarantined(record["id"], outcome.reason, outcome.record))
+        else:
+            kept.append(outcome.record)
+            redacted += outcome.redacted
+            if outcome.flagged:
+                flagged_ids.append(record["id"])
+        if (outcome.counts or outcome.reason) and len(samples) < config.max_samples:
+            samples.append(_sample(record["id"], outcome))
+
+    tally = Tally(
+        records_in=len(records),
+        kept=len(kept),
+        redacted=redacted,
+        quarantined=len(quarantined),
+        flagged_ids=tuple(flagged_ids),
+        entities=tuple(EntityCount(entity=e, action=a, findings=n) for (e, a), n in counts.items()),
+        reasons=dict(reasons),
+        samples=tuple(samples),
+    )
+    return Screening(kept, quarantined, tally)
+
+
+def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
+    """Scores from the configured backend; each distinct text is scored once."""
+    unique = list(dict.fromkeys(texts))
+    if config.backend == "azure-content-safety":
+        assert config.endpoint is not None  # checked by ToxicityConfig
+        scores = content_safety_scores(unique, config.endpoint, config.key_env)
+    else:
+        from screening.detectors import toxicity_scores
+
+        scores = toxicity_scores(unique)
+    by_text = dict(zip(unique, scores, strict=True))
+    return [by_text[t] for t in texts]
+
+
+def _sample(record_id: str, outcome: Outcome) -> MaskedSample:
+    """A short masked excerpt around the first placeholder of the record."""
+    name, text = next(
+        ((n, t) for n, t in outcome.masked.items() if "<" in t), next(iter(outcome.masked.items()))
+    )
+    at = max(text.find("<"), 0)
+    start = max(0, at - _SAMPLE_WINDOW // 2)
+    return MaskedSample(
+        id=record_id,
+        field=name,
+        excerpt=text[start : start + _SAMPLE_WINDOW],
+        entities=sorted({e for e, _ in outcome.counts}),
+        outcome="quarantined" if outcome.reason else "flagged" if outcome.flagged else "redacted",
+    )
+
+
+def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> ScreenReport:
+    """Every batch's tally added up into the report; a record lost on the way is a bug."""
+    counts: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
+    samples: list[MaskedSample] = []
+    flagged_ids: list[str] = []
+    for t in tallies:
+        counts.update({(c.entity, c.action): c.findings for c in t.entities})
+        reasons.update(t.reasons)
+        samples += t.samples
+        flagged_ids += t.flagged_ids
+    total = {
+        "records_in": sum(t.records_in for t in tallies),
+        "kept": sum(t.kept for t in tallies),
+        "redacted": sum(t.redacted for t in tallies),
+        "quarantined": sum(t.quarantined for t in tallies),
+    }
+    if total["records_in"] != total["kept"] + total["quarantined"]:
+        raise RuntimeError(f"screen lost records: {total}")  # a bug, never data
+    return ScreenReport(
+        task=str(task),
+        **total,
+        flagged=len(flagged_ids),
+        entities=[
+            EntityCount(entity=e, action=a, findings=n) for (e, a), n in sorted(counts.items())
+        ],
+        quarantine_reasons=dict(reasons.most_common()),
+        flagged_ids=sorted(flagged_ids),
+        samples=_spread(samples, config.max_samples),
+        toxicity_threshold=config.toxicity.threshold,
+    )
+
+
+def _spread(samples: list[MaskedSample], limit: int) -> list[MaskedSample]:
+    """Up to `limit` samples, quarantined and flagged ones first so a reviewer sees them."""
+    order = {"quarantined": 0, "flagged": 1, "redacted": 2}
+    return sorted(samples, key=lambda s: order[s.outcome])[:limit]
