@@ -98,7 +98,9 @@ def test_a_text_the_analyzer_cannot_take_fails_only_its_record(make_config, tmp_
     finally:
         nlp.max_length = limit
     assert (result.tally.kept, result.tally.quarantined) == (1, 1)
-    assert result.tally.reasons == {"screen could not analyse context: ValueError in the analyzer": 1}
+    assert result.tally.reasons == {
+        "screen could not analyse context: ValueError in the analyzer": 1
+    }
     [quarantined] = read_table(store, f"{store.uri}/out/{result.quarantine_files[0]}")
     assert "q" * 100 not in quarantined["raw"]  # nothing unscreened is copied anywhere
 

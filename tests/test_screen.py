@@ -80,3 +80,33 @@ def test_policy_can_drop_or_flag_instead_of_redacting(make_config, tmp_path) -> 
     actions = {(c.entity, c.action) for c in report.entities}
     assert ("PERSON", "flag") in actions and ("EMAIL_ADDRESS", "drop") in actions
     assert ("TOXICITY", "flag") in actions
+
+
+def test_the_screening_package_screens_records_without_a_store_or_a_cluster() -> None:
+    """screening.scan decides every record; the stage around it only reads and writes tables."""
+    from screening.policy import ScreenConfig
+    from screening.scan import Tally, screen_records, screen_report
+
+    records = [
+        {"id": "a", "document": "Write to dana.silva@example.com about it.", "summary": "Mail."},
+        {"id": "b", "document": "My password is hunter2hunter2 for the VPN.", "summary": "VPN."},
+        {"id": "c", "document": "The router arrived after five days.", "summary": "Late."},
+    ]
+    config = ScreenConfig()
+    screening = screen_records("summarization", records, config)
+    assert [r["id"] for r in screening.kept] == ["a", "c"]
+    assert "<EMAIL_ADDRESS>" in screening.kept[0]["document"]
+    assert screening.kept[1] == records[2]
+    [quarantined] = screening.quarantined
+    assert quarantined.id == "b" and "in document" in quarantined.reason
+    tally = screening.tally
+    assert (tally.records_in, tally.kept, tally.redacted, tally.quarantined) == (3, 2, 1, 1)
+
+    report = screen_report("summarization", [tally, tally], config)
+    assert (report.records_in, report.kept, report.redacted, report.quarantined) == (6, 4, 2, 2)
+    assert report.task == "summarization"
+    assert {(c.entity, c.action) for c in report.entities} >= {("EMAIL_ADDRESS", "redact")}
+    assert "hunter2hunter2" not in report.model_dump_json()
+    lost = Tally(2, 1, 0, 0, (), (), {}, ())
+    with pytest.raises(RuntimeError, match="screen lost records"):
+        screen_report("summarization", [lost], config)

@@ -10,9 +10,10 @@ import pytest
 
 from platforms.compute import shared_client
 from platforms.store import MultisetHash, Store, sha256_text, table_info, write_table
+from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
-from tests.conftest import write_jsonl
+from tests.conftest import DASK, write_jsonl
 
 SCHEMA = pa.schema([("id", pa.string())])
 
@@ -50,6 +51,55 @@ def test_a_dataset_is_invisible_until_committed(tmp_path: Path) -> None:
     assert store.table_files(found, "accepted") == [f"{ref.uri}/accepted/part-00000.parquet"]
     aborted = store.begin_dataset("ingest", "k2")
     aborted.abort()
+    assert sorted(p.name for p in (tmp_path / "datasets" / "ingest").iterdir()) == ["k1"]
+
+
+def _write_part(index: int, *, work_uri: str, store_uri: str, store_options: dict) -> str:
+    name = f"accepted/part-{index:05d}.parquet"
+    write_table(Store(store_uri, store_options), f"{work_uri}/{name}", [{"id": str(index)}], SCHEMA)
+    return name
+
+
+def test_a_stage_dataset_is_built_once_with_its_parents_or_not_at_all(tmp_path: Path) -> None:
+    client, store = shared_client(DASK), Store(str(tmp_path))
+    builds = []
+
+    def build(dataset: DatasetBuild) -> Contents:
+        builds.append(dataset.writer.work_uri)
+        files = dataset.map(_write_part, [0, 1], description="test")  # on the workers
+        return Contents("c", {"accepted": 2}, {"accepted": table_info(2, files, SCHEMA)})
+
+    made = stage_dataset(
+        client, store, "ingest", "k1", task="chat", parent_hashes=["p1", "p2"], config_hash="x",
+        build=build,
+    )  # fmt: skip
+    assert not made.reused and made.content_hash == "c" and made.counts == {"accepted": 2}
+    manifest = store.read_manifest(made.uri)
+    assert (manifest.parent_hashes, manifest.config_hash, manifest.task) == (
+        ["p1", "p2"],
+        "x",
+        "chat",
+    )
+    assert store.table_files(made, "accepted") == [
+        f"{made.uri}/accepted/part-00000.parquet",
+        f"{made.uri}/accepted/part-00001.parquet",
+    ]
+    again = stage_dataset(
+        client, store, "ingest", "k1", task="chat", parent_hashes=["p1", "p2"], config_hash="x",
+        build=build,
+    )  # fmt: skip
+    assert again.reused and again.uri == made.uri and len(builds) == 1  # reused, not rebuilt
+
+    def failing(dataset: DatasetBuild) -> Contents:
+        dataset.map(_write_part, [0], description="test")
+        raise RuntimeError("a partition was lost")
+
+    with pytest.raises(RuntimeError, match="a partition was lost"):
+        stage_dataset(
+            client, store, "ingest", "k2", task="chat", parent_hashes=[], config_hash="x",
+            build=failing,
+        )  # fmt: skip
+    assert store.find_dataset("ingest", "k2") is None
     assert sorted(p.name for p in (tmp_path / "datasets" / "ingest").iterdir()) == ["k1"]
 
 
