@@ -35,8 +35,8 @@ from platforms.compute import shared_client
 from platforms.store import read_table
 from platforms.training import trainer_arguments
 from samples.generate import generate_sample, write_sample
-from tasks.evaluate import predict_and_score
 from tasks.ingest import run_ingest
+from tasks.scoring import predict_and_score
 from tasks.screen import run_screen
 from tasks.screen_policy import Action
 from tasks.split import assign_split

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from platforms.backends import Backends
+from platforms.backends import Backends, PlatformKind, check_base_model
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import PACKAGED_MODEL, TrainArgs, with_task_defaults
@@ -29,8 +29,8 @@ class TrainConfig(BaseModel):
     """How the model is fine-tuned."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    backend: Literal["local", "azureml"] = Field(
-        "local",
+    backend: PlatformKind = Field(
+        PlatformKind.local,
         description="local: a subprocess on this machine; azureml: a command job on the "
         "azureml section's compute cluster.",
     )
@@ -75,11 +75,7 @@ class TrainConfig(BaseModel):
     @model_validator(mode="after")
     def _model_asset_needs_azureml(self) -> TrainConfig:
         """An Azure ML model asset is mounted into Azure ML jobs; nothing here can load it."""
-        if (self.model or "").startswith("azureml:") and self.backend != "azureml":
-            raise ValueError(
-                f"train.model {self.model} is an Azure ML model asset, which only an Azure ML "
-                "job mounts: set train.backend: azureml, or use a Hugging Face id or a local path"
-            )
+        check_base_model(self.backend, self.model)
         return self
 
     def trainer_args(self, task_type: str) -> dict[str, Any]:

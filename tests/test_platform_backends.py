@@ -8,6 +8,7 @@ import pytest
 
 from flows.config import load_config
 from platforms.backends import Backends, BackendSettings
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry
 from platforms.training import LocalTrainingBackend
 
@@ -80,7 +81,7 @@ def test_the_champion_comes_with_its_files_here(tmp_path: Path) -> None:
     source = tmp_path / "model"
     source.mkdir()
     (source / "model_info.json").write_text("{}")
-    version = backends.registry.register("m", source, {"f1": 1.0}, {})
+    version = backends.registry.register("m", source, {"f1": 1.0}, Lineage())
     backends.registry.set_alias("m", "champion", version.version)
     champion = backends.champion("m")
     assert champion is not None and (Path(champion.path) / "model_info.json").is_file()
