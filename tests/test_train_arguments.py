@@ -107,6 +107,11 @@ def test_the_bounds_hold_in_the_trainer_and_the_config(name: str, value: Any, me
         TrainConfig(**{name: value})
 
 
+def test_a_bounded_argument_that_is_no_number_is_named() -> None:
+    with pytest.raises(ValueError, match="epochs must be greater than 0, got 'many'"):
+        TrainArgs(data_dir="d", epochs="many").validate()  # type: ignore[arg-type]
+
+
 def test_an_unknown_argument_never_becomes_a_flag() -> None:
     with pytest.raises(ValueError, match=r"unknown training argument\(s\) \['learning_rat'\]"):
         command_line({"learning_rat": 0.1})

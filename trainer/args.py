@@ -184,7 +184,7 @@ class Argument:
         """A ValueError naming the argument when `value` is out of its bounds."""
         for bound, limit in self.bounds.items():
             holds, words = _BOUND_CHECKS[bound]
-            if not holds(value, limit):
+            if not isinstance(value, int | float) or not holds(value, limit):
                 raise ValueError(f"{self.name} must be {words} {limit}, got {value!r}")
 
 
