@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from platforms.locks import process_alive
+from trainer.args import command_line
 
 if TYPE_CHECKING:
     from platforms.registry import ModelRegistry, ModelVersion
@@ -81,17 +82,9 @@ class TrainingBackend(Protocol):
 
 
 def trainer_arguments(data_dir: str, output_dir: str, args: dict[str, Any]) -> list[str]:
-    """`trainer.train` command-line flags for a spec's arguments (booleans as --x / --no-x)."""
-    flags = ["--data-dir", data_dir, "--output-dir", output_dir]
-    for key, value in args.items():
-        flag = f"--{key.replace('_', '-')}"
-        if isinstance(value, bool):
-            flags.append(flag if value else f"--no-{key.replace('_', '-')}")
-        elif isinstance(value, list):
-            flags += [flag, *map(str, value)]
-        else:
-            flags += [flag, str(value)]
-    return flags
+    """`trainer.train` command-line flags for a spec's arguments: the data and output folders
+    first, then `args` in their order (`trainer.args.command_line`)."""
+    return command_line({"data_dir": data_dir, "output_dir": output_dir, **args})
 
 
 class LocalTrainingBackend:
