@@ -218,7 +218,7 @@ def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:
     if not (exported / runtime).exists():
         runtimes.export(model_dir, exported)
     if not dest.exists():
-        choice = runtimes.RuntimeChoice(runtime, {}, [f"{runtime}: benchmarks/serve.py"])
+        choice = runtimes.ServingChoice(runtime, {}, [f"{runtime}: benchmarks/serve.py"])
         runtimes.stage(model_dir, exported / runtime, choice, dest)
     return dest
 
@@ -226,7 +226,7 @@ def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:
 def _f1(torch_dir: Path, served_dir: Path, split: Path) -> tuple[float, float, int]:
     """Test F1 of the torch model and of the served runtime, by the evaluation's metric code,
     each scoring the records as the endpoint does (`Scorer.score`)."""
-    from tasks.evaluate import score
+    from tasks.scoring import score
     from trainer.data import read_split
 
     records = read_split(split, "test")

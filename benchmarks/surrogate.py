@@ -36,8 +36,8 @@ from platforms.store import read_table
 from platforms.training import trainer_arguments
 from samples.generate import generate_sample, write_sample
 from screening.policy import Action
-from tasks.evaluate import predict_and_score
 from tasks.ingest import run_ingest
+from tasks.scoring import predict_and_score
 from tasks.screen import run_screen
 from tasks.split import assign_split
 from trainer.modeling import load_trained

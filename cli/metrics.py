@@ -20,7 +20,7 @@ def metrics(
     ],
 ) -> None:
     """Score a predictions file offline with the same metric code as the gate; print JSON."""
-    from tasks.evaluate import score
+    from tasks.scoring import score
     from trainer.data import read_split
 
     try:

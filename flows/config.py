@@ -8,6 +8,7 @@ bad values are rejected with the field's dotted name before any work starts.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,11 +30,12 @@ from platforms.notify import NotifyConfig
 from platforms.store import Store
 from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig
-from tasks.evaluate import EvaluateConfig, ServingConfig
+from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
 from tasks.rollout import RolloutConfig
+from tasks.serving_choice import ServingConfig
 from tasks.split import SplitConfig
 from tasks.train import TrainConfig
 from trainer.taskspec import task_spec
@@ -100,18 +102,14 @@ class PipelineConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _evaluation_backend_has_a_workspace(self) -> PipelineConfig:
-        if self.evaluate.backend == "azureml" and self.train.backend != "azureml":
-            raise ValueError(
-                "evaluate.backend 'azureml' runs on the workspace and cluster of "
-                "train.backend 'azureml': set train.backend to azureml or evaluate.backend to local"
-            )
+    def _platforms_fit_together(self) -> PipelineConfig:
+        self.backend_settings().check()
         return self
 
     @property
     def served_with(self) -> ServingConfig:
-        """`serving`, with `gpu` set when the rollout deploys to Azure ML GPU instances."""
-        on_gpu = self.rollout.backend == "azureml" and self.azureml.endpoint.gpu
+        """`serving`, with `gpu` set when the rollout deploys to GPU instances."""
+        on_gpu = self.backend_settings().endpoint_on_gpu
         return self.serving.model_copy(update={"gpu": self.serving.gpu or on_gpu})
 
     @model_validator(mode="after")
@@ -138,22 +136,26 @@ class PipelineConfig(BaseModel):
     def open_store(self) -> Store:
         return Store(self.store, storage_options(self.store, self.azure))
 
+    def backend_settings(self) -> BackendSettings:
+        """Which platform plays each part, from the stage configs' `backend` fields (the store's
+        credentials are looked up by `backends()`, when a run needs them)."""
+        return BackendSettings(
+            store=self.store,
+            dask=self.dask,
+            azureml=self.azureml,
+            training=self.train.backend,
+            registry=self.registry.backend,
+            endpoint=self.rollout.backend,
+            evaluation=self.evaluate.backend,
+            endpoint_port=self.rollout.port,
+            endpoint_workers=self.rollout.workers,
+        )
+
     def backends(self) -> Backends:
         """The run's platform objects (store, Dask, training, registry, endpoint), each built on
         first use by `platforms/backends.py`: the one place that turns this config into them."""
-        return Backends(
-            BackendSettings(
-                store=self.store,
-                storage_options=storage_options(self.store, self.azure),
-                dask=self.dask,
-                azureml=self.azureml,
-                training=self.train.backend,
-                registry=self.registry.backend,
-                endpoint=self.rollout.backend,
-                endpoint_port=self.rollout.port,
-                endpoint_workers=self.rollout.workers,
-            )
-        )
+        credentials = storage_options(self.store, self.azure)
+        return Backends(replace(self.backend_settings(), storage_options=credentials))
 
 
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:

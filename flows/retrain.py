@@ -1,8 +1,8 @@
 """The `retrain` flow: ingest → screen → approve → split → train → evaluate → register → rollout.
 
 The flow only wires tasks together: the config's `backends()` are built once and handed to every
-task, each task is called with keyword arguments, and `RunSummary` (flows/summary.py) times the
-stages; the lineage is built from the typed results in hand. Every stage's work lives in
+task, each task is called directly inside `with summary.stage(name)` (flows/summary.py times it
+and keeps how it ended); the lineage is built from the typed results in hand. Every stage's work lives in
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message.
 """
@@ -12,18 +12,18 @@ from __future__ import annotations
 from prefect import flow
 from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
-from prefect.states import Completed, Failed, State
+from prefect.states import State
 
 from flows.config import PipelineConfig
-from flows.summary import RunSummary, evaluation_summary, lineage
+from flows.summary import RunSummary, lineage
 from platforms.store import DatasetRef
-from tasks.approve import DataRejected, approve_task
+from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.ingest import ingest_task
 from tasks.notify import notify_task
 from tasks.records import NoUsableRecords
 from tasks.register import register_task
-from tasks.rollout import rollout_task
+from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
 from tasks.train import train_task
@@ -47,149 +47,85 @@ def retrain(config: PipelineConfig) -> State:
     summary = RunSummary(flow_run_id=str(context.flow_run.id) if context else None)
     backends = config.backends()
     try:
-        ingested = summary.run(
-            "ingest",
-            ingest_task,
-            backends=backends,
-            task_type=config.task,
-            columns=config.columns,
-            config=config.ingest,
-            azure=config.azure,
-        )
+        with summary.stage("ingest"):
+            ingested = ingest_task(
+                backends, config.task, config.columns, config.ingest, azure=config.azure
+            )
         summary.dataset("ingest", ingested)
-        _require_records(ingested, "accepted")
-        screened = summary.run(
-            "screen", screen_task, backends=backends, ingested=ingested, config=config.screen
-        )
+        _require_records(ingested)
+        with summary.stage("screen"):
+            screened = screen_task(backends, ingested, config.screen)
         summary.dataset("screen", screened.dataset)
-        _require_records(screened.dataset, "accepted")
-        approval = summary.run(
-            "approve",
-            approve_task,
-            backends=backends,
-            screened=screened,
-            config=config.approval,
-            notify=config.notify,
-        )
-        summary.note(
-            "approve",
-            content_hash=screened.dataset.content_hash,
-            decision=approval.decision,
-            reviewer=approval.reviewer,
-            mode=approval.mode.value,
-            reused=approval.reused,
-        )
-        split = summary.run(
-            "split",
-            split_task,
-            backends=backends,
-            screened=screened.dataset,
-            config=config.split,
-            exclude_ids=approval.exclude_ids,
-        )
+        _require_records(screened.dataset)
+        with summary.stage("approve"):
+            approval = approve_task(backends, screened, config.approval, config.notify)
+        summary.approved(screened.dataset, approval)
+        with summary.stage("split"):
+            split = split_task(backends, screened.dataset, config.split, approval.exclude_ids)
         summary.dataset("split", split, uri=split.uri)
         if config.until == "split":
-            summary.end("completed")
-            return Completed(message="data ingested, screened, approved and split", data=summary)
+            return summary.completed("data ingested, screened, approved and split")
 
-        job = summary.run("train", train_task, backends=backends, split=split, config=config.train)
-        summary.note(
-            "train", job=job.name, status=job.status, output_dir=job.output_dir, reused=job.reused
-        )
+        with summary.stage("train"):
+            job = train_task(backends, split, config.train)
+        summary.trained(job)
         name = config.registry.name_for(config.task.value)
-        evaluation = summary.run(
-            "evaluate",
-            evaluate_task,
-            backends=backends,
-            split=split,
-            job=job,
-            model_name=name,
-            config=config.evaluate,
-            screen=config.screen,
-            serving=config.served_with,
-        )
-        summary.evaluation = evaluation_summary(evaluation)
-        summary.note(
-            "evaluate",
-            test_records=evaluation.test_records,
-            primary_metric=evaluation.primary_metric,
-        )
-        if not evaluation.gate.passed:
-            message = "the candidate failed the gate, nothing was registered: " + "; ".join(
-                evaluation.gate.reasons
+        with summary.stage("evaluate"):
+            evaluation = evaluate_task(
+                backends, split, job, name, config.evaluate, config.screen, config.served_with
             )
-            summary.stages["evaluate"].status = "gate-failed"
-            summary.end("gate-failed", message)
-            notify_task(config.notify, "gate-failed", message, summary.evaluation)
-            return Failed(message=message, data=summary)
-
+        summary.evaluated(evaluation)
+        if not evaluation.gate.passed:
+            return _gate_failed(config, summary, evaluation.gate.reasons)
         datasets = {"ingest": ingested, "screen": screened.dataset, "split": split}
-        version = summary.run(
-            "register",
-            register_task,
-            backends=backends,
-            name=name,
-            model_dir=job.output_dir,
-            metrics=evaluation.candidate,
-            lineage=lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
-            promote=config.promotes_at_registration,
-            serving=evaluation.serving,
-        )
-        summary.model_version = f"{version.name}:{version.version}"
-        summary.note(
-            "register",
-            name=version.name,
-            version=version.version,
-            reused=version.lineage.get("flow_run_id") != summary.flow_run_id,
-        )
+        with summary.stage("register"):
+            version = register_task(
+                backends,
+                name,
+                job.output_dir,
+                evaluation.candidate,
+                lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
+                config.promotes_at_registration,
+                evaluation.serving,
+            )
+        summary.registered(version)
         if config.until == "register":
-            summary.end("completed")
-            return Completed(message=f"registered {summary.model_version}", data=summary)
+            return summary.completed(f"registered {summary.model_version}")
 
-        rollout = summary.run(
-            "rollout",
-            rollout_task,
-            backends=backends,
-            version=version,
-            task_type=config.task.value,
-            samples=evaluation.samples,
-            config=config.rollout,
-        )
-    except DataRejected as exc:
-        summary.end("rejected", str(exc))
-        return Failed(message=str(exc), data=summary)
-    except NoUsableRecords as exc:
-        summary.end("no-usable-records", str(exc))
-        return Failed(message=str(exc), data=summary)
+        with summary.stage("rollout"):
+            rollout = rollout_task(
+                backends, version, config.task.value, evaluation.samples, config.rollout
+            )
     except PrefectException:
         raise  # pauses, cancellations and crashes are Prefect's to handle
     except Exception as exc:  # noqa: BLE001 (any stage failure: the run ends with its summary)
-        # The failed task has logged its traceback; the run ends Failed with its summary (so
-        # `tunegate run --summary` writes one for failed runs too) naming the stage.
-        stage = next((n for n, s in summary.stages.items() if s.status == "failed"), "setup")
-        message = f"{stage} failed: {type(exc).__name__}: {exc}"
-        summary.end("failed", message)
-        return Failed(message=message, data=summary)
-    summary.endpoint = rollout.endpoint
-    summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
-    if rollout.outcome == "rolled-back":
-        message = f"rolled back {rollout.version}: {rollout.events[-1].message}"
-        summary.end("rolled-back", message)
-        notify_task(config.notify, "rolled-back", message, {"endpoint": rollout.endpoint})
-        return Failed(message=message, data=summary)
-    summary.end("completed")
-    return Completed(
-        message=f"registered {summary.model_version}, serving at {rollout.endpoint['url']}",
-        data=summary,
-    )
+        return summary.failed_with(exc)  # so `tunegate run --summary` writes one for it too
+    return _rolled_out(config, summary, rollout)
 
 
-def _require_records(dataset: DatasetRef, count: str) -> None:
+def _require_records(dataset: DatasetRef) -> None:
     """Stop before approval when a data stage left nothing to train on, saying why."""
-    if dataset.counts.get(count, 0) > 0:
+    if dataset.counts.get("accepted", 0) > 0:
         return
     counts = ", ".join(f"{k} {v}" for k, v in dataset.counts.items())
     raise NoUsableRecords(
         f"{dataset.stage} left no usable record ({counts}); nothing to approve or train on. "
         f"Each record's reason is in {dataset.uri}/quarantine/"
     )
+
+
+def _gate_failed(config: PipelineConfig, summary: RunSummary, reasons: list[str]) -> State:
+    message = "the candidate failed the gate, nothing was registered: " + "; ".join(reasons)
+    notify_task(config.notify, "gate-failed", message, summary.evaluation or {})
+    return summary.failed("gate-failed", message)
+
+
+def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRecord) -> State:
+    summary.endpoint = rollout.endpoint
+    summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
+    if rollout.outcome == "rolled-back":
+        message = f"rolled back {rollout.version}: {rollout.events[-1].message}"
+        notify_task(config.notify, "rolled-back", message, {"endpoint": rollout.endpoint})
+        return summary.failed("rolled-back", message)
+    url = rollout.endpoint["url"]
+    return summary.completed(f"registered {summary.model_version}, serving at {url}")

@@ -1,30 +1,35 @@
 """What a `retrain` run did and where its model came from: the run summary and the lineage.
 
-`RunSummary` times each stage, records how it ended (completed, rejected, failed, gate-failed)
-and the details a person reads in `tunegate run`'s table and `--summary` file. `lineage` is what
-the registry keeps beside a version: built from the typed results the flow holds (dataset refs,
-the approval record, the evaluation report, the training job), never read back out of the
-summary.
+`RunSummary` times each stage (`with summary.stage("train"): ...`), records how it ended
+(completed, rejected, failed, gate-failed) and the details a person reads in `tunegate run`'s
+table and `--summary` file; it also turns the run's end into the flow's final Prefect state.
+`lineage` is what the registry keeps beside a version: a typed `Lineage` built from the typed
+results the flow holds (dataset refs, the approval record, the evaluation report, the training
+job), never read back out of the summary.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from prefect.states import Completed, Failed, State
 from pydantic import BaseModel, Field
 
 from flows.config import PipelineConfig
+from platforms.approvals import ApprovalRecord
+from platforms.lineage import Lineage
+from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import TrainingJob
-from tasks.approve import ApprovalRecord, DataRejected
-from tasks.evaluate import EvalReport
+from tasks.approve import DataRejected
+from tasks.evaluation_report import EvalReport
+from tasks.records import NoUsableRecords
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 class StageSummary(BaseModel):
@@ -44,12 +49,13 @@ class RunSummary(BaseModel):
     model_version: str | None = None
     endpoint: dict[str, Any] | None = None
 
-    def run(self, stage: str, fn: Callable[..., T], /, **arguments: Any) -> T:
-        """Run one stage task with keyword `arguments`, timing it and keeping how it ended."""
+    @contextmanager
+    def stage(self, stage: str) -> Iterator[None]:
+        """Time the stage run inside the block and keep how it ended (an exception passes on)."""
         log.info("%s: started", stage)
         start = time.perf_counter()
         try:
-            result = fn(**arguments)
+            yield
         except DataRejected:
             self.stages[stage] = StageSummary(status="rejected", seconds=_since(start))
             raise
@@ -57,7 +63,6 @@ class RunSummary(BaseModel):
             self.stages[stage] = StageSummary(status="failed", seconds=_since(start))
             raise
         self.stages[stage] = StageSummary(status="completed", seconds=_since(start))
-        return result
 
     def dataset(self, stage: str, ref: DatasetRef, **extra: Any) -> None:
         """A data stage's details: its counts, content hash and whether it was reused."""
@@ -69,6 +74,54 @@ class RunSummary(BaseModel):
 
     def end(self, status: str, message: str = "") -> None:
         self.status, self.message = status, message
+
+    def approved(self, screened: DatasetRef, approval: ApprovalRecord) -> None:
+        self.note(
+            "approve",
+            content_hash=screened.content_hash,
+            decision=approval.decision,
+            reviewer=approval.reviewer,
+            mode=approval.mode.value,
+            reused=approval.reused,
+        )
+
+    def trained(self, job: TrainingJob) -> None:
+        self.note(
+            "train", job=job.name, status=job.status, output_dir=job.output_dir, reused=job.reused
+        )
+
+    def evaluated(self, report: EvalReport) -> None:
+        self.evaluation = evaluation_summary(report)
+        self.note(
+            "evaluate", test_records=report.test_records, primary_metric=report.primary_metric
+        )
+        if not report.gate.passed:
+            self.stages["evaluate"].status = "gate-failed"
+
+    def registered(self, version: ModelVersion) -> None:
+        self.model_version = f"{version.name}:{version.version}"
+        reused = version.lineage.flow_run_id != self.flow_run_id
+        self.note("register", name=version.name, version=version.version, reused=reused)
+
+    def completed(self, message: str) -> State:
+        """The run ends here, every stage it was asked to run done."""
+        self.end("completed")
+        return Completed(message=message, data=self)
+
+    def failed(self, status: str, message: str) -> State:
+        """The run ends here without a new model serving: `status` says why."""
+        self.end(status, message)
+        return Failed(message=message, data=self)
+
+    def failed_with(self, exc: Exception) -> State:
+        """The run ends on a stage's exception: rejected data, nothing usable, or a failure (the
+        failed task has logged its traceback; the message names the stage)."""
+        if isinstance(exc, DataRejected):
+            return self.failed("rejected", str(exc))
+        if isinstance(exc, NoUsableRecords):
+            return self.failed("no-usable-records", str(exc))
+        stage = next((n for n, s in self.stages.items() if s.status == "failed"), "setup")
+        return self.failed("failed", f"{stage} failed: {type(exc).__name__}: {exc}")
 
 
 def evaluation_summary(report: EvalReport) -> dict[str, Any]:
@@ -108,18 +161,18 @@ def lineage(
     approval: ApprovalRecord,
     job: TrainingJob,
     report: EvalReport,
-) -> dict[str, Any]:
+) -> Lineage:
     """Where a registered model came from: data hashes, approval, evaluation, run and config."""
-    return {
-        "datasets": {stage: ref.content_hash for stage, ref in datasets.items()},
-        "approval": approval.model_dump(mode="json"),
-        "approval_hash": approval.record_hash,  # of the signed record, as stored
-        "evaluation": report.model_dump(mode="json", exclude={"loss_curve"}),
-        "flow_run_id": flow_run_id,
-        "config_hash": sha256_text(stable_json(config.model_dump(mode="json"))),
-        "training_job": job.name,
-        "training_backend": config.train.backend,
-    }
+    return Lineage(
+        datasets={stage: ref.content_hash for stage, ref in datasets.items()},
+        approval=approval,
+        approval_hash=approval.record_hash,  # of the signed record, as stored
+        evaluation=report.model_dump(mode="json", exclude={"loss_curve"}),
+        flow_run_id=flow_run_id,
+        config_hash=sha256_text(stable_json(config.model_dump(mode="json"))),
+        training_job=job.name,
+        training_backend=config.train.backend,
+    )
 
 
 def _since(start: float) -> float:

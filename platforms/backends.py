@@ -7,17 +7,21 @@ object is made on first use: a run that stops after the split connects to no wor
 stage whose output already exists starts no Dask cluster. One Azure ML `MLClient` serves the
 registry, the training backend and the endpoint.
 
-Local backends keep their state in a local store (`{store}/jobs`, `{store}/models`,
-`{store}/endpoint`); Azure ML backends with an `az://` store keep theirs under `local_cache()`.
+A platform is one row of `PLATFORMS` (a `PlatformKind` and its factories): adding one (SageMaker,
+Kubernetes) is a new `Platform` there and its backends in a package of `platforms/`; no stage
+module names a platform. Local backends keep their state in a local store (`{store}/jobs`,
+`{store}/models`, `{store}/endpoint`); Azure ML backends with an `az://` store keep theirs under
+`local_cache()`.
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Protocol
 
 from platforms.azureml.config import AzureMLConfig, local_cache
 from platforms.compute import DaskConfig, lazy_client
@@ -30,7 +34,13 @@ if TYPE_CHECKING:
     from platforms.registry import ModelRegistry, ModelVersion
     from platforms.training import TrainingBackend
 
-Kind = Literal["local", "azureml"]
+
+class PlatformKind(StrEnum):
+    """Where a part of a run lives: this machine, or Azure ML. The stage configs' `backend`
+    fields (train, evaluate, registry, rollout) take these values; `PLATFORMS` builds each."""
+
+    local = "local"
+    azureml = "azureml"
 
 
 @dataclass(frozen=True)
@@ -41,11 +51,157 @@ class BackendSettings:
     storage_options: dict[str, Any] = field(default_factory=dict)
     dask: DaskConfig = field(default_factory=DaskConfig)
     azureml: AzureMLConfig = field(default_factory=AzureMLConfig)
-    training: Kind = "local"  # train.backend
-    registry: Kind = "local"  # registry.backend
-    endpoint: Kind = "local"  # rollout.backend
+    training: PlatformKind = PlatformKind.local  # train.backend
+    registry: PlatformKind = PlatformKind.local  # registry.backend
+    endpoint: PlatformKind = PlatformKind.local  # rollout.backend
+    evaluation: PlatformKind | None = None  # evaluate.backend (None: the training platform's)
     endpoint_port: int = 0  # rollout.port: the local endpoint's port (0: a free one)
     endpoint_workers: int = 1  # rollout.workers: scoring processes per local deployment
+
+    def __post_init__(self) -> None:
+        for part in ("training", "registry", "endpoint", "evaluation"):
+            value = getattr(self, part)
+            if value is not None:  # a plain string from a caller becomes its kind
+                object.__setattr__(self, part, PlatformKind(value))
+
+    def check(self) -> None:
+        """Raise a ValueError naming the config fields of a combination no platform runs."""
+        if self.evaluation is not None:
+            PLATFORMS[self.evaluation].check_evaluation(self)
+
+    @property
+    def endpoint_on_gpu(self) -> bool:
+        """Whether the endpoint's instances have GPUs (serving.gpu follows it)."""
+        return PLATFORMS[self.endpoint].serves_on_gpu(self)
+
+
+class Platform(Protocol):
+    """One platform's factories: what `Backends` builds for the parts that live on it."""
+
+    def registry(self, backends: Backends) -> ModelRegistry: ...
+    def training(self, backends: Backends) -> TrainingBackend: ...
+    def evaluation(self, backends: Backends) -> TrainingBackend: ...
+    def open_endpoint(self, backends: Backends) -> EndpointBackend: ...
+    def endpoint_state(self, backends: Backends) -> Path: ...
+    def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str: ...
+    def check_evaluation(self, settings: BackendSettings) -> None: ...
+    def check_base_model(self, model: str | None) -> None: ...
+    def serves_on_gpu(self, settings: BackendSettings) -> bool: ...
+
+
+class LocalPlatform:
+    """This machine: state in a local store (`{store}/jobs`, `{store}/models`, `{store}/endpoint`)."""
+
+    def registry(self, backends: Backends) -> ModelRegistry:
+        from platforms.registry import LocalRegistry
+
+        return LocalRegistry(backends.local_state("registry.backend", "the registry index"))
+
+    def training(self, backends: Backends) -> TrainingBackend:
+        from platforms.training import LocalTrainingBackend
+
+        root = backends.local_state("train.backend", "the model") / "jobs"
+        return LocalTrainingBackend(root, backends.store.storage_options)
+
+    def evaluation(self, backends: Backends) -> TrainingBackend:
+        """Predictions made in this process (beside training on another platform: nothing is
+        trained here, so a remote store is fine)."""
+        from platforms.training import LocalTrainingBackend
+
+        return LocalTrainingBackend(
+            backends.state_dir("jobs", "jobs"), backends.store.storage_options
+        )
+
+    def open_endpoint(self, backends: Backends) -> EndpointBackend:
+        from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
+
+        settings = backends.settings
+        url, key_file = ensure_local_endpoint(backends.endpoint_state(), settings.endpoint_port)
+        return LocalEndpointBackend(url, key_file, settings.endpoint_workers)
+
+    def endpoint_state(self, backends: Backends) -> Path:
+        return backends.local_state("rollout.backend", "the endpoint's state") / "endpoint"
+
+    def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
+        return Path(model_dir)
+
+    def check_evaluation(self, settings: BackendSettings) -> None:
+        return None  # any platform's model can be evaluated here
+
+    def check_base_model(self, model: str | None) -> None:
+        """An Azure ML model asset is mounted into Azure ML jobs; nothing here can load it."""
+        if (model or "").startswith("azureml:"):
+            raise ValueError(
+                f"train.model {model} is an Azure ML model asset, which only an Azure ML "
+                "job mounts: set train.backend: azureml, or use a Hugging Face id or a local path"
+            )
+
+    def serves_on_gpu(self, settings: BackendSettings) -> bool:
+        return False  # the local endpoint scores on this machine's CPU
+
+
+class AzureMLPlatform:
+    """Azure ML: one `MLClient` of `azureml.workspace` for every part; local state (downloaded
+    models, job records) under `local_cache()` for an `az://` store."""
+
+    def registry(self, backends: Backends) -> ModelRegistry:
+        from platforms.azureml.registry import AzureMLRegistry
+
+        return AzureMLRegistry(backends.workspace, local_cache() / "models")
+
+    def training(self, backends: Backends) -> TrainingBackend:
+        from platforms.azureml.training import AzureMLTrainingBackend
+
+        return AzureMLTrainingBackend(
+            backends.workspace,
+            backends.settings.azureml,
+            backends.state_dir("jobs", "jobs"),
+            storage_account=backends.store.storage_options.get("account_name"),
+        )
+
+    def evaluation(self, backends: Backends) -> TrainingBackend:
+        return backends.training  # an evaluation job on the training job's cluster
+
+    def open_endpoint(self, backends: Backends) -> EndpointBackend:
+        from platforms.azureml.endpoint import AzureMLEndpointBackend
+
+        endpoint = backends.settings.azureml.endpoint
+        return AzureMLEndpointBackend(backends.workspace, endpoint, backends.endpoint_state())
+
+    def endpoint_state(self, backends: Backends) -> Path:
+        return backends.state_dir("endpoint-azureml", "endpoint")
+
+    def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
+        """The training job's own output when it ran on Azure ML too (nothing is uploaded)."""
+        if backends.settings.training is PlatformKind.azureml and job:
+            from platforms.azureml.entities import job_output
+
+            return job_output(job)
+        return Path(model_dir)
+
+    def check_evaluation(self, settings: BackendSettings) -> None:
+        if settings.training is not PlatformKind.azureml:
+            raise ValueError(
+                "evaluate.backend 'azureml' runs on the workspace and cluster of "
+                "train.backend 'azureml': set train.backend to azureml or evaluate.backend to local"
+            )
+
+    def check_base_model(self, model: str | None) -> None:
+        return None  # a Hugging Face id, a model catalog asset or a folder uploaded with the job
+
+    def serves_on_gpu(self, settings: BackendSettings) -> bool:
+        return settings.azureml.endpoint.gpu
+
+
+PLATFORMS: dict[PlatformKind, Platform] = {
+    PlatformKind.local: LocalPlatform(),
+    PlatformKind.azureml: AzureMLPlatform(),
+}
+
+
+def check_base_model(kind: PlatformKind, model: str | None) -> None:
+    """Raise a ValueError naming train.model when the `kind` platform cannot train from it."""
+    PLATFORMS[kind].check_base_model(model)
 
 
 class Backends:
@@ -70,58 +226,38 @@ class Backends:
     @cached_property
     def registry(self) -> ModelRegistry:
         """Where versions and aliases live: the store's JSON index, or Azure ML model assets."""
-        if self.settings.registry == "azureml":
-            from platforms.azureml.registry import AzureMLRegistry
-
-            return AzureMLRegistry(self.workspace, local_cache() / "models")
-        from platforms.registry import LocalRegistry
-
-        return LocalRegistry(self._local_state("registry.backend", "the registry index"))
+        return PLATFORMS[self.settings.registry].registry(self)
 
     @cached_property
     def training(self) -> TrainingBackend:
         """Where the trainer runs: a subprocess here, or a command job on the Azure ML cluster;
         jobs keep their local state (and downloaded models) under `{store}/jobs`."""
-        if self.settings.training == "azureml":
-            from platforms.azureml.training import AzureMLTrainingBackend
+        return PLATFORMS[self.settings.training].training(self)
 
-            jobs = self._state_dir("jobs", "jobs")
-            return AzureMLTrainingBackend(
-                self.workspace,
-                self.settings.azureml,
-                jobs,
-                storage_account=self.settings.storage_options.get("account_name"),
-            )
-        from platforms.training import LocalTrainingBackend
-
-        return LocalTrainingBackend(self._local_state("train.backend", "the model") / "jobs")
+    @cached_property
+    def evaluation(self) -> TrainingBackend:
+        """Where base, candidate and champion predict the test split (`evaluate.backend`,
+        default the training platform): in this process, or an Azure ML evaluation job."""
+        kind = self.settings.evaluation or self.settings.training
+        if kind is self.settings.training:
+            return self.training
+        return PLATFORMS[kind].evaluation(self)
 
     def open_endpoint(self) -> EndpointBackend:
         """The endpoint backend, the caller's to `close()`: Azure ML's managed online endpoint, or
         the local one under `{store}/endpoint`, started when it is not running."""
-        if self.settings.endpoint == "azureml":
-            from platforms.azureml.endpoint import AzureMLEndpointBackend
-
-            return AzureMLEndpointBackend(
-                self.workspace, self.settings.azureml.endpoint, self._endpoint_state()
-            )
-        from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
-
-        url, key_file = ensure_local_endpoint(self._endpoint_state(), self.settings.endpoint_port)
-        return LocalEndpointBackend(url, key_file, self.settings.endpoint_workers)
+        return PLATFORMS[self.settings.endpoint].open_endpoint(self)
 
     def endpoint_lock(self) -> AbstractContextManager[None]:
         """Held by a rollout: one rollout at a time per endpoint (between the processes of this
         machine; Azure ML's own control plane serialises updates across machines)."""
         from platforms.locks import file_lock
 
-        return file_lock(self._endpoint_state() / "rollout.lock", "another run's rollout")
+        return file_lock(self.endpoint_state() / "rollout.lock", "another run's rollout")
 
-    def _endpoint_state(self) -> Path:
+    def endpoint_state(self) -> Path:
         """Where the endpoint's state is kept on this machine."""
-        if self.settings.endpoint == "azureml":
-            return self._state_dir("endpoint-azureml", "endpoint")
-        return self._local_state("rollout.backend", "the endpoint's state") / "endpoint"
+        return PLATFORMS[self.settings.endpoint].endpoint_state(self)
 
     def champion(self, name: str) -> ModelVersion | None:
         """The `champion` of `name` with its files on this machine (downloaded when remote)."""
@@ -131,22 +267,15 @@ class Backends:
     def files_here(self, version: ModelVersion) -> ModelVersion:
         """`version` with its `path` on this machine: a local registry's folder as it is, an
         Azure ML model asset downloaded (once) into the local cache."""
-        download = getattr(self.registry, "download", None)
-        if download is None:
-            return version
-        return version.model_copy(update={"path": str(download(version))})
+        return version.model_copy(update={"path": str(self.registry.download(version))})
 
     def model_source(self, model_dir: str, training_job: str | None) -> Path | str:
         """What to register: the Azure ML job's own output when both training and the registry
         are on Azure ML (nothing is uploaded again), else the model folder here."""
-        on_azure = self.settings.registry == self.settings.training == "azureml"
-        if on_azure and training_job:
-            from platforms.azureml.entities import job_output
+        return PLATFORMS[self.settings.registry].model_source(self, model_dir, training_job)
 
-            return job_output(training_job)
-        return Path(model_dir)
-
-    def _local_state(self, field_name: str, what: str) -> Path:
+    def local_state(self, field_name: str, what: str) -> Path:
+        """The local store's folder, where a part living on this machine keeps its state."""
         if not self.store.is_local:
             raise ValueError(
                 f"{field_name}=local needs a local store ({what} is kept there); "
@@ -154,7 +283,7 @@ class Backends:
             )
         return Path(self.store.uri)
 
-    def _state_dir(self, in_store: str, in_cache: str) -> Path:
+    def state_dir(self, in_store: str, in_cache: str) -> Path:
         """`{store}/{in_store}` for a local store, else `{local_cache()}/{in_cache}`."""
         if self.store.is_local:
             return Path(self.store.uri) / in_store

@@ -26,6 +26,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.lineage import Lineage
+
 ALIASES = ("champion", "challenger")
 VERSION_FILE = "version.json"
 ALIAS_LOG = "aliases.jsonl"
@@ -44,20 +46,22 @@ class ModelVersion(BaseModel):
     path: str
     created_at: str
     metrics: dict[str, float] = Field(default_factory=dict)
-    lineage: dict[str, Any] = Field(default_factory=dict)
+    lineage: Lineage = Field(default_factory=Lineage)
 
 
 class ModelRegistry(Protocol):
-    # register: a training job (lineage["training_job"]) is registered once; again, the
+    # register: a training job (lineage.training_job) is registered once; again, the
     # version it became is returned.
     def register(
-        self, name: str, source: Path | str, metrics: dict[str, float], lineage: dict[str, Any]
+        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
     ) -> ModelVersion: ...
     def get(self, name: str, version: int) -> ModelVersion: ...
     def versions(self, name: str) -> list[ModelVersion]: ...
     def alias(self, name: str, alias: str) -> ModelVersion | None: ...
     def set_alias(self, name: str, alias: str, version: int) -> None: ...
     def previous(self, name: str, alias: str) -> ModelVersion | None: ...
+    # download: the version's files on this machine (a local registry's folder as it is)
+    def download(self, version: ModelVersion) -> Path: ...
 
 
 class LocalRegistry:
@@ -66,20 +70,19 @@ class LocalRegistry:
         self.index_path = self.root / "index.json"
 
     def register(
-        self, name: str, source: Path, metrics: dict[str, float], lineage: dict[str, Any]
+        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
     ) -> ModelVersion:
         """Copy `source` in as the next version of `name`.
 
-        A training job is registered once: when `lineage["training_job"]` names a job some
+        A training job is registered once: when `lineage.training_job` names a job some
         version already came from, that version is returned (checked under the lock, so two runs
         finishing the same job at once register it once).
         """
         with self._locked() as index:
             entry = index.setdefault(name, {"versions": {}, "aliases": {}})
-            job = lineage.get("training_job")
-            for existing in entry["versions"].values():
-                if job is not None and existing.get("lineage", {}).get("training_job") == job:
-                    return ModelVersion.model_validate(existing)
+            for existing in map(ModelVersion.model_validate, entry["versions"].values()):
+                if lineage.same_job(existing.lineage):
+                    return existing
             version = max([*map(int, entry["versions"]), *self._folders(name)], default=0) + 1
             target = self.root / name / str(version)
             scratch = self.root / name / f".tmp-{uuid.uuid4().hex[:8]}"
@@ -150,6 +153,10 @@ class LocalRegistry:
             if version != current:
                 return self.get(name, version)
         return None
+
+    def download(self, version: ModelVersion) -> Path:
+        """The version's files: its folder here, as it is."""
+        return Path(version.path)
 
     @contextmanager
     def _locked(self, rebuild: bool = False) -> Iterator[dict[str, Any]]:

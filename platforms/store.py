@@ -204,8 +204,17 @@ class Store:
     def manifests(self) -> list[Manifest]:
         """Every finished dataset's manifest in the store, by stage then key."""
         found = self.fs.glob(_strip(self.fs, self.path("datasets", "*", "*", MANIFEST)))
-        prefix = "" if self.is_local else self.uri.split("://")[0] + "://"
-        return [self.read_manifest(prefix + p.rsplit("/", 1)[0]) for p in sorted(found)]
+        return [self.read_manifest(self._uri(p.rsplit("/", 1)[0])) for p in sorted(found)]
+
+    def list(self, uri: str) -> list[str]:
+        """The URIs of the entries of the folder `uri`, sorted (empty when it does not exist)."""
+        if not self.exists(uri):
+            return []
+        return sorted(self._uri(p) for p in self.fs.ls(_strip(self.fs, uri), detail=False))
+
+    def _uri(self, path: str) -> str:
+        """A path of the store's filesystem as a URI of the store (`az://...` on Blob)."""
+        return path if self.is_local or "://" in path else f"{self.uri.split('://')[0]}://{path}"
 
     def exists(self, uri: str) -> bool:
         return self.fs.exists(_strip(self.fs, uri))

@@ -16,11 +16,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from platforms.locks import process_alive
+from trainer.args import command_line
+
+if TYPE_CHECKING:
+    from platforms.registry import ModelRegistry, ModelVersion
 
 JobStatus = Literal["running", "completed", "failed", "cancelled"]
 _ROOT = Path(__file__).resolve().parents[1]
@@ -49,26 +53,38 @@ class TrainingJob(BaseModel):
     reused: bool = False
 
 
+Predictions = dict[str, list[str] | None]  # "base", "candidate", "champion" -> one per record
+
+
 class TrainingBackend(Protocol):
+    """Where the trainer runs, and where trained models predict a test split (evaluate)."""
+
+    name: str
+
     def submit(self, spec: TrainSpec) -> TrainingJob: ...
     def status(self, job: TrainingJob) -> JobStatus: ...
     def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob: ...
     def fetch_outputs(self, job: TrainingJob) -> Path: ...
     def cancel(self, job: TrainingJob) -> None: ...
+    def evaluate(
+        self,
+        data_dir: str,
+        job: TrainingJob,
+        champion: ModelVersion | None,
+        registry: ModelRegistry,
+        on_log: Callable[[str], None],
+        max_test_records: int = 0,
+        batch_size: int = 32,
+    ) -> Predictions:
+        """The base model's, the job's model's and `champion`'s prediction of every test record
+        of `data_dir` (champion None when there is none)."""
+        ...
 
 
 def trainer_arguments(data_dir: str, output_dir: str, args: dict[str, Any]) -> list[str]:
-    """`trainer.train` command-line flags for a spec's arguments (booleans as --x / --no-x)."""
-    flags = ["--data-dir", data_dir, "--output-dir", output_dir]
-    for key, value in args.items():
-        flag = f"--{key.replace('_', '-')}"
-        if isinstance(value, bool):
-            flags.append(flag if value else f"--no-{key.replace('_', '-')}")
-        elif isinstance(value, list):
-            flags += [flag, *map(str, value)]
-        else:
-            flags += [flag, str(value)]
-    return flags
+    """`trainer.train` command-line flags for a spec's arguments: the data and output folders
+    first, then `args` in their order (`trainer.args.command_line`)."""
+    return command_line({"data_dir": data_dir, "output_dir": output_dir, **args})
 
 
 class LocalTrainingBackend:
@@ -76,8 +92,9 @@ class LocalTrainingBackend:
 
     name = "local"
 
-    def __init__(self, jobs_root: Path) -> None:
+    def __init__(self, jobs_root: Path, storage_options: dict[str, Any] | None = None) -> None:
         self.jobs_root = jobs_root
+        self.storage_options = storage_options or {}
 
     def submit(self, spec: TrainSpec) -> TrainingJob:
         folder = self.jobs_root / spec.name
@@ -179,6 +196,27 @@ class LocalTrainingBackend:
         if job.status != "completed":
             raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
         return Path(job.output_dir)
+
+    def evaluate(
+        self,
+        data_dir: str,
+        job: TrainingJob,
+        champion: ModelVersion | None,
+        registry: ModelRegistry,
+        on_log: Callable[[str], None],
+        max_test_records: int = 0,
+        batch_size: int = 32,
+    ) -> Predictions:
+        """Predict the test split in this process, with the champion's files here (downloaded
+        from a remote registry once)."""
+        # torch, transformers and datasets load here, not when the CLI or the config loads
+        from trainer.data import read_split
+        from trainer.evaluate import predict_models
+
+        records = read_split(data_dir, "test", max_test_records, self.storage_options)
+        champion_dir = registry.download(champion) if champion is not None else None
+        on_log(f"predicting {len(records)} test records here")
+        return predict_models(records, job.output_dir, champion_dir, batch_size)
 
     def cancel(self, job: TrainingJob, grace_seconds: float = 10.0) -> None:
         """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""

@@ -172,15 +172,28 @@ class OnnxSpanModel:
 
 
 @dataclass(frozen=True)
-class RuntimeChoice:
-    """Which runtime serves, and every runtime's primary metric and why it was (not) chosen."""
+class ServingChoice:
+    """Which runtime serves, every runtime's primary metric and why each was (not) chosen; from
+    the evaluation, also the metric, the folder the candidate was exported to and the chosen
+    runtime's hash there (what registration checks before it stages the files)."""
 
     runtime: Runtime
     scores: dict[str, float]  # runtime -> primary metric on the test split
     reasons: list[str]
+    primary_metric: str | None = None
+    folder: str | None = None  # the evaluation's export folder: serving/<runtime>/ under it
+    sha256: str | None = None  # sha256_path of the chosen runtime's exported folder
 
     def as_dict(self) -> dict[str, Any]:
+        """What `serving.json` records of the choice."""
         return {"runtime": self.runtime, "scores": self.scores, "reasons": self.reasons}
+
+    @property
+    def exported(self) -> Path | None:
+        """The chosen runtime's exported folder (None: torch serves, nothing was exported)."""
+        if self.runtime == "torch" or self.folder is None:
+            return None
+        return Path(self.folder) / FOLDER / self.runtime
 
 
 def choose(
@@ -188,7 +201,7 @@ def choose(
     wanted_runtime: str,
     max_quality_loss: float,
     candidates: Sequence[Runtime] = FASTEST_FIRST,
-) -> RuntimeChoice:
+) -> ServingChoice:
     """The first of `candidates` (fastest first; only `wanted_runtime` unless it is auto) that
     was scored and loses at most `max_quality_loss` points against torch; torch otherwise."""
     wanted = [r for r in candidates if wanted_runtime in ("auto", r)]
@@ -199,12 +212,12 @@ def choose(
         loss = scores["torch"] - scores[runtime]
         if loss <= max_quality_loss:
             reasons.append(f"{runtime}: {-loss:+.2f} points against torch, within the limit")
-            return RuntimeChoice(runtime, scores, reasons)
+            return ServingChoice(runtime, scores, reasons)
         reasons.append(
             f"{runtime} refused: loses {loss:.2f} points against torch "
             f"(serving.max_quality_loss {max_quality_loss})"
         )
-    return RuntimeChoice("torch", scores, [*reasons, "torch serves"])
+    return ServingChoice("torch", scores, [*reasons, "torch serves"])
 
 
 def sha256_path(path: Path) -> str:
@@ -220,7 +233,7 @@ def sha256_path(path: Path) -> str:
     return digest.hexdigest()
 
 
-def stage(model_dir: Path, exported: Path, choice: RuntimeChoice, dest: Path) -> dict[str, Any]:
+def stage(model_dir: Path, exported: Path, choice: ServingChoice, dest: Path) -> dict[str, Any]:
     """`dest`: a copy of `model_dir` serving with `choice`: the chosen runtime's exported folder
     (`exported`) at serving/<runtime>/ and `serving.json` naming it with its hash (what the
     lineage records), which it returns. A torch choice copies no exported files."""

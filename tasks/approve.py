@@ -1,53 +1,38 @@
 """approve: the human gate between screening and training.
 
-The flow pauses with `pause_flow_run(wait_for_input=ApprovalInput)`; the Prefect UI shows the
-screening report and a form (decision, reviewer, comment, record ids to exclude). Every decision
-becomes an `ApprovalRecord` on the store, bound to the screened dataset's content hash and signed
-(HMAC-SHA256) with a key that does not live in the store: a later run over the same screened data
-finds the approval and does not pause again, but only when the signature holds and the hash it
-names is the dataset's. An edited record, one copied into another dataset's folder, or one signed
-with another key is not an approval: a manual run asks for a new review (saying why), an automatic
-one stops.
+The flow pauses for an `ApprovalInput` (tasks/pause.py); the Prefect UI shows the screening
+report and a form (decision, reviewer, comment, record ids to exclude). Every decision becomes a
+signed `ApprovalRecord` on the store (platforms/approvals.py), bound to the screened dataset's
+content hash: a later run over the same screened data finds the approval and does not pause
+again, but only when the signature holds and the hash it names is the dataset's. An edited
+record, one copied into another dataset's folder, or one signed with another key is not an
+approval: a manual run asks for a new review (saying why), an automatic one stops. This module
+resolves the signing key, lets the policy decide or asks the reviewer, and writes the artifacts.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import hashlib
-import hmac
 import logging
 import os
-import threading
-import uuid
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from prefect.context import FlowRunContext
-from prefect.exceptions import FlowPauseTimeout, NotPausedError
-from prefect.flow_runs import pause_flow_run, resume_flow_run
 from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.approvals import ApprovalMode, ApprovalRecord, find_approval, save_approval
 from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
-from platforms.store import DatasetRef, Store, sha256_text, stable_json
+from platforms.store import DatasetRef
 from screening.report import Screened, ScreenReport, report_hash, report_markdown
+from tasks import pause
 from tasks.review_changes import changes_markdown, compare
 
 log = logging.getLogger(__name__)
-_PAUSE_GRACE_SECONDS = 60
-
-
-class ApprovalMode(StrEnum):
-    manual = "manual"
-    auto = "auto"
-    auto_if_clean = "auto-if-clean"
 
 
 class ApprovalConfig(BaseModel):
@@ -103,51 +88,6 @@ class ApprovalInput(RunInput):
     )
 
 
-class ApprovalRecord(BaseModel):
-    """The audit record of one decision about one screened dataset."""
-
-    model_config = ConfigDict(frozen=True)
-    decision: Literal["approved", "rejected"]
-    reviewer: str
-    comment: str
-    decided_at: str
-    mode: ApprovalMode
-    dataset_uri: str
-    dataset_hash: str
-    report_hash: str
-    flow_run_id: str | None
-    exclude_ids: list[str] = Field(default_factory=list)
-    signature: str = ""  # HMAC-SHA256 of every field above, hex; set by `save_approval`
-    reused: bool = False
-
-    @property
-    def approved(self) -> bool:
-        return self.decision == "approved"
-
-    def signed_content(self) -> bytes:
-        """What the signature covers: every field but the signature and `reused`."""
-        return stable_json(self.model_dump(mode="json", exclude={"signature", "reused"})).encode()
-
-    def signed(self, key: bytes) -> ApprovalRecord:
-        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
-        return self.model_copy(update={"signature": digest})
-
-    def problem(self, key: bytes, dataset_hash: str) -> str | None:
-        """Why this record is no approval of the dataset `dataset_hash` (None when it is)."""
-        if not self.signature:
-            return "it is not signed"
-        if not hmac.compare_digest(self.signed(key).signature, self.signature):
-            return "its signature does not match its content (edited, or signed with another key)"
-        if self.dataset_hash != dataset_hash:
-            return f"it approves dataset {self.dataset_hash[:16]}, not {dataset_hash[:16]}"
-        return None
-
-    @property
-    def record_hash(self) -> str:
-        """The hash of the signed record, kept in the registry's lineage."""
-        return sha256_text(stable_json(self.model_dump(mode="json", exclude={"reused"})))
-
-
 class DataRejected(RuntimeError):
     """Raised to stop a flow whose data was not approved; the message says who and why."""
 
@@ -163,43 +103,6 @@ def decide_by_policy(mode: ApprovalMode, report: ScreenReport) -> str | None:
     if mode is ApprovalMode.auto_if_clean and not report.needs_review:
         return "approved by policy: nothing flagged for review (approval.mode=auto-if-clean)"
     return None
-
-
-def find_approval(
-    store: Store, screened: DatasetRef, key: bytes
-) -> tuple[ApprovalRecord | None, list[str]]:
-    """The latest valid approval of this exact screened data, if any, and why each record that
-    claims to approve it is not valid (each problem names the record's file)."""
-    folder = store.path("approvals", screened.content_hash)
-    if not store.exists(folder):
-        return None, []
-    names = sorted(store.fs.ls(store.fs._strip_protocol(folder), detail=False), reverse=True)
-    problems = []
-    for name in names:
-        short = name.rsplit("/", 1)[-1]
-        try:
-            record = ApprovalRecord.model_validate_json(store.read_text(_uri(store, name)))
-        except ValueError:
-            problems.append(f"approval record {short} is unreadable")
-            continue
-        if not record.approved:
-            continue
-        if (problem := record.problem(key, screened.content_hash)) is not None:
-            problems.append(f"approval record {short} is not valid: {problem}")
-            continue
-        return record.model_copy(update={"reused": True}), problems
-    return None, problems
-
-
-def save_approval(store: Store, record: ApprovalRecord, key: bytes) -> ApprovalRecord:
-    """Sign the record and keep it, one file per decision, under the dataset hash and beside the
-    dataset. Returns the signed record."""
-    record = record.signed(key)
-    text = record.model_dump_json(indent=2)
-    name = f"{record.decided_at.replace(':', '')}-{record.decision}-{uuid.uuid4().hex[:6]}.json"
-    store.write_text_atomic(store.path("approvals", record.dataset_hash, name), text)
-    store.write_text_atomic(f"{record.dataset_uri}/approval.json", text)
-    return record
 
 
 def make_record(
@@ -245,22 +148,14 @@ def request_review(
     )
     # Initial data only for the description: `with_initial_data(field=value)` redefines the field
     # without its description and constraints (prefect 3.8.8), so an empty reviewer would pass.
-    form = ApprovalInput.with_initial_data(description=description)
     comment = f"no decision within {config.timeout_seconds}s"
-    timeout_answer = {"approved": False, "reviewer": "timeout", "comment": comment}
-    # The server fails a run whose pause expires, so the flow could not record the rejection
-    # itself: a timer answers for the reviewer first, and the pause's own timeout is a backstop.
-    timer = _answer_later(config.timeout_seconds, timeout_answer)
-    try:
-        answer = pause_flow_run(
-            wait_for_input=form,
-            timeout=config.timeout_seconds + _PAUSE_GRACE_SECONDS,
-            poll_interval=config.poll_seconds,
-        )
-    except FlowPauseTimeout:
-        answer = ApprovalInput(**timeout_answer)
-    finally:
-        timer.cancel()
+    answer = pause.ask(
+        ApprovalInput,
+        {"approved": False, "reviewer": "timeout", "comment": comment},
+        config.timeout_seconds,
+        config.poll_seconds,
+        initial={"description": description},
+    )
     return make_record(
         screened,
         report,
@@ -270,28 +165,6 @@ def request_review(
         comment=answer.comment,
         exclude_ids=answer.exclude_ids,
     )
-
-
-def _answer_later(seconds: int, answer: dict[str, object]) -> threading.Timer:
-    """Resume this flow run with `answer` after `seconds`, unless someone answered already."""
-    context = FlowRunContext.get()
-    if context is None or context.flow_run is None:
-        raise RuntimeError("approval.mode=manual needs a flow run to pause")
-    flow_run_id = context.flow_run.id
-
-    def resume() -> None:
-        # NotPaused / timed out: a reviewer answered in the meantime and their answer stands.
-        with contextlib.suppress(NotPausedError, FlowPauseTimeout):
-            resume_flow_run(flow_run_id, run_input=answer)
-
-    timer = threading.Timer(seconds, contextvars.copy_context().run, args=(resume,))
-    timer.daemon = True
-    timer.start()
-    return timer
-
-
-def _uri(store: Store, path: str) -> str:
-    return path if "://" in path or store.is_local else f"{store.uri.split('://')[0]}://{path}"
 
 
 @task(name="approve", cache_policy=NONE)

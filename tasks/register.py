@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.backends import Backends
+from platforms.backends import Backends, PlatformKind
+from platforms.lineage import Lineage
 from platforms.registry import ModelRegistry, ModelVersion
+from serving import runtimes
+from serving.runtimes import ServingChoice
 
 _ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,8 +30,8 @@ class RegisterConfig(BaseModel):
     model_name: str | None = Field(
         None, description="Registered model name (default: tunegate-<task>).", pattern=r"^[\w.-]+$"
     )
-    backend: Literal["local", "azureml"] = Field(
-        "local",
+    backend: PlatformKind = Field(
+        PlatformKind.local,
         description="local: a folder and JSON index in the store; azureml: model assets in the "
         "azureml section's workspace (aliases as tags).",
     )
@@ -64,31 +66,30 @@ def run_register(
     name: str,
     source: Path | str,
     metrics: dict[str, float],
-    lineage: dict[str, Any],
+    lineage: Lineage,
     promote: bool,
 ) -> ModelVersion:
     """Register `source` as a version of `name` (the `challenger`; also the `champion` when
     `promote`). A re-run over the same data and config trains nothing new: the registry returns
     the version its training job was registered as."""
-    version = registry.register(name, source, metrics, {**lineage, "code_version": code_version()})
+    lineage = lineage.model_copy(update={"code_version": code_version()})
+    version = registry.register(name, source, metrics, lineage)
     registry.set_alias(name, "challenger", version.version)
     if promote:
         registry.set_alias(name, "champion", version.version)
     return version
 
 
-def with_serving_files(model_dir: Path, serving: dict[str, Any]) -> Path:
+def with_serving_files(model_dir: Path, serving: ServingChoice) -> Path:
     """A copy of `model_dir` with the chosen runtime's exported folder (`serving/<runtime>/`) and
     `serving.json`, beside the evaluation's export (the training output stays as it was)."""
-    from serving import runtimes
-
-    export = Path(serving["folder"])
-    choice = runtimes.RuntimeChoice(serving["runtime"], serving["scores"], serving["reasons"])
-    exported = export / runtimes.FOLDER / serving["runtime"]
-    record = runtimes.stage(model_dir, exported, choice, export / "registered")
-    if record["sha256"] != serving["sha256"]:
-        raise ValueError(f"{exported} changed since it was evaluated")
-    return export / "registered"
+    if serving.exported is None or serving.folder is None:
+        raise ValueError(f"the {serving.runtime} choice names no exported folder to stage")
+    staged = Path(serving.folder) / "registered"
+    record = runtimes.stage(model_dir, serving.exported, serving, staged)
+    if record["sha256"] != serving.sha256:
+        raise ValueError(f"{serving.exported} changed since it was evaluated")
+    return staged
 
 
 @task(name="register", cache_policy=NONE)
@@ -97,25 +98,23 @@ def register_task(
     name: str,
     model_dir: str,
     metrics: dict[str, float],
-    lineage: dict[str, Any],
+    lineage: Lineage,
     promote: bool,
-    serving: dict[str, Any] | None = None,
+    serving: ServingChoice | None = None,
 ) -> ModelVersion:
     """Register the candidate with its lineage, and the runtime the evaluation chose for it
     (`serving`, its exported files beside the model). A model served by an optimized runtime is
     registered from the folder staged here with those files (uploaded to Azure ML's registry,
     not its training job's output, which has none)."""
     source: Path | str
-    if serving is not None and serving["runtime"] != "torch":
+    if serving is not None and serving.exported is not None:
         source = with_serving_files(Path(model_dir), serving)
     else:
-        source = backends.model_source(model_dir, lineage.get("training_job"))
+        source = backends.model_source(model_dir, lineage.training_job)
     version = run_register(backends.registry, name, source, metrics, lineage, promote)
     create_markdown_artifact(
         key="model-version",
         markdown=f"### {version.name} v{version.version}\n\n"
-        + "\n".join(
-            f"- **{k}**: `{v}`" for k, v in version.lineage.items() if not isinstance(v, dict)
-        ),
+        + "\n".join(f"- **{k}**: `{v}`" for k, v in version.lineage.tags().items()),
     )
     return version

@@ -22,7 +22,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.backends import Backends
+from platforms.backends import Backends, PlatformKind
 from platforms.endpoint import EndpointBackend
 from platforms.registry import ModelRegistry, ModelVersion
 from serving.client import EndpointError
@@ -44,8 +44,8 @@ log = logging.getLogger(__name__)
 class RolloutConfig(RolloutPolicy):
     """How new versions reach the endpoint."""
 
-    backend: Literal["local", "azureml"] = Field(
-        "local",
+    backend: PlatformKind = Field(
+        PlatformKind.local,
         description="local: the endpoint in serving/; azureml: the managed online endpoint of "
         "the azureml section.",
     )

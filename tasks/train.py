@@ -8,57 +8,62 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from platforms.backends import Backends
+from platforms.backends import Backends, PlatformKind, check_base_model
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
-from trainer.args import PACKAGED_MODEL, TrainArgs, with_task_defaults
-from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ, task_spec
+from trainer.args import ARGUMENTS, Argument, TrainArgs, with_task_defaults
+from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
-_TRAIN_ARG_NAMES = set(TrainArgs.__dataclass_fields__) - {"task", "data_dir", "output_dir"}
+# The trainer arguments a `train:` config sets as fields of its own, unset by default (the
+# trainer then takes the task's choice); any other goes under `args`. Type, description and
+# bounds are the trainer's declaration of the argument (trainer/args.py).
+OWN_ARGUMENTS = ("model", "epochs", "learning_rate", "batch_size", "max_length", "lora", "lora_r")
+# Not the config's to set: the task comes from `task`, the folders from the training backend.
+_SET_BY_PIPELINE = ("task", "data_dir", "output_dir")
+_TRAIN_ARG_NAMES = set(ARGUMENTS) - set(_SET_BY_PIPELINE)
 _TUNED = " Unset: the task's tuned value (README, Config reference), else the trainer's default."
 
 
-class TrainConfig(BaseModel):
-    """How the model is fine-tuned."""
+def _own_field(argument: Argument) -> tuple[Any, Any]:
+    """The config field of a trainer argument: its type or None (unset), its help, its bounds."""
+    unset = "" if argument.name == "model" else _TUNED  # the model's help says what unset means
+    field = Field(None, description=argument.help + unset, **argument.bounds)
+    return argument.type | None, field
+
+
+class _Launch(BaseModel):
+    """Where and how the trainer runs: the part of `train:` that is no trainer argument."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    backend: Literal["local", "azureml"] = Field(
-        "local",
+    backend: PlatformKind = Field(
+        PlatformKind.local,
         description="local: a subprocess on this machine; azureml: a command job on the "
         "azureml section's compute cluster.",
-    )
-    model: str | None = Field(
-        None,
-        description="Base model: a Hugging Face id or local path (where a hub is reachable), or "
-        f"a model built from the pretrained MiniLM shipped in a pip package ({PACKAGED_MODEL}; "
-        f"{PACKAGED_SEQ2SEQ}, an encoder-decoder; {PACKAGED_DECODER}, a causal decoder). "
-        "Unset: the task's packaged model, with its tuned settings.",
     )
     nproc: int = Field(1, ge=1, le=64, description="Processes on this machine (>1: torchrun DDP).")
     accelerate_config: str | None = Field(
         None, description="An accelerate config from trainer/configs/ (ddp, fsdp, deepspeed_zero*)."
     )
-    epochs: float | None = Field(None, gt=0, description="Training epochs." + _TUNED)
-    learning_rate: float | None = Field(
-        None, gt=0, lt=1, description="Peak learning rate." + _TUNED
-    )
-    batch_size: int | None = Field(
-        None, ge=1, le=4096, description="Per-device training batch size." + _TUNED
-    )
-    max_length: int | None = Field(
-        None, ge=16, le=32768, description="Tokens per window / sequence." + _TUNED
-    )
-    lora: bool | None = Field(
-        None, description="Train a LoRA adapter (False: full fine-tuning)." + _TUNED
-    )
-    lora_r: int | None = Field(None, ge=1, le=1024, description="LoRA rank." + _TUNED)
+
+
+_OwnArguments: type[_Launch] = create_model(
+    "_OwnArguments",
+    __base__=_Launch,
+    __module__=__name__,
+    **{name: _own_field(ARGUMENTS[name]) for name in OWN_ARGUMENTS},
+)
+
+
+class TrainConfig(_OwnArguments):
+    """How the model is fine-tuned."""
+
     args: dict[str, Any] = Field(
         default_factory=dict,
         description="Any other trainer argument (see `python -m trainer.train --help`).",
@@ -75,27 +80,18 @@ class TrainConfig(BaseModel):
     @model_validator(mode="after")
     def _model_asset_needs_azureml(self) -> TrainConfig:
         """An Azure ML model asset is mounted into Azure ML jobs; nothing here can load it."""
-        if (self.model or "").startswith("azureml:") and self.backend != "azureml":
-            raise ValueError(
-                f"train.model {self.model} is an Azure ML model asset, which only an Azure ML "
-                "job mounts: set train.backend: azureml, or use a Hugging Face id or a local path"
-            )
+        check_base_model(self.backend, self.model)
         return self
 
     def trainer_args(self, task_type: str) -> dict[str, Any]:
-        """The trainer's flags: what this config sets; the trainer fills in the rest from the
-        task's tuned defaults (TaskSpec.train_defaults) and its own."""
-        chosen = {
-            "epochs": self.epochs,
-            "learning_rate": self.learning_rate,
-            "batch_size": self.batch_size,
-            "max_length": self.max_length,
-            "lora": self.lora,
-            "lora_r": self.lora_r,
-        }
+        """The trainer's flags: what this config sets (the task's packaged model when it names
+        none); the trainer fills in the rest from the task's tuned defaults
+        (TaskSpec.train_defaults) and its own."""
+        spec = task_spec(task_type)
+        chosen = {name: getattr(self, name) for name in OWN_ARGUMENTS}
+        chosen["model"] = chosen["model"] or spec.default_model
         return {
-            "task": task_spec(task_type).trainer_task,
-            "model": self.model or task_spec(task_type).default_model,
+            "task": spec.trainer_task,
             **{k: v for k, v in chosen.items() if v is not None},
             **self.args,
         }

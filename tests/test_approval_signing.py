@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from platforms.approvals import ApprovalMode, ApprovalRecord, find_approval, save_approval
 from platforms.keys import private_key
 from platforms.store import DatasetRef, Store
-from tasks.approve import ApprovalConfig, ApprovalMode, ApprovalRecord, find_approval, save_approval
+from tasks.approve import ApprovalConfig
 
 KEY = b"the reviewers' signing key......"
 

@@ -52,6 +52,8 @@ def test_overrides_apply_after_the_file() -> None:
         ),
         (["dask.n_workers=0"], "dask.n_workers: Input should be greater than or equal to 1"),
         (["rollout.workers=9"], "rollout.workers: Input should be less than or equal to 8"),
+        (["train.learning_rate=5"], "train.learning_rate: Input should be less than 1"),
+        (["train.args={lora_rank: 4}"], "train.args: unknown trainer argument(s) ['lora_rank']"),
         (
             ["train.model=azureml://registries/azureml/models/t5-base/versions/18"],
             "is an Azure ML model asset, which only an Azure ML job mounts",

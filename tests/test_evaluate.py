@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from screening.policy import ScreenConfig
-from tasks.evaluate import count_pii_leaks, score
+from tasks.evaluate import count_pii_leaks
+from tasks.scoring import score
 
 CONTEXT = "Write to dana.silva@example.com; the Porto office was closed for 3 days."
 
@@ -34,7 +35,7 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
 
 
 def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
-    from tasks.evaluate import EvalReport, report_markdown
+    from tasks.evaluation_report import EvalReport, report_markdown
     from tasks.gate import GateDecision
 
     report = EvalReport(

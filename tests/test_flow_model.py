@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.retrain import retrain
 from flows.summary import RunSummary
+from platforms.approvals import ApprovalRecord
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import LocalRegistry
-from tasks.approve import ApprovalRecord
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow
@@ -65,17 +65,18 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     champion = registry.alias("tunegate-extractive-qa", "champion")
     assert champion is not None and champion.version == 1
     lineage = champion.lineage
-    assert lineage["datasets"]["split"] == summary.stages["split"].details["content_hash"]
-    assert lineage["approval"]["decision"] == "approved"
-    assert lineage["approval"]["reviewer"] == "policy"
+    assert lineage.datasets["split"] == summary.stages["split"].details["content_hash"]
+    assert lineage.approval is not None and lineage.approval.decision == "approved"
+    assert lineage.approval.reviewer == "policy"
     [audit_file] = (Path(cfg.store) / "approvals").glob("*/*.json")  # the signed record's hash
     stored = ApprovalRecord.model_validate_json(audit_file.read_text())
-    assert lineage["approval_hash"] == stored.record_hash and stored.signature
-    assert lineage["evaluation"]["candidate"] == evaluation["candidate"]
-    assert lineage["flow_run_id"] == summary.flow_run_id and len(lineage["config_hash"]) == 64
+    assert lineage.approval_hash == stored.record_hash and stored.signature
+    assert lineage.evaluation["candidate"] == evaluation["candidate"]
+    assert lineage.flow_run_id == summary.flow_run_id and len(lineage.config_hash or "") == 64
+    assert lineage.code_version and lineage.training_job == summary.stages["train"].details["job"]
     assert (Path(champion.path) / "adapter_model.safetensors").exists()
     # serving.runtime auto: the runtimes were scored, the choice registered with its file's hash
-    serving = lineage["evaluation"]["serving"]
+    serving = lineage.evaluation["serving"]
     assert serving["scores"]["onnx"] == serving["scores"]["torch"]  # the same graph, the same F1
     assert serving["runtime"] in ("onnx-int8", "onnx")
     record = json.loads((Path(champion.path) / "serving.json").read_text())

@@ -128,3 +128,61 @@ def test_platform_objects_are_built_in_platforms_only() -> None:
                 if called in FACTORIES:
                     builders.setdefault(name, []).append(called)
     assert not builders, f"platform objects built outside platforms/: {builders}"
+
+
+def _platform_comparisons(tree: ast.AST) -> list[int]:
+    """Lines comparing something with a platform's name ("azureml", PlatformKind.local, ...)."""
+    from platforms.backends import PlatformKind
+
+    names = {kind.value for kind in PlatformKind}
+
+    def is_platform(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant) and node.value in names:
+            return True
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "PlatformKind"
+        )
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            # `x in ("local", "azureml")`: the names inside a literal tuple, list or set
+            inside = [
+                e for o in operands if isinstance(o, ast.Tuple | ast.List | ast.Set) for e in o.elts
+            ]
+            if any(is_platform(o) for o in [*operands, *inside]):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.match_case) and any(
+            is_platform(n) for n in ast.walk(node.pattern)
+        ):
+            lines.append(node.pattern.lineno)
+    return lines
+
+
+def test_no_platform_name_is_compared_outside_platforms() -> None:
+    """A stage, the flow or the CLI asks `Backends` (whose platforms are rows of
+    platforms/backends.py's PLATFORMS), never `if backend == "azureml"`: a new platform is a new
+    row there, not an edit in every stage."""
+    found = {
+        name: lines
+        for name, path in MODULES.items()
+        if not name.startswith("platforms.")
+        and (lines := _platform_comparisons(ast.parse(path.read_text())))
+    }
+    assert not found, f"platform names compared outside platforms/ (module: lines): {found}"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'if config.backend == "azureml":\n    pass',
+        "if kind is PlatformKind.azureml:\n    pass",
+        'on = backend in ("local", "azureml")',
+        'match kind:\n    case "local":\n        pass',
+    ],
+)
+def test_the_platform_name_check_sees_each_way_of_comparing(code: str) -> None:
+    assert _platform_comparisons(ast.parse(code)) == [1 if "match" not in code else 2]

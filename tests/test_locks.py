@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from platforms.endpoint import ensure_local_endpoint, stop_local_endpoint
+from platforms.lineage import Lineage
 from platforms.locks import file_lock, process_alive
 
 HOLD = """
@@ -103,7 +104,7 @@ def test_two_rollouts_to_one_endpoint_take_turns(
                  "max_p95_ratio": 10.0, "p95_allowance_ms": 500.0},
     )  # fmt: skip
     registry = LocalRegistry(Path(cfg.store))
-    first, second, third = (registry.register("qa", qa_model_dir, {}, {}) for _ in range(3))
+    first, second, third = (registry.register("qa", qa_model_dir, {}, Lineage()) for _ in range(3))
     backends = cfg.backends()
     request = {"question": "How long?", "context": "Order 7 arrived after 4 days."}
     model, tokenizer, _ = load_trained(qa_model_dir)

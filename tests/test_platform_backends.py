@@ -8,6 +8,7 @@ import pytest
 
 from flows.config import load_config
 from platforms.backends import Backends, BackendSettings
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry
 from platforms.training import LocalTrainingBackend
 
@@ -80,7 +81,7 @@ def test_the_champion_comes_with_its_files_here(tmp_path: Path) -> None:
     source = tmp_path / "model"
     source.mkdir()
     (source / "model_info.json").write_text("{}")
-    version = backends.registry.register("m", source, {"f1": 1.0}, {})
+    version = backends.registry.register("m", source, {"f1": 1.0}, Lineage())
     backends.registry.set_alias("m", "champion", version.version)
     champion = backends.champion("m")
     assert champion is not None and (Path(champion.path) / "model_info.json").is_file()
@@ -93,3 +94,64 @@ def test_a_model_trained_on_azure_ml_is_registered_from_the_job_output(tmp_path:
     assert str(on_azure.model_source(str(tmp_path / "m"), "train-abc")).startswith("azureml:")
     mixed = Backends(BackendSettings(store=str(tmp_path), registry="azureml"))
     assert mixed.model_source(str(tmp_path / "m"), "train-abc") == tmp_path / "m"
+
+
+def test_models_predict_where_evaluate_backend_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate.backend names a platform once; Backends.evaluation builds the backend that
+    predicts: the training backend itself by default, this process beside an Azure ML job."""
+    from platforms.azureml import client
+
+    monkeypatch.setattr(client, "connect", lambda workspace: object())
+    local = load_config(None, [f"store={tmp_path}"]).backends()
+    assert local.evaluation is local.training
+    beside_azure = load_config(
+        None, [f"store={tmp_path}", "train.backend=azureml", "evaluate.backend=local"]
+    ).backends()
+    assert isinstance(beside_azure.evaluation, LocalTrainingBackend)
+    on_azure = load_config(None, [f"store={tmp_path}", "train.backend=azureml"]).backends()
+    assert on_azure.evaluation is on_azure.training and on_azure.evaluation.name == "azureml"
+
+
+def test_an_evaluation_job_without_an_azure_training_job_is_refused_naming_both_fields() -> None:
+    from flows.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"evaluate\.backend 'azureml'.*train\.backend"):
+        load_config(None, ["evaluate.backend=azureml"])
+    with pytest.raises(ConfigError, match=r"train\.model azureml:m:1 is an Azure ML model asset"):
+        load_config(None, ["train.model=azureml:m:1"])
+    assert load_config(None, ["train.backend=azureml", "train.model=azureml:m:1"])
+
+
+def test_a_local_registry_hands_out_its_own_folder_and_a_local_evaluation_predicts_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry protocol's download: a local version's files are its folder; the local
+    evaluation gives the champion's folder to the trainer's prediction code."""
+    from platforms.training import TrainingJob
+
+    backends = Backends(BackendSettings(store=str(tmp_path)))
+    source = tmp_path / "model"
+    source.mkdir()
+    version = backends.registry.register("m", source, {}, Lineage(training_job="j"))
+    assert backends.registry.download(version) == Path(version.path)
+
+    seen: dict[str, object] = {}
+
+    def predict_models(records, candidate_dir, champion_dir=None, batch_size=32):
+        seen.update(records=records, champion=champion_dir, batch=batch_size)
+        return {"base": [], "candidate": [], "champion": []}
+
+    import trainer.data
+    import trainer.evaluate
+
+    monkeypatch.setattr(trainer.evaluate, "predict_models", predict_models)
+    monkeypatch.setattr(trainer.data, "read_split", lambda uri, table, limit, options: [{"id": 1}])
+    job = TrainingJob(
+        name="j", backend="local", status="completed", output_dir=str(source), log_path=""
+    )
+    lines: list[str] = []
+    backends.evaluation.evaluate(str(tmp_path), job, version, backends.registry, lines.append, 0, 4)
+    assert seen == {"records": [{"id": 1}], "champion": Path(version.path), "batch": 4}
+    assert lines == ["predicting 1 test records here"]

@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry
-from tasks.evaluate import score
 from tasks.records import TaskType
+from tasks.scoring import score
 from tests.conftest import write_jsonl
 from tests.trainer.tiny import chat_record, qa_record, tiny_model, write_dataset
 from trainer.modeling import load_tokenizer_and_info, load_trained
@@ -56,7 +57,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model = _train(tmp, TaskType.extractive_qa, "extractive-qa", qa_record, "bert")
     registry = LocalRegistry(tmp / "store")
     for job in ("a", "b"):
-        registry.register(NAME, model, {"f1": 1.0}, {"training_job": job})
+        registry.register(NAME, model, {"f1": 1.0}, Lineage(training_job=job))
     registry.set_alias(NAME, "champion", 2)
     registry.set_alias(NAME, "challenger", 1)
     return tmp / "store"
@@ -178,9 +179,9 @@ def test_a_version_served_by_onnx_is_scored_as_it_serves_unless_torch_is_asked(
     trained = Path(LocalRegistry(store).get(NAME, 2).path)
     exported = runtimes.export(trained, tmp_path / "exported")["onnx-int8"]
     staged = tmp_path / "staged"
-    runtimes.stage(trained, exported, runtimes.RuntimeChoice("onnx-int8", {}, []), staged)
+    runtimes.stage(trained, exported, runtimes.ServingChoice("onnx-int8", {}, []), staged)
     other = tmp_path / "store"
-    LocalRegistry(other).register(NAME, staged, {"f1": 1.0}, {"training_job": "c"})
+    LocalRegistry(other).register(NAME, staged, {"f1": 1.0}, Lineage(training_job="c"))
     held = [qa_record(i) for i in range(6)]
     records = write_jsonl(tmp_path / "in.jsonl", [json.dumps(r) for r in held])
     registered = Path(LocalRegistry(other).get(NAME, 1).path)
@@ -277,7 +278,7 @@ def test_a_failed_run_leaves_the_previous_output_whole(
 def test_a_generative_model_is_scored_with_rouge_as_the_gate_scores_it(tmp_path: Path) -> None:
     model = _train(tmp_path, TaskType.chat, "causal-lm", chat_record, "gpt2")
     registry = LocalRegistry(tmp_path / "store")
-    registry.register("replies", model, {}, {})
+    registry.register("replies", model, {}, Lineage())
     registry.set_alias("replies", "champion", 1)
     canonical = [chat_record(i) for i in range(2)]
     records = write_jsonl(tmp_path / "in.jsonl", [json.dumps(r) for r in canonical])

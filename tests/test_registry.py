@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry
 
 
@@ -21,18 +22,18 @@ def _model(tmp: Path, name: str) -> Path:
 
 def _register(args: tuple[str, str] | tuple[str, str, str]) -> int:
     root, source, *job = args
-    lineage = {"training_job": job[0]} if job else {}
+    lineage = Lineage(training_job=job[0]) if job else Lineage()
     return LocalRegistry(Path(root)).register("m", Path(source), {"f1": 1.0}, lineage).version
 
 
 def test_versions_aliases_and_lineage(tmp_path: Path) -> None:
     registry = LocalRegistry(tmp_path / "store")
-    first = registry.register("qa", _model(tmp_path, "a"), {"f1": 50.0}, {"flow_run_id": "r1"})
-    second = registry.register("qa", _model(tmp_path, "b"), {"f1": 55.0}, {"flow_run_id": "r2"})
+    first = registry.register("qa", _model(tmp_path, "a"), {"f1": 50.0}, Lineage(flow_run_id="r1"))
+    second = registry.register("qa", _model(tmp_path, "b"), {"f1": 55.0}, Lineage(flow_run_id="r2"))
     assert (first.version, second.version) == (1, 2)
     registry.set_alias("qa", "champion", 1)
     registry.set_alias("qa", "challenger", 2)
-    assert registry.alias("qa", "champion").lineage == {"flow_run_id": "r1"}
+    assert registry.alias("qa", "champion").lineage == Lineage(flow_run_id="r1")
     assert Path(registry.get("qa", 2).path, "weights.bin").read_bytes() == b"b"
     with pytest.raises(ValueError, match="alias must be one of"):
         registry.set_alias("qa", "production", 1)
@@ -62,7 +63,7 @@ def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
     tmp_path: Path, monkeypatch
 ) -> None:
     registry = LocalRegistry(tmp_path / "store")
-    registry.register("qa", _model(tmp_path, "a"), {}, {})
+    registry.register("qa", _model(tmp_path, "a"), {}, Lineage())
     before = registry.index_path.read_text()
 
     real_replace = os.replace
@@ -74,12 +75,12 @@ def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
 
     monkeypatch.setattr("platforms.registry.os.replace", crash_on_index)
     with pytest.raises(OSError, match="power cut"):
-        registry.register("qa", _model(tmp_path, "b"), {}, {})
+        registry.register("qa", _model(tmp_path, "b"), {}, Lineage())
     monkeypatch.undo()
     assert registry.index_path.read_text() == before
     assert [v.version for v in registry.versions("qa")] == [1]
     # The copied version is there but not indexed; the next one never overwrites its folder.
-    assert registry.register("qa", _model(tmp_path, "c"), {}, {}).version == 3
+    assert registry.register("qa", _model(tmp_path, "c"), {}, Lineage()).version == 3
     assert Path(registry.get("qa", 3).path, "weights.bin").read_bytes() == b"c"
     assert (registry.root / "qa" / "2" / "weights.bin").read_bytes() == b"b"
     assert [v.version for v in registry.versions("qa")] == [1, 3]
@@ -90,7 +91,7 @@ def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
 def test_a_lost_index_loses_no_version_alias_or_history(tmp_path: Path) -> None:
     registry = LocalRegistry(tmp_path / "store")
     for name in ("a", "b", "c"):
-        registry.register("qa", _model(tmp_path, name), {"f1": 1.0}, {"flow_run_id": name})
+        registry.register("qa", _model(tmp_path, name), {"f1": 1.0}, Lineage(flow_run_id=name))
     registry.set_alias("qa", "champion", 1)
     registry.set_alias("qa", "champion", 3)
     registry.set_alias("qa", "challenger", 2)
@@ -100,8 +101,8 @@ def test_a_lost_index_loses_no_version_alias_or_history(tmp_path: Path) -> None:
     assert registry.alias("qa", "champion").version == 3  # rebuilt on read
     assert registry.previous("qa", "champion").version == 1
     assert registry.aliases("qa") == {"champion": 3, "challenger": 2}
-    assert [v.lineage["flow_run_id"] for v in registry.versions("qa")] == ["a", "b", "c"]
-    nxt = registry.register("qa", _model(tmp_path, "d"), {}, {})
+    assert [v.lineage.flow_run_id for v in registry.versions("qa")] == ["a", "b", "c"]
+    nxt = registry.register("qa", _model(tmp_path, "d"), {}, Lineage())
     assert nxt.version == 4  # not a second version 1 over the first one's folder
     assert Path(registry.get("qa", 1).path, "weights.bin").read_bytes() == b"a"
     after = json.loads(registry.index_path.read_text())
@@ -114,7 +115,7 @@ def test_a_corrupt_index_names_the_file_and_repair_rebuilds_it(tmp_path: Path) -
     from cli.main import app
 
     registry = LocalRegistry(tmp_path / "store")
-    registry.register("qa", _model(tmp_path, "a"), {}, {})
+    registry.register("qa", _model(tmp_path, "a"), {}, Lineage())
     registry.set_alias("qa", "champion", 1)
     registry.index_path.write_text("{garbage")
     with pytest.raises(ValueError, match=r"index\.json is corrupt.*tunegate models repair"):
@@ -131,7 +132,7 @@ def test_a_corrupt_index_names_the_file_and_repair_rebuilds_it(tmp_path: Path) -
 
 def test_versions_registered_before_version_records_are_kept_by_repair(tmp_path: Path) -> None:
     registry = LocalRegistry(tmp_path / "store")
-    registry.register("qa", _model(tmp_path, "a"), {"f1": 9.0}, {})
+    registry.register("qa", _model(tmp_path, "a"), {"f1": 9.0}, Lineage())
     registry.set_alias("qa", "champion", 1)
     (registry.root / "qa" / "1" / "version.json").unlink()  # as an older tunegate wrote it
     (registry.root / "qa" / "aliases.jsonl").unlink()

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from platforms.approvals import ApprovalMode, save_approval
 from platforms.store import DatasetRef, Store, table_info, write_table
 from screening.report import EntityCount, ScreenReport, report_markdown
-from tasks.approve import ApprovalMode, make_record, save_approval
+from tasks.approve import make_record
 from tasks.review_changes import changes_markdown, compare
 
 KEY = b"a key for this test, 32 bytes.."

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from platforms.endpoint import LocalEndpointBackend
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry, ModelVersion
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
@@ -70,7 +71,7 @@ def endpoint(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def _versions(tmp_path: Path, model_dir: Path, n: int) -> tuple[LocalRegistry, list[ModelVersion]]:
     registry = LocalRegistry(tmp_path / "store")
-    return registry, [registry.register("qa", model_dir, {}, {}) for _ in range(n)]
+    return registry, [registry.register("qa", model_dir, {}, Lineage()) for _ in range(n)]
 
 
 def test_first_rollout_then_a_canary_that_promotes(

@@ -61,7 +61,7 @@ def test_an_input_without_a_usable_record_stops_before_approval_with_exit_2(
 
 
 @task(name="split")
-def _failing_split(**_: object) -> None:
+def _failing_split(*_: object, **__: object) -> None:
     raise OSError("No space left on device")
 
 

@@ -141,8 +141,8 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         registry = LocalRegistry(store)
         champion = registry.alias("tunegate-extractive-qa", "champion")
         assert champion is not None and champion.version == 1  # moved by the rollout
-        assert champion.lineage["flow_run_id"] == str(run_id)
-        assert champion.lineage["approval"]["reviewer"] == "eve@example.com"
+        assert champion.lineage.flow_run_id == str(run_id)
+        assert champion.lineage.approval and champion.lineage.approval.reviewer == "eve@example.com"
 
         server = json.loads((store / "endpoint" / "server.json").read_text())
         admin_key = (store / "endpoint" / "admin-key").read_text().strip()  # status is admin

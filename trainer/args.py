@@ -1,5 +1,9 @@
 """Training arguments: dataclass defaults < `--config` YAML < command-line flags.
 
+Each argument is declared once, as a `TrainArgs` field made with `arg()` (default, help, bounds):
+the command-line parser, the flags a backend passes (`command_line`) and the pipeline's `train:`
+config (tasks/train.py) are all built from `ARGUMENTS`, so a new argument is one edit.
+
 Unknown keys in the YAML and unknown flags are errors that name the key, so a typo never trains
 a model with a default the user did not mean.
 """
@@ -8,14 +12,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import operator
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from trainer.taskspec import PACKAGED_ENCODER, PACKAGED_MODELS, TRAINER_TASKS, task_spec
+from trainer.taskspec import (
+    PACKAGED_DECODER,
+    PACKAGED_ENCODER,
+    PACKAGED_SEQ2SEQ,
+    TRAINER_TASKS,
+    task_spec,
+)
 
 PACKAGED_MODEL = PACKAGED_ENCODER  # the pretrained MiniLM; the other packaged models build on it
 # What `python -m trainer.evaluate` writes into its output folder (the evaluation job's output).
@@ -37,83 +49,103 @@ LORA_TARGETS: dict[str, list[str]] = {
 # accelerate's name of each precision (`accelerate launch --mixed_precision`,
 # ACCELERATE_MIXED_PRECISION); `auto` is resolved by the trainer on the machine it runs on.
 MIXED_PRECISION: dict[str, str] = {"fp32": "no", "bf16": "bf16", "fp16": "fp16"}
+PRECISIONS = ("auto", *MIXED_PRECISION)
 
-# What each argument does: `python -m trainer.train --help` shows it beside the flag.
-HELP: dict[str, str] = {
-    "task": "extractive-qa, summarization or causal-lm (chat).",
-    "model": "Base model: a Hugging Face id, a local path, or one of the packaged models "
-    f"({', '.join(PACKAGED_MODELS)}). Unset: the task's packaged model.",
-    "data_dir": "A split dataset folder: train/, validation/, test/ Parquet tables.",
-    "output_dir": "Where the trained model, its tokenizer and metrics.json are written.",
-    "max_length": "Tokens per window (QA), per document (summarization) or per conversation "
-    "with its reply (chat); prediction and serving use the same.",
-    "doc_stride": "QA: tokens shared by consecutive windows of a long context.",
-    "max_target_length": "Tokens of the target (the summary, the assistant's reply), and the "
-    "most tokens generated at prediction.",
-    "epochs": "Training epochs.",
-    "max_steps": "Stop after this many optimizer steps (-1: run the epochs).",
-    "learning_rate": "Peak learning rate (linear warmup, then decay).",
-    "weight_decay": "AdamW weight decay.",
-    "warmup_ratio": "Share of the steps spent warming the learning rate up.",
-    "batch_size": "Training examples per device and step.",
-    "eval_batch_size": "Evaluation examples per device and step.",
-    "gradient_accumulation_steps": "Steps whose gradients add up before each optimizer step.",
-    "gradient_checkpointing": "Recompute activations in the backward pass to save memory.",
-    "group_by_length": "Batch examples of similar length together (less padding).",
-    "lora": "Train a LoRA adapter; --no-lora fine-tunes every weight.",
-    "lora_r": "LoRA rank.",
-    "lora_alpha": "LoRA scaling (alpha / r multiplies the update).",
-    "lora_dropout": "Dropout on the LoRA layers.",
-    "lora_target_modules": "Modules that get LoRA layers (default: per architecture).",
-    "merge_adapter": "Also save the adapter merged into the base weights (merged/), which "
-    "prediction and serving then load without the base model; nothing to merge without lora.",
-    "precision": "auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), bf16, fp16 "
-    "or fp32.",
-    "seed": "Seed of the new head's initialisation and of data order.",
-    "max_train_samples": "Train on at most this many records (0: all).",
-    "logging_steps": "Log the loss every this many steps.",
-    "num_workers": "Data loader worker processes.",
-}
+
+def arg(
+    default: Any,
+    help: str,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> Any:
+    """One trainer argument's whole declaration, as a `TrainArgs` field: its default, what it
+    does (shown beside its flag by `python -m trainer.train --help`, and the description of the
+    pipeline config's field for it) and the bounds a value must keep (pydantic's names: the
+    pipeline config passes them on; `TrainArgs.validate` checks them)."""
+    bounds = {k: v for k, v in {"gt": gt, "ge": ge, "lt": lt, "le": le}.items() if v is not None}
+    metadata = {"help": help, "bounds": bounds}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass
 class TrainArgs:
-    """Everything one training run needs. Paths are local directories or mounted job inputs."""
+    """Everything one training run needs. Paths are local directories or mounted job inputs.
 
-    task: str = "extractive-qa"
-    model: str = PACKAGED_MODEL  # HF id, local path, or the model that ships in a package
-    data_dir: str = ""  # a split dataset: train/, validation/, test/ Parquet tables
-    output_dir: str = "outputs"
-    max_length: int = 256
-    doc_stride: int = 64
-    max_target_length: int = 128
-    epochs: float = 3.0
-    max_steps: int = -1
-    learning_rate: float = 3e-4
-    weight_decay: float = 0.0
-    warmup_ratio: float = 0.06
-    batch_size: int = 16
-    eval_batch_size: int = 32
-    gradient_accumulation_steps: int = 1
-    gradient_checkpointing: bool = False
-    group_by_length: bool = True
-    lora: bool = True
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.05
-    lora_target_modules: list[str] = field(default_factory=list)  # empty: per architecture
-    merge_adapter: bool = False
-    precision: str = "auto"  # auto: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU
-    seed: int = 42
-    max_train_samples: int = 0  # 0: all
-    logging_steps: int = 10
-    num_workers: int = 0
+    Each field is one argument, declared once with `arg()`: the command line (`parse_args`,
+    `command_line`) and the pipeline's `train:` config (tasks/train.py) are built from these."""
+
+    task: str = arg("extractive-qa", "extractive-qa, summarization or causal-lm (chat).")
+    model: str = arg(
+        PACKAGED_MODEL,
+        "Base model: a Hugging Face id or local path (where a hub is reachable), or a model "
+        f"built from the pretrained MiniLM shipped in a pip package ({PACKAGED_ENCODER}; "
+        f"{PACKAGED_SEQ2SEQ}, an encoder-decoder; {PACKAGED_DECODER}, a causal decoder). "
+        "Unset: the task's packaged model, with its tuned settings.",
+    )
+    data_dir: str = arg("", "A split dataset folder: train/, validation/, test/ Parquet tables.")
+    output_dir: str = arg(
+        "outputs", "Where the trained model, its tokenizer and metrics.json are written."
+    )
+    max_length: int = arg(
+        256,
+        "Tokens per window (QA), per document (summarization) or per conversation with its "
+        "reply (chat); prediction and serving use the same.",
+        ge=16,
+        le=32768,
+    )
+    doc_stride: int = arg(64, "QA: tokens shared by consecutive windows of a long context.")
+    max_target_length: int = arg(
+        128,
+        "Tokens of the target (the summary, the assistant's reply), and the most tokens "
+        "generated at prediction.",
+    )
+    epochs: float = arg(3.0, "Training epochs.", gt=0)
+    max_steps: int = arg(-1, "Stop after this many optimizer steps (-1: run the epochs).")
+    learning_rate: float = arg(3e-4, "Peak learning rate (linear warmup, then decay).", gt=0, lt=1)
+    weight_decay: float = arg(0.0, "AdamW weight decay.")
+    warmup_ratio: float = arg(0.06, "Share of the steps spent warming the learning rate up.")
+    batch_size: int = arg(16, "Training examples per device and step.", ge=1, le=4096)
+    eval_batch_size: int = arg(32, "Evaluation examples per device and step.")
+    gradient_accumulation_steps: int = arg(
+        1, "Steps whose gradients add up before each optimizer step."
+    )
+    gradient_checkpointing: bool = arg(
+        False, "Recompute activations in the backward pass to save memory."
+    )
+    group_by_length: bool = arg(True, "Batch examples of similar length together (less padding).")
+    lora: bool = arg(True, "Train a LoRA adapter (false, --no-lora: fine-tune every weight).")
+    lora_r: int = arg(8, "LoRA rank.", ge=1, le=1024)
+    lora_alpha: int = arg(16, "LoRA scaling (alpha / r multiplies the update).")
+    lora_dropout: float = arg(0.05, "Dropout on the LoRA layers.")
+    lora_target_modules: list[str] = arg(  # noqa: RUF009 (arg() gives a default_factory)
+        [], "Modules that get LoRA layers (empty: per architecture, LORA_TARGETS)."
+    )
+    merge_adapter: bool = arg(
+        False,
+        "Also save the adapter merged into the base weights (merged/), which prediction and "
+        "serving then load without the base model; nothing to merge without lora.",
+    )
+    precision: str = arg(
+        "auto",
+        "auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), bf16, fp16 or fp32.",
+    )
+    seed: int = arg(42, "Seed of the new head's initialisation and of data order.")
+    max_train_samples: int = arg(0, "Train on at most this many records (0: all).")
+    logging_steps: int = arg(10, "Log the loss every this many steps.")
+    num_workers: int = arg(0, "Data loader worker processes.")
 
     def validate(self) -> TrainArgs:
         if self.task not in TRAINER_TASKS:
             raise ValueError(f"task must be one of {TRAINER_TASKS}, got {self.task!r}")
-        if self.precision not in ("auto", "bf16", "fp16", "fp32"):
-            raise ValueError(f"precision must be auto, bf16, fp16 or fp32, got {self.precision!r}")
+        for argument in ARGUMENTS.values():
+            argument.check(getattr(self, argument.name))
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         if self.doc_stride >= self.max_length:
             raise ValueError("doc_stride must be smaller than max_length")
         if not self.data_dir:
@@ -126,6 +158,57 @@ class TrainArgs:
         return self
 
 
+_BOUND_CHECKS: dict[str, tuple[Callable[[Any, float], bool], str]] = {
+    "gt": (operator.gt, "greater than"),
+    "ge": (operator.ge, "at least"),
+    "lt": (operator.lt, "less than"),
+    "le": (operator.le, "at most"),
+}
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One `TrainArgs` field as the command line and the pipeline config see it."""
+
+    name: str
+    type: Any  # the field's annotation: str, int, float, bool or list[str]
+    default: Any
+    help: str
+    bounds: Mapping[str, float]
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> None:
+        """A ValueError naming the argument when `value` is out of its bounds."""
+        for bound, limit in self.bounds.items():
+            holds, words = _BOUND_CHECKS[bound]
+            if not isinstance(value, int | float) or not holds(value, limit):
+                raise ValueError(f"{self.name} must be {words} {limit}, got {value!r}")
+
+
+def _arguments() -> dict[str, Argument]:
+    hints = typing.get_type_hints(TrainArgs)
+    undeclared = [f.name for f in dataclasses.fields(TrainArgs) if "help" not in f.metadata]
+    if undeclared:
+        raise TypeError(f"TrainArgs fields not declared with arg() (no help): {undeclared}")
+    return {
+        f.name: Argument(
+            name=f.name,
+            type=hints[f.name],
+            default=f.default_factory() if f.default is dataclasses.MISSING else f.default,
+            help=f.metadata["help"],
+            bounds=f.metadata["bounds"],
+        )
+        for f in dataclasses.fields(TrainArgs)
+    }
+
+
+# Every trainer argument by name, in declaration order.
+ARGUMENTS: dict[str, Argument] = _arguments()
+
+
 def parse_args(argv: list[str] | None = None) -> TrainArgs:
     """Defaults, the task's tuned defaults (its TaskSpec.train_defaults), then the YAML given by
     --config, then flags; unknown keys are errors."""
@@ -136,25 +219,41 @@ def parse_args(argv: list[str] | None = None) -> TrainArgs:
         "shown.",
     )
     parser.add_argument("--config", type=Path, help="YAML file of TrainArgs fields")
-    hints = typing.get_type_hints(TrainArgs)
-    for f in dataclasses.fields(TrainArgs):
-        kind = _kind(hints[f.name])
-        flag = f"--{f.name.replace('_', '-')}"
-        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-        shown = f"{HELP[f.name]} (default: {default!r})"
-        described = {"dest": f.name, "default": argparse.SUPPRESS, "help": shown}
+    for argument in ARGUMENTS.values():
+        kind = _kind(argument.type)
+        shown = f"{argument.help} (default: {argument.default!r})"
+        described = {"dest": argument.name, "default": argparse.SUPPRESS, "help": shown}
         if kind is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **described)
+            parser.add_argument(argument.flag, action=argparse.BooleanOptionalAction, **described)
         elif kind is list:
-            parser.add_argument(flag, nargs="*", **described)
+            parser.add_argument(argument.flag, nargs="*", **described)
         else:
-            parser.add_argument(flag, type=kind, **described)
+            parser.add_argument(argument.flag, type=kind, **described)
     namespace = parser.parse_args(argv)
     values: dict[str, Any] = {}
     if namespace.config is not None:
         values.update(load_yaml(namespace.config))
     values.update({k: v for k, v in vars(namespace).items() if k != "config"})
     return with_task_defaults(values)
+
+
+def command_line(values: Mapping[str, Any]) -> list[str]:
+    """The flags `parse_args` reads back as `values` (argument names), in their order: booleans
+    as --x / --no-x, lists as several words, anything else (a number, or a placeholder such as
+    Azure ML's `${{inputs.epochs}}`) as one. An unknown name is a ValueError naming it."""
+    unknown = sorted(set(values) - set(ARGUMENTS))
+    if unknown:
+        raise ValueError(f"unknown training argument(s) {unknown}")
+    flags: list[str] = []
+    for name, value in values.items():
+        flag = ARGUMENTS[name].flag
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, list):
+            flags += [flag, *map(str, value)]
+        else:
+            flags += [flag, str(value)]
+    return flags
 
 
 def with_task_defaults(values: dict[str, Any]) -> TrainArgs:
@@ -174,8 +273,7 @@ def load_yaml(path: Path) -> dict[str, Any]:
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of TrainArgs fields")
-    known = {f.name for f in dataclasses.fields(TrainArgs)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - set(ARGUMENTS))
     if unknown:
         raise ValueError(f"{path}: unknown training argument(s) {unknown}")
     return data

@@ -17,6 +17,7 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from platforms.azureml import entities
 from platforms.azureml.client import retrying
+from platforms.lineage import Lineage
 from platforms.registry import ALIASES, ModelVersion
 
 _LINEAGE = "tunegate.lineage"
@@ -39,18 +40,17 @@ class AzureMLRegistry:
         self.download_root = download_root
 
     def register(
-        self, name: str, source: Path | str, metrics: dict[str, float], lineage: dict[str, Any]
+        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
     ) -> ModelVersion:
         """The next version of `name` from a job output (`azureml://jobs/...`) or a local folder;
-        the existing version when `lineage["training_job"]` was registered before."""
+        the existing version when `lineage.training_job` was registered before."""
         versions = self.versions(name)
-        job = lineage.get("training_job")
         for existing in versions:
-            if job is not None and existing.lineage.get("training_job") == job:
+            if lineage.same_job(existing.lineage):
                 return existing
         version = max((v.version for v in versions), default=0) + 1
-        tags = {k: str(v) for k, v in lineage.items() if isinstance(v, str | int | float | bool)}
-        properties = {_LINEAGE: json.dumps(lineage, sort_keys=True, default=str)}
+        tags = lineage.tags()
+        properties = {_LINEAGE: json.dumps(lineage.model_dump(mode="json"), sort_keys=True)}
         properties.update({_METRIC + k: repr(float(v)) for k, v in metrics.items()})
         model = entities.model_asset(name, str(source), tags, properties)
         model.version = str(version)

@@ -25,7 +25,8 @@ from platforms.azureml import base_model, entities
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
-from platforms.training import JobStatus, TrainingJob, TrainSpec
+from platforms.registry import ModelRegistry, ModelVersion
+from platforms.training import JobStatus, Predictions, TrainingJob, TrainSpec
 from trainer.args import PREDICTIONS
 
 _STATUS: dict[str, JobStatus] = {
@@ -136,17 +137,40 @@ class AzureMLTrainingBackend:
         self,
         data_dir: str,
         job: TrainingJob,
+        champion: ModelVersion | None,
+        registry: ModelRegistry,
+        on_log: Callable[[str], None],
+        max_test_records: int = 0,
+        batch_size: int = 32,
+    ) -> Predictions:
+        """Predict the test split of `data_dir` with the base model (the one the job's
+        `model_info.json` names), the training job's model and `champion` (its model asset,
+        mounted: nothing is downloaded here) in an evaluation job on the cluster; follow it,
+        download its `predictions.json` and return its predictions. The job of the same inputs
+        is reattached to (its predictions downloaded once), a failed one submitted again, as
+        training jobs are."""
+        return self.evaluation_job(
+            data_dir,
+            job,
+            champion.path if champion is not None else None,
+            _base_model(job),
+            on_log,
+            max_test_records,
+            batch_size,
+        )["predictions"]
+
+    def evaluation_job(
+        self,
+        data_dir: str,
+        job: TrainingJob,
         champion: str | None,
         base: str | None,
         on_log: Callable[[str], None],
         max_test_records: int = 0,
         batch_size: int = 32,
     ) -> dict[str, Any]:
-        """Predict the test split of `data_dir` with the base model, the training job's model and
-        `champion` (a model asset, or a folder uploaded) in an evaluation job on the cluster;
-        follow it, download its `predictions.json` and return it. The job of the same inputs is
-        reattached to (its predictions downloaded once), a failed one submitted again, as
-        training jobs are."""
+        """The evaluation job's whole `predictions.json` (predictions and test record count) for
+        `champion`, a model asset or a folder uploaded, and `base`."""
 
         def create(name: str) -> TrainingJob:
             self._ensure_compute()
@@ -313,6 +337,13 @@ class AzureMLTrainingBackend:
             log_path=_studio(found) or f"azureml job {name}",
             reused=reused,
         )
+
+
+def _base_model(job: TrainingJob) -> str | None:
+    """The base model a trained model records in its `model_info.json` (fetched with it)."""
+    from trainer.modeling import MODEL_INFO  # transformers: only when a job is evaluated
+
+    return json.loads((Path(job.output_dir) / MODEL_INFO).read_text())["base_model"]
 
 
 def evaluation_job_name(data_dir: str, *inputs: Any) -> str:

@@ -25,6 +25,7 @@ from platforms.azureml.endpoint import AzureMLEndpointBackend
 from platforms.azureml.entities import job_output
 from platforms.azureml.registry import AzureMLRegistry
 from platforms.azureml.training import AzureMLTrainingBackend
+from platforms.lineage import Lineage
 from platforms.training import TrainSpec
 from serving.api import DEPLOYMENT_HEADER
 from tasks.records import TaskType
@@ -217,7 +218,7 @@ def _registered(fake: FakeAzureML, tmp_path: Path, jobs: list[str]) -> AzureMLRe
             "tunegate-qa",
             job_output(job),
             {"f1": 80.0 + number},
-            {"training_job": job, "datasets": {"split": CONTENT_HASH}, "flow_run_id": f"r{number}"},
+            Lineage(training_job=job, datasets={"split": CONTENT_HASH}, flow_run_id=f"r{number}"),
         )
     return registry
 
@@ -235,7 +236,7 @@ def test_registry_registers_job_outputs_with_lineage_and_moves_aliases_as_tags(
     assert (v1.version, v2.version) == (1, 2)
     assert v2.path == "azureml:tunegate-qa:2"
     assert v2.metrics == {"f1": 82.0}
-    assert v2.lineage["datasets"] == {"split": CONTENT_HASH}  # nested lineage kept whole
+    assert v2.lineage.datasets == {"split": CONTENT_HASH}  # nested lineage kept whole
 
     registry.set_alias("tunegate-qa", "champion", 1)
     registry.set_alias("tunegate-qa", "champion", 2)
@@ -251,7 +252,7 @@ def test_registry_registers_job_outputs_with_lineage_and_moves_aliases_as_tags(
 
 def test_registry_registers_a_training_job_once(fake_azureml: FakeAzureML, tmp_path: Path) -> None:
     registry = _registered(fake_azureml, tmp_path, ["train-a", "train-a", "train-b"])
-    assert [v.lineage["training_job"] for v in registry.versions("tunegate-qa")] == [
+    assert [v.lineage.training_job for v in registry.versions("tunegate-qa")] == [
         "train-a",
         "train-b",
     ]  # the second train-a got version 1 back; nothing was sent for it
@@ -485,8 +486,9 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     from platforms.training import TrainingJob
     from screening.policy import ScreenConfig
     from serving import runtimes
-    from tasks.evaluate import EvaluateConfig, ServingConfig, evaluate_task
+    from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
+    from tasks.serving_choice import ServingConfig
     from tests.trainer.tiny import qa_record, write_dataset
     from trainer.args import PACKAGED_MODEL
 
@@ -540,15 +542,15 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     assert sent["inputs"]["candidate"]["uri"] == "azureml://jobs/train-x/outputs/model"
     assert (report.base["f1"], report.candidate["f1"]) == (0.0, 100.0)
     assert report.gate.passed and report.test_records == 6 and report.pii_leaks == 0
-    assert report.serving is not None and report.serving["runtime"] == "onnx"
-    assert set(report.serving["scores"]) == {"torch", "onnx"}
+    assert report.serving is not None and report.serving.runtime == "onnx"
+    assert set(report.serving.scores) == {"torch", "onnx"}
 
     version = register_task.fn(
         backends,
         "tunegate-qa",
         job.output_dir,
         report.candidate,
-        {"training_job": "train-x"},
+        Lineage(training_job="train-x"),
         promote=False,
         serving=report.serving,
     )
@@ -559,4 +561,4 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     names = {n.removeprefix(folder + "/") for n in blobs.list_blob_names(name_starts_with=folder)}
     assert {runtimes.SERVING_FILE, f"{runtimes.FOLDER}/onnx/{runtimes.SPAN_GRAPH}"} <= names
     record = json.loads(blobs.download_blob(f"{folder}/{runtimes.SERVING_FILE}").readall())
-    assert (record["runtime"], record["sha256"]) == ("onnx", report.serving["sha256"])
+    assert (record["runtime"], record["sha256"]) == ("onnx", report.serving.sha256)

@@ -31,6 +31,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.config import load_config
 from platforms.azureml.environment import SERVER_PORT, serving_spec
+from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry
 from serving import runtimes
 from serving.scoring import Scorer
@@ -64,10 +65,10 @@ def registered(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     shutil.rmtree(base)
     if request.param != "torch":
         exported = runtimes.export(out, tmp / "exported")[request.param]
-        choice = runtimes.RuntimeChoice(request.param, {}, [])
+        choice = runtimes.ServingChoice(request.param, {}, [])
         out = tmp / "staged"
         runtimes.stage(tmp / "out", exported, choice, out)
-    version = LocalRegistry(tmp / "store").register("tunegate-qa", out, {}, {})
+    version = LocalRegistry(tmp / "store").register("tunegate-qa", out, {}, Lineage())
     assert Scorer(Path(version.path)).runtime == request.param
     return Path(version.path)
 

@@ -94,7 +94,7 @@ def test_tiny_job_trains_registers_and_a_second_submit_reattaches(tmp_path: Path
     assert any(model_dir.rglob("*.safetensors"))
 
     # the evaluation job predicts the test split with the base model and the job's model
-    made = backend.evaluate(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)
+    made = backend.evaluation_job(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)
     assert len(made["predictions"]["candidate"]) == made["test_records"] > 0, made
 
     registry = AzureMLRegistry(ml_client, tmp_path / "models")

@@ -79,7 +79,7 @@ def test_the_scoring_code_serves_from_the_graphs_alone(exported, tmp_path: Path)
     made the rollout's smoke expectations)."""
     task, model_dir, _, tokenizer, folders = exported
     staged = tmp_path / "staged"
-    runtimes.stage(model_dir, folders["onnx"], runtimes.RuntimeChoice("onnx", {}, []), staged)
+    runtimes.stage(model_dir, folders["onnx"], runtimes.ServingChoice("onnx", {}, []), staged)
     for weights in staged.glob("*.safetensors"):
         weights.unlink()
     scorer = Scorer(staged)

@@ -19,16 +19,13 @@ from screening.policy import ScreenConfig
 from serving import runtimes
 from serving.runtimes import choose
 from serving.scoring import Scorer
-from tasks.evaluate import (
-    EvalReport,
-    EvaluateConfig,
-    ServingConfig,
-    report_markdown,
-    run_evaluation,
-)
+from tasks.evaluate import EvaluateConfig, run_evaluation
+from tasks.evaluation_report import EvalReport, report_markdown
 from tasks.records import TaskType
 from tasks.register import with_serving_files
+from tasks.serving_choice import ServingConfig
 from tests.trainer.tiny import write_dataset
+from trainer.evaluate import predict_models
 from trainer.modeling import load_trained
 from trainer.predict import predict
 
@@ -118,10 +115,10 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     chosen, registered with its hash and served."""
     report = _evaluated(exported, tmp_path, 30, ServingConfig(max_quality_loss=0.0))
     serving = report.serving
-    assert serving is not None and serving["scores"]["torch"] == 100.0
-    assert serving["scores"]["onnx"] == 100.0 and serving["scores"]["onnx-int8"] < 100.0
-    assert serving["runtime"] == "onnx"
-    assert serving["reasons"][0].startswith("onnx-int8 refused")
+    assert serving is not None and serving.scores["torch"] == 100.0
+    assert serving.scores["onnx"] == 100.0 and serving.scores["onnx-int8"] < 100.0
+    assert serving.runtime == "onnx"
+    assert serving.reasons[0].startswith("onnx-int8 refused")
     markdown = report_markdown(report)
     assert "Serving runtime: **onnx**" in markdown and "onnx-int8 refused" in markdown
 
@@ -162,9 +159,9 @@ def test_gpu_instances_serve_onnx_on_cuda_and_never_int8(
 
     report = _evaluated(exported, tmp_path, 6, served)
     assert report.serving is not None
-    assert set(report.serving["scores"]) == {"torch", "onnx"}
-    assert report.serving["runtime"] == "onnx"
-    assert report.serving["reasons"][0].startswith("onnx-int8: not a candidate on GPU")
+    assert set(report.serving.scores) == {"torch", "onnx"}
+    assert report.serving.runtime == "onnx"
+    assert report.serving.reasons[0].startswith("onnx-int8: not a candidate on GPU")
 
     assert runtimes.providers() == ["CPUExecutionProvider"]  # this machine
     available = ["CUDAExecutionProvider", "CPUExecutionProvider"]
@@ -202,6 +199,7 @@ def _evaluated(exported: Path, tmp_path: Path, n: int, serving: ServingConfig) -
         None,
         EvaluateConfig(),
         ScreenConfig(),
+        predict_models(test, exported),
         serving=serving,
         export_dir=tmp_path / "evaluation",
     )

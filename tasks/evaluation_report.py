@@ -1,0 +1,118 @@
+"""The evaluation report: every number the gate compared and its decision, and how a person reads
+it (the Prefect artifact's Markdown).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from serving.runtimes import ServingChoice
+from tasks.gate import GateDecision
+
+
+class EvalReport(BaseModel):
+    """Every number the gate compared, and its decision."""
+
+    model_config = ConfigDict(frozen=True)
+    task: str
+    primary_metric: str
+    test_records: int
+    base: dict[str, float]
+    candidate: dict[str, float]
+    champion: dict[str, float] | None
+    champion_version: int | None
+    interval: tuple[float, float] | None
+    pii_leaks: int
+    gate: GateDecision
+    loss_curve: list[dict[str, float]] = Field(default_factory=list)
+    samples: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="A few test requests with the candidate's offline answer: the rollout's "
+        "smoke test checks the served model gives the same.",
+    )
+    serving: ServingChoice | None = Field(
+        None,
+        description="The runtime the endpoint serves (serving.runtime): each runtime's primary "
+        "metric on the test split, the chosen one, why others were refused, the exported "
+        "folder and the chosen runtime's hash. None: not checked (torch serves).",
+    )
+    examples: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="A few test records' reference beside the base model's and the candidate's "
+        "output (personal data found in the candidate's replaced by placeholders), for a person "
+        "to read.",
+    )
+
+
+def report_markdown(report: EvalReport) -> str:
+    metrics = sorted(report.candidate)
+    rows = [("base", report.base), ("candidate", report.candidate)]
+    if report.champion is not None:
+        rows.append((f"champion (v{report.champion_version})", report.champion))
+    lines = [
+        f"### Evaluation on {report.test_records} test records: gate "
+        f"{'passed' if report.gate.passed else 'FAILED'}",
+        "",
+        "| model | " + " | ".join(metrics) + " |",
+        "|---|" + "---:|" * len(metrics),
+        *[f"| {name} | " + " | ".join(f"{m[k]:.2f}" for k in metrics) + " |" for name, m in rows],
+        "",
+        "| check | value | required | passed |",
+        "|---|---:|---:|---|",
+        *[
+            f"| {c.name} | {c.value:.2f} | {c.required:.2f} | {'yes' if c.passed else 'NO'} |"
+            for c in report.gate.checks
+        ],
+    ]
+    if report.serving:
+        serving = report.serving
+        lines += [
+            "",
+            f"Serving runtime: **{serving.runtime}**",
+            "",
+            f"| runtime | {serving.primary_metric} | loss against torch |",
+            "|---|---:|---:|",
+            *[
+                f"| {name} | {value:.2f} | {serving.scores['torch'] - value:.2f} |"
+                for name, value in serving.scores.items()
+            ],
+            "",
+            *[f"- {reason}" for reason in serving.reasons],
+        ]
+    if report.examples:
+        lines += [
+            "",
+            "| reference | base model | candidate |",
+            "|---|---|---|",
+            *[
+                "| " + " | ".join(_cell(e[k]) for k in ("reference", "base", "candidate")) + " |"
+                for e in report.examples
+            ],
+        ]
+    if report.loss_curve:
+        lines += [
+            "",
+            f"Training loss: {_sparkline([p['loss'] for p in report.loss_curve])} "
+            f"({report.loss_curve[0]['loss']:.3f} → {report.loss_curve[-1]['loss']:.3f})",
+        ]
+    return "\n".join(lines)
+
+
+def shown_reference(reference: Any) -> str:
+    """A reference as text: QA's accepted answers joined, a summary or reply as it is."""
+    return " / ".join(reference) if isinstance(reference, list) else str(reference)
+
+
+def _cell(text: str, limit: int = 160) -> str:
+    """`text` in one Markdown table cell: one line, pipes escaped, long text cut."""
+    one_line = " ".join(text.split()).replace("|", "\\|")
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+def _sparkline(values: list[float]) -> str:
+    bars = "▁▂▃▄▅▆▇█"
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    return "".join(bars[int((v - low) / span * (len(bars) - 1))] for v in values)
