@@ -1,7 +1,7 @@
 """The shape of the code, as the README's Layout section describes it, checked from the imports.
 
-- Layers: cli → flows → tasks → screening → platforms → serving → trainer; no import runs back up, and
-  `trainer/` (the code Azure ML runs) imports nothing of the rest.
+- Layers: cli → flows → tasks → screening → platforms → serving → trainer; no import runs back
+  up, and `trainer/` (the code Azure ML runs) imports nothing of the rest.
 - No import circle between modules.
 - No stage module (a module of tasks/ that defines a Prefect task) imports another stage module.
 - Platform objects (registries, training and endpoint backends, Azure ML clients) are built in
