@@ -11,4 +11,6 @@ the store, Prefect artifacts), and evaluate screens predictions with the same de
 - `redact`, `surrogates`: placeholders or realistic fakes, QA answers kept at their offsets
 - `scan`: a batch of records screened (`screen_records`) and the tallies added up into the report
 - `report`: `ScreenReport`, `Screened` (the stage's result) and the markdown a reviewer reads
+- `outputs`: a model's predictions screened for personal data their input did not hold (the
+  evaluate stage's PII check)
 """

@@ -25,7 +25,8 @@ from platforms.backends import Backends, PlatformKind
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import Predictions, TrainingJob
-from screening.policy import Action, ScreenConfig
+from screening.outputs import count_pii_leaks
+from screening.policy import ScreenConfig
 from tasks.evaluation_report import EvalReport, report_markdown, shown_reference
 from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
 from tasks.scoring import scored
@@ -49,33 +50,6 @@ class EvaluateConfig(GatePolicy):
 
     max_test_records: int = Field(0, ge=0, description="Score at most this many (0: all).")
     batch_size: int = Field(32, ge=1, le=1024, description="Inference batch size.")
-
-
-def count_pii_leaks(
-    predictions: list[str], records: list[dict[str, Any]], screen: ScreenConfig
-) -> tuple[int, list[str]]:
-    """(how many predictions hold a personal-data finding whose text is not in the record's
-    input, every prediction with its findings replaced by placeholders)."""
-    from screening.detectors import detectors_for  # Presidio
-    from screening.redact import redact_text
-
-    detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
-    leaks = 0
-    masked: list[str] = []
-    for prediction, record, spans in zip(
-        predictions, records, detectors.analyze(predictions), strict=True
-    ):
-        source = json.dumps(record, ensure_ascii=False)
-        found = [
-            span
-            for span in spans
-            if (rule := screen.rule(span.entity))
-            and rule.action is not Action.flag
-            and span.score >= rule.min_score
-        ]
-        leaks += any(prediction[s.start : s.end] not in source for s in found)
-        masked.append(redact_text(prediction, found)[0])
-    return leaks, masked
 
 
 def run_evaluation(

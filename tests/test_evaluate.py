@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from screening.outputs import count_pii_leaks
 from screening.policy import ScreenConfig
-from tasks.evaluate import count_pii_leaks
 from tasks.scoring import score
 
 CONTEXT = "Write to dana.silva@example.com; the Porto office was closed for 3 days."
