@@ -28,7 +28,7 @@ OWN_ARGUMENTS = ("model", "epochs", "learning_rate", "batch_size", "max_length",
 # Not the config's to set: the task comes from `task`, the folders from the training backend.
 _SET_BY_PIPELINE = ("task", "data_dir", "output_dir")
 _TRAIN_ARG_NAMES = set(ARGUMENTS) - set(_SET_BY_PIPELINE)
-_TUNED = " Unset: the task's tuned value (README, Config reference), else the trainer's default."
+_TUNED = " Unset: the task's tuned value (docs/config.md), else the trainer's default."
 
 
 def _own_field(argument: Argument) -> tuple[Any, Any]:

@@ -2,7 +2,7 @@
 
 The whole `retrain` flow for summarization (MiniLM warm-started as an encoder-decoder, trained a
 few steps here: plumbing, not quality; the quality is measured by `tunegate run --set
-task=summarization`, README) leaves an endpoint that answers `{"document"}` with a summary; a chat
+task=summarization`, docs/tasks.md) leaves an endpoint that answers `{"document"}` with a summary; a chat
 model (MiniLM as a decoder) trained here answers `{"messages"}` through Azure ML's `init()/run()`.
 """
 

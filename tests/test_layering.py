@@ -1,4 +1,4 @@
-"""The shape of the code, as the README's Layout section describes it, checked from the imports.
+"""The shape of the code, as docs/architecture.md describes it, checked from the imports.
 
 - Layers: cli → flows → tasks → screening → platforms → serving → trainer; no import runs back
   up, and `trainer/` (the code Azure ML runs) imports nothing of the rest.
