@@ -1,11 +1,13 @@
 """Approval records: the signed audit of one decision about one screened dataset, kept in the store.
 
-Every decision (a reviewer's, or the policy's) is an `ApprovalRecord` bound to the screened
-dataset's content hash and signed (HMAC-SHA256) with a key that does not live in the store. The
-approve stage writes and finds them here; the registry keeps the approving record in a version's
-lineage. A record is an approval of a dataset only when its signature holds and the hash it names
-is the dataset's: an edited record, one copied into another dataset's folder, or one signed with
-another key is not.
+Every decision (a reviewer's, the policy's, or a review's deadline) is an `ApprovalRecord` bound
+to the screened dataset's content hash and signed (HMAC-SHA256) with a key that does not live in
+the store. The approve stage writes and finds them here; the registry keeps the approving record
+in a version's lineage. A record counts only when its signature holds and the hash it names is
+the dataset's: an edited record, one copied into another dataset's folder, or one signed with
+another key is not a decision. Decisions stick (`Decisions`): a person's rejection of a dataset
+stands until a person approves it, and a run that asks for a person (`manual`) never takes the
+policy's approval.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import DatasetRef, Store, sha256_text, stable_json
+
+POLICY = "policy"  # the reviewer of a record the policy made (approval.mode auto, auto-if-clean)
+DEADLINE = "timeout"  # the reviewer of a record made when nobody answered in time
 
 
 class ApprovalMode(StrEnum):
@@ -48,6 +54,17 @@ class ApprovalRecord(BaseModel):
     def approved(self) -> bool:
         return self.decision == "approved"
 
+    @property
+    def by_person(self) -> bool:
+        """Whether a person decided (not the policy, nor a review's deadline)."""
+        return self.reviewer not in (POLICY, DEADLINE)
+
+    def described(self) -> str:
+        """One line a person reads: what was decided, by whom, when and why."""
+        who = "the policy" if self.reviewer == POLICY else self.reviewer
+        why = f": {self.comment}" if self.comment else ""
+        return f"{self.decision} by {who} on {self.decided_at}{why}"
+
     def signed_content(self) -> bytes:
         """What the signature covers: every field but the signature and `reused`."""
         return stable_json(self.model_dump(mode="json", exclude={"signature", "reused"})).encode()
@@ -72,12 +89,44 @@ class ApprovalRecord(BaseModel):
         return sha256_text(stable_json(self.model_dump(mode="json", exclude={"reused"})))
 
 
-def find_approval(
-    store: Store, screened: DatasetRef, key: bytes
-) -> tuple[ApprovalRecord | None, list[str]]:
-    """The latest valid approval of this exact screened data, if any, and why each record that
-    claims to approve it is not valid (each problem names the record's file)."""
-    problems = []
+@dataclass(frozen=True)
+class Decisions:
+    """The valid decisions about one dataset, newest first, and why any other record claiming to
+    be one is not (each problem names the record's file)."""
+
+    records: list[ApprovalRecord]
+    problems: list[str]
+
+    @property
+    def by_person(self) -> ApprovalRecord | None:
+        """A person's newest decision."""
+        return next((r for r in self.records if r.by_person), None)
+
+    @property
+    def rejected(self) -> ApprovalRecord | None:
+        """A person's rejection that no person has overturned since: it stands."""
+        latest = self.by_person
+        return latest if latest is not None and not latest.approved else None
+
+    @property
+    def by_policy(self) -> ApprovalRecord | None:
+        """The policy's newest approval."""
+        return next((r for r in self.records if r.approved and r.reviewer == POLICY), None)
+
+    def approval(self, person_only: bool) -> ApprovalRecord | None:
+        """The approval a run may reuse (None when a person's rejection stands): a person's
+        newest approval, or, unless `person_only`, the newest approval of anyone."""
+        if self.rejected is not None:
+            return None
+        found = (
+            self.by_person if person_only else next((r for r in self.records if r.approved), None)
+        )
+        return found.model_copy(update={"reused": True}) if found is not None else None
+
+
+def find_decisions(store: Store, screened: DatasetRef, key: bytes) -> Decisions:
+    """Every valid decision about this exact screened data, newest first."""
+    records, problems = [], []
     for uri in reversed(store.list(store.path("approvals", screened.content_hash))):
         short = uri.rsplit("/", 1)[-1]
         try:
@@ -85,13 +134,12 @@ def find_approval(
         except ValueError:
             problems.append(f"approval record {short} is unreadable")
             continue
-        if not record.approved:
-            continue
         if (problem := record.problem(key, screened.content_hash)) is not None:
             problems.append(f"approval record {short} is not valid: {problem}")
             continue
-        return record.model_copy(update={"reused": True}), problems
-    return None, problems
+        records.append(record)
+    records.sort(key=lambda r: r.decided_at, reverse=True)
+    return Decisions(records, problems)
 
 
 def save_approval(store: Store, record: ApprovalRecord, key: bytes) -> ApprovalRecord:

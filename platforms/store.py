@@ -212,6 +212,18 @@ class Store:
             return []
         return sorted(self._uri(p) for p in self.fs.ls(_strip(self.fs, uri), detail=False))
 
+    def glob(self, pattern: str) -> list[str]:
+        """The URIs matching `pattern` (a URI with `*`), sorted."""
+        return sorted(self._uri(p) for p in self.fs.glob(_strip(self.fs, pattern)))
+
+    def open(self, uri: str, mode: str = "rb") -> Any:
+        """A file of the store, opened through its filesystem."""
+        return self.fs.open(_strip(self.fs, uri), mode)
+
+    def remove(self, uri: str, recursive: bool = False) -> None:
+        """Delete a file (or, `recursive`, a folder and everything in it)."""
+        self.fs.rm(_strip(self.fs, uri), recursive=recursive)
+
     def _uri(self, path: str) -> str:
         """A path of the store's filesystem as a URI of the store (`az://...` on Blob)."""
         return path if self.is_local or "://" in path else f"{self.uri.split('://')[0]}://{path}"

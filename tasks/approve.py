@@ -23,7 +23,15 @@ from prefect.context import FlowRunContext
 from prefect.input import RunInput
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.approvals import ApprovalMode, ApprovalRecord, find_approval, save_approval
+from platforms.approvals import (
+    DEADLINE,
+    POLICY,
+    ApprovalMode,
+    ApprovalRecord,
+    Decisions,
+    find_decisions,
+    save_approval,
+)
 from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
@@ -120,7 +128,7 @@ def make_record(
         decision="approved" if approved else "rejected",
         reviewer=reviewer,
         comment=comment,
-        decided_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        decided_at=datetime.now(UTC).isoformat(timespec="microseconds"),  # orders decisions
         mode=mode,
         dataset_uri=screened.uri,
         dataset_hash=screened.content_hash,
@@ -151,7 +159,7 @@ def request_review(
     comment = f"no decision within {config.timeout_seconds}s"
     answer = pause.ask(
         ApprovalInput,
-        {"approved": False, "reviewer": "timeout", "comment": comment},
+        {"approved": False, "reviewer": DEADLINE, "comment": comment},
         config.timeout_seconds,
         config.poll_seconds,
         initial={"description": description},
@@ -174,23 +182,33 @@ def approve_task(
     config: ApprovalConfig,
     notify: NotifyConfig | None = None,
 ) -> ApprovalRecord:
-    """Reuse an approval of the same data, let the policy decide, or ask a reviewer."""
+    """Reuse an approval of the same data, let the policy decide, or ask a reviewer. Decisions
+    stick: a person's rejection stands against the policy until a person approves, and a
+    `manual` run reuses a person's approval only, never the policy's."""
     store, dataset, report = backends.store, screened.dataset, screened.report
     key = config.signing_key()
-    record, problems = find_approval(store, dataset, key)
-    for problem in problems:
+    decisions = find_decisions(store, dataset, key)
+    for problem in decisions.problems:
         log.warning("approval: %s", problem)
+    manual = config.mode is ApprovalMode.manual
+    record = decisions.approval(person_only=manual)
     if record is None:
-        policy = decide_by_policy(config.mode, report)
-        if policy is not None and problems:
+        policy = None if manual else decide_by_policy(config.mode, report)
+        if policy is not None and decisions.problems:
             raise ApprovalInvalid(
-                "; ".join(problems) + f": an approval of {dataset.content_hash[:16]} was tampered "
-                "with, so no policy approves it; check the store's approvals/ folder, then run "
-                "with approval.mode=manual to have it reviewed again"
+                "; ".join(decisions.problems) + f": an approval of {dataset.content_hash[:16]} "
+                "was tampered with, so no policy approves it; check the store's approvals/ "
+                "folder, then run with approval.mode=manual to have it reviewed again"
+            )
+        if policy is not None and decisions.rejected is not None:
+            raise DataRejected(
+                f"this data was {decisions.rejected.described()}; a person's rejection stands "
+                f"against approval.mode={config.mode.value}: run with approval.mode=manual to "
+                "have it reviewed again"
             )
         if policy is not None:
             record = make_record(
-                dataset, report, config.mode, approved=True, reviewer="policy", comment=policy
+                dataset, report, config.mode, approved=True, reviewer=POLICY, comment=policy
             )
         else:
             if notify is not None:
@@ -208,7 +226,12 @@ def approve_task(
                 )
             changes = changes_markdown(compare(store, dataset, report))
             create_markdown_artifact(key="review-changes", markdown=changes)
-            record = request_review(dataset, report, config, changes, problems)
+            earlier = _earlier_decisions(decisions, manual)
+            for note in earlier:
+                log.info("approval: %s", note)
+            record = request_review(
+                dataset, report, config, changes, [*decisions.problems, *earlier]
+            )
         record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
     log.info(
@@ -223,6 +246,19 @@ def approve_task(
             "nothing was split or trained"
         )
     return record
+
+
+def _earlier_decisions(decisions: Decisions, manual: bool) -> list[str]:
+    """What the reviewer is told of earlier decisions about the same data."""
+    notes = []
+    if decisions.rejected is not None:
+        notes.append(f"this data was {decisions.rejected.described()}")
+    if manual and decisions.by_policy is not None:
+        notes.append(
+            f"an automatic approval of this data exists ({decisions.by_policy.described()}), "
+            "but approval.mode=manual asks a person"
+        )
+    return notes
 
 
 def approval_markdown(record: ApprovalRecord) -> str:

@@ -194,7 +194,7 @@ def run_ingest(
             client.cancel(reads)
         pending = f"{dataset.writer.work_uri}/pending"  # emptied chunk by chunk by write_file
         if store.exists(pending):
-            store.fs.rm(store.fs._strip_protocol(pending), recursive=True)
+            store.remove(pending, recursive=True)
         return _contents(task_type, _add_up(files, tallies, written, task_type), files)
 
     ref = stage_dataset(

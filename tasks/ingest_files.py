@@ -160,7 +160,7 @@ def _accepted_rows(result: FileRead, store: Store) -> Iterator[dict[str, Any]]:
     yield from result.accepted
     for uri in result.pending:
         yield from read_table(store, uri)
-        store.fs.rm(store.fs._strip_protocol(uri))
+        store.remove(uri)
 
 
 def _check_length(task: TaskType, record: dict[str, Any], max_chars: int) -> None:

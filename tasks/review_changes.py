@@ -44,10 +44,9 @@ def last_approved(store: Store, exclude_hash: str) -> dict[str, Any] | None:
     root = store.path("approvals")
     if not store.exists(root):
         return None
-    pattern = store.fs._strip_protocol(root) + "/*/*-approved-*.json"
     latest = None
-    for path in store.fs.glob(pattern):
-        record = json.loads(store.fs.cat_file(path))
+    for uri in store.glob(f"{root}/*/*-approved-*.json"):
+        record = json.loads(store.read_text(uri))
         if record["dataset_hash"] == exclude_hash:
             continue
         if latest is None or record["decided_at"] > latest["decided_at"]:
@@ -60,7 +59,7 @@ def record_ids(store: Store, dataset_uri: str) -> set[str]:
     files = store.table_files(store.dataset_at(dataset_uri), "screened")
     ids: set[str] = set()
     for uri in files:
-        with store.fs.open(store.fs._strip_protocol(uri), "rb") as f:
+        with store.open(uri) as f:
             ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
     return ids
 

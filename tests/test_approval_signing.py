@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from platforms.approvals import ApprovalMode, ApprovalRecord, find_approval, save_approval
+from platforms.approvals import ApprovalMode, ApprovalRecord, find_decisions, save_approval
 from platforms.keys import private_key
 from platforms.store import DatasetRef, Store
 from tasks.approve import ApprovalConfig
@@ -46,13 +46,18 @@ def test_a_signed_record_verifies_and_any_change_breaks_it() -> None:
     assert signed.record_hash == signed.model_copy(update={"reused": True}).record_hash
 
 
-def test_find_approval_skips_forged_records_and_names_them(tmp_path: Path) -> None:
+def _approval(store: Store, dataset: DatasetRef) -> tuple[ApprovalRecord | None, list[str]]:
+    decisions = find_decisions(store, dataset, KEY)
+    return decisions.approval(person_only=False), decisions.problems
+
+
+def test_find_decisions_skips_forged_records_and_names_them(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "store"))
     reviewed, unreviewed = _dataset("a" * 64), _dataset("b" * 64)
     Path(reviewed.uri.replace("/data", str(tmp_path))).mkdir(parents=True)
     record = _record(dataset_uri=str(tmp_path / "screen" / ("a" * 64)))
     saved = save_approval(store, record, KEY)
-    found, problems = find_approval(store, reviewed, KEY)
+    found, problems = _approval(store, reviewed)
     assert found is not None and found.reused and problems == []
     assert found.signature == saved.signature
 
@@ -60,15 +65,15 @@ def test_find_approval_skips_forged_records_and_names_them(tmp_path: Path) -> No
     copy_dir = tmp_path / "store" / "approvals" / ("b" * 64)
     copy_dir.mkdir()
     (copy_dir / stored.name).write_text(stored.read_text())  # copied beside unreviewed data
-    found, problems = find_approval(store, unreviewed, KEY)
+    found, problems = _approval(store, unreviewed)
     assert found is None and stored.name in problems[0] and "approves dataset" in problems[0]
 
     data = json.loads(stored.read_text())
     stored.write_text(json.dumps({**data, "reviewer": "mallory"}))  # an edited reviewer
-    found, problems = find_approval(store, reviewed, KEY)
+    found, problems = _approval(store, reviewed)
     assert found is None and "does not match its content" in problems[0]
     stored.write_text("{garbage")
-    assert "unreadable" in find_approval(store, reviewed, KEY)[1][0]
+    assert "unreadable" in _approval(store, reviewed)[1][0]
 
 
 def test_the_signing_key_lives_outside_the_store(tmp_path: Path, monkeypatch) -> None:

@@ -186,3 +186,16 @@ def test_no_platform_name_is_compared_outside_platforms() -> None:
 )
 def test_the_platform_name_check_sees_each_way_of_comparing(code: str) -> None:
     assert _platform_comparisons(ast.parse(code)) == [1 if "match" not in code else 2]
+
+
+def test_the_store_is_used_through_its_own_calls() -> None:
+    """fsspec's private `_strip_protocol` (and the filesystem behind the store) stay inside
+    platforms/store.py: stages list, glob, open and remove through `Store`'s public calls."""
+    private = {
+        name: node.lineno
+        for name, path in MODULES.items()
+        if name != "platforms.store"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "_strip_protocol"
+    }
+    assert not private, f"fsspec internals outside platforms/store.py: {private}"
