@@ -15,8 +15,10 @@ import hmac
 import os
 import secrets
 import tempfile
+from pathlib import Path
 
 from platforms.store import Store
+from serving.auth import owner_only
 
 KEY_BYTES = 32
 
@@ -38,6 +40,7 @@ def private_key(path: str | os.PathLike[str], env: str | None = None) -> bytes:
     file = os.path.expanduser(os.fspath(path))
     if not os.path.exists(file):
         _create_local(file, secrets.token_hex(KEY_BYTES))
+    owner_only(Path(file))
     with open(file, encoding="utf-8") as f:
         return _from_hex(f.read(), file)
 

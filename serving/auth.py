@@ -47,12 +47,18 @@ def read_key(key_file: Path) -> str:
     return _read_key(key_file)
 
 
-def _read_key(key_file: Path) -> str:
+def owner_only(key_file: Path) -> None:
+    """Refuse a key file that others can read or write: whoever reads a key can use it."""
     mode = stat.S_IMODE(key_file.stat().st_mode)
     if mode & 0o077:
         raise ValueError(
-            f"key file {key_file} is readable by others (mode {mode:o}): run chmod 600 on it"
+            f"key file {key_file} is readable or writable by others (mode {mode:04o}): run "
+            f"chmod 600 {key_file} (and check who could have read it)"
         )
+
+
+def _read_key(key_file: Path) -> str:
+    owner_only(key_file)
     key = key_file.read_text().strip()
     if len(key) < 16:
         raise ValueError(f"key file {key_file} holds no usable key: delete it to generate one")

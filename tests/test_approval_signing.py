@@ -96,3 +96,16 @@ def test_a_damaged_key_file_is_a_clear_error(tmp_path: Path, monkeypatch) -> Non
     path.write_text("not hex at all")
     with pytest.raises(ValueError, match=r"approval\.key holds no usable key.*delete it"):
         ApprovalConfig(key_file=str(path)).signing_key()
+
+
+def test_a_key_file_others_can_read_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TUNEGATE_APPROVAL_KEY", raising=False)
+    config = ApprovalConfig(key_file=str(tmp_path / "approval.key"))
+    key = config.signing_key()  # created 0600
+    path = tmp_path / "approval.key"
+    for mode in (0o644, 0o640, 0o602):
+        path.chmod(mode)
+        with pytest.raises(ValueError, match=r"readable or writable by others.*chmod 600"):
+            config.signing_key()
+    path.chmod(0o400)  # read-only for its owner is fine
+    assert config.signing_key() == key
