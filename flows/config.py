@@ -163,7 +163,12 @@ def load_config(path: Path | None = None, overrides: list[str] | None = None) ->
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            data = yaml.safe_load(path.read_text()) or {}
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"cannot read config {path}: it is not UTF-8 text (a binary file, or another "
+                "encoding): save it as UTF-8 YAML"
+            ) from None
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read config {path}: {exc}") from None
         if not isinstance(data, dict):

@@ -104,6 +104,26 @@ def test_bad_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
         load_config(bad)
 
 
+@pytest.mark.parametrize(
+    "content", [b"\x89PNG\r\n\x1a\n\x00\x00", "task: r\u00e9sum\u00e9\n".encode("latin-1")]
+)
+def test_a_binary_or_non_utf8_config_is_an_error_not_a_traceback(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A binary file or a Latin-1 one given as the config: exit 2 naming the file (issue 27)."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    bad = tmp_path / "config.yaml"
+    bad.write_bytes(content)
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_config(bad)
+    result = CliRunner().invoke(app, ["config", "show", "-c", str(bad)])
+    assert result.exit_code == 2 and "not UTF-8 text" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_every_field_has_a_description_for_the_prefect_form() -> None:
     schema = PipelineConfig.model_json_schema()
     missing = []
