@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,7 @@ def _cache_path(
 ) -> Path:
     """Where the report of this exact comparison is kept: the same test split, candidate,
     champion, gate and serving choice give the same report, so a re-run does not score three
-    models again. Its folder (the same name without .json) holds the exported runtimes."""
+    models again. The runtimes it exported are in the folder its `serving.folder` names."""
     key = sha256_text(
         stable_json(
             {
@@ -168,6 +169,13 @@ def _cache_path(
         )
     )
     return Path(job.output_dir).parent / "evaluations" / f"{key[:24]}.json"
+
+
+def _export_dir(cached: Path) -> Path:
+    """A folder of this evaluation's own beside its report (`<report>-<random>/`): two runs
+    evaluating the same candidate at once export into two folders, never over each other's
+    files; the report that is kept names the folder its runtimes were exported to."""
+    return cached.with_name(f"{cached.stem}-{uuid.uuid4().hex[:12]}")
 
 
 @task(name="evaluate", cache_policy=NONE)
@@ -209,7 +217,7 @@ def evaluate_task(
             predictions,
             backends.store.storage_options,
             serving,
-            cached.with_suffix(""),
+            _export_dir(cached),
         )
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")

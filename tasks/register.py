@@ -7,6 +7,9 @@ record, the evaluation report, the flow run, the code version and the config has
 from __future__ import annotations
 
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from prefect import task
@@ -80,16 +83,20 @@ def run_register(
     return version
 
 
-def with_serving_files(model_dir: Path, serving: ServingChoice) -> Path:
+@contextmanager
+def with_serving_files(model_dir: Path, serving: ServingChoice) -> Iterator[Path]:
     """A copy of `model_dir` with the chosen runtime's exported folder (`serving/<runtime>/`) and
-    `serving.json`, beside the evaluation's export (the training output stays as it was)."""
+    `serving.json`, staged in a temporary folder beside the evaluation's export for as long as
+    the block runs (the training output stays as it was; two registrations at once never share
+    a folder)."""
     if serving.exported is None or serving.folder is None:
         raise ValueError(f"the {serving.runtime} choice names no exported folder to stage")
-    staged = Path(serving.folder) / "registered"
-    record = runtimes.stage(model_dir, serving.exported, serving, staged)
-    if record["sha256"] != serving.sha256:
-        raise ValueError(f"{serving.exported} changed since it was evaluated")
-    return staged
+    with tempfile.TemporaryDirectory(prefix="registered-", dir=serving.folder) as scratch:
+        staged = Path(scratch) / "model"
+        record = runtimes.stage(model_dir, serving.exported, serving, staged)
+        if record["sha256"] != serving.sha256:
+            raise ValueError(f"{serving.exported} changed since it was evaluated")
+        yield staged
 
 
 @task(name="register", cache_policy=NONE)
@@ -106,12 +113,13 @@ def register_task(
     (`serving`, its exported files beside the model). A model served by an optimized runtime is
     registered from the folder staged here with those files (uploaded to Azure ML's registry,
     not its training job's output, which has none)."""
-    source: Path | str
-    if serving is not None and serving.exported is not None:
-        source = with_serving_files(Path(model_dir), serving)
-    else:
-        source = backends.model_source(model_dir, lineage.training_job)
-    version = run_register(backends.registry, name, source, metrics, lineage, promote)
+    with ExitStack() as staged:
+        source: Path | str
+        if serving is not None and serving.exported is not None:
+            source = staged.enter_context(with_serving_files(Path(model_dir), serving))
+        else:
+            source = backends.model_source(model_dir, lineage.training_job)
+        version = run_register(backends.registry, name, source, metrics, lineage, promote)
     create_markdown_artifact(
         key="model-version",
         markdown=f"### {version.name} v{version.version}\n\n"

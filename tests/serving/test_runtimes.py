@@ -122,7 +122,9 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     markdown = report_markdown(report)
     assert "Serving runtime: **onnx**" in markdown and "onnx-int8 refused" in markdown
 
-    registered = with_serving_files(exported, serving)
+    with with_serving_files(exported, serving) as staged:  # what registration copies
+        registered = Path(shutil.copytree(staged, tmp_path / "registered"))
+    assert not staged.exists()  # the staging folder is gone once registered
     served = Scorer(registered)
     assert served.runtime == "onnx" and isinstance(served.model, runtimes.OnnxSpanModel)
     # it serves from the graph and the tokenizer alone: the torch weights are never loaded
@@ -169,7 +171,13 @@ def test_gpu_instances_serve_onnx_on_cuda_and_never_int8(
     assert runtimes.providers() == available
 
 
-def _evaluated(exported: Path, tmp_path: Path, n: int, serving: ServingConfig) -> EvalReport:
+def _evaluated(
+    exported: Path,
+    tmp_path: Path,
+    n: int,
+    serving: ServingConfig,
+    export_dir: Path | None = None,
+) -> EvalReport:
     """The evaluate stage's report on `n` questions whose references are the torch candidate's
     own answers (torch scores 100: any answer a runtime changes is a loss)."""
     model, tokenizer, _ = load_trained(exported)
@@ -201,5 +209,37 @@ def _evaluated(exported: Path, tmp_path: Path, n: int, serving: ServingConfig) -
         ScreenConfig(),
         predict_models(test, exported),
         serving=serving,
-        export_dir=tmp_path / "evaluation",
+        export_dir=export_dir or tmp_path / "evaluation",
     )
+
+
+def _evaluate_in_a_process(exported: Path, data: Path, folder: Path) -> str:
+    report = _evaluated(exported, data, 8, ServingConfig(), export_dir=folder)
+    return report.model_dump_json()
+
+
+def test_two_evaluations_of_one_candidate_export_into_their_own_folders(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Two runs evaluating the same candidate at once (two processes, the same report key)
+    export and stage into folders of their own: neither deletes the other's files (issue 27
+    item 7: both exported into the report's one folder, and one failed)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tasks.evaluate import _export_dir
+
+    cached = tmp_path / "evaluations" / "key.json"
+    folders = [_export_dir(cached), _export_dir(cached)]
+    assert folders[0] != folders[1] and all(f.parent == cached.parent for f in folders)
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+        made = [
+            pool.submit(_evaluate_in_a_process, exported, tmp_path / f"data-{i}", folder)
+            for i, folder in enumerate(folders)
+        ]
+        reports = [EvalReport.model_validate_json(f.result()) for f in made]
+    for report, folder in zip(reports, folders, strict=True):
+        assert report.serving is not None and report.serving.folder == str(folder)
+        with with_serving_files(exported, report.serving) as staged:  # its files are whole
+            assert (staged / runtimes.SERVING_FILE).is_file()
