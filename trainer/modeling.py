@@ -190,7 +190,8 @@ def without_token_types(tokenizer: Any, task: str) -> Any:
     """A span (QA) LoRA model's tokenizer, returning no `token_type_ids`: peft's question-answering
     model drops them, so the adapter trained and predicts without them, and its merged weights
     or ONNX export must get none either (fed them, they answer differently)."""
-    if task_spec(task).kind == "span" and "token_type_ids" in tokenizer.model_input_names:
+    question_answering = task_spec(task).peft_task_type == "QUESTION_ANS"
+    if question_answering and "token_type_ids" in tokenizer.model_input_names:
         tokenizer.model_input_names = [
             n for n in tokenizer.model_input_names if n != "token_type_ids"
         ]

@@ -6,9 +6,8 @@ and `trainer/` itself (model class, LoRA task type, heads to save) look a task u
 keeping tables of their own. It lives in `trainer/` because `trainer/` and `serving/` are the code
 Azure ML runs, and both need it there.
 
-Adding a task type means adding one `TaskSpec` to `TASK_SPECS` (and its trainer code: features
-in `trainer/data.py`, prediction in `trainer/predict.py`, collator in `trainer/train.py`, all
-chosen by `kind`).
+Adding a task type means adding one `TaskSpec` to `TASK_SPECS`; a task of a new kind also adds
+its kind module (features, collator, prediction, response, exporter: see trainer/kinds/).
 
 Every task has two names: `name`, the pipeline's (`task:` in the config, the `TaskType` values),
 and `trainer_task`, what `python -m trainer.train --task` takes and `model_info.json` keeps.
@@ -21,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
+
+from trainer.kinds import Kind, KindCode, check_kind, kind_code
 
 ANSWERS_TYPE = pa.struct(
     [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
@@ -38,7 +39,6 @@ PACKAGED_SEQ2SEQ = "packaged:minilm-bert2bert"
 PACKAGED_DECODER = "packaged:minilm-decoder"
 PACKAGED_MODELS = (PACKAGED_ENCODER, PACKAGED_SEQ2SEQ, PACKAGED_DECODER)
 
-Kind = Literal["span", "seq2seq", "causal"]
 ROUGE_NAMES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 METRIC_NAMES = ("exact_match", "f1", *ROUGE_NAMES)  # every metric some task reports
 
@@ -49,7 +49,7 @@ class TaskSpec:
 
     name: str  # the pipeline's name: config `task`, TaskType value
     trainer_task: str  # `trainer.train --task`, kept in model_info.json, served deployments' task
-    kind: Kind  # how it is trained and predicted: a span head, an encoder-decoder, a decoder
+    kind: Kind  # names its kind module (trainer/kinds/): how it is trained, predicted and served
     record_schema: pa.Schema  # canonical record columns, as every dataset table stores them
     text_fields: Callable[[dict[str, Any]], Iterator[tuple[str, str]]]  # what screening reads
     group_keys: frozenset[str]  # fields split.group_key may name
@@ -69,6 +69,14 @@ class TaskSpec:
     # the trainer's generic defaults when the base model is `default_model` (settings tuned for a
     # 22M-parameter model are not a 7B model's). A config file, `train:` or a flag still wins.
     train_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)  # an unknown kind is an error here, not code of another kind later
+
+    @property
+    def code(self) -> KindCode:
+        """The kind module: the task's features, collator, prediction, response and exporter."""
+        return kind_code(self.kind)
 
     @property
     def metric_names(self) -> tuple[str, ...]:
