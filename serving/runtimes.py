@@ -78,6 +78,17 @@ def _any_base(base_model: str) -> None:
     """Every span model exports (one BERT-style forward pass)."""
 
 
+def _never(base_model: str) -> None:
+    """A kind that serves in torch only (its kind module says why)."""
+    from serving.onnx_generation import NotExportable
+
+    raise NotExportable(f"{base_model}: this task's models are not exported; it serves in torch")
+
+
+def _never_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
+    raise AssertionError("_never refuses every model before it loads")
+
+
 def _span_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
     return [_export_span(model, tokenizer, folder / SPAN_GRAPH)]
 
@@ -96,10 +107,12 @@ def _generative_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
 
 # Keyed by a kind module's EXPORTER (trainer/kinds/): span models are one graph; the packaged
 # generative ones the graphs of a decoding step (serving/onnx_generation.py, which raises
-# NotExportable for architectures it has no exporter for).
+# NotExportable for architectures it has no exporter for); "none" exports nothing (the text kind:
+# its evaluation reads token probabilities, which an exported decoding step does not give).
 EXPORTERS: dict[str, Exporter] = {
     "span": Exporter(_any_base, _span_export),
     "generative": Exporter(_generative_check, _generative_export),
+    "none": Exporter(_never, _never_export),
 }
 
 

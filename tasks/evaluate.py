@@ -112,21 +112,10 @@ def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
     """Metric values (through the repo's evaluate modules) and per-example primary scores."""
-    from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
-    from trainer.metrics.scores import per_example_f1, rouge_scores
+    from trainer.metrics import score as metric_score
 
-    if not predictions:
-        raise ValueError("no predictions to score")
     spec = task_spec(task)
-    references = [spec.reference_of(r) for r in records]
-    if spec.metric == "squad":
-        values = load_metric(SQUAD_MODULE).compute(predictions=predictions, references=references)
-        return values, per_example_f1(predictions, references)
-    per_example = [
-        rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)
-    ]
-    values = load_metric(ROUGE_MODULE).compute(predictions=predictions, references=references)
-    return values, per_example
+    return metric_score(spec.metric, predictions, [spec.reference_of(r) for r in records])
 
 
 def count_pii_leaks(
@@ -209,7 +198,8 @@ def run_evaluation(
         interval = paired_bootstrap(
             candidate.per_example, champ.per_example, config.bootstrap_samples, config.confidence
         )
-    leaks, masked = count_pii_leaks(candidate.predictions, records, screen)
+    answer_of = task_spec(task_type).answer_of  # what the endpoint answers, in a prediction
+    leaks, masked = count_pii_leaks(list(map(answer_of, candidate.predictions)), records, screen)
     primary = config.primary_metric or task_spec(task_type).primary_metric
     served, serving_record = candidate.predictions, None
     if serving is not None and export_dir is not None:
@@ -245,12 +235,16 @@ def run_evaluation(
         gate=gate,
         loss_curve=_loss_curve(Path(job.output_dir)),
         samples=[  # what the served runtime answered offline: the rollout's smoke check
-            {"request": task_spec(task_type).request_of(r), "expected": p}
+            {"request": task_spec(task_type).request_of(r), "expected": answer_of(p)}
             for r, p in zip(records[:SMOKE_SAMPLES], served, strict=False)
         ],
         serving=serving_record,
         examples=[
-            {"reference": _shown(task_spec(task_type).reference_of(r)), "base": b, "candidate": c}
+            {
+                "reference": _shown(task_spec(task_type).reference_of(r)),
+                "base": answer_of(b),
+                "candidate": c,
+            }
             for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
         ],
     )

@@ -22,6 +22,10 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from trainer.kinds import Kind, KindCode, check_kind, kind_code
+from trainer.metrics import METRIC_NAMES, metric_of
+from trainer.metrics.scores import lm_completion
+
+__all__ = ["METRIC_NAMES", "TASK_SPECS", "TaskSpec", "task_spec"]
 
 ANSWERS_TYPE = pa.struct(
     [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
@@ -39,8 +43,7 @@ PACKAGED_SEQ2SEQ = "packaged:minilm-bert2bert"
 PACKAGED_DECODER = "packaged:minilm-decoder"
 PACKAGED_MODELS = (PACKAGED_ENCODER, PACKAGED_SEQ2SEQ, PACKAGED_DECODER)
 
-ROUGE_NAMES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-METRIC_NAMES = ("exact_match", "f1", *ROUGE_NAMES)  # every metric some task reports
+PROMPT_WORDS = 12  # a text-generation document's prompt: its first words
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class TaskSpec:
     response_key: str  # the response field holding the model's text answer
     request_of: Callable[[dict[str, Any]], dict[str, Any]]  # the request a record's user sends
     reference_of: Callable[[dict[str, Any]], Any]  # what a prediction is scored against
-    metric: Literal["squad", "rouge"]  # which metric module scores it (trainer/metrics)
+    metric: Literal["squad", "rouge", "perplexity"]  # its metric module (trainer/metrics)
     primary_metric: str  # the metric the gate compares by default
     model_class: str  # the transformers Auto class with the task's head
     peft_task_type: str  # peft.TaskType member for a LoRA adapter
@@ -69,6 +72,9 @@ class TaskSpec:
     # the trainer's generic defaults when the base model is `default_model` (settings tuned for a
     # 22M-parameter model are not a 7B model's). A config file, `train:` or a flag still wins.
     train_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # What the endpoint answers (its `response_key`'s value) in an evaluation's prediction: the
+    # prediction itself, or a part of it when a prediction holds more (a language model's).
+    answer_of: Callable[[str], str] = str
 
     def __post_init__(self) -> None:
         check_kind(self.kind)  # an unknown kind is an error here, not code of another kind later
@@ -81,7 +87,7 @@ class TaskSpec:
     @property
     def metric_names(self) -> tuple[str, ...]:
         """What the task's metric module reports, e.g. what `evaluate.thresholds` may name."""
-        return ("exact_match", "f1") if self.metric == "squad" else ROUGE_NAMES
+        return metric_of(self.metric).names
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -109,6 +115,16 @@ def _qa_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
 def _summary_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     yield "document", record["document"]
     yield "summary", record["summary"]
+
+
+def _text_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    yield "text", record["text"]
+
+
+def text_prompt(text: str) -> str:
+    """The prompt of a text-generation document: its first `PROMPT_WORDS` words (what its
+    evaluation completes, and what a smoke request to the endpoint sends)."""
+    return " ".join(text.split()[:PROMPT_WORDS])
 
 
 def _chat_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -204,7 +220,41 @@ CHAT = TaskSpec(
     },
 )
 
-TASK_SPECS: dict[str, TaskSpec] = {s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT)}
+TEXT_GENERATION = TaskSpec(
+    name="text-generation",
+    trainer_task="text-generation",
+    kind="text",
+    record_schema=pa.schema([("id", pa.string()), ("text", pa.string())]),
+    text_fields=_text_texts,
+    group_keys=frozenset({"id", "text"}),
+    default_group_key="id",  # a document is a record: the split keeps each one whole
+    request_fields=("prompt",),
+    request_shape='{"prompt": str}',
+    response_key="completion",
+    request_of=lambda r: {"prompt": text_prompt(r["text"])},
+    reference_of=lambda r: r["text"],
+    metric="perplexity",
+    primary_metric="perplexity",
+    model_class="AutoModelForCausalLM",
+    peft_task_type="CAUSAL_LM",
+    default_model=PACKAGED_DECODER,
+    # MiniLM never learnt to continue text: every weight trains, on every token. One epoch at a
+    # high rate takes the sample's test perplexity from tens of thousands to a few, in minutes on
+    # two CPU cores.
+    train_defaults={
+        "lora": False,
+        "epochs": 1.0,
+        "learning_rate": 1e-3,
+        "batch_size": 8,
+        "max_length": 128,
+        "max_target_length": 24,
+    },
+    answer_of=lm_completion,  # a prediction is the model's token counts and its completion
+)
+
+TASK_SPECS: dict[str, TaskSpec] = {
+    s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT, TEXT_GENERATION)
+}
 TRAINER_TASKS: tuple[str, ...] = tuple(s.trainer_task for s in TASK_SPECS.values())
 
 

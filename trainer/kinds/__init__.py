@@ -1,6 +1,6 @@
 """The code of each kind of task, one module per kind, found through one table.
 
-A `TaskSpec` names its kind (`span`, `seq2seq`, `causal`); `kind_code(spec.kind)` is that kind's
+A `TaskSpec` names its kind (`span`, `seq2seq`, `causal`, `text`); `kind_code(spec.kind)` is that kind's
 module, which provides everything that differs between kinds:
 
 - `features(tokenizer, records, args, model_config)`: the tokenised training inputs and labels;
@@ -24,11 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-Kind = Literal["span", "seq2seq", "causal"]
+Kind = Literal["span", "seq2seq", "causal", "text"]
 KIND_MODULES: dict[Kind, str] = {
     "span": "trainer.kinds.span",
     "seq2seq": "trainer.kinds.seq2seq",
     "causal": "trainer.kinds.causal",
+    "text": "trainer.kinds.text",
 }
 DEFAULT_BATCH_SIZE = 32  # records per model call of a generative kind's endpoint response
 
