@@ -16,8 +16,8 @@ from samples import templates as t
 from samples import values
 
 STATIONS = [
-    "Harrow Point", "Bell Ridge", "Kestrel Gap", "Lowmoor", "Saltfleet", "Crane Hill",
-    "Otter Bay", "Windle Fell", "Marram Head", "Stony Cross", "Ashby Tarn", "Fenwick Light",
+    "Harrow Point", "Redmoss", "the upper weir", "Lowmoor", "Saltfleet", "Crane Hill",
+    "Otter Bay", "Windle Fell", "the salt marsh", "Stony Cross", "the cliff top", "Greyfield",
 ]  # fmt: skip
 SKIES = [
     "a low grey sky", "a clear blue sky", "thin high cloud", "a heavy sea fog",
@@ -32,22 +32,22 @@ TASKS = [
 ]  # fmt: skip
 OPENINGS = [
     "The day at {station} began with {sky} and a {strength} wind from the {wind}.",
-    "At {station} the morning brought {sky} and a {strength} {wind} wind.",
+    "At {station} the day opened with {sky} and a {strength} {wind} wind.",
     "{station} woke to {sky}, with the wind {strength} from the {wind}.",
 ]
 MIDDLES = [
     "By nine the temperature had reached {temp} degrees and the pressure stood at {pressure}.",
-    "The observer {task} before the first reading.",
+    "The observer {task} before the first check.",
     "A flock of {count} {birds} crossed the field in the early light.",
-    "Rain in the gauge measured {rain} millimetres since the last reading.",
+    "Rain in the gauge measured {rain} millimetres since the last observation.",
     "The pressure fell slowly through the morning to {pressure}.",
-    "After the noon reading the observer {task}.",
+    "After the midday check the observer {task}.",
     "Around midday {count} {birds} settled on the wet grass by the screen.",
     "The wind turned to the {wind} in the afternoon and grew {strength}.",
 ]
 CLOSINGS = [
-    "The evening reading was {temp} degrees, and the station was closed for the night.",
-    "By dusk the sky had cleared and the last reading was logged at {temp} degrees.",
+    "The last check of the day read {temp} degrees, and the station was closed for the night.",
+    "By dusk the sky had cleared and the last observation was logged at {temp} degrees.",
     "The log for {station} ends with a calm evening and {temp} degrees.",
 ]
 STRENGTHS = ["light", "moderate", "fresh", "strong", "gusty"]
