@@ -10,7 +10,9 @@ the same metric code as the torch candidate (tasks/evaluate.py), and the fastest
 
 Extractive QA (span) models are exported as one graph; the packaged generative models (BERT
 encoder-decoder and decoder) as the graphs of a decoding step with a key/value cache, decoded
-greedily outside them (serving/onnx_generation.py); other architectures serve in torch.
+greedily outside them (serving/onnx_generation.py); other architectures, and the text kind
+(evaluated by its token probabilities), serve in torch. Which exporter a task uses is its kind
+module's `EXPORTER`, a key of `EXPORTERS`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ class GatePolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     primary_metric: str | None = Field(
-        None, description="Metric the gains are measured on (default: f1 for QA, rougeL else)."
+        None,
+        description="Metric the gains are measured on (default: f1 for QA, perplexity for "
+        "text-generation, rougeL else).",
     )
     thresholds: dict[str, float] = Field(
         default_factory=dict,

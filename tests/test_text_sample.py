@@ -3,6 +3,7 @@ documents separated by blank lines."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,6 @@ def test_every_broken_line_is_invalid_and_every_other_validates() -> None:
         if not line.strip():
             continue
         try:
-            import json
-
             validate_record(TEXT, ColumnMap(), json.loads(line))
             valid += 1
         except ValueError:  # JSON, UTF-8 and record errors alike
@@ -76,8 +75,6 @@ def test_the_generated_sample_writes_as_a_txt_file_the_reader_reads_back(tmp_pat
         line.obj["text"]
         for line in read_lines(str(tmp_path / "sample.txt"), "text", TEXT, ColumnMap(), {})
     ]
-    import json
-
     texts = [json.loads(r)["text"] for r in sample.lines if _valid(r)]
     assert read == texts  # duplicates included, in order
     with pytest.raises(ValueError, match="text-generation documents"):
@@ -88,3 +85,16 @@ def _valid(line: bytes) -> bool:
     from samples.generate import _valid_record
 
     return _valid_record(line) is not None
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_documents_read_back_from_the_table_formats(tmp_path: Path, suffix: str) -> None:
+    sample = generate_sample("text-generation", 40, seed=3)
+    path = tmp_path / f"sample{suffix}"
+    write_sample(sample, path)
+    read = [
+        validate_record(TEXT, ColumnMap(), line.obj)
+        for line in read_lines(str(path), detect_format(str(path)), TEXT, ColumnMap(), {})
+    ]
+    expected = [json.loads(line) for line in sample.lines if _valid(line)]
+    assert read == expected  # every valid document, duplicates included, in order

@@ -1,4 +1,5 @@
-"""Predictions of a model on records: QA spans decoded from logits, generated summaries and replies.
+"""Predictions of a model on records: QA spans decoded from logits, generated summaries and replies,
+a language model's scores and completions of documents.
 
 Used by the evaluate stage for the base model, the candidate and the champion alike, and by the
 endpoint, so all are scored and served by the same code on the same inputs. How a task's records
