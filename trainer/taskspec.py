@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from trainer.kinds import Kind, KindCode, check_kind, kind_code
+from trainer.kinds.prompts import text_prompt
 from trainer.metrics import METRIC_NAMES, metric_of
 from trainer.metrics.scores import lm_completion
 
@@ -42,8 +43,6 @@ PACKAGED_ENCODER = "packaged:all-MiniLM-L6-v2"
 PACKAGED_SEQ2SEQ = "packaged:minilm-bert2bert"
 PACKAGED_DECODER = "packaged:minilm-decoder"
 PACKAGED_MODELS = (PACKAGED_ENCODER, PACKAGED_SEQ2SEQ, PACKAGED_DECODER)
-
-PROMPT_WORDS = 12  # a text-generation document's prompt: its first words
 
 
 @dataclass(frozen=True)
@@ -119,12 +118,6 @@ def _summary_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def _text_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     yield "text", record["text"]
-
-
-def text_prompt(text: str) -> str:
-    """The prompt of a text-generation document: its first `PROMPT_WORDS` words (what its
-    evaluation completes, and what a smoke request to the endpoint sends)."""
-    return " ".join(text.split()[:PROMPT_WORDS])
 
 
 def _chat_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:

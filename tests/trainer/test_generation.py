@@ -11,9 +11,9 @@ import torch
 
 from tests.trainer.lookalikes import llama3_like_tokenizer, t5_like_tokenizer, tiny_llama, tiny_t5
 from trainer.kinds import causal
-from trainer.kinds.causal import IGNORE, chat_batch, chat_features, chat_prompt
+from trainer.kinds.causal import IGNORE, chat_batch, chat_features, chat_prompt, with_chat_template
 from trainer.kinds.seq2seq import summary_features
-from trainer.modeling import load_trained, with_chat_template, with_pad_token, write_model_info
+from trainer.modeling import load_trained, with_pad_token, write_model_info
 from trainer.predict import predict
 
 LONG_USER = " ".join(["the router restarts at night"] * 30)

@@ -73,10 +73,10 @@ def test_a_document_is_cut_into_windows_whose_labels_are_its_tokens() -> None:
 def test_a_prediction_holds_the_token_counts_and_the_completion_the_endpoint_answers() -> None:
     import torch
 
+    from trainer.kinds.prompts import text_prompt
     from trainer.metrics.scores import lm_completion
     from trainer.modeling import load_base, load_tokenizer
     from trainer.predict import predict
-    from trainer.taskspec import text_prompt
 
     spec = task_spec("text-generation")
     tokenizer = load_tokenizer(spec.default_model)

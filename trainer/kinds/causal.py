@@ -14,15 +14,39 @@ from transformers import DataCollatorForSeq2Seq
 
 from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths
 from trainer.kinds.generation import IGNORE, generate, left_padded, truncate_prompt
-from trainer.modeling import with_chat_template
 
 GENERATIVE = True
 EXPORTER = "generative"  # the graphs of a decoding step (serving/onnx_generation.py)
 
 
 def prepare_tokenizer(tokenizer: Any) -> Any:
-    """The tokenizer with a chat template (its own, or the one trainer.modeling gives)."""
+    """The tokenizer with a chat template (its own, or `chat_template`)."""
     return with_chat_template(tokenizer)
+
+
+def chat_template(tokenizer: Any) -> str:
+    """A chat template for a tokenizer that has none (MiniLM's, GPT-2's): `role: content` lines
+    after the start token, each assistant turn closed by the end token, and `assistant:` as the
+    generation prompt, so a prompt never ends with the end token (for BERT that is [SEP])."""
+    start = tokenizer.bos_token or tokenizer.cls_token or ""
+    end = tokenizer.eos_token or tokenizer.sep_token
+    if end is None:
+        raise ValueError("the tokenizer has no end-of-sequence token to close a reply with")
+    # Text is written through {{ }} only: transformers renders templates with trim_blocks, which
+    # would drop a newline that follows a {% %} tag.
+    return (
+        "{% for m in messages %}{% if loop.first %}{{ '" + start + "' }}{% endif %}"
+        "{{ m['role'] + ': ' + m['content'] }}"
+        "{% if m['role'] == 'assistant' %}{{ ' " + end + "' }}{% endif %}{{ '\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
+    )
+
+
+def with_chat_template(tokenizer: Any) -> Any:
+    """The tokenizer, given `chat_template` when it has none (saved with it after training)."""
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = chat_template(tokenizer)
+    return tokenizer
 
 
 def chat_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> list[int]:

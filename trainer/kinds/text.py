@@ -5,7 +5,7 @@ into windows of `max_length` tokens, the loss on every token. A prediction of a 
 (evaluation) is what the model makes of it: its negative log-likelihood of every next token of
 the document's first window, how many of those it ranked first (perplexity and token accuracy,
 trainer/metrics/perplexity) and its greedy completion of the document's prompt
-(`trainer.taskspec.text_prompt`), which the endpoint answers a `{"prompt"}` request with.
+(`trainer.kinds.prompts.text_prompt`), which the endpoint answers a `{"prompt"}` request with.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import torch
 from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths
 from trainer.kinds.causal import collator
 from trainer.kinds.generation import IGNORE, generate, left_padded, truncate_prompt
+from trainer.kinds.prompts import text_prompt
 from trainer.metrics.scores import lm_prediction
-from trainer.taskspec import text_prompt
 
 GENERATIVE = True
 # Served in torch: evaluation scores a model by its token probabilities, which the exported
