@@ -20,13 +20,14 @@ def data_sample(
         str,
         typer.Option(
             help=f"{', '.join(SAMPLE_TASKS[:-1])} or {SAMPLE_TASKS[-1]} (chat: support "
-            "conversations whose last message is the agent's reply)."
+            "conversations whose last message is the agent's reply; text-generation: raw-text "
+            "passages of a weather station's logbook)."
         ),
     ] = "extractive-qa",
     n: Annotated[int, typer.Option(help="Number of lines (valid, duplicate and broken).")] = 600,
-    out: Annotated[Path, typer.Option(help="Output file: .jsonl, .csv or .parquet.")] = Path(
-        "sample.jsonl"
-    ),
+    out: Annotated[
+        Path, typer.Option(help="Output file: .jsonl, .csv, .parquet or .txt (text-generation).")
+    ] = Path("sample.jsonl"),
     seed: Annotated[int, typer.Option(help="Same seed, same bytes.")] = 0,
 ) -> None:
     """Generate support-ticket records (or, for chat, conversations) with planted PII, secrets,

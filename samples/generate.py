@@ -7,7 +7,8 @@ All randomness comes from one `random.Random(seed)`, so the same arguments give 
 
 Extractive QA and summarization records are made from tickets (`_ticket`); chat records are
 support conversations made from the same scenarios, values and planted sentences
-(`samples.chat`).
+(`samples.chat`); text-generation records are raw-text passages of a weather station's logbook
+(`samples.text`), which `write_sample` also writes as a plain `.txt` file.
 """
 
 from __future__ import annotations
@@ -20,11 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from samples import chat, values
+from samples import chat, text, values
 from samples import templates as t
 from trainer.taskspec import ROLES, task_spec
 
-TASKS = ("extractive-qa", "summarization", "chat")  # the tasks this generator writes records for
+TASKS = (
+    "extractive-qa",
+    "summarization",
+    "chat",
+    "text-generation",
+)  # the tasks this generator writes records for
 _COMMON_KINDS = (
     "unparsable_json",
     "non_utf8",
@@ -38,6 +44,7 @@ MALFORMED_BY_TASK: dict[str, tuple[str, ...]] = {
     "extractive-qa": (*_COMMON_KINDS, "answer_mismatch"),
     "summarization": _COMMON_KINDS,
     "chat": (*_COMMON_KINDS, "wrong_role", "last_not_assistant"),
+    "text-generation": _COMMON_KINDS,
 }
 MALFORMED_KINDS = tuple(dict.fromkeys(k for kinds in MALFORMED_BY_TASK.values() for k in kinds))
 MIN_LINES = 20
@@ -172,6 +179,10 @@ class _Unit:
 
 def _unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
     """Ticket or conversation `num` as the records of `task`; `clean` ones plant nothing."""
+    if task == "text-generation":
+        doc = text.document(rng, clean)
+        rec = {"id": f"doc-{num:06d}", "text": doc.text}
+        return _Unit(doc.text, [(rec, False)], doc.pii, [], {})
     if task == "chat":
         rates = {"pii_rate": _PII_RATE, "secret_rate": _SECRET_RATE, "toxic_rate": _TOXIC_RATE}
         conv = chat.conversation(rng, num, **({} if clean else rates))
@@ -190,7 +201,7 @@ def _dumps(obj: object) -> str:
 def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
     """Return one line that is broken in exactly the way `kind` names (first failing check)."""
     qa = "question" in rec
-    text_key = "content" if "messages" in rec else "context" if qa else "document"
+    text_key = "content" if "messages" in rec else "context" if qa else _texts(rec)[0]
     line = _dumps(rec)
     if kind == "unparsable_json":  # any proper prefix of a JSON object fails to parse
         return line[: rng.randint(len(line) // 3, len(line) - 2)].encode()
@@ -223,18 +234,19 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
                 ]
             )
         else:
+            first, last = _texts(rec)[0], _texts(rec)[-1]
             key, value = rng.choice(
                 [
-                    ("document", 12345),
-                    ("document", None),
-                    ("summary", [rec["summary"]]),
+                    (first, 12345),
+                    (first, None),
+                    (last, [rec[last]]),
                     ("id", [rec["id"]]),  # an integer id is a valid one
                 ]
             )
         rec[key] = value
     elif kind == "empty_text":
-        rec[rng.choice(["question", "question", "context"] if qa else ["document", "summary"])] = (
-            rng.choice(["", "   ", " \t "])
+        rec[rng.choice(["question", "question", "context"] if qa else _texts(rec))] = rng.choice(
+            ["", "   ", " \t "]
         )
     elif kind == "answer_mismatch":
         answer, start = rec["answers"]["text"][0], rec["answers"]["answer_start"][0]
@@ -247,6 +259,11 @@ def _corrupt(kind: str, rec: dict[str, Any], rng: random.Random) -> bytes:
     else:
         raise ValueError(f"unknown malformed kind {kind!r}")
     return _dumps(rec).encode()
+
+
+def _texts(rec: dict[str, Any]) -> list[str]:
+    """The text fields of a summarization or text-generation record."""
+    return [k for k in rec if k != "id"]
 
 
 def _break_chat(kind: str, rec: dict[str, Any], rng: random.Random) -> None:
@@ -293,8 +310,8 @@ def _break_chat(kind: str, rec: dict[str, Any], rng: random.Random) -> None:
 
 
 def _valid_record(line: bytes) -> dict[str, Any] | None:
-    """Return the parsed record if `line` is a valid QA, summarization or chat record, else
-    None."""
+    """Return the parsed record if `line` is a valid QA, summarization, chat or text-generation
+    record, else None."""
     try:
         obj = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -317,8 +334,8 @@ def _valid_record(line: bytes) -> dict[str, Any] | None:
             and messages[-1]["role"] == "assistant"
         )
         return obj if ok else None
-    if set(obj) == set(_FIELDS["summarization"]):
-        texts = [obj["document"], obj["summary"]]
+    if set(obj) in (set(_FIELDS["summarization"]), set(_FIELDS["text-generation"])):
+        texts = [obj[k] for k in _texts(obj)]
         return obj if all(isinstance(x, str) and x.strip() for x in texts) else None
     if set(obj) != set(_FIELDS["extractive-qa"]):
         return None
@@ -417,12 +434,15 @@ def write_sample(sample: Sample, out: Path) -> None:
     """Write `sample` to `out`, choosing the format from the extension.
 
     `.jsonl` gets every line (broken ones included); `.csv` and `.parquet` get only the valid
-    records (exact duplicates included), since those formats cannot carry a broken row.
+    records (exact duplicates included), since those formats cannot carry a broken row; `.txt`
+    (text-generation only) the valid documents' texts, separated by blank lines.
     """
     out = Path(out)
     suffix = out.suffix.lower()
-    if suffix not in (".jsonl", ".csv", ".parquet"):
-        raise ValueError(f"unsupported extension {out.suffix!r}; use .jsonl, .csv or .parquet")
+    if suffix not in (".jsonl", ".csv", ".parquet", ".txt"):
+        raise ValueError(
+            f"unsupported extension {out.suffix!r}; use .jsonl, .csv, .parquet or .txt"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".jsonl":
         out.write_bytes(b"\n".join(sample.lines) + b"\n")
@@ -431,6 +451,11 @@ def write_sample(sample: Sample, out: Path) -> None:
     if not rows:
         raise ValueError("sample has no valid records to write")
     task = next(task for task in TASKS if set(rows[0]) == set(_FIELDS[task]))
+    if suffix == ".txt":
+        if task != "text-generation":
+            raise ValueError(f"a .txt sample holds text-generation documents, not {task} records")
+        out.write_text("\n\n".join(r["text"] for r in rows) + "\n", encoding="utf-8")
+        return
     if suffix == ".csv":
         _write_csv(rows, task, out)
     else:

@@ -6,6 +6,7 @@ A scoring request is one JSON object of the deployment's task (its `TaskSpec.req
 - extractive-qa: `{"question": str, "context": str}` -> `{"answer", "score", "start", "end"}`
 - summarization: `{"document": str}` -> `{"summary"}`
 - causal-lm (chat): `{"messages": [{"role", "content"}, ...]}` -> `{"reply"}`
+- text-generation: `{"prompt": str}` -> `{"completion"}`
 
 `task` is the deployment's (trainer) task name; what its requests hold comes from its `TaskSpec`.
 

@@ -10,7 +10,9 @@ the same metric code as the torch candidate (tasks/evaluate.py), and the fastest
 
 Extractive QA (span) models are exported as one graph; the packaged generative models (BERT
 encoder-decoder and decoder) as the graphs of a decoding step with a key/value cache, decoded
-greedily outside them (serving/onnx_generation.py); other architectures serve in torch.
+greedily outside them (serving/onnx_generation.py); other architectures, and the text kind
+(evaluated by its token probabilities), serve in torch. Which exporter a task uses is its kind
+module's `EXPORTER`, a key of `EXPORTERS`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -40,16 +42,13 @@ OPSET = 17
 
 def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     """A trained model (a LoRA adapter merged first) exported to ONNX, in fp32 and with its
-    weights dynamically quantized to int8: {runtime: its folder under `out_dir`}. Span models are
-    one graph; generative ones the graphs of a decoding step (serving/onnx_generation.py, which
-    raises NotExportable for architectures it has no exporter for)."""
+    weights dynamically quantized to int8: {runtime: its folder under `out_dir`}, by the
+    exporter its task's kind names (`EXPORTERS`)."""
     from trainer.modeling import MODEL_INFO, load_trained
 
     info = json.loads((model_dir / MODEL_INFO).read_text())
-    if task_spec(info["task"]).kind != "span":
-        from serving.onnx_generation import check_exportable
-
-        check_exportable(info["base_model"])  # before loading weights that may be many GB
+    exporter = exporter_of(info["task"])
+    exporter.check(info["base_model"])  # before loading weights that may be many GB
     model, tokenizer, info = load_trained(model_dir)
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
@@ -57,12 +56,7 @@ def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     fp32 = out_dir / "onnx"
     if fp32.exists():
         shutil.rmtree(fp32)
-    if task_spec(info["task"]).kind == "span":
-        graphs = [_export_span(model, tokenizer, fp32 / SPAN_GRAPH)]
-    else:
-        from serving.onnx_generation import export as export_generative
-
-        graphs = export_generative(model, tokenizer, fp32, OPSET)
+    graphs = exporter.export(model, tokenizer, fp32)
     int8 = out_dir / "onnx-int8"
     if int8.exists():
         shutil.rmtree(int8)
@@ -70,6 +64,69 @@ def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     for graph in graphs:
         _quantize(graph, int8 / graph.name)
     return {"onnx": fp32, "onnx-int8": int8}
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """How a kind of model is exported: `check(base_model)` raises NotExportable (the model
+    serves in torch) before any weights load; `export(model, tokenizer, folder)` writes the
+    graphs into `folder` and returns their paths."""
+
+    check: Callable[[str], None]
+    export: Callable[[Any, Any, Path], list[Path]]
+
+
+def _any_base(base_model: str) -> None:
+    """Every span model exports (one BERT-style forward pass)."""
+
+
+def _never(base_model: str) -> None:
+    """A kind that serves in torch only (its kind module says why)."""
+    from serving.onnx_generation import NotExportable
+
+    raise NotExportable(f"{base_model}: this task's models are not exported; it serves in torch")
+
+
+def _never_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
+    raise AssertionError("_never refuses every model before it loads")
+
+
+def _span_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
+    return [_export_span(model, tokenizer, folder / SPAN_GRAPH)]
+
+
+def _generative_check(base_model: str) -> None:
+    from serving.onnx_generation import check_exportable
+
+    check_exportable(base_model)
+
+
+def _generative_export(model: Any, tokenizer: Any, folder: Path) -> list[Path]:
+    from serving.onnx_generation import export as export_generative
+
+    return export_generative(model, tokenizer, folder, OPSET)
+
+
+# Keyed by a kind module's EXPORTER (trainer/kinds/): span models are one graph; the packaged
+# generative ones the graphs of a decoding step (serving/onnx_generation.py, which raises
+# NotExportable for architectures it has no exporter for); "none" exports nothing (the text kind:
+# its evaluation reads token probabilities, which an exported decoding step does not give).
+EXPORTERS: dict[str, Exporter] = {
+    "span": Exporter(_any_base, _span_export),
+    "generative": Exporter(_generative_check, _generative_export),
+    "none": Exporter(_never, _never_export),
+}
+
+
+def exporter_of(task: str) -> Exporter:
+    """The exporter of a task's kind; ValueError naming an exporter the table lacks."""
+    name = task_spec(task).code.EXPORTER
+    if name not in EXPORTERS:
+        raise ValueError(
+            f"task {task!r} names exporter {name!r}, which serving/runtimes.py does not have: "
+            f"expected one of {sorted(EXPORTERS)}"
+        )
+    return EXPORTERS[name]
 
 
 def _export_span(model: Any, tokenizer: Any, path: Path) -> Path:

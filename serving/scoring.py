@@ -10,7 +10,6 @@ float16); on a CPU it scores in float32.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ import torch
 from serving import runtimes
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
-from trainer.predict import lengths, predict, predict_qa, qa_window
+from trainer.predict import model_lengths
 from trainer.taskspec import task_spec
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -95,30 +94,11 @@ class Scorer:
         """One response object per validated record, in order (a single model call)."""
         if not records:
             return []
-        key = self.spec.response_key
-        if self.spec.kind == "span":
-            # the windows evaluation read: the model's trained max_length, the same stride
-            window = qa_window(lengths(self.model, self.tokenizer)[0])
-            answers = predict_qa(self.model, self.tokenizer, records, *window, len(records))
-            return [
-                {
-                    key: a.text,
-                    "score": a.score if math.isfinite(a.score) else None,  # None: no span found
-                    "start": a.start,
-                    "end": a.start + len(a.text),
-                }
-                for a in answers
-            ]
-        if self.spec.kind == "seq2seq":
-            summaries = predict(self.model, self.tokenizer, self.task, records)
-            return [{key: s} for s in summaries]
-        # predict() drops each conversation's last message (the reference reply when evaluating),
-        # so an empty assistant turn stands in for the reply that is to be generated.
-        prompts = [
-            {"messages": [*r["messages"], {"role": "assistant", "content": ""}]} for r in records
-        ]
-        replies = predict(self.model, self.tokenizer, self.task, prompts)
-        return [{key: r} for r in replies]
+        # what evaluation read: the model's trained lengths, the same QA window stride
+        sizes = model_lengths(self.model, self.tokenizer)
+        return self.spec.code.respond(
+            self.model, self.tokenizer, records, self.spec.response_key, sizes
+        )
 
     def run(self, raw_json: str | bytes) -> dict[str, Any]:
         """The response to one raw request: an object, or `{"outputs": [...]}` for a batch."""

@@ -89,7 +89,8 @@ def run_evaluation(
         interval = paired_bootstrap(
             candidate.per_example, champ.per_example, config.bootstrap_samples, config.confidence
         )
-    leaks, masked = count_pii_leaks(candidate.predictions, records, screen)
+    answer_of = spec.answer_of  # what the endpoint answers, in a prediction
+    leaks, masked = count_pii_leaks(list(map(answer_of, candidate.predictions)), records, screen)
     primary = config.primary_metric or spec.primary_metric
     served, choice = candidate.predictions, None
     if serving is not None and export_dir is not None:
@@ -126,12 +127,16 @@ def run_evaluation(
         gate=gate,
         loss_curve=_loss_curve(Path(job.output_dir)),
         samples=[  # what the served runtime answered offline: the rollout's smoke check
-            {"request": spec.request_of(r), "expected": p}
+            {"request": spec.request_of(r), "expected": answer_of(p)}
             for r, p in zip(records[:SMOKE_SAMPLES], served, strict=False)
         ],
         serving=choice,
         examples=[
-            {"reference": shown_reference(spec.reference_of(r)), "base": b, "candidate": c}
+            {
+                "reference": shown_reference(spec.reference_of(r)),
+                "base": answer_of(b),
+                "candidate": c,
+            }
             for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
         ],
     )

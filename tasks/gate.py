@@ -3,6 +3,10 @@
 `decide_gate` compares the candidate with absolute thresholds, with the base model (minimum gain)
 and with the current champion (no regression beyond a tolerance), optionally with a paired
 bootstrap confidence interval, and lists every unmet criterion. It does no I/O.
+
+Most metrics are better higher, and gains are in their points. A metric that is better lower
+(perplexity, `trainer.metrics.LOWER_IS_BETTER`) must be lower: a threshold is its maximum, and
+gains are relative decreases in percent (100 x (base - candidate) / base).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from trainer.taskspec import METRIC_NAMES
+from trainer.metrics import LOWER_IS_BETTER, METRIC_NAMES
 
 
 class GatePolicy(BaseModel):
@@ -20,18 +24,27 @@ class GatePolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     primary_metric: str | None = Field(
-        None, description="Metric the gains are measured on (default: f1 for QA, rougeL else)."
+        None,
+        description="Metric the gains are measured on (default: f1 for QA, perplexity for "
+        "text-generation, rougeL else).",
     )
     thresholds: dict[str, float] = Field(
         default_factory=dict,
-        description="Absolute minimum per metric, e.g. {f1: 50, rougeL: 30}; a run applies those "
-        "of its task's metric (f1, exact_match for QA; rouge1, rouge2, rougeL, rougeLsum else).",
+        description="Absolute minimum per metric, e.g. {f1: 50, rougeL: 30} (a maximum for a "
+        "lower-is-better metric: perplexity); a run applies those of its task's metric (f1, "
+        "exact_match for QA; perplexity, token_accuracy for text-generation; rouge1, rouge2, "
+        "rougeL, rougeLsum else).",
     )
     min_gain_over_base: float = Field(
-        0.0, description="Points the candidate must gain over the base model on the primary metric."
+        0.0,
+        description="Points the candidate must gain over the base model on the primary metric "
+        "(a lower-is-better metric: the percent it must fall by).",
     )
     max_regression: float = Field(
-        1.0, ge=0, description="Points the candidate may lose against the champion."
+        1.0,
+        ge=0,
+        description="Points the candidate may lose against the champion (a lower-is-better "
+        "metric: the percent it may rise by).",
     )
     bootstrap_samples: int = Field(
         0, ge=0, le=100_000, description="Paired bootstrap resamples vs the champion (0: off)."
@@ -82,30 +95,32 @@ def decide_gate(
 ) -> GateDecision:
     """Pass only when every criterion holds; `reasons` lists each one that does not."""
     checks: list[Check] = []
-    for metric, minimum in sorted(policy.thresholds.items()):
+    for metric, bound in sorted(policy.thresholds.items()):
         value = candidate.get(metric, float("nan"))
+        lower = metric in LOWER_IS_BETTER
         checks.append(
             Check(
-                name=f"{metric} >= {minimum}",
+                name=f"{metric} {'<=' if lower else '>='} {bound}",
                 value=value,
-                required=minimum,
-                passed=value >= minimum,
+                required=bound,
+                passed=value <= bound if lower else value >= bound,
             )
         )
-    gain = candidate[primary] - base[primary]
+    gain = improvement(primary, candidate[primary], base[primary])
+    unit = " (% decrease)" if primary in LOWER_IS_BETTER else ""
     checks.append(
         Check(
-            name=f"{primary} gain over base",
+            name=f"{primary} gain over base{unit}",
             value=gain,
             required=policy.min_gain_over_base,
             passed=gain >= policy.min_gain_over_base,
         )
     )
     if champion is not None:
-        delta = candidate[primary] - champion[primary]
+        delta = improvement(primary, candidate[primary], champion[primary])
         checks.append(
             Check(
-                name=f"{primary} change vs champion",
+                name=f"{primary} change vs champion{unit}",
                 value=delta,
                 required=-policy.max_regression,
                 passed=delta >= -policy.max_regression,
@@ -133,6 +148,14 @@ def decide_gate(
         f"{c.name}: {c.value:.2f} (required {c.required:.2f})" for c in checks if not c.passed
     ]
     return GateDecision(passed=not reasons, reasons=reasons, checks=checks)
+
+
+def improvement(metric: str, candidate: float, reference: float) -> float:
+    """How much better the candidate is than a reference model on `metric`: the points it
+    gained, or for a lower-is-better metric the percent it fell by (negative: worse)."""
+    if metric not in LOWER_IS_BETTER:
+        return candidate - reference
+    return 100 * (reference - candidate) / reference
 
 
 def paired_bootstrap(

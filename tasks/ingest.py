@@ -60,11 +60,12 @@ class IngestConfig(BaseModel):
         description="Files, directories or globs; local paths or az://container/path. "
         "Empty: `tunegate run` generates sample data.",
     )
-    format: Literal["auto", "jsonl", "csv", "parquet", "squad", "arrow", "hf"] = Field(
+    format: Literal["auto", "jsonl", "csv", "parquet", "squad", "arrow", "hf", "text"] = Field(
         "auto",
         description="Input format; auto picks it from each file's extension (.jsonl, .csv, "
         ".parquet, .arrow; .json: SQuAD when the file is one object with a `data` list, else JSON "
-        "lines) and reads a folder holding state.json or dataset_dict.json as a datasets folder.",
+        "lines; .txt: plain text, its documents separated by blank lines, for text-generation) "
+        "and reads a folder holding state.json or dataset_dict.json as a datasets folder.",
     )
     max_record_chars: int = Field(
         100_000,

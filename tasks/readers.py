@@ -5,7 +5,8 @@ line (or row) number and a printable copy of the raw text for the quarantine. Bl
 yielded too, flagged, so ingest can count them apart.
 
 Formats: JSON lines, CSV, Parquet, SQuAD (one nested JSON document: a `Line` per question, its
-number counting questions through the file), Arrow files (the IPC stream or file format) and
+number counting questions through the file), plain text (text-generation's documents, separated
+by blank lines: a `Line` per document, numbered by the line it starts on), Arrow files (the IPC stream or file format) and
 Hugging Face `datasets` folders (tasks/datasets_folders.py; a `Line` per row, counted through the
 folder). A file that cannot be parsed at all is one quarantined `Line` where that is possible (a
 SQuAD file that is no JSON, or has no `data`), as a CSV file with a broken header is; an Arrow
@@ -32,7 +33,7 @@ from tasks.datasets_folders import arrow_files
 from tasks.records import ColumnMap, TaskType
 from trainer.taskspec import task_spec
 
-FORMATS = ("jsonl", "csv", "parquet", "squad", "arrow", "hf")
+FORMATS = ("jsonl", "csv", "parquet", "squad", "arrow", "hf", "text")
 _RAW_LIMIT = 2000
 _NON_SPACE = re.compile(rb"\S")
 
@@ -61,12 +62,13 @@ def detect_format(uri: str) -> str:
         ("csv", (".csv",)),
         ("parquet", (".parquet", ".pq")),
         ("arrow", (".arrow",)),
+        ("text", (".txt",)),
     ):
         if name.endswith(suffixes):
             return fmt
     raise ValueError(
         f"cannot tell the format of {uri!r} from its extension: use .jsonl, .json, .csv, "
-        ".parquet or .arrow, a datasets folder, or set ingest.format"
+        ".parquet, .arrow or .txt, a datasets folder, or set ingest.format"
     )
 
 
@@ -101,6 +103,10 @@ def read_lines(
         if fmt == "csv":  # streamed; utf-8-sig drops the BOM of Excel's "CSV UTF-8"
             text = io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape", newline="")
             yield from _csv_rows(text, columns)
+            return
+        if fmt == "text":
+            text = io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape")
+            yield from text_documents(text, uri, task, columns)
             return
         data = f.read()  # a SQuAD or .json file is one JSON document: read whole
     data = data.removeprefix(codecs.BOM_UTF8)
@@ -206,6 +212,41 @@ def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
         if isinstance(start_value, str) and start_value.strip().isdigit():
             obj[columns.answer_start_key] = int(start_value)  # CSV cells are all text
         yield Line(start, obj=obj, raw=raw_text)
+
+
+def text_documents(
+    lines: Iterable[str], uri: str, task: TaskType, columns: ColumnMap
+) -> Iterator[Line]:
+    """The documents of a plain text file: runs of lines between blank lines, each joined as
+    it is written (its line breaks kept). A document's id is the file's name and the line it
+    starts on (`book.txt:41`). Only a task whose records are raw text reads them."""
+    fields = task_spec(task).fields
+    if fields != ("id", "text"):
+        raise ValueError(
+            f"{uri}: a plain text file holds raw-text documents ({{id, text}} records, the "
+            f"text-generation task); {task} records are {{{', '.join(fields)}}}"
+        )
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    document: list[str] = []
+    start = 0
+    for number, line in enumerate(itertools.chain(lines, [""]), start=1):
+        if line.strip():
+            start = start or number
+            document.append(line.rstrip("\r\n"))
+            continue
+        if document:
+            text = "\n".join(document)
+            raw = text.encode("utf-8", errors="surrogateescape").decode(
+                "utf-8", errors="backslashreplace"
+            )[:_RAW_LIMIT]
+            if _has_surrogates(text):
+                yield Line(start, error="non-UTF-8 bytes in the document", raw=raw)
+            else:
+                obj = {columns.id_key: f"{name}:{start}", columns.text_key: text}
+                yield Line(start, obj=obj, raw=raw)
+            document, start = [], 0
 
 
 def _row_lines(rows: Iterable[dict[str, Any]]) -> Iterator[Line]:

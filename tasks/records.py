@@ -54,6 +54,7 @@ class ColumnMap(BaseModel):
     document_key: str = Field("document", description="Summarization: the source document.")
     summary_key: str = Field("summary", description="Summarization: the reference summary.")
     messages_key: str = Field("messages", description="Chat: list of {role, content} messages.")
+    text_key: str = Field("text", description="Text generation: a document's raw text.")
 
 
 class Invalid(ValueError):

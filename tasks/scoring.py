@@ -14,22 +14,11 @@ from trainer.taskspec import task_spec
 def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
-    """Metric values (through the repo's evaluate modules) and per-example primary scores."""
-    from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
-    from trainer.metrics.scores import per_example_f1, rouge_scores
+    """Metric values (through the repo's metric modules) and per-example primary scores."""
+    from trainer.metrics import score as metric_score
 
-    if not predictions:
-        raise ValueError("no predictions to score")
     spec = task_spec(task)
-    references = [spec.reference_of(r) for r in records]
-    if spec.metric == "squad":
-        values = load_metric(SQUAD_MODULE).compute(predictions=predictions, references=references)
-        return values, per_example_f1(predictions, references)
-    per_example = [
-        rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)
-    ]
-    values = load_metric(ROUGE_MODULE).compute(predictions=predictions, references=references)
-    return values, per_example
+    return metric_score(spec.metric, predictions, [spec.reference_of(r) for r in records])
 
 
 @dataclass(frozen=True)

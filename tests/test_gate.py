@@ -56,3 +56,44 @@ def test_paired_bootstrap_brackets_the_mean_difference() -> None:
     noisy = [c + (3 if i % 2 else -3) for i, c in enumerate(champion)]
     low, high = paired_bootstrap(noisy, champion, 1000, 0.9)
     assert low < 0 < high
+
+
+# --- a lower-is-better metric: perplexity must fall, gains are relative decreases -------------
+LM_BASE = {"perplexity": 200.0, "token_accuracy": 10.0}
+
+
+def test_a_lower_perplexity_passes_by_its_relative_decrease() -> None:
+    policy = GatePolicy(thresholds={"perplexity": 50}, min_gain_over_base=40, max_regression=1)
+    decision = decide_gate(
+        {"perplexity": 20.0, "token_accuracy": 60.0},
+        LM_BASE,
+        {"perplexity": 20.1, "token_accuracy": 59.0},
+        policy,
+        "perplexity",
+    )
+    assert decision.passed, decision.reasons
+    checks = {c.name: c.value for c in decision.checks}
+    assert checks["perplexity <= 50.0"] == 20.0
+    assert checks["perplexity gain over base (% decrease)"] == pytest.approx(90.0)
+    assert checks["perplexity change vs champion (% decrease)"] == pytest.approx(100 * 0.1 / 20.1)
+
+
+def test_a_higher_perplexity_fails_every_check_a_higher_score_would_pass() -> None:
+    decision = decide_gate(
+        {"perplexity": 150.0},
+        LM_BASE,
+        {"perplexity": 100.0},
+        GatePolicy(thresholds={"perplexity": 120}, min_gain_over_base=40, max_regression=1),
+        "perplexity",
+        pii_leaks=0,
+    )
+    assert decision.reasons == [
+        "perplexity <= 120.0: 150.00 (required 120.00)",
+        "perplexity gain over base (% decrease): 25.00 (required 40.00)",
+        "perplexity change vs champion (% decrease): -50.00 (required -1.00)",
+    ]
+
+
+def test_perplexity_thresholds_are_known_and_kept_only_for_its_task() -> None:
+    policy = GatePolicy(thresholds={"perplexity": 30, "f1": 50})
+    assert policy.for_task(("perplexity", "token_accuracy")).thresholds == {"perplexity": 30}

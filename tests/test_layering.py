@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from trainer.kinds import KIND_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["cli", "flows", "tasks", "screening", "platforms", "serving", "trainer"]
 PACKAGES = [*LAYERS, "samples"]
@@ -199,3 +201,127 @@ def test_the_store_is_used_through_its_own_calls() -> None:
         if isinstance(node, ast.Attribute) and node.attr == "_strip_protocol"
     }
     assert not private, f"fsspec internals outside platforms/store.py: {private}"
+
+
+# A switch over a task's kind names every kind it handles and raises for any other: a kind it
+# does not know never falls through to another kind's code (trainer/kinds/ is the table). A
+# switch over a task's kind is one comparing `kind` or `<x>.kind` with a task kind's name
+# (other things called kind, such as a PII entity's, are not task kinds).
+TASK_KINDS = frozenset(KIND_MODULES)
+
+
+def _names_kind(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "kind") or (
+        isinstance(node, ast.Attribute) and node.attr == "kind"
+    )
+
+
+def _is_task_kind(node: ast.expr) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_task_kind(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and node.value in TASK_KINDS
+
+
+def _compares_kind(test: ast.expr) -> bool:
+    """`test` compares `kind` or `<something>.kind` with a task kind's name (or names)."""
+    return any(
+        isinstance(n, ast.Compare)
+        and any(_names_kind(o) for o in [n.left, *n.comparators])
+        and any(_is_task_kind(o) for o in [n.left, *n.comparators])
+        for n in ast.walk(test)
+    )
+
+
+def _ends_in(body: list[ast.stmt], kind: type) -> bool:
+    return bool(body) and isinstance(body[-1], kind)
+
+
+def kind_switches_without_error(source: str) -> list[int]:
+    """Lines of switches over `kind` that have no error of their own for an unknown kind: an
+    if/elif chain or a fall-through of `if kind == ...: return` whose last branch does not
+    raise, a conditional expression on kind, a `match kind` without a raising `case _`."""
+    bad: list[int] = []
+    elifs: set[int] = set()
+    for node in ast.walk(ast.parse(source)):  # breadth first: a chain's head before its elifs
+        if isinstance(node, ast.IfExp) and _compares_kind(node.test):
+            bad.append(node.lineno)
+        elif isinstance(node, ast.If) and id(node) not in elifs and _compares_kind(node.test):
+            last, branches = node, 1
+            while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If):
+                last = last.orelse[0]
+                elifs.add(id(last))
+                branches += 1
+            if (last.orelse or branches > 1) and not _ends_in(last.orelse, ast.Raise):
+                bad.append(node.lineno)
+        elif isinstance(node, ast.Match) and _names_kind(node.subject):
+            final = node.cases[-1]
+            wildcard = isinstance(final.pattern, ast.MatchAs) and final.pattern.pattern is None
+            if not (wildcard and _ends_in(final.body, ast.Raise)):
+                bad.append(node.lineno)
+        for field in ("body", "orelse", "finalbody"):  # if kind == ...: return; ...; fall through
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                bad += _fall_throughs(block)
+    return sorted(set(bad))
+
+
+def _fall_throughs(block: list[ast.stmt]) -> list[int]:
+    """Lines of `if kind == "x": return ...` runs in `block` not followed by a `raise`."""
+    bad = []
+    for i, stmt in enumerate(block):
+        returns = (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and _compares_kind(stmt.test)
+            and _ends_in(stmt.body, ast.Return)
+        )
+        if not returns:
+            continue
+        following = block[i + 1] if i + 1 < len(block) else None
+        if following is None or not (
+            isinstance(following, ast.Raise)
+            or (isinstance(following, ast.If) and _compares_kind(following.test))
+        ):
+            bad.append(stmt.lineno)
+    return bad
+
+
+def test_every_kind_switch_raises_for_an_unknown_kind() -> None:
+    found = {
+        name: lines
+        for name, path in MODULES.items()
+        if (lines := kind_switches_without_error(path.read_text()))
+    }
+    assert not found, f"kind switches without an error for an unknown kind (module: lines): {found}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if spec.kind == "span":\n    a()\nelif spec.kind == "seq2seq":\n    b()\nelse:\n    c()\n',
+        'if kind == "span":\n    a()\nelif kind == "seq2seq":\n    b()\n',
+        'if kind != "span":\n    a()\nelse:\n    b()\n',
+        'def f(kind):\n    if kind == "span":\n        return 1\n    return 2\n',
+        'x = 1 if task_spec(t).kind == "causal" else 2\n',
+        'match spec.kind:\n    case "span":\n        a()\n    case _:\n        b()\n',
+        'match kind:\n    case "span":\n        a()\n',
+    ],
+)
+def test_the_kind_switch_check_finds_a_fall_through(source: str) -> None:
+    assert kind_switches_without_error(source) == [1 if "def" not in source else 2]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if kind == "span":\n    a()\nelif kind == "seq2seq":\n    b()\nelse:\n'
+        "    raise ValueError(kind)\n",
+        'def f(kind):\n    if kind == "span":\n        return 1\n    if kind == "causal":\n'
+        "        return 2\n    raise ValueError(kind)\n",
+        'match kind:\n    case "span":\n        a()\n    case _:\n        raise ValueError(kind)\n',
+        'if spec.kind == "causal" and long:\n    raise ValueError("too long")\n',
+        "code = kind_code(spec.kind)\n",
+    ],
+)
+def test_the_kind_switch_check_lets_a_switch_with_its_error_pass(source: str) -> None:
+    assert kind_switches_without_error(source) == []

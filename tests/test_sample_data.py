@@ -399,7 +399,7 @@ def test_write_parquet_round_trip(tmp_path: Path) -> None:
 
 def test_write_rejects_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="jsonl"):
-        write_sample(generate_sample(QA, 50), tmp_path / "data.txt")
+        write_sample(generate_sample(QA, 50), tmp_path / "data.xml")
 
 
 def test_valid_records_are_clean_and_distinct() -> None:

@@ -27,6 +27,7 @@ RECORDS: dict[str, dict[str, Any]] = {
             {"role": "assistant", "content": "Reset your password."},
         ],
     },
+    "text-generation": {"id": "t1", "text": "The morning brought a low grey sky and rain."},
 }
 
 

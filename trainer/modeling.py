@@ -2,7 +2,8 @@
 
 The packaged models all start from the pretrained MiniLM of a pip package: the encoder itself
 (QA, a new span head), an encoder-decoder whose encoder and decoder are both MiniLM with new
-cross-attention (summarization), and MiniLM as a causal decoder (chat). They learn on a CPU.
+cross-attention (summarization), and MiniLM as a causal decoder (chat, text-generation). They
+learn on a CPU.
 
 A trained model directory holds the adapter (or full weights), the tokenizer and
 `model_info.json`, which names the base model by its logical name so the directory can be loaded
@@ -56,31 +57,6 @@ def with_pad_token(tokenizer: Any) -> Any:
                 "the tokenizer has no pad, end-of-sequence or unknown token to pad with"
             )
         tokenizer.pad_token = fallback
-    return tokenizer
-
-
-def chat_template(tokenizer: Any) -> str:
-    """A chat template for a tokenizer that has none (MiniLM's, GPT-2's): `role: content` lines
-    after the start token, each assistant turn closed by the end token, and `assistant:` as the
-    generation prompt, so a prompt never ends with the end token (for BERT that is [SEP])."""
-    start = tokenizer.bos_token or tokenizer.cls_token or ""
-    end = tokenizer.eos_token or tokenizer.sep_token
-    if end is None:
-        raise ValueError("the tokenizer has no end-of-sequence token to close a reply with")
-    # Text is written through {{ }} only: transformers renders templates with trim_blocks, which
-    # would drop a newline that follows a {% %} tag.
-    return (
-        "{% for m in messages %}{% if loop.first %}{{ '" + start + "' }}{% endif %}"
-        "{{ m['role'] + ': ' + m['content'] }}"
-        "{% if m['role'] == 'assistant' %}{{ ' " + end + "' }}{% endif %}{{ '\\n' }}{% endfor %}"
-        "{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
-    )
-
-
-def with_chat_template(tokenizer: Any) -> Any:
-    """The tokenizer, given `chat_template` when it has none (saved with it after training)."""
-    if not getattr(tokenizer, "chat_template", None):
-        tokenizer.chat_template = chat_template(tokenizer)
     return tokenizer
 
 
@@ -190,7 +166,8 @@ def without_token_types(tokenizer: Any, task: str) -> Any:
     """A span (QA) LoRA model's tokenizer, returning no `token_type_ids`: peft's question-answering
     model drops them, so the adapter trained and predicts without them, and its merged weights
     or ONNX export must get none either (fed them, they answer differently)."""
-    if task_spec(task).kind == "span" and "token_type_ids" in tokenizer.model_input_names:
+    question_answering = task_spec(task).peft_task_type == "QUESTION_ANS"
+    if question_answering and "token_type_ids" in tokenizer.model_input_names:
         tokenizer.model_input_names = [
             n for n in tokenizer.model_input_names if n != "token_type_ids"
         ]

@@ -6,9 +6,8 @@ and `trainer/` itself (model class, LoRA task type, heads to save) look a task u
 keeping tables of their own. It lives in `trainer/` because `trainer/` and `serving/` are the code
 Azure ML runs, and both need it there.
 
-Adding a task type means adding one `TaskSpec` to `TASK_SPECS` (and its trainer code: features
-in `trainer/data.py`, prediction in `trainer/predict.py`, collator in `trainer/train.py`, all
-chosen by `kind`).
+Adding a task type means adding one `TaskSpec` to `TASK_SPECS`; a task of a new kind also adds
+its kind module (features, collator, prediction, response, exporter: see trainer/kinds/).
 
 Every task has two names: `name`, the pipeline's (`task:` in the config, the `TaskType` values),
 and `trainer_task`, what `python -m trainer.train --task` takes and `model_info.json` keeps.
@@ -21,6 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
+
+from trainer.kinds import Kind, KindCode, check_kind, kind_code
+from trainer.kinds.prompts import text_prompt
+from trainer.metrics import METRIC_NAMES, metric_of
+from trainer.metrics.scores import lm_completion
+
+__all__ = ["METRIC_NAMES", "TASK_SPECS", "TaskSpec", "task_spec"]
 
 ANSWERS_TYPE = pa.struct(
     [pa.field("text", pa.list_(pa.string())), pa.field("answer_start", pa.list_(pa.int64()))]
@@ -38,10 +44,6 @@ PACKAGED_SEQ2SEQ = "packaged:minilm-bert2bert"
 PACKAGED_DECODER = "packaged:minilm-decoder"
 PACKAGED_MODELS = (PACKAGED_ENCODER, PACKAGED_SEQ2SEQ, PACKAGED_DECODER)
 
-Kind = Literal["span", "seq2seq", "causal"]
-ROUGE_NAMES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-METRIC_NAMES = ("exact_match", "f1", *ROUGE_NAMES)  # every metric some task reports
-
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -49,7 +51,7 @@ class TaskSpec:
 
     name: str  # the pipeline's name: config `task`, TaskType value
     trainer_task: str  # `trainer.train --task`, kept in model_info.json, served deployments' task
-    kind: Kind  # how it is trained and predicted: a span head, an encoder-decoder, a decoder
+    kind: Kind  # names its kind module (trainer/kinds/): how it is trained, predicted and served
     record_schema: pa.Schema  # canonical record columns, as every dataset table stores them
     text_fields: Callable[[dict[str, Any]], Iterator[tuple[str, str]]]  # what screening reads
     group_keys: frozenset[str]  # fields split.group_key may name
@@ -59,7 +61,7 @@ class TaskSpec:
     response_key: str  # the response field holding the model's text answer
     request_of: Callable[[dict[str, Any]], dict[str, Any]]  # the request a record's user sends
     reference_of: Callable[[dict[str, Any]], Any]  # what a prediction is scored against
-    metric: Literal["squad", "rouge"]  # which metric module scores it (trainer/metrics)
+    metric: Literal["squad", "rouge", "perplexity"]  # its metric module (trainer/metrics)
     primary_metric: str  # the metric the gate compares by default
     model_class: str  # the transformers Auto class with the task's head
     peft_task_type: str  # peft.TaskType member for a LoRA adapter
@@ -69,11 +71,22 @@ class TaskSpec:
     # the trainer's generic defaults when the base model is `default_model` (settings tuned for a
     # 22M-parameter model are not a 7B model's). A config file, `train:` or a flag still wins.
     train_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # What the endpoint answers (its `response_key`'s value) in an evaluation's prediction: the
+    # prediction itself, or a part of it when a prediction holds more (a language model's).
+    answer_of: Callable[[str], str] = str
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)  # an unknown kind is an error here, not code of another kind later
+
+    @property
+    def code(self) -> KindCode:
+        """The kind module: the task's features, collator, prediction, response and exporter."""
+        return kind_code(self.kind)
 
     @property
     def metric_names(self) -> tuple[str, ...]:
         """What the task's metric module reports, e.g. what `evaluate.thresholds` may name."""
-        return ("exact_match", "f1") if self.metric == "squad" else ROUGE_NAMES
+        return metric_of(self.metric).names
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -101,6 +114,10 @@ def _qa_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
 def _summary_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     yield "document", record["document"]
     yield "summary", record["summary"]
+
+
+def _text_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    yield "text", record["text"]
 
 
 def _chat_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -196,7 +213,41 @@ CHAT = TaskSpec(
     },
 )
 
-TASK_SPECS: dict[str, TaskSpec] = {s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT)}
+TEXT_GENERATION = TaskSpec(
+    name="text-generation",
+    trainer_task="text-generation",
+    kind="text",
+    record_schema=pa.schema([("id", pa.string()), ("text", pa.string())]),
+    text_fields=_text_texts,
+    group_keys=frozenset({"id", "text"}),
+    default_group_key="id",  # a document is a record: the split keeps each one whole
+    request_fields=("prompt",),
+    request_shape='{"prompt": str}',
+    response_key="completion",
+    request_of=lambda r: {"prompt": text_prompt(r["text"])},
+    reference_of=lambda r: r["text"],
+    metric="perplexity",
+    primary_metric="perplexity",
+    model_class="AutoModelForCausalLM",
+    peft_task_type="CAUSAL_LM",
+    default_model=PACKAGED_DECODER,
+    # MiniLM never learnt to continue text: every weight trains, on every token. One epoch at a
+    # high rate takes the sample's test perplexity from tens of thousands to a few, in minutes on
+    # two CPU cores.
+    train_defaults={
+        "lora": False,
+        "epochs": 1.0,
+        "learning_rate": 1e-3,
+        "batch_size": 8,
+        "max_length": 128,
+        "max_target_length": 24,
+    },
+    answer_of=lm_completion,  # a prediction is the model's token counts and its completion
+)
+
+TASK_SPECS: dict[str, TaskSpec] = {
+    s.name: s for s in (EXTRACTIVE_QA, SUMMARIZATION, CHAT, TEXT_GENERATION)
+}
 TRAINER_TASKS: tuple[str, ...] = tuple(s.trainer_task for s in TASK_SPECS.values())
 
 

@@ -33,22 +33,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 import torch.distributed as dist
-from transformers import (
-    DataCollatorForSeq2Seq,
-    DataCollatorWithPadding,
-    Trainer,
-    TrainingArguments,
-)
+from transformers import Trainer, TrainingArguments
 
 from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
-from trainer.data import IGNORE, features, read_split
+from trainer.data import features, read_split
 from trainer.modeling import (
     MERGED,
     base_config,
     load_base,
     load_tokenizer,
     lora_targets,
-    with_chat_template,
     without_token_types,
     write_model_info,
 )
@@ -67,8 +61,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # data
     tokenizer = load_tokenizer(args.model)  # with a pad token
     tokenizer.model_max_length = args.max_length  # saved with it: prediction cuts the same way
-    if task_spec(args.task).kind == "causal":
-        tokenizer = with_chat_template(tokenizer)
+    code = task_spec(args.task).code  # the task kind's features, collator and tokenizer
+    tokenizer = code.prepare_tokenizer(tokenizer)  # a decoder's chat template
     if args.lora:  # saved with it: prediction, merged weights and exports see the same inputs
         tokenizer = without_token_types(tokenizer, args.task)
     train_records = read_split(args.data_dir, "train", args.max_train_samples)
@@ -96,7 +90,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args=training_args,
         train_dataset=train_set,
         eval_dataset=eval_set if len(eval_set) else None,
-        data_collator=_collator(args.task, tokenizer, model),
+        data_collator=code.collator(tokenizer, model),
         processing_class=tokenizer,
     )
 
@@ -113,14 +107,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     trainer.save_state()
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
-        generative = task_spec(args.task).kind != "span"
         write_model_info(
             output_dir,
             args.task,
             args.model,
             adapter=args.lora,
             max_length=args.max_length,
-            max_new_tokens=args.max_target_length if generative else None,
+            max_new_tokens=args.max_target_length if code.GENERATIVE else None,
         )
         if args.merge_adapter and args.lora:
             _save_merged(args, output_dir, tokenizer)
@@ -250,15 +243,6 @@ def report_to() -> list[str] | str:
         )
         return "none"
     return ["mlflow"]
-
-
-def _collator(task: str, tokenizer: Any, model: Any) -> Any:
-    kind = task_spec(task).kind
-    if kind == "seq2seq":
-        return DataCollatorForSeq2Seq(tokenizer, model=model)
-    if kind == "causal":  # labels are the reply's tokens (the prompt's are ignored), padded
-        return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)
-    return DataCollatorWithPadding(tokenizer)
 
 
 def _metrics(

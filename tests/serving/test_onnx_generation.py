@@ -13,13 +13,8 @@ from samples.generate import valid_records
 from serving import runtimes
 from serving.onnx_generation import NotExportable, OnnxGenerator
 from serving.scoring import Scorer
-from trainer.modeling import (
-    load_base,
-    load_tokenizer,
-    load_trained,
-    with_chat_template,
-    write_model_info,
-)
+from trainer.kinds.causal import with_chat_template
+from trainer.modeling import load_base, load_tokenizer, load_trained, write_model_info
 from trainer.predict import predict
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ, task_spec
 

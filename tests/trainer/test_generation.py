@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from tests.trainer.lookalikes import llama3_like_tokenizer, t5_like_tokenizer, tiny_llama, tiny_t5
-from trainer.data import IGNORE, chat_features, chat_prompt, summary_features
-from trainer.modeling import load_trained, with_chat_template, with_pad_token, write_model_info
-from trainer.predict import chat_batch, predict
-from trainer.train import _collator
+from trainer.kinds import causal
+from trainer.kinds.causal import IGNORE, chat_batch, chat_features, chat_prompt, with_chat_template
+from trainer.kinds.seq2seq import summary_features
+from trainer.modeling import load_trained, with_pad_token, write_model_info
+from trainer.predict import predict
 
 LONG_USER = " ".join(["the router restarts at night"] * 30)
 
@@ -59,7 +60,7 @@ def test_the_collator_keeps_the_prompt_out_of_the_loss() -> None:
     short = {"id": "c2", "messages": conversation()["messages"][3:]}
     data = chat_features(tokenizer, [conversation(), short], Args.max_length, 12)
     rows = [{k: data[k][i] for k in data} for i in range(2)]
-    batch = _collator("causal-lm", tokenizer, None)(rows)
+    batch = causal.collator(tokenizer, None)(rows)
     for i in range(2):
         kept = batch["labels"][i][batch["labels"][i] != IGNORE].tolist()
         assert kept == [x for x in data["labels"][i] if x != IGNORE]  # a language-model

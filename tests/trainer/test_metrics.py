@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
+from trainer.metrics import PERPLEXITY_MODULE, ROUGE_MODULE, SQUAD_MODULE, load_metric
 from trainer.metrics.scores import (
+    lm_completion,
+    lm_prediction,
     normalize_answer,
     per_example_f1,
+    per_example_log_perplexity,
+    perplexity_scores,
     rouge_scores,
     squad_scores,
     token_f1,
@@ -72,6 +76,10 @@ def test_metric_modules_load_with_no_network(monkeypatch, tmp_path) -> None:
         load_metric(ROUGE_MODULE).compute(predictions=["a b"], references=["a b"])["rouge1"]
         == 100.0
     )
+    perplexity = load_metric(PERPLEXITY_MODULE).compute(
+        predictions=[lm_prediction("", 0.0, 3, 3)], references=["a b c d"]
+    )
+    assert perplexity == {"perplexity": 1.0, "token_accuracy": 100.0}
     with pytest.raises(ValueError, match="not a metric module of this repo"):
         load_metric(str(tmp_path))
     load_metric.cache_clear()
@@ -136,8 +144,11 @@ def refuse(*args, **kwargs):
 
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from trainer.metrics import ROUGE_MODULE, SQUAD_MODULE, load_metric
+from trainer.metrics import PERPLEXITY_MODULE, ROUGE_MODULE, SQUAD_MODULE, load_metric
+from trainer.metrics.scores import lm_prediction
 
+print(load_metric(PERPLEXITY_MODULE).compute(
+    predictions=[lm_prediction("", 0.0, 2, 2)], references=["a b c"])["perplexity"])
 print(load_metric(SQUAD_MODULE).compute(predictions=["Porto"], references=[["Porto"]])["f1"])
 print(load_metric(ROUGE_MODULE).compute(predictions=["a b"], references=["a b"])["rouge1"])
 """
@@ -161,7 +172,7 @@ def test_metrics_load_and_score_with_no_network_at_all() -> None:
         timeout=120,
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
-    assert probe.stdout.split() == ["100.0", "100.0"]
+    assert probe.stdout.split() == ["1.0", "100.0", "100.0"]
 
 
 def test_a_question_without_answers_is_right_only_when_the_prediction_is_empty() -> None:
@@ -170,3 +181,29 @@ def test_a_question_without_answers_is_right_only_when_the_prediction_is_empty()
     scores = squad_scores(["", "the.", "Lisbon", "3 days"], [[], ["a"], [], ["", "3 days"]])
     assert scores == {"exact_match": 75.0, "f1": 75.0}
     assert per_example_f1(["", "Lisbon"], [[], [""]]) == [100.0, 0.0]
+
+
+def test_perplexity_is_the_corpus_one_and_lower_is_better() -> None:
+    import math
+
+    from trainer.metrics import LOWER_IS_BETTER, METRICS, metric_of, score
+
+    # two documents: 3 tokens at nll 3 x ln 2 and 1 token at ln 16, 2 of the 4 ranked first
+    predictions = [
+        lm_prediction("the wind", 3 * math.log(2), 3, 2),
+        lm_prediction("", math.log(16), 1, 0),
+    ]
+    scores = perplexity_scores(predictions)
+    assert scores["perplexity"] == pytest.approx(2 ** (7 / 4))  # not the mean of 2 and 16
+    assert scores["token_accuracy"] == 50.0
+    assert per_example_log_perplexity(predictions) == pytest.approx(
+        [-100 * math.log(2), -100 * math.log(16)]
+    )
+    assert lm_completion(predictions[0]) == "the wind"
+    values, per_example = score("perplexity", predictions, ["doc one", "doc two"])
+    assert values == pytest.approx(scores) and len(per_example) == 2
+    assert {"perplexity"} == LOWER_IS_BETTER and metric_of("perplexity") is METRICS["perplexity"]
+    with pytest.raises(ValueError, match="unknown metric 'bleu'"):
+        metric_of("bleu")
+    with pytest.raises(ValueError, match="no tokens"):
+        perplexity_scores([lm_prediction("", 0.0, 0, 0)])

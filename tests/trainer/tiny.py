@@ -57,6 +57,14 @@ def chat_record(i: int) -> dict:
     }
 
 
+def text_record(i: int) -> dict:
+    """Text-generation record `t{i}`: a short logbook passage."""
+    return {
+        "id": f"t{i}",
+        "text": f"The day at station {i} began with a low grey sky. The wind was light.",
+    }
+
+
 def write_dataset(tmp: Path, task: TaskType, make: Callable[[int], dict], n: int = 24) -> Path:
     """A split dataset in `tmp/data` as the split stage writes one: `n` train records and 6
     validation records made by `make`, one parquet file each. Returns `tmp/data`."""

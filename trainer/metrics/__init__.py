@@ -1,19 +1,76 @@
-"""Metrics that ship with the repo: SQuAD-style EM/F1 and ROUGE. Nothing loads from a hub.
+"""Metrics that ship with the repo: SQuAD-style EM/F1, ROUGE and perplexity. Nothing loads from
+a hub.
 
-`scores.py` holds the plain functions; `squad/` and `rouge/` wrap them as `evaluate` modules,
-loaded by their directory path with `load_metric` (never by a hub name such as "squad", which
-`evaluate.load` would fetch from the Hugging Face Hub at run time).
+`scores.py` holds the plain functions; `squad/`, `rouge/` and `perplexity/` wrap them as
+`evaluate` modules, loaded by their directory path with `load_metric` (never by a hub name such
+as "squad", which `evaluate.load` would fetch from the Hugging Face Hub at run time). `METRICS`
+is the table a task's `TaskSpec.metric` names: the module, what it reports, which of those are
+better lower, and the primary metric of each example (what a paired bootstrap resamples).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.metrics.scores import (
+    ROUGE_TYPES,
+    per_example_f1,
+    per_example_log_perplexity,
+    per_example_rouge_l,
+)
+
 SQUAD_MODULE = str(Path(__file__).parent / "squad")
 ROUGE_MODULE = str(Path(__file__).parent / "rouge")
+PERPLEXITY_MODULE = str(Path(__file__).parent / "perplexity")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric module: what it reports, which of those are better lower, and each example's
+    score (higher is better) for the paired bootstrap."""
+
+    module: str
+    names: tuple[str, ...]
+    per_example: Callable[[Sequence[str], Sequence[Any]], list[float]]
+    lower_is_better: frozenset[str] = frozenset()
+
+
+METRICS: dict[str, Metric] = {
+    "squad": Metric(SQUAD_MODULE, ("exact_match", "f1"), per_example_f1),
+    "rouge": Metric(ROUGE_MODULE, ROUGE_TYPES, per_example_rouge_l),
+    "perplexity": Metric(
+        PERPLEXITY_MODULE,
+        ("perplexity", "token_accuracy"),
+        lambda predictions, references: per_example_log_perplexity(predictions),
+        lower_is_better=frozenset({"perplexity"}),
+    ),
+}
+METRIC_NAMES = tuple(n for m in METRICS.values() for n in m.names)  # every metric some task reports
+LOWER_IS_BETTER = frozenset(n for m in METRICS.values() for n in m.lower_is_better)
+
+
+def metric_of(name: str) -> Metric:
+    """The metric module `name` (a `TaskSpec.metric`); ValueError naming an unknown one."""
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}: expected one of {sorted(METRICS)}")
+    return METRICS[name]
+
+
+def score(
+    name: str, predictions: Sequence[str], references: Sequence[Any]
+) -> tuple[dict[str, float], list[float]]:
+    """(the metric's values, each example's score) of predictions against their references,
+    through the repo's `evaluate` module."""
+    metric = metric_of(name)
+    if not predictions:
+        raise ValueError("no predictions to score")
+    values = load_metric(metric.module).compute(predictions=predictions, references=references)
+    return values, metric.per_example(predictions, references)
 
 
 @functools.cache
@@ -23,7 +80,7 @@ def load_metric(module_dir: str) -> Any:
     if not script.is_file():
         raise ValueError(
             f"{module_dir} is not a metric module of this repo (no {script.name}): use "
-            "trainer.metrics.SQUAD_MODULE or ROUGE_MODULE"
+            "one of trainer.metrics.METRICS' modules"
         )
     os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
     import evaluate

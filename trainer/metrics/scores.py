@@ -1,4 +1,5 @@
-"""SQuAD exact match / F1 and ROUGE-1/2/L/Lsum as plain functions (the reference definitions).
+"""SQuAD exact match / F1, ROUGE-1/2/L/Lsum and perplexity as plain functions (the reference
+definitions).
 
 EM and F1 normalise case, punctuation, English articles and whitespace, and take the best score
 over the reference answers of each question, as the official SQuAD v1.1 script does. A question
@@ -9,6 +10,8 @@ does: against the one reference "", so only an empty prediction is right. Scores
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import string
 from collections import Counter
@@ -87,3 +90,60 @@ def rouge_scores(
         for name, score in scorer.score(reference, prediction).items():
             totals[name] += score.fmeasure
     return {name: 100 * total / len(predictions) for name, total in totals.items()}
+
+
+def per_example_rouge_l(predictions: Sequence[str], references: Sequence[str]) -> list[float]:
+    """ROUGE-L (0-100) of each prediction: what a paired bootstrap resamples."""
+    return [rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)]
+
+
+# --- language modelling: perplexity and token accuracy --------------------------------------
+# A language model's prediction of a document is what it made of it: its greedy completion of
+# the document's prompt and, over the document's tokens, the summed negative log-likelihood of
+# each next token and how many of them were its most likely token. `lm_prediction` writes that
+# as the JSON string every prediction is; the scores below read it back.
+
+
+def lm_prediction(completion: str, nll: float, tokens: int, correct: int) -> str:
+    """A language model's prediction of one document, as a JSON string."""
+    return json.dumps(
+        {"completion": completion, "nll": nll, "tokens": tokens, "correct": correct},
+        ensure_ascii=False,
+    )
+
+
+def lm_completion(prediction: str) -> str:
+    """The completion of a document's prompt in a language model's prediction."""
+    return str(json.loads(prediction)["completion"])
+
+
+def _lm_counts(predictions: Sequence[str]) -> list[tuple[float, int, int]]:
+    if not predictions:
+        raise ValueError("no predictions to score")
+    counts = []
+    for prediction in predictions:
+        value = json.loads(prediction)
+        counts.append((float(value["nll"]), int(value["tokens"]), int(value["correct"])))
+    return counts
+
+
+def perplexity_scores(predictions: Sequence[str]) -> dict[str, float]:
+    """{"perplexity", "token_accuracy"}: exp of the mean negative log-likelihood per token over
+    every document's tokens (a corpus perplexity, not a mean of documents'), and the percentage
+    of tokens that were the model's most likely next token."""
+    counts = _lm_counts(predictions)
+    tokens = sum(n for _, n, _ in counts)
+    if tokens == 0:
+        raise ValueError("the documents have no tokens to score")
+    nll = math.fsum(s for s, _, _ in counts)
+    return {
+        "perplexity": math.exp(nll / tokens),
+        "token_accuracy": 100 * sum(k for _, _, k in counts) / tokens,
+    }
+
+
+def per_example_log_perplexity(predictions: Sequence[str]) -> list[float]:
+    """-100 x the log perplexity of each document: higher is better, and a difference of two
+    models' values is about their relative perplexity change in percent (what a paired bootstrap
+    resamples, in the gate's points)."""
+    return [-100 * s / max(n, 1) for s, n, _ in _lm_counts(predictions)]

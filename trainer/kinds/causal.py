@@ -1,0 +1,140 @@
+"""Chat (supervised fine-tuning of a decoder on conversations; the `causal` kind).
+
+A prompt is the conversation up to the reply, rendered by the tokenizer's chat template with the
+generation prompt and cut from the left (the end of a conversation is what the reply answers),
+within the same `max_length` for training and prediction; the loss is on the reply's tokens only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from transformers import DataCollatorForSeq2Seq
+
+from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths
+from trainer.kinds.generation import IGNORE, generate, left_padded, truncate_prompt
+
+GENERATIVE = True
+EXPORTER = "generative"  # the graphs of a decoding step (serving/onnx_generation.py)
+
+
+def prepare_tokenizer(tokenizer: Any) -> Any:
+    """The tokenizer with a chat template (its own, or `chat_template`)."""
+    return with_chat_template(tokenizer)
+
+
+def chat_template(tokenizer: Any) -> str:
+    """A chat template for a tokenizer that has none (MiniLM's, GPT-2's): `role: content` lines
+    after the start token, each assistant turn closed by the end token, and `assistant:` as the
+    generation prompt, so a prompt never ends with the end token (for BERT that is [SEP])."""
+    start = tokenizer.bos_token or tokenizer.cls_token or ""
+    end = tokenizer.eos_token or tokenizer.sep_token
+    if end is None:
+        raise ValueError("the tokenizer has no end-of-sequence token to close a reply with")
+    # Text is written through {{ }} only: transformers renders templates with trim_blocks, which
+    # would drop a newline that follows a {% %} tag.
+    return (
+        "{% for m in messages %}{% if loop.first %}{{ '" + start + "' }}{% endif %}"
+        "{{ m['role'] + ': ' + m['content'] }}"
+        "{% if m['role'] == 'assistant' %}{{ ' " + end + "' }}{% endif %}{{ '\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
+    )
+
+
+def with_chat_template(tokenizer: Any) -> Any:
+    """The tokenizer, given `chat_template` when it has none (saved with it after training)."""
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = chat_template(tokenizer)
+    return tokenizer
+
+
+def chat_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> list[int]:
+    """Token ids of a conversation up to the reply to come: the chat template's rendering with
+    the generation prompt (a prompt the model continues with the assistant's reply)."""
+    text = tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def chat_example(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
+    """(prompt ids, reply ids) of a conversation whose last message is the assistant's reply; the
+    reply ends with what the template closes an assistant turn with (the end token)."""
+    prompt = tokenizer.apply_chat_template(
+        list(messages[:-1]), tokenize=False, add_generation_prompt=True
+    )
+    whole = tokenizer.apply_chat_template(list(messages), tokenize=False)
+    if not whole.startswith(prompt):
+        raise ValueError(
+            "the tokenizer's chat template renders a conversation differently from its prompt "
+            "with add_generation_prompt: cannot tell the reply's tokens from the prompt's"
+        )
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    reply_ids = tokenizer(whole[len(prompt) :], add_special_tokens=False)["input_ids"]
+    return prompt_ids, reply_ids
+
+
+def features(
+    tokenizer: Any, records: Sequence[dict[str, Any]], args: Any, model_config: Any = None
+) -> dict[str, list[list[int]]]:
+    return chat_features(tokenizer, records, args.max_length, args.max_target_length)
+
+
+def chat_features(
+    tokenizer: Any, records: Sequence[dict[str, Any]], max_length: int, max_reply: int
+) -> dict[str, list[list[int]]]:
+    """Input ids and labels of chat records: the loss is on the reply's tokens only (the prompt's
+    labels are IGNORE), the reply cut to `max_reply` tokens, the prompt to the rest of
+    `max_length` from the left."""
+    data: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
+    for record in records:
+        prompt, reply = chat_example(tokenizer, record["messages"])
+        reply = reply[:max_reply]
+        prompt = truncate_prompt(tokenizer, prompt, max_length - len(reply))
+        data["input_ids"].append(prompt + reply)
+        data["attention_mask"].append([1] * (len(prompt) + len(reply)))
+        data["labels"].append([IGNORE] * len(prompt) + reply)
+    return data
+
+
+def collator(tokenizer: Any, model: Any) -> Any:
+    """Pads the labels (the reply's tokens; the prompt's are ignored) with IGNORE."""
+    return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)
+
+
+def chat_batch(tokenizer: Any, records: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
+    """Prompts of chat records (every message but the reference reply), each cut from the left
+    to `budget` tokens, padded on the left so every row's next token is generated after its own
+    last prompt token."""
+    prompts = [
+        truncate_prompt(tokenizer, chat_prompt(tokenizer, r["messages"][:-1]), budget)
+        for r in records
+    ]
+    return left_padded(tokenizer, prompts)
+
+
+def predict(
+    model: Any, tokenizer: Any, records: Sequence[dict[str, Any]], lengths: Lengths, batch_size: int
+) -> list[str]:
+    """The reply to each conversation but its last message (the reference reply)."""
+    budget = lengths.max_length - lengths.max_new_tokens
+    return generate(
+        model,
+        tokenizer,
+        records,
+        lambda chunk: chat_batch(tokenizer, chunk, budget),
+        max_new_tokens=lengths.max_new_tokens,
+        batch_size=batch_size,
+        echoes_prompt=True,
+    )
+
+
+def respond(
+    model: Any, tokenizer: Any, records: Sequence[dict[str, Any]], key: str, lengths: Lengths
+) -> list[dict[str, Any]]:
+    """The reply to each request's conversation: an empty assistant turn stands for the reply
+    to come (`predict` drops the last message, the reference reply when evaluating)."""
+    prompts = [
+        {"messages": [*r["messages"], {"role": "assistant", "content": ""}]} for r in records
+    ]
+    replies = predict(model, tokenizer, prompts, lengths, DEFAULT_BATCH_SIZE)
+    return [{key: r} for r in replies]
