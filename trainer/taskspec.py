@@ -23,8 +23,7 @@ import pyarrow as pa
 
 from trainer.kinds import Kind, KindCode, check_kind, kind_code
 from trainer.kinds.prompts import text_prompt
-from trainer.metrics import METRIC_NAMES, metric_of
-from trainer.metrics.scores import lm_completion
+from trainer.metric_specs import METRIC_NAMES, lm_completion, metric_spec
 
 __all__ = ["METRIC_NAMES", "TASK_SPECS", "TaskSpec", "task_spec"]
 
@@ -86,7 +85,7 @@ class TaskSpec:
     @property
     def metric_names(self) -> tuple[str, ...]:
         """What the task's metric module reports, e.g. what `evaluate.thresholds` may name."""
-        return metric_of(self.metric).names
+        return metric_spec(self.metric).names
 
     @property
     def fields(self) -> tuple[str, ...]:

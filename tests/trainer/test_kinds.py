@@ -74,7 +74,7 @@ def test_a_prediction_holds_the_token_counts_and_the_completion_the_endpoint_ans
     import torch
 
     from trainer.kinds.prompts import text_prompt
-    from trainer.metrics.scores import lm_completion
+    from trainer.metric_specs import lm_completion
     from trainer.modeling import load_base, load_tokenizer
     from trainer.predict import predict
 
@@ -119,7 +119,7 @@ def test_a_text_model_trained_here_completes_a_prompt_as_it_predicts(tmp_path) -
     from serving.scoring import Scorer
     from tasks.records import TaskType
     from tests.trainer.tiny import text_record, write_dataset
-    from trainer.metrics.scores import lm_completion
+    from trainer.metric_specs import lm_completion
     from trainer.modeling import load_trained
     from trainer.predict import predict
     from trainer.train import main

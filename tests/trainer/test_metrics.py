@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from trainer.metric_specs import lm_completion, lm_prediction
 from trainer.metrics import PERPLEXITY_MODULE, ROUGE_MODULE, SQUAD_MODULE, load_metric
 from trainer.metrics.scores import (
-    lm_completion,
-    lm_prediction,
     normalize_answer,
     per_example_f1,
     per_example_log_perplexity,
@@ -145,7 +144,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 from trainer.metrics import PERPLEXITY_MODULE, ROUGE_MODULE, SQUAD_MODULE, load_metric
-from trainer.metrics.scores import lm_prediction
+from trainer.metric_specs import lm_prediction
 
 print(load_metric(PERPLEXITY_MODULE).compute(
     predictions=[lm_prediction("", 0.0, 2, 2)], references=["a b c"])["perplexity"])

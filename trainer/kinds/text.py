@@ -19,7 +19,7 @@ from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths
 from trainer.kinds.causal import collator
 from trainer.kinds.generation import IGNORE, generate, left_padded, truncate_prompt
 from trainer.kinds.prompts import text_prompt
-from trainer.metrics.scores import lm_prediction
+from trainer.metric_specs import lm_prediction
 
 GENERATIVE = True
 # Served in torch: evaluation scores a model by its token probabilities, which the exported
@@ -122,7 +122,7 @@ def token_counts(
 def predict(
     model: Any, tokenizer: Any, records: Sequence[dict[str, Any]], lengths: Lengths, batch_size: int
 ) -> list[str]:
-    """Each document's prediction (`trainer.metrics.scores.lm_prediction`): its token counts
+    """Each document's prediction (`trainer.metric_specs.lm_prediction`): its token counts
     and the completion of its prompt."""
     texts = [r["text"] for r in records]
     counts = token_counts(model, tokenizer, texts, lengths.max_length, batch_size)

@@ -4,8 +4,9 @@ a hub.
 `scores.py` holds the plain functions; `squad/`, `rouge/` and `perplexity/` wrap them as
 `evaluate` modules, loaded by their directory path with `load_metric` (never by a hub name such
 as "squad", which `evaluate.load` would fetch from the Hugging Face Hub at run time). `METRICS`
-is the table a task's `TaskSpec.metric` names: the module, what it reports, which of those are
-better lower, and the primary metric of each example (what a paired bootstrap resamples).
+is the table a task's `TaskSpec.metric` names: the module, what it reports and which of those are
+better lower (`trainer.metric_specs`, readable without loading any of this), and the primary
+metric of each example (what a paired bootstrap resamples).
 """
 
 from __future__ import annotations
@@ -17,8 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.metric_specs import (
+    LOWER_IS_BETTER,
+    METRIC_NAMES,
+    METRIC_SPECS,
+    MetricSpec,
+    metric_spec,
+)
 from trainer.metrics.scores import (
-    ROUGE_TYPES,
     per_example_f1,
     per_example_log_perplexity,
     per_example_rouge_l,
@@ -31,33 +38,37 @@ PERPLEXITY_MODULE = str(Path(__file__).parent / "perplexity")
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric module: what it reports, which of those are better lower, and each example's
-    score (higher is better) for the paired bootstrap."""
+    """One metric module: its folder, what it reports (`trainer.metric_specs`) and each
+    example's score (higher is better) for the paired bootstrap."""
 
     module: str
-    names: tuple[str, ...]
+    spec: MetricSpec
     per_example: Callable[[Sequence[str], Sequence[Any]], list[float]]
-    lower_is_better: frozenset[str] = frozenset()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.spec.names
+
+    @property
+    def lower_is_better(self) -> frozenset[str]:
+        return self.spec.lower_is_better
 
 
 METRICS: dict[str, Metric] = {
-    "squad": Metric(SQUAD_MODULE, ("exact_match", "f1"), per_example_f1),
-    "rouge": Metric(ROUGE_MODULE, ROUGE_TYPES, per_example_rouge_l),
+    "squad": Metric(SQUAD_MODULE, METRIC_SPECS["squad"], per_example_f1),
+    "rouge": Metric(ROUGE_MODULE, METRIC_SPECS["rouge"], per_example_rouge_l),
     "perplexity": Metric(
         PERPLEXITY_MODULE,
-        ("perplexity", "token_accuracy"),
+        METRIC_SPECS["perplexity"],
         lambda predictions, references: per_example_log_perplexity(predictions),
-        lower_is_better=frozenset({"perplexity"}),
     ),
 }
-METRIC_NAMES = tuple(n for m in METRICS.values() for n in m.names)  # every metric some task reports
-LOWER_IS_BETTER = frozenset(n for m in METRICS.values() for n in m.lower_is_better)
+assert set(METRICS) == set(METRIC_SPECS), "every metric spec has its module"
 
 
 def metric_of(name: str) -> Metric:
     """The metric module `name` (a `TaskSpec.metric`); ValueError naming an unknown one."""
-    if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}: expected one of {sorted(METRICS)}")
+    metric_spec(name)
     return METRICS[name]
 
 
@@ -86,3 +97,14 @@ def load_metric(module_dir: str) -> Any:
     import evaluate
 
     return evaluate.load(str(script.resolve()))  # a local script path: never a Hub lookup
+
+
+__all__ = [
+    "LOWER_IS_BETTER",
+    "METRICS",
+    "METRIC_NAMES",
+    "Metric",
+    "load_metric",
+    "metric_of",
+    "score",
+]

@@ -10,12 +10,13 @@ does: against the one reference "", so only an empty prediction is right. Scores
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+
+from trainer.metric_specs import ROUGE_TYPES, lm_counts
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
@@ -71,9 +72,6 @@ def _gold(references: Sequence[str]) -> Sequence[str]:
     return answers or [""]
 
 
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-
-
 def rouge_scores(
     predictions: Sequence[str], references: Sequence[str], use_stemmer: bool = True
 ) -> dict[str, float]:
@@ -97,41 +95,14 @@ def per_example_rouge_l(predictions: Sequence[str], references: Sequence[str]) -
     return [rouge_scores([p], [r])["rougeL"] for p, r in zip(predictions, references, strict=True)]
 
 
-# --- language modelling: perplexity and token accuracy --------------------------------------
-# A language model's prediction of a document is what it made of it: its greedy completion of
-# the document's prompt and, over the document's tokens, the summed negative log-likelihood of
-# each next token and how many of them were its most likely token. `lm_prediction` writes that
-# as the JSON string every prediction is; the scores below read it back.
-
-
-def lm_prediction(completion: str, nll: float, tokens: int, correct: int) -> str:
-    """A language model's prediction of one document, as a JSON string."""
-    return json.dumps(
-        {"completion": completion, "nll": nll, "tokens": tokens, "correct": correct},
-        ensure_ascii=False,
-    )
-
-
-def lm_completion(prediction: str) -> str:
-    """The completion of a document's prompt in a language model's prediction."""
-    return str(json.loads(prediction)["completion"])
-
-
-def _lm_counts(predictions: Sequence[str]) -> list[tuple[float, int, int]]:
-    if not predictions:
-        raise ValueError("no predictions to score")
-    counts = []
-    for prediction in predictions:
-        value = json.loads(prediction)
-        counts.append((float(value["nll"]), int(value["tokens"]), int(value["correct"])))
-    return counts
+# --- language modelling: perplexity and token accuracy (of `trainer.metric_specs.lm_prediction`s)
 
 
 def perplexity_scores(predictions: Sequence[str]) -> dict[str, float]:
     """{"perplexity", "token_accuracy"}: exp of the mean negative log-likelihood per token over
     every document's tokens (a corpus perplexity, not a mean of documents'), and the percentage
     of tokens that were the model's most likely next token."""
-    counts = _lm_counts(predictions)
+    counts = lm_counts(predictions)
     tokens = sum(n for _, n, _ in counts)
     if tokens == 0:
         raise ValueError("the documents have no tokens to score")
@@ -146,4 +117,4 @@ def per_example_log_perplexity(predictions: Sequence[str]) -> list[float]:
     """-100 x the log perplexity of each document: higher is better, and a difference of two
     models' values is about their relative perplexity change in percent (what a paired bootstrap
     resamples, in the gate's points)."""
-    return [-100 * s / max(n, 1) for s, n, _ in _lm_counts(predictions)]
+    return [-100 * s / max(n, 1) for s, n, _ in lm_counts(predictions)]

@@ -1,6 +1,6 @@
 """Perplexity and token accuracy of a language model's predictions as an `evaluate` module.
 
-A prediction is the JSON string `trainer.metrics.scores.lm_prediction` writes (the model's
+A prediction is the JSON string `trainer.metric_specs.lm_prediction` writes (the model's
 summed negative log-likelihood of a document's tokens, their count, how many it ranked first);
 the references (the documents) are what was scored, not compared with. Lower perplexity is
 better. Loaded by path, offline: `trainer.metrics.load_metric(PERPLEXITY_MODULE)`.
