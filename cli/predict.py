@@ -164,7 +164,7 @@ def _read_records(
     from tasks.ingest_files import read_file
     from tasks.records import TaskType
 
-    files = expand_inputs(inputs, cfg.azure)
+    files = expand_inputs(inputs, cfg.azure, cfg.task)
     records: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     first: dict[str, str] = {}

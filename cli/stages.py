@@ -57,7 +57,9 @@ def run(
     from flows.retrain import retrain
     from tasks.ingest import expand_inputs
 
-    run_stage(lambda: expand_inputs(cfg.ingest.inputs, cfg.azure))  # a bad path exits 2 here
+    run_stage(
+        lambda: expand_inputs(cfg.ingest.inputs, cfg.azure, cfg.task)
+    )  # a bad path exits 2 here
 
     state = retrain(cfg, return_state=True)
     result = state.result(raise_on_failure=False)

@@ -44,7 +44,7 @@ from tasks.ingest_files import (
     read_file,
     write_file,
 )
-from tasks.readers import FORMATS, detect_format
+from tasks.readers import FORMATS, detect_format, reads_plain_text
 from tasks.records import QUARANTINE_SCHEMA, ColumnMap, TaskType
 from trainer.taskspec import task_spec
 
@@ -77,12 +77,16 @@ class IngestConfig(BaseModel):
     )
 
 
-def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
+def expand_inputs(
+    inputs: list[str], azure: AzureStorageConfig, task: TaskType | str | None = None
+) -> list[str]:
     """Every input the inputs name, sorted; a ValueError names an input that matches nothing.
 
     An input is a file or a `datasets` folder: a folder met in a directory, or matched by a glob
-    together with its marker file, is one input, never its Arrow and JSON files one by one.
-    """
+    together with its marker file, is one input, never its Arrow and JSON files one by one. A
+    `.txt` file met in a directory is an input of a `task` whose records are raw text only (for
+    another, a note beside the data)."""
+    plain_text = task is not None and reads_plain_text(task)
     if not inputs:
         raise ValueError("ingest.inputs is empty: give at least one file, directory or glob")
     files: list[str] = []
@@ -95,9 +99,10 @@ def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
                 fs,
                 named=[m for m, info in matches.items() if info["type"] != "directory"],
                 directories=[m for m, info in matches.items() if info["type"] == "directory"],
+                plain_text=plain_text,
             )
         elif fs.isdir(path):
-            found = _inputs_among(fs, named=[], directories=[path])
+            found = _inputs_among(fs, named=[], directories=[path], plain_text=plain_text)
         elif fs.exists(path):
             found = [path]
         else:
@@ -108,12 +113,13 @@ def expand_inputs(inputs: list[str], azure: AzureStorageConfig) -> list[str]:
     return sorted(dict.fromkeys(files))
 
 
-def _inputs_among(fs: Any, named: list[str], directories: list[str]) -> list[str]:
+def _inputs_among(fs: Any, named: list[str], directories: list[str], plain_text: bool) -> list[str]:
     """The named files and the files with a known extension anywhere under the directories,
     except that a datasets folder among them (the one a marker file sits in) is one input."""
     listed = {p for d in directories for p in fs.find(d)}
     folders, files = group_listing(sorted({*named, *listed}))
-    return sorted([*folders, *(p for p in files if p not in listed or _known_extension(p))])
+    kept = [p for p in files if p not in listed or _known_extension(p, plain_text)]
+    return sorted([*folders, *kept])
 
 
 def fingerprint(uri: str, azure: AzureStorageConfig) -> str:
@@ -176,7 +182,7 @@ def run_ingest(
     partition_rows: int,
 ) -> DatasetRef:
     """Ingest the configured inputs into `{store}/datasets/ingest/{key}` (or reuse it)."""
-    files = expand_inputs(config.inputs, azure)
+    files = expand_inputs(config.inputs, azure, task_type)
     fingerprints = [fingerprint(f, azure) for f in files]
     key, config_hash = ingest_key(task_type, columns, config, files, fingerprints, partition_rows)
 
@@ -372,12 +378,12 @@ def input_format(uri: str, configured: str, options: dict[str, Any]) -> str:
         raise
 
 
-def _known_extension(path: str) -> bool:
+def _known_extension(path: str, plain_text: bool) -> bool:
     try:
-        detect_format(path)
+        found = detect_format(path)
     except ValueError:
         return False
-    return True
+    return plain_text or found != "text"
 
 
 @task(name="ingest", cache_policy=NONE)

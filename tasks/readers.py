@@ -214,6 +214,11 @@ def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
         yield Line(start, obj=obj, raw=raw_text)
 
 
+def reads_plain_text(task: TaskType | str) -> bool:
+    """Whether the task's records are raw-text documents, so `.txt` files are its inputs."""
+    return task_spec(task).fields == ("id", "text")
+
+
 def text_documents(
     lines: Iterable[str], uri: str, task: TaskType, columns: ColumnMap
 ) -> Iterator[Line]:
@@ -221,7 +226,7 @@ def text_documents(
     it is written (its line breaks kept). A document's id is the file's name and the line it
     starts on (`book.txt:41`). Only a task whose records are raw text reads them."""
     fields = task_spec(task).fields
-    if fields != ("id", "text"):
+    if not reads_plain_text(task):
         raise ValueError(
             f"{uri}: a plain text file holds raw-text documents ({{id, text}} records, the "
             f"text-generation task); {task} records are {{{', '.join(fields)}}}"

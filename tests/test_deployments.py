@@ -63,7 +63,12 @@ def test_config_enums_render_as_choices() -> None:
                 nullable = {"type": "null"} in prop.get("anyOf", [])
                 if "default" in prop and not (nullable and prop["default"] is None):
                     assert prop["default"] in target["enum"], (model, name)
-    assert choices["PipelineConfig.task"] == ["extractive-qa", "summarization", "chat"]
+    assert choices["PipelineConfig.task"] == [
+        "extractive-qa",
+        "summarization",
+        "chat",
+        "text-generation",
+    ]
     assert choices["ApprovalConfig.mode"] == ["manual", "auto", "auto-if-clean"]
     assert choices["PipelineConfig.until"] == ["split", "register", "rollout"]
 

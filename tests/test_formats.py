@@ -354,7 +354,8 @@ def test_a_datasets_folder_is_one_input_wherever_it_sits(make_config, tmp_path: 
     Dataset.from_list(rows[5:7]).save_to_disk(data / "nested" / "dataset")
     write_jsonl(data / "more.jsonl", [json.dumps(rows[7])])
     _write_arrow(data / "stream.arrow", rows[:2], stream=True)
-    (data / "nested" / "notes.txt").write_text("not an input: no known extension")
+    (data / "nested" / "notes.md").write_text("not an input: no known extension")
+    (data / "nested" / "notes.txt").write_text("a note beside QA data, not raw-text documents")
     expected = [
         str(data / "dict"),
         str(data / "more.jsonl"),
@@ -365,6 +366,10 @@ def test_a_datasets_folder_is_one_input_wherever_it_sits(make_config, tmp_path: 
     assert expand_inputs([str(data)], make_config().azure) == expected
     assert expand_inputs([str(data / "*")], make_config().azure) == expected
     assert expand_inputs([str(data / "dict" / "*")], make_config().azure) == [str(data / "dict")]
+    # a task whose records are raw text reads the .txt files met in a directory
+    raw = expand_inputs([str(data)], make_config().azure, "text-generation")
+    assert raw == sorted([*expected, str(data / "nested" / "notes.txt")])
+    assert expand_inputs([str(data)], make_config().azure, "extractive-qa") == expected
     _, _, ref = _ingest(make_config, [str(data)])
     assert ref.counts["files"] == 4
     assert ref.counts["read"] == len(rows) + 2  # every row of every split, and the Arrow file's
