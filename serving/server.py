@@ -144,8 +144,10 @@ def create_app(settings: ServerSettings) -> FastAPI:
             raise HTTPException(404, str(exc)) from None
         except NoRoute as exc:
             raise HTTPException(503, str(exc)) from None
-        try:
-            records, is_batch = deployment.scorer.parse(parse_json(body, settings.max_json_depth))
+        try:  # decoding a body of up to max_body_bytes is work: off the event loop
+            records, is_batch = await asyncio.to_thread(
+                lambda: deployment.scorer.parse(parse_json(body, settings.max_json_depth))
+            )
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         for i, record in enumerate(records):

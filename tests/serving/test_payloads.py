@@ -1,0 +1,44 @@
+"""Request bodies are decoded in time linear in their size, whatever they hold (issue 27 item 2:
+a 96 KB body of escaped quotes made the nesting check backtrack for 87 s on the event loop)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from serving.payloads import MAX_DEPTH, nesting, parse_json
+
+
+def test_nesting_counts_arrays_and_objects_not_what_strings_hold() -> None:
+    assert nesting("x") == 0 and nesting([]) == 1 and nesting({"a": [1, {"b": []}]}) == 4
+    tricky = {"question": '[[[{{{"\\"]]', "context": "\\" * 9 + '"'}
+    assert parse_json(json.dumps(tricky)) == tricky  # brackets and quotes in strings are text
+    assert nesting(json.loads("[" * 40 + "]" * 40), stop_above=32) == 33  # stops early
+
+
+def test_a_body_nested_too_deep_is_refused_at_any_depth() -> None:
+    for levels in (MAX_DEPTH + 1, 5_000, 200_000):  # past the decoder's recursion limit too
+        body = '{"question": "q", "context": ' + "[" * levels + "]" * levels + "}"
+        with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels"):
+            parse_json(body)
+    assert parse_json("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"context": "' + b'\\"' * 500_000,  # a 1 MB unterminated run of escaped quotes
+        b'"' + b'\\"' * 500_000 + b'"',  # the same, terminated: one long string
+        b"[" + b'"\\"",' * 200_000 + b'""]',  # many strings of one escaped quote
+    ],
+)
+def test_bodies_that_made_the_check_backtrack_are_decoded_or_refused_at_once(body: bytes) -> None:
+    """On the old check each of these took hours (quadratic backtracking over 1 MB); now the C
+    decoder reads them in one pass and the nesting walk sees at most a flat list."""
+    try:
+        value = parse_json(body)
+    except ValueError as exc:
+        assert "not valid JSON" in str(exc)
+    else:
+        assert nesting(value) <= 1
