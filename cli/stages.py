@@ -114,13 +114,14 @@ def _print_summary(summary: Any) -> None:
 def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:
     """Read, validate and deduplicate inputs into an ingest dataset; print its manifest."""
     from platforms.compute import shared_client
-    from tasks.ingest import run_ingest
+    from tasks.ingest import quarantine_reasons, run_ingest
 
     cfg = load_cli_config(config, set, **{"ingest.inputs": input})
+    store = cfg.open_store()
     ref = run_stage(
         lambda: run_ingest(
             shared_client(cfg.dask),
-            cfg.open_store(),
+            store,
             cfg.task,
             cfg.columns,
             cfg.ingest,
@@ -129,6 +130,7 @@ def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None)
         )
     )
     print(ref.model_dump_json(indent=2))
+    _exit_without_records(ref, quarantine_reasons(store, ref))
 
 
 def screen(
@@ -148,6 +150,7 @@ def screen(
     )
     console.print(report_markdown(report))
     print(ref.model_dump_json(indent=2))
+    _exit_without_records(ref, report.quarantine_reasons)
 
 
 def split(
@@ -168,3 +171,13 @@ def split(
         )
     )
     print(ref.model_dump_json(indent=2))
+
+
+def _exit_without_records(dataset: Any, reasons: dict[str, int]) -> None:
+    """A stage command whose dataset kept no record exits 2 saying why (its top reasons)."""
+    from tasks.records import NoUsableRecords, require_records
+
+    try:
+        require_records(dataset, reasons)
+    except NoUsableRecords as exc:
+        fail(str(exc))  # exit 2, as `tunegate run` over the same input

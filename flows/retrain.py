@@ -16,12 +16,11 @@ from prefect.states import State
 
 from flows.config import PipelineConfig
 from flows.summary import RunSummary, lineage
-from platforms.store import DatasetRef
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
-from tasks.ingest import ingest_task
+from tasks.ingest import ingest_task, quarantine_reasons
 from tasks.notify import notify_task
-from tasks.records import NoUsableRecords
+from tasks.records import require_records
 from tasks.register import register_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
@@ -52,11 +51,11 @@ def retrain(config: PipelineConfig) -> State:
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
         summary.dataset("ingest", ingested)
-        _require_records(ingested)
+        require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
         summary.dataset("screen", screened.dataset)
-        _require_records(screened.dataset)
+        require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
             approval = approve_task(backends, screened, config.approval, config.notify)
         summary.approved(screened.dataset, approval)
@@ -101,17 +100,6 @@ def retrain(config: PipelineConfig) -> State:
     except Exception as exc:  # noqa: BLE001 (any stage failure: the run ends with its summary)
         return summary.failed_with(exc)  # so `tunegate run --summary` writes one for it too
     return _rolled_out(config, summary, rollout)
-
-
-def _require_records(dataset: DatasetRef) -> None:
-    """Stop before approval when a data stage left nothing to train on, saying why."""
-    if dataset.counts.get("accepted", 0) > 0:
-        return
-    counts = ", ".join(f"{k} {v}" for k, v in dataset.counts.items())
-    raise NoUsableRecords(
-        f"{dataset.stage} left no usable record ({counts}); nothing to approve or train on. "
-        f"Each record's reason is in {dataset.uri}/quarantine/"
-    )
 
 
 def _gate_failed(config: PipelineConfig, summary: RunSummary, reasons: list[str]) -> State:

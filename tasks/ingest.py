@@ -397,7 +397,7 @@ def ingest_task(
     """Read, validate and deduplicate the inputs into an accepted and a quarantine table."""
     store, rows = backends.store, backends.settings.dask.partition_rows
     ref = run_ingest(backends.compute, store, task_type, columns, config, azure, rows)
-    reasons = store.read_manifest(ref.uri).extra.get("quarantine_reasons", {})
+    reasons = quarantine_reasons(store, ref)
     create_table_artifact(
         key="ingest-counts",
         table=[{"count": k, "records": v} for k, v in ref.counts.items()]
@@ -407,4 +407,17 @@ def ingest_task(
     return ref
 
 
-__all__ = ["FORMATS", "IngestConfig", "expand_inputs", "ingest_task", "input_format", "run_ingest"]
+def quarantine_reasons(store: Store, dataset: DatasetRef) -> dict[str, int]:
+    """An ingest dataset's quarantined records per reason, most common first (its manifest's)."""
+    return dict(store.read_manifest(dataset.uri).extra.get("quarantine_reasons", {}))
+
+
+__all__ = [
+    "FORMATS",
+    "IngestConfig",
+    "expand_inputs",
+    "ingest_task",
+    "input_format",
+    "quarantine_reasons",
+    "run_ingest",
+]

@@ -15,13 +15,14 @@ record is quarantined with an explanation instead of failing its file.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.store import sha256_text, stable_json
+from platforms.store import DatasetRef, sha256_text, stable_json
 from trainer.taskspec import ROLES, TASK_SPECS, task_spec
 
 TaskType = StrEnum(  # type: ignore[misc]
@@ -76,6 +77,21 @@ QUARANTINE_SCHEMA = pa.schema(
 
 class NoUsableRecords(ValueError):
     """A data stage kept no record: the run stops before approval (input exit code 2)."""
+
+
+def require_records(dataset: DatasetRef, reasons: Mapping[str, int]) -> None:
+    """Raise NoUsableRecords when a data stage kept nothing, naming its most common quarantine
+    reasons (`reasons`: quarantined records per reason) and where each record's reason is."""
+    if dataset.counts.get("accepted", 0) > 0:
+        return
+    counts = ", ".join(f"{k} {v}" for k, v in dataset.counts.items())
+    top = sorted(reasons.items(), key=lambda kv: -kv[1])[:5]
+    why = "; ".join(f"{reason} ({n})" for reason, n in top)
+    raise NoUsableRecords(
+        f"{dataset.stage} left no usable record ({counts}); nothing to approve or train on. "
+        + (f"Most common reasons: {why}. " if why else "")
+        + f"Each record's reason is in {dataset.uri}/quarantine/"
+    )
 
 
 def record_hash(record: dict[str, Any]) -> str:

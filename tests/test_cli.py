@@ -87,6 +87,21 @@ def test_stage_commands_chain_over_dataset_directories(tmp_path: Path) -> None:
     )
 
 
+def test_an_ingest_that_kept_nothing_exits_2_with_its_top_reasons(tmp_path: Path) -> None:
+    """`tunegate ingest` over records of another task kept none: exit 2 (as `tunegate run`),
+    naming the most common quarantine reasons with their counts and the quarantine folder."""
+    bad = tmp_path / "bad.jsonl"
+    rows = [{"id": f"d{i}", "document": "a summarization record"} for i in range(3)]
+    bad.write_text("\n".join([*map(json.dumps, rows), "{broken"]) + "\n")
+    base = ["--set", f"store={tmp_path / 'store'}"]
+    base += [x for k, v in DASK.model_dump().items() for x in ("--set", f"dask.{k}={v}") if v]
+    result = runner.invoke(app, ["ingest", "--input", str(bad), *base])
+    assert result.exit_code == 2, result.output
+    assert "ingest left no usable record" in result.output
+    assert "Most common reasons: missing field" in result.output and "(3)" in result.output
+    assert "/quarantine/" in result.output
+
+
 def test_screen_of_a_directory_that_is_no_dataset_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["screen", str(tmp_path), "--set", f"store={tmp_path}"])
     assert result.exit_code == 2
