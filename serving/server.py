@@ -240,6 +240,12 @@ class NoQueryStrings(logging.Filter):
         return True
 
 
+def printable(text: str) -> str:
+    """`text` as one log line: control characters (a `%0a` in a URL decodes to a newline, which
+    would forge a line of the log) and non-ASCII shown as escapes."""
+    return text.encode("unicode_escape").decode("ascii")
+
+
 class _Guard:
     """Key check and declared body size, before any route runs.
 
@@ -275,14 +281,16 @@ class _Guard:
         path, authorization = scope["path"], headers.get("authorization")
         if path not in PUBLIC_PATHS and not bearer_matches(authorization, self.admin_key):
             if not bearer_matches(authorization, self.key):
-                log.warning("401 %s %s: missing or wrong key", scope["method"], path)
+                log.warning("401 %s %s: missing or wrong key", scope["method"], printable(path))
                 return _error(
                     401,
                     f"missing or wrong key: send 'Authorization: Bearer <key>' with the key in "
                     f"{self.key_file}",
                 )
             if path != "/score":
-                log.warning("403 %s %s: the scoring key on an admin route", scope["method"], path)
+                log.warning(
+                    "403 %s %s: the scoring key on an admin route", scope["method"], printable(path)
+                )
                 return _error(
                     403,
                     f"this key may only score (POST /score); {scope['method']} {path} needs the "

@@ -119,6 +119,18 @@ def test_auth(running: RunningEndpoint, caplog: pytest.LogCaptureFixture) -> Non
     assert caplog.records and running.key not in caplog.text
 
 
+def test_a_url_cannot_forge_a_line_of_the_log(
+    running: RunningEndpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`%0a` in a path decodes to a newline: logged as an escape, on the request's own line."""
+    caplog.set_level(logging.WARNING, logger="serving.server")
+    forged = "/x%0a12:00:00.000 | INFO | deployment blue deleted%0d"
+    assert httpx.get(running.url + forged).status_code == 401
+    [line] = [r.getMessage() for r in caplog.records if "/x" in r.getMessage()]
+    assert "\n" not in line and "\r" not in line
+    assert line.startswith("401 GET /x\\n12:00:00.000 | INFO | deployment blue deleted\\r")
+
+
 def test_bad_requests_get_4xx_with_a_message(running: RunningEndpoint) -> None:
     cases = [
         (_post(running, b"{not json"), 400, "not valid JSON"),
