@@ -20,7 +20,7 @@ from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.ingest import ingest_task, quarantine_reasons
 from tasks.notify import notify_task
-from tasks.records import require_records
+from tasks.records import require_records, require_trainable
 from tasks.register import register_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
@@ -64,6 +64,7 @@ def retrain(config: PipelineConfig) -> State:
         summary.dataset("split", split, uri=split.uri)
         if config.until == "split":
             return summary.completed("data ingested, screened, approved and split")
+        require_trainable(split)
 
         with summary.stage("train"):
             job = train_task(backends, split, config.train)

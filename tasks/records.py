@@ -94,6 +94,20 @@ def require_records(dataset: DatasetRef, reasons: Mapping[str, int]) -> None:
     )
 
 
+def require_trainable(split: DatasetRef) -> None:
+    """Raise NoUsableRecords, before anything trains, when a split left no record to train on
+    or none to judge the model with (e.g. 100,000 copies of one line: one distinct record)."""
+    train, test = split.counts.get("train", 0), split.counts.get("test", 0)
+    if train > 0 and test > 0:
+        return
+    counts = ", ".join(f"{k} {split.counts.get(k, 0)}" for k in ("train", "validation", "test"))
+    raise NoUsableRecords(
+        f"the split left {counts}: no model can be {'trained' if not train else 'judged'} on "
+        "that; give more distinct records (duplicates count once, a group goes whole to one "
+        "side), or change the split.train / split.validation / split.test shares"
+    )
+
+
 def record_hash(record: dict[str, Any]) -> str:
     """Hash of a record's content, without its id: equal content means a duplicate."""
     return sha256_text(stable_json({k: v for k, v in record.items() if k != "id"}))

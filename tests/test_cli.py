@@ -102,6 +102,31 @@ def test_an_ingest_that_kept_nothing_exits_2_with_its_top_reasons(tmp_path: Path
     assert "/quarantine/" in result.output
 
 
+def test_a_hundred_copies_of_one_line_stop_before_training_saying_why(tmp_path: Path) -> None:
+    """100 identical records are one distinct record: the split has nothing to test a model on,
+    and the run stops there with a reason (issue 27: it ended at evaluate, "no test records")."""
+    from platforms.store import DatasetRef
+    from tasks.records import NoUsableRecords, require_trainable
+
+    line = json.dumps({"id": "x", "question": "Who?", "context": "Ana did.",
+                       "answers": {"text": ["Ana"], "answer_start": [0]}})  # fmt: skip
+    copies = tmp_path / "copies.jsonl"
+    copies.write_text("\n".join(line.replace('"x"', f'"x{i}"') for i in range(100)) + "\n")
+    base = ["--set", f"store={tmp_path / 'store'}"]
+    base += [x for k, v in DASK.model_dump().items() for x in ("--set", f"dask.{k}={v}") if v]
+    refs = []
+    for args in (["ingest", "--input", str(copies)], ["screen"], ["split"]):
+        if refs:
+            args = [*args, refs[-1]["uri"]]
+        result = runner.invoke(app, [*args, *base])
+        assert result.exit_code == 0, result.output
+        refs.append(json.loads(result.stdout[result.stdout.rindex('{\n  "uri"') :]))
+    assert refs[0]["counts"]["accepted"] == 1 and refs[0]["counts"]["duplicates"] == 99
+    split = DatasetRef.model_validate(refs[-1])
+    with pytest.raises(NoUsableRecords, match=r"the split left train \d, validation \d, test 0"):
+        require_trainable(split)
+
+
 def test_screen_of_a_directory_that_is_no_dataset_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["screen", str(tmp_path), "--set", f"store={tmp_path}"])
     assert result.exit_code == 2
