@@ -111,26 +111,33 @@ def label(version: ModelVersion) -> str:
 
 
 def repair(backend: EndpointBackend, champion: ModelVersion | None, timeline: Timeline) -> None:
-    """Leave the endpoint with one deployment at 100%, the champion's when it is deployed.
+    """Leave the endpoint serving only what passed its checks: the champion's deployment, or a
+    deployment alone at 100% (one gets there only after its smoke test and every canary step);
+    anything else a crash left behind is deleted, never promoted.
 
-    A crash in the middle of a rollout can leave traffic split between two colours, or a
-    deployment at 0% beside the live one; both are undone here before anything else happens.
+    A crash in the middle of a rollout can leave traffic split between two colours, a deployment
+    at 0% beside the live one, or a first deployment at 0% that never passed its smoke test; all
+    are undone here before anything else happens (the rollout then runs its checks again).
     """
     status = backend.status()
     traffic = {d.name: d.traffic for d in status.deployments}
     if not traffic:
         return
     versions = {d.name: d.version for d in status.deployments}
-    healthy = [n for n, t in traffic.items() if t == 100]
-    if healthy and len(traffic) == 1 and not any(d.mirror_traffic for d in status.deployments):
+    alone = len(traffic) == 1 and next(iter(traffic.values())) == 100
+    if alone and not any(d.mirror_traffic for d in status.deployments):
         return
     wanted = champion and next((n for n, v in versions.items() if v == label(champion)), None)
-    keep = wanted or (healthy[0] if healthy else max(traffic, key=lambda n: traffic[n]))
-    backend.set_traffic({n: 100 if n == keep else 0 for n in traffic})
+    keep = wanted or (next(iter(traffic)) if alone else None)
+    if keep is not None:
+        backend.set_traffic({n: 100 if n == keep else 0 for n in traffic})
     for name in traffic:
         if name != keep:
             backend.delete(name)
-    timeline.add("repair", {keep: 100}, f"half-done state {traffic} repaired: {keep} kept")
+    kept = f"{keep} kept" if keep else "nothing there had passed its checks: all deleted"
+    timeline.add(
+        "repair", {keep: 100} if keep else {}, f"half-done state {traffic} repaired: {kept}"
+    )
 
 
 def run_rollout(
@@ -147,8 +154,14 @@ def run_rollout(
     status = backend.status()
     live = next((d for d in status.deployments if d.traffic == 100), None)
     if live is not None and live.version == label(version):
-        timeline.add("unchanged", {live.name: 100}, f"{label(version)} already serves")
-        return _record(backend, version, "unchanged", None, live.name, timeline)
+        champion = registry.alias(version.name, "champion")
+        if champion is not None and champion.version == version.version:
+            timeline.add("unchanged", {live.name: 100}, f"{label(version)} already serves")
+            return _record(backend, version, "unchanged", None, live.name, timeline)
+        # alone at 100%, it passed its checks; a crash came before the alias moved
+        registry.set_alias(version.name, "champion", version.version)
+        timeline.add("promote", {live.name: 100}, f"champion is now {label(version)} (resumed)")
+        return _record(backend, version, "promoted", live.name, None, timeline)
 
     new = _idle_colour(live and live.name)
     backend.deploy(new, version.path, label(version))

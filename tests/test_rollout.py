@@ -174,3 +174,39 @@ def test_a_manual_rollback_returns_to_the_previous_champion(
     assert record.endpoint["traffic"] == {"blue": 100}
     assert registry.alias("qa", "champion").version == 1
     assert registry.previous("qa", "champion").version == 2  # and back again, if need be
+
+
+def test_a_first_rollout_killed_before_its_checks_is_checked_again_never_promoted_as_is(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    """Killed at "rollout: deploy" (issue 27 item 1): the rerun found {'blue': 0}, put the
+    unchecked deployment at 100% ("blue kept") and ended "unchanged" with no champion. Now what
+    never passed its smoke test is deleted and the rollout runs its checks again."""
+    registry, (v1,) = _versions(tmp_path, qa_model_dir, 1)
+    backend = LocalEndpointBackend(*endpoint)
+    backend.deploy("blue", str(qa_model_dir), "qa:1")  # what the killed run left: blue at 0%
+    assert {d.name: d.traffic for d in backend.status().deployments} == {"blue": 0}
+
+    record = run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
+    actions = [e.action for e in record.events]
+    assert actions == ["repair", "deploy", "first deployment", "promote"]  # smoke test passed
+    assert "nothing there had passed its checks" in record.events[0].message
+    assert record.outcome == "promoted" and registry.alias("qa", "champion") == v1
+
+
+def test_a_deployment_alone_at_100_percent_without_the_alias_is_promoted_on_the_rerun(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    """Killed after the first deployment took all traffic (its smoke test passed) but before
+    `champion` moved: the rerun moves the alias instead of reporting "unchanged" with none."""
+    registry, (v1,) = _versions(tmp_path, qa_model_dir, 1)
+    backend = LocalEndpointBackend(*endpoint)
+    backend.deploy("blue", str(qa_model_dir), "qa:1")
+    backend.set_traffic({"blue": 100})
+    assert registry.alias("qa", "champion") is None
+
+    record = run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
+    assert record.outcome == "promoted" and record.events[-1].message.endswith("(resumed)")
+    assert registry.alias("qa", "champion") == v1
+    again = run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
+    assert again.outcome == "unchanged"
