@@ -154,6 +154,9 @@ def request_review(
         + report_markdown(report)
         + ("\n\n" + changes if changes else "")
     )
+    context = FlowRunContext.get()
+    if context is not None and context.flow_run is not None:
+        log.warning("%s", how_to_answer(str(context.flow_run.id)))
     # Initial data only for the description: `with_initial_data(field=value)` redefines the field
     # without its description and constraints (prefect 3.8.8), so an empty reviewer would pass.
     comment = f"no decision within {config.timeout_seconds}s"
@@ -246,6 +249,23 @@ def approve_task(
             "nothing was split or trained"
         )
     return record
+
+
+def how_to_answer(flow_run_id: str) -> str:
+    """What a reviewer runs to answer this paused run: the exact commands (with the API they
+    must reach: a run's temporary server too) and the run's page in the Prefect UI."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
+
+    api, ui = PREFECT_API_URL.value(), PREFECT_UI_URL.value()
+    env = f"PREFECT_API_URL={api} " if api else ""
+    lines = [
+        f"run {flow_run_id} waits for a reviewer's decision on its screened data:",
+        f"  {env}tunegate approve {flow_run_id} --reviewer YOU --comment WHY [--exclude ID ...]",
+        f"  {env}tunegate reject {flow_run_id} --reviewer YOU --comment WHY",
+    ]
+    if ui:
+        lines.append(f"  or in the Prefect UI: {ui.rstrip('/')}/runs/flow-run/{flow_run_id}")
+    return "\n".join(lines)
 
 
 def _earlier_decisions(decisions: Decisions, manual: bool) -> list[str]:

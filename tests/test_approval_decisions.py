@@ -118,3 +118,16 @@ def test_decisions_are_read_newest_first_and_forged_ones_are_named(
     forged = find_decisions(backends.store, screened.dataset, key)
     assert len(forged.records) == 1 and first.name in forged.problems[0]
     assert Decisions([], []).approval(person_only=False) is None
+
+
+def test_a_paused_run_says_how_to_answer_it() -> None:
+    """The exact commands (with the API a temporary server listens on) and the UI page."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from tasks.approve import how_to_answer
+
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:8322/api"}):
+        hint = how_to_answer("0b2f")
+    assert "PREFECT_API_URL=http://127.0.0.1:8322/api tunegate approve 0b2f --reviewer" in hint
+    assert "tunegate reject 0b2f" in hint
+    assert "Prefect UI: http://127.0.0.1:8322/runs/flow-run/0b2f" in hint
