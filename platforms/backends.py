@@ -259,11 +259,6 @@ class Backends:
         """Where the endpoint's state is kept on this machine."""
         return PLATFORMS[self.settings.endpoint].endpoint_state(self)
 
-    def champion(self, name: str) -> ModelVersion | None:
-        """The `champion` of `name` with its files on this machine (downloaded when remote)."""
-        champion = self.registry.alias(name, "champion")
-        return None if champion is None else self.files_here(champion)
-
     def files_here(self, version: ModelVersion) -> ModelVersion:
         """`version` with its `path` on this machine: a local registry's folder as it is, an
         Azure ML model asset downloaded (once) into the local cache."""

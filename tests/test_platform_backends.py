@@ -75,16 +75,16 @@ def test_azure_ml_backends_share_one_workspace_client(
     assert on_blob.training.storage_account == "acme"
 
 
-def test_the_champion_comes_with_its_files_here(tmp_path: Path) -> None:
+def test_a_version_comes_with_its_files_here(tmp_path: Path) -> None:
     backends = Backends(BackendSettings(store=str(tmp_path)))
-    assert backends.champion("m") is None
+    assert backends.registry.alias("m", "champion") is None
     source = tmp_path / "model"
     source.mkdir()
     (source / "model_info.json").write_text("{}")
     version = backends.registry.register("m", source, {"f1": 1.0}, Lineage())
     backends.registry.set_alias("m", "champion", version.version)
-    champion = backends.champion("m")
-    assert champion is not None and (Path(champion.path) / "model_info.json").is_file()
+    champion = backends.files_here(backends.registry.alias("m", "champion"))
+    assert (Path(champion.path) / "model_info.json").is_file()
 
 
 def test_a_model_trained_on_azure_ml_is_registered_from_the_job_output(tmp_path: Path) -> None:
