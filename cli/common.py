@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 
-from flows.config import ConfigError, PipelineConfig, load_config
 from trainer.taskspec import TASK_SPECS
+
+if TYPE_CHECKING:
+    from flows.config import PipelineConfig
 
 T = TypeVar("T")
 
@@ -43,6 +45,8 @@ def load_cli_config(
     """The config at `path` (defaults when None) with `--set` overrides and the `fields` a command
     takes as options (dotted names, None for not given); a ConfigError exits 2 with its message."""
     extra = [f"{k}={json.dumps(v)}" for k, v in fields.items() if v is not None]
+    from flows.config import ConfigError, load_config  # prefect and Dask load here
+
     try:
         return load_config(path, [*(overrides or []), *extra])
     except ConfigError as exc:

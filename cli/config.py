@@ -9,7 +9,6 @@ import typer
 import yaml
 
 from cli.common import ConfigOpt, SetOpt, load_cli_config
-from flows.config import PipelineConfig
 
 config_app = typer.Typer(help="Inspect the pipeline config.", no_args_is_help=True)
 
@@ -24,4 +23,6 @@ def config_show(config: ConfigOpt = None, set: SetOpt = None) -> None:
 @config_app.command("schema")
 def config_schema() -> None:
     """Print the JSON schema of the config (what the Prefect UI form is built from)."""
+    from flows.config import PipelineConfig
+
     print(json.dumps(PipelineConfig.model_json_schema(), indent=2))

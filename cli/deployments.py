@@ -21,8 +21,6 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import console, fail
-from flows.config import ConfigError
-from flows.deployments import build_deployments, serve_deployments
 
 deployments_app = typer.Typer(
     help="The retrain flow's Prefect deployments (retrain/nightly, retrain/manual): serve them "
@@ -72,6 +70,9 @@ def serve(
 
     Ctrl-C stops serving and pauses the nightly schedule.
     """
+    from flows.config import ConfigError  # prefect loads here, not for --help
+    from flows.deployments import serve_deployments
+
     try:
         serve_deployments(config=config, cron=cron, timezone=timezone, inputs=input, limit=limit)
     except (ConfigError, ValueError) as exc:
@@ -94,6 +95,9 @@ def apply(
     """
     from prefect.exceptions import PrefectHTTPStatusError
 
+    from flows.config import ConfigError
+    from flows.deployments import build_deployments
+
     try:
         deployments = build_deployments(
             config=config, cron=cron, timezone=timezone, inputs=input, with_work_pool=True
@@ -115,6 +119,8 @@ def _ensure_process_pool(name: str) -> None:
     from prefect.client.schemas.actions import WorkPoolCreate
     from prefect.exceptions import ObjectNotFound
     from prefect.workers.process import ProcessWorker
+
+    from flows.config import ConfigError
 
     with get_client(sync_client=True) as client:
         try:

@@ -14,13 +14,15 @@ import json
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.common import ConfigOpt, InputOpt, SetOpt, console, fail, load_cli_config
 from cli.models import find_version
-from flows.config import PipelineConfig
+
+if TYPE_CHECKING:
+    from flows.config import PipelineConfig
 
 
 class Runtime(StrEnum):

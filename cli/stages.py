@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -23,7 +23,9 @@ from cli.common import (
     print_endpoint,
     run_stage,
 )
-from flows.config import PipelineConfig
+
+if TYPE_CHECKING:
+    from flows.config import PipelineConfig
 
 
 def run(

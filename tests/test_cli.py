@@ -226,3 +226,15 @@ def test_python_m_cli_is_the_tunegate_command() -> None:
     )
     assert result.returncode == 2
     assert "split.tset: unknown field" in result.stderr
+
+
+def test_the_command_line_loads_without_prefect_dask_or_torch() -> None:
+    """`tunegate --help` answers at once (issue 24: it took 5-8 s): building the command line
+    imports none of the heavy packages; each command imports what it runs when it runs."""
+    import subprocess
+    import sys
+
+    heavy = ["prefect", "distributed", "dask", "torch", "transformers", "presidio_analyzer"]
+    code = f"import sys, cli.main; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
