@@ -26,6 +26,7 @@ from cli.common import (
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
+    from platforms.store import DatasetRef
 
 
 def run(
@@ -175,7 +176,7 @@ def split(
     print(ref.model_dump_json(indent=2))
 
 
-def _exit_without_records(dataset: Any, reasons: dict[str, int]) -> None:
+def _exit_without_records(dataset: DatasetRef, reasons: dict[str, int]) -> None:
     """A stage command whose dataset kept no record exits 2 saying why (its top reasons)."""
     from tasks.records import NoUsableRecords, require_records
 

@@ -127,7 +127,7 @@ class Decisions:
 def find_decisions(store: Store, screened: DatasetRef, key: bytes) -> Decisions:
     """Every valid decision about this exact screened data, newest first."""
     records, problems = [], []
-    for uri in reversed(store.list(store.path("approvals", screened.content_hash))):
+    for uri in store.list(store.path("approvals", screened.content_hash)):
         short = uri.rsplit("/", 1)[-1]
         try:
             record = ApprovalRecord.model_validate_json(store.read_text(uri))
@@ -138,7 +138,7 @@ def find_decisions(store: Store, screened: DatasetRef, key: bytes) -> Decisions:
             problems.append(f"approval record {short} is not valid: {problem}")
             continue
         records.append(record)
-    records.sort(key=lambda r: r.decided_at, reverse=True)
+    records.sort(key=lambda r: r.decided_at, reverse=True)  # newest first
     return Decisions(records, problems)
 
 
