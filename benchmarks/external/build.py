@@ -1,0 +1,336 @@
+"""Rebuild the external evaluation corpora (benchmarks/external/*.jsonl) from their sources.
+
+    python benchmarks/external/build.py \
+        --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE [--out DIR]
+
+Every corpus is labelled personal data or credentials written by others (SOURCES.md says where
+from, at which commit, under which licence). Each line of a corpus is one record a user could
+ingest, in one common format:
+
+    {"id", "source", "split", "text", "spans": [{"type", "value", "start", "end", "label"?}],
+     "clean", "question"?, "answers"?}
+
+`spans` are the source's labels turned into character offsets of `text`, typed as one of
+`measure.TYPES`; `clean` is true when the source says the record holds none of them (a negative
+example); `split` is `dev` or `test` by a hash of the id (`measure.split_of`): tune on dev only.
+A deterministic third of the labelled records is also shaped as an extractive-QA record
+(`question` asks for the first labelled value, `answers` is that value at its offset), so the
+benchmark can check that every kept answer still sits at its `answer_start`.
+
+The inputs are the files of the fetched sources (the sources' own repositories at the commits
+SOURCES.md names); phone numbers come from the `phonenumbers` package (libphonenumber's
+metadata) installed with Presidio. Nothing here is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import regex
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.external.measure import QUESTION_LABELS, split_of
+
+HERE = Path(__file__).resolve().parent
+
+
+def record(
+    source: str,
+    n: int,
+    text: str,
+    spans: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One corpus record; spans sorted and checked against the text."""
+    rid = f"{source}-{n:04d}"
+    spans = sorted(spans, key=lambda s: (s["start"], s["end"]))
+    for s in spans:
+        assert text[s["start"] : s["end"]] == s["value"], (rid, s)
+    out: dict[str, Any] = {
+        "id": rid,
+        "source": source,
+        "split": split_of(rid),
+        "text": text,
+        "spans": spans,
+        "clean": not spans,
+    }
+    if spans and _hash(rid, "qa") % 3 == 0:  # a third also as an extractive-QA record
+        first = spans[0]
+        out["question"] = f"What is the {QUESTION_LABELS[first['type']]}?"
+        out["answers"] = {"text": [first["value"]], "answer_start": [first["start"]]}
+    return out
+
+
+def _hash(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("/".join(parts).encode()).digest()[:8], "big")
+
+
+def sample(items: list[Any], n: int, salt: str) -> list[Any]:
+    """At most `n` items, chosen by a hash of their position (stable across rebuilds)."""
+    if len(items) <= n:
+        return items
+    order = sorted(range(len(items)), key=lambda i: _hash(salt, str(i)))
+    return [items[i] for i in sorted(order[:n])]
+
+
+# --- microsoft/presidio: the parametrized cases of its recognizers' unit tests ---------------
+
+PRESIDIO_FILES = {
+    "test_credit_card_recognizer.py": "CREDIT_CARD",
+    "test_email_recognizer.py": "EMAIL_ADDRESS",
+    "test_iban_recognizer.py": "IBAN_CODE",
+    "test_ip_recognizer.py": "IP_ADDRESS",
+    "test_phone_recognizer.py": "PHONE_NUMBER",
+    "test_us_ssn_recognizer.py": "US_SSN",
+    "test_spacy_recognizer.py": "PERSON",  # its cases with entity_num 0 (1 is DATE_TIME)
+}
+
+
+def presidio_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each parametrized case `(text, expected_len, expected_positions, ...)` of the tests: the
+    positions label the values; a case expecting nothing is a clean record. A match the test itself
+    scores below 0.5 at most (Presidio's "very weak" / "weak" matches, e.g. a bare 9-digit number
+    as an SSN, `::` as an IPv6 address) is not labelled, and a case of only such matches is left
+    out: the source does not call them personal data."""
+    out: list[dict[str, Any]] = []
+    for name, entity in PRESIDIO_FILES.items():
+        tree = ast.parse((folder / name).read_text())
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "parametrize"
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                continue
+            fields = [f.strip() for f in node.args[0].value.split(",")]
+            text_at = fields.index("iban" if "iban" in fields else "text")
+            pos_at = fields.index(
+                "expected_res" if "expected_res" in fields else "expected_positions"
+            )
+            for case in node.args[1].elts:
+                values = [_literal(e) for e in case.elts]
+                text, expected = values[text_at], values[fields.index("expected_len")]
+                positions = values[pos_at]
+                if not isinstance(text, str) or positions is None:
+                    continue
+                if "entity_num" in fields and values[fields.index("entity_num")] != 0:
+                    expected, positions = 0, ()  # a DATE_TIME case: no personal data
+                if expected and len(positions) != expected:
+                    continue  # counted but not placed: no span to measure
+                ranges = (
+                    values[fields.index("expected_score_ranges")]
+                    if "expected_score_ranges" in fields
+                    else [(0, "max")] * len(positions)
+                )
+                spans = [
+                    {"type": entity, "value": text[a:b], "start": a, "end": b}
+                    for (a, b), (_, hi) in zip(positions, ranges, strict=True)
+                    if hi == "max" or hi >= 0.5
+                ]
+                if len(spans) < len(positions) and not spans:
+                    continue  # only weak matches: neither labelled nor clean
+                out.append(record("presidio-tests", len(out), text, spans))
+    return out
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal; an `update_iban_checksum("...")` call evaluated (the test's own helper: the
+    IBAN with its check digits set by ISO 13616's mod-97); anything else None."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "update_iban_checksum":
+        return _iban_with_checksum(ast.literal_eval(node.args[0]))
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _iban_with_checksum(iban: str) -> str:
+    compact = iban.replace(" ", "").upper()
+    digits = "".join(str(int(c, 36)) for c in compact[4:] + compact[:2] + "00")
+    return iban[:2] + f"{98 - int(digits) % 97:02d}" + iban[4:]
+
+
+# --- praetorian-inc/noseyparker: the examples of its credential rules ------------------------
+
+
+def noseyparker_examples(folder: Path) -> list[dict[str, Any]]:
+    """Each rule's `examples`: a credential, the value its last capture group, found by the
+    rule's own pattern. Rules of identifiers only (bucket names, account and client ids) are
+    left out, and so are the `negative_examples`: they say a rule must not match, not that the
+    text holds no credential (many hold one in another form)."""
+    out: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("*.yml")):
+        for rule in yaml.safe_load(path.read_text())["rules"]:
+            categories = set(rule.get("categories") or [])
+            if "identifier" in categories and "secret" not in categories:
+                continue
+            pattern = _rust_to_python(rule["pattern"])
+            try:
+                compiled = regex.compile(pattern)
+            except regex.error:
+                continue
+            for example in rule.get("examples") or []:
+                text = example.rstrip("\n")
+                spans = []
+                for m in compiled.finditer(text):
+                    groups = [i for i in range(1, len(m.groups()) + 1) if m.group(i)]
+                    if groups:
+                        g = groups[-1]
+                        spans.append(
+                            {
+                                "type": "CREDENTIAL",
+                                "value": m.group(g),
+                                "start": m.start(g),
+                                "end": m.end(g),
+                                "label": rule["name"],
+                            }
+                        )
+                if spans:
+                    out.append(record("noseyparker", len(out), text, _disjoint(spans)))
+    return out
+
+
+def _rust_to_python(pattern: str) -> str:
+    return pattern.replace(r"\z", r"\Z")
+
+
+def _disjoint(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept: list[dict[str, Any]] = []
+    for s in sorted(spans, key=lambda s: (s["start"], -s["end"])):
+        if not kept or s["start"] >= kept[-1]["end"]:
+            kept.append(s)
+    return kept
+
+
+# --- datamade/usaddress: its hand-labelled training addresses --------------------------------
+
+STREET_TAGS = ("AddressNumber", "StreetName", "Occupancy", "USPSBox", "Subaddress", "Building")
+
+
+def usaddress_lines(path: Path, n: int) -> list[dict[str, Any]]:
+    """Each labelled address as one line; the street address is its run of street-level tokens
+    (number, street, suite, PO box; not the city, state or ZIP), only where it has a number."""
+    out: list[dict[str, Any]] = []
+    for node in sample(list(ET.parse(path).getroot()), n, "usaddress"):
+        text, start, end, numbered = "", None, None, False
+        for token in node:
+            if text:
+                text += " "
+            value = (token.text or "").strip()
+            if token.tag.startswith(STREET_TAGS):
+                start = len(text) if start is None else start
+                end = len(text) + len(value.rstrip(","))
+                numbered |= token.tag in ("AddressNumber", "USPSBoxID")
+            text += value
+        if start is None or not numbered:
+            continue
+        span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+        out.append(record("usaddress", len(out), text, [span]))
+    return out
+
+
+# --- WNUT-17 Emerging Entities: person names in tweets, Reddit, YouTube, StackOverflow -------
+
+_NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%", "'s", "n't", "'m", "'re", "'ll"}
+
+
+def wnut_sentences(path: Path, with_person: int, without: int) -> list[dict[str, Any]]:
+    """Sentences with a `person` entity (each one a PERSON span) and, as clean records,
+    sentences without one; tokens joined by spaces (none before closing punctuation)."""
+    sentences: list[list[tuple[str, str]]] = [[]]
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            sentences.append([])
+        else:
+            token, tag = line.rsplit("\t", 1)
+            sentences[-1].append((token, tag))
+    named, plain = [], []
+    for tokens in filter(None, sentences):
+        text, spans = "", []
+        for token, tag in tokens:
+            if text and token not in _NO_SPACE_BEFORE:
+                text += " "
+            start = len(text)
+            text += token
+            if tag == "B-person":
+                spans.append({"type": "PERSON", "value": token, "start": start, "end": len(text)})
+            elif tag == "I-person" and spans:
+                spans[-1]["end"] = len(text)
+                spans[-1]["value"] = text[spans[-1]["start"] : len(text)]
+        (named if spans else plain).append((text, spans))
+    chosen = sample(named, with_person, "wnut+") + sample(plain, without, "wnut-")
+    return [record("wnut17", i, text, spans) for i, (text, spans) in enumerate(chosen)]
+
+
+# --- libphonenumber: its example number of every region, as it formats them -------------------
+
+PHONE_FRAMES = ("Phone: {national}", "{e164}", "Call me on {international}", "tel. {national}")
+
+
+def phone_examples(n: int) -> list[dict[str, Any]]:
+    """libphonenumber's example mobile and fixed-line number of every region it knows, in its
+    national, international or E.164 format, each after a phone context word or alone (E.164)."""
+    import phonenumbers
+    from phonenumbers import PhoneNumberFormat as F
+    from phonenumbers import PhoneNumberType as T
+
+    items = []
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        for kind in (T.MOBILE, T.FIXED_LINE):
+            number = phonenumbers.example_number_for_type(region, kind)
+            if number is not None:
+                items.append(number)
+    out = []
+    for i, number in enumerate(sample(items, n, "phones")):
+        formats = {
+            "national": phonenumbers.format_number(number, F.NATIONAL),
+            "international": phonenumbers.format_number(number, F.INTERNATIONAL),
+            "e164": phonenumbers.format_number(number, F.E164),
+        }
+        frame = PHONE_FRAMES[i % len(PHONE_FRAMES)]
+        key = re.search(r"\{(\w+)\}", frame).group(1)
+        start = frame.index("{")
+        text = frame.format(**formats)
+        value = formats[key]
+        span = {"type": "PHONE_NUMBER", "value": value, "start": start, "end": start + len(value)}
+        out.append(record("libphonenumber", i, text, [span]))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--presidio-tests", type=Path, required=True)
+    parser.add_argument("--noseyparker-rules", type=Path, required=True)
+    parser.add_argument("--usaddress-xml", type=Path, required=True)
+    parser.add_argument("--wnut", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--n", type=int, default=300, help="records per sampled source")
+    args = parser.parse_args()
+    corpora = {
+        "presidio-tests": presidio_cases(args.presidio_tests),
+        "noseyparker": noseyparker_examples(args.noseyparker_rules),
+        "usaddress": usaddress_lines(args.usaddress_xml, args.n),
+        "wnut17": wnut_sentences(args.wnut, args.n, args.n // 2),
+        "libphonenumber": phone_examples(args.n),
+    }
+    for name, records in corpora.items():
+        path = args.out / f"{name}.jsonl"
+        with path.open("w") as f:
+            for r in records:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        spans = sum(len(r["spans"]) for r in records)
+        clean = sum(r["clean"] for r in records)
+        print(f"{path}: {len(records)} records, {spans} values, {clean} clean")
+
+
+if __name__ == "__main__":
+    main()
