@@ -1,7 +1,7 @@
 """Issue 23's targets on a fixed slice of the external corpora (benchmarks/external/).
 
-The slice is drawn from the `dev` halves only: the first records (in file order) holding each
-labelled type, and the first clean ones, 150 records in all. They go through the default
+The slice is drawn from the `dev` halves only: for each labelled type the first records holding
+it, taken from each corpus in turn, and the first clean ones, at most 150 records. They go through the default
 screen in-process (ingest's validation + `screening.scan.screen_records`, the policy of
 `tunegate screen`; benchmarks/external/measure.py), once per module. Types the detectors do not
 reach yet are strict xfails: when one is reached its test fails, and the marker comes off.
@@ -10,6 +10,7 @@ reach yet are strict xfails: when one is reached its test fails, and the marker 
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import Any
 
 import pytest
@@ -20,24 +21,30 @@ PER_TYPE = {  # records per labelled type in the slice (capped by what the dev h
     "PERSON": 20,
     "STREET_ADDRESS": 20,
     "PHONE_NUMBER": 20,
-    "CREDIT_CARD": 8,
-    "EMAIL_ADDRESS": 4,
+    "CREDIT_CARD": 20,
+    "EMAIL_ADDRESS": 6,
     "IBAN_CODE": 8,
     "US_SSN": 2,
     "IP_ADDRESS": 8,
     "CREDENTIAL": 40,
 }
-CLEAN = 20
+CLEAN = 10
 
 
 def _slice() -> list[dict[str, Any]]:
-    records = [r for name in CORPORA for r in load(name, "dev")]
+    corpora = [load(name, "dev") for name in CORPORA]
     chosen: dict[str, dict[str, Any]] = {}
     for kind, n in PER_TYPE.items():
-        holding = [r for r in records if any(s["type"] == kind for s in r["spans"])]
-        chosen.update((r["id"], r) for r in holding[:n])
-    chosen.update((r["id"], r) for r in [r for r in records if r["clean"]][:CLEAN])
+        holding = [[r for r in c if any(s["type"] == kind for s in r["spans"])] for c in corpora]
+        chosen.update((r["id"], r) for r in _round_robin(holding)[:n])
+    clean = _round_robin([[r for r in c if r["clean"]] for c in corpora])
+    chosen.update((r["id"], r) for r in clean[:CLEAN])
     return list(chosen.values())
+
+
+def _round_robin(lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The first record of each list, then the second of each, ...: every source in the slice."""
+    return [r for row in zip_longest(*lists) for r in row if r is not None]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +60,8 @@ LEFT_TODAY = {  # issue 23's items and what the slice measured on the detectors 
     "PERSON": _xfail("issue 23 item 4: 6 of 21 names left whole (single surnames)"),
     "STREET_ADDRESS": _xfail("issue 23 item 3: 12 of 20 addresses left whole (no recognizer)"),
     "PHONE_NUMBER": _xfail("issue 23 item 5: 3 of 24 phones left whole (non-US formats)"),
+    "CREDIT_CARD": _xfail("issue 23 item 5: 2 of 17 cards left whole (2-series, 19 digits)"),
+    "IBAN_CODE": _xfail("issue 23, done when: 1 of 8 IBANs left whole (El Salvador's)"),
     "CREDENTIAL": _xfail("issue 23 item 2: 8 of 40 credentials left whole (other vendors)"),
 }
 

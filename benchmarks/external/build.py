@@ -1,7 +1,8 @@
 """Rebuild the external evaluation corpora (benchmarks/external/*.jsonl) from their sources.
 
     python benchmarks/external/build.py \
-        --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE [--out DIR]
+        --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE \\
+        --validatorjs-tests FILE [--out DIR]
 
 Every corpus is labelled personal data or credentials written by others (SOURCES.md says where
 from, at which commit, under which licence). Each line of a corpus is one record a user could
@@ -159,6 +160,37 @@ def _iban_with_checksum(iban: str) -> str:
     return iban[:2] + f"{98 - int(digits) % 97:02d}" + iban[4:]
 
 
+# --- validatorjs/validator.js: the valid values of its isCreditCard, isEmail, isIBAN tests ----
+
+VALIDATORS = {"isCreditCard": "CREDIT_CARD", "isEmail": "EMAIL_ADDRESS", "isIBAN": "IBAN_CODE"}
+_JS_TEST = re.compile(
+    r"validator: '(isCreditCard|isEmail|isIBAN)',\n((?:\s+args: [^\n]*\n)?)\s+valid: \[(.*?)\n\s+\],",
+    re.S,
+)
+_JS_STRING = re.compile(r"^\s*'((?:[^'\\]|\\.)*)',?\s*$", re.M)
+
+
+def validatorjs_values(path: Path) -> list[dict[str, Any]]:
+    """Every value a `valid:` list of the tests holds as a plain string literal, each one record
+    as a user's field holds it (alone): card numbers of every network and length (with the
+    tests' `provider` options too), e-mail addresses (default options only: other options accept
+    display names or hosts without a domain) and IBANs."""
+    values: dict[str, str] = {}
+    for m in _JS_TEST.finditer(path.read_text()):
+        validator, args, body = m.groups()
+        if args.strip() and validator == "isEmail":
+            continue
+        for literal in _JS_STRING.findall(body):
+            value = re.sub(r"\\(.)", r"\1", literal)
+            values.setdefault(value, VALIDATORS[validator])
+    return [
+        record(
+            "validatorjs", i, value, [{"type": t, "value": value, "start": 0, "end": len(value)}]
+        )
+        for i, (value, t) in enumerate(values.items())
+    ]
+
+
 # --- praetorian-inc/noseyparker: the examples of its credential rules ------------------------
 
 
@@ -312,6 +344,7 @@ def main() -> None:
     parser.add_argument("--noseyparker-rules", type=Path, required=True)
     parser.add_argument("--usaddress-xml", type=Path, required=True)
     parser.add_argument("--wnut", type=Path, required=True)
+    parser.add_argument("--validatorjs-tests", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -321,6 +354,7 @@ def main() -> None:
         "usaddress": usaddress_lines(args.usaddress_xml, args.n),
         "wnut17": wnut_sentences(args.wnut, args.n, args.n // 2),
         "libphonenumber": phone_examples(args.n),
+        "validatorjs": validatorjs_values(args.validatorjs_tests),
     }
     for name, records in corpora.items():
         path = args.out / f"{name}.jsonl"
