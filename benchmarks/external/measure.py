@@ -6,7 +6,9 @@ records (the format `build.py` writes) go through ingest's validation
 (`screening.scan.screen_records`) with the default `ScreenConfig`. That is the policy of
 `tunegate ingest` + `tunegate screen`: `run_screen` maps `screen_partition` over ingest's
 partitions, which calls `screen_records` on each with the same config (and no salt: the default
-rules make no surrogates); only storage, deduplication and the Dask cluster are left out.
+rules make no surrogates); only storage, deduplication and the Dask cluster are left out. (Checked
+once: 205 dev records of validatorjs, noseyparker and wnut17 through `tunegate ingest` +
+`tunegate screen` kept the same 99 records with the same redacted texts as `screen` here.)
 
 For every labelled value it counts, in the records the screen kept:
 - left whole: the value still stands in the kept text (as a word of its own);
