@@ -170,11 +170,11 @@ _JS_TEST = re.compile(
 _JS_STRING = re.compile(r"^\s*'((?:[^'\\]|\\.)*)',?\s*$", re.M)
 
 
-def validatorjs_values(path: Path) -> list[dict[str, Any]]:
+def validatorjs_values(path: Path, phones: int) -> list[dict[str, Any]]:
     """Every value a `valid:` list of the tests holds as a plain string literal, each one record
     as a user's field holds it (alone): card numbers of every network and length (with the
     tests' `provider` options too), e-mail addresses (default options only: other options accept
-    display names or hosts without a domain) and IBANs."""
+    display names or hosts without a domain) and IBANs; and `phones` of its mobile numbers."""
     values: dict[str, str] = {}
     for m in _JS_TEST.finditer(path.read_text()):
         validator, args, body = m.groups()
@@ -183,12 +183,36 @@ def validatorjs_values(path: Path) -> list[dict[str, Any]]:
         for literal in _JS_STRING.findall(body):
             value = re.sub(r"\\(.)", r"\1", literal)
             values.setdefault(value, VALIDATORS[validator])
-    return [
+    out = [
         record(
             "validatorjs", i, value, [{"type": t, "value": value, "start": 0, "end": len(value)}]
         )
         for i, (value, t) in enumerate(values.items())
     ]
+    return out + _mobile_phones(path.read_text(), len(out), phones)
+
+
+_MOBILE_TEST = re.compile(r"it\('should validate mobile phone number'.*?fixtures\.forEach", re.S)
+_LOCALE = re.compile(r"locale: '([\w-]+)',\n\s+valid: \[(.*?)\n\s+\],", re.S)
+
+
+def _mobile_phones(source: str, first: int, n: int) -> list[dict[str, Any]]:
+    """`n` of the valid numbers of the isMobilePhone fixtures (one list per locale), sampled by
+    hash, each after `Mobile: ` (the frame is ours: a number alone is no phone to anyone)."""
+    block = _MOBILE_TEST.search(source)
+    assert block is not None, "isMobilePhone fixtures not found"
+    numbers = list(
+        dict.fromkeys(
+            re.sub(r"\\(.)", r"\1", literal)
+            for _, body in _LOCALE.findall(block.group(0))
+            for literal in _JS_STRING.findall(body)
+        )
+    )
+    out = []
+    for i, number in enumerate(sample(numbers, n, "mobiles")):
+        span = {"type": "PHONE_NUMBER", "value": number, "start": 8, "end": 8 + len(number)}
+        out.append(record("validatorjs", first + i, f"Mobile: {number}", [span]))
+    return out
 
 
 # --- praetorian-inc/noseyparker: the examples of its credential rules ------------------------
@@ -354,7 +378,7 @@ def main() -> None:
         "usaddress": usaddress_lines(args.usaddress_xml, args.n),
         "wnut17": wnut_sentences(args.wnut, args.n, args.n // 2),
         "libphonenumber": phone_examples(args.n),
-        "validatorjs": validatorjs_values(args.validatorjs_tests),
+        "validatorjs": validatorjs_values(args.validatorjs_tests, args.n // 2),
     }
     for name, records in corpora.items():
         path = args.out / f"{name}.jsonl"
