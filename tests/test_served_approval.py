@@ -130,7 +130,7 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         n_contexts=12,
         until="rollout",
         train={"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32}},
-        evaluate={"min_gain_over_base": -100.0, "bootstrap_samples": 100},
+        evaluate={"min_gain_over_base": -100.0, "bootstrap_samples": 100, "min_test_records": 1},
     )
     answer = tunegate(prefect_server, "approve", str(run_id), "--reviewer", "eve@example.com")
     assert answer.returncode == 0, answer.stderr
