@@ -43,7 +43,7 @@ def test_a_local_endpoint_on_a_blob_store_names_the_field_to_change() -> None:
     cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
     backends = cfg.backends()
     with pytest.raises(ValueError, match=r"rollout\.backend=local needs a local store"):
-        backends.open_endpoint()
+        backends.open_endpoint("qa")
 
 
 def test_azure_ml_backends_share_one_workspace_client(
