@@ -19,6 +19,7 @@ serving deployments of several models is refused with what to do (`LegacyEndpoin
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -37,6 +38,7 @@ from serving.client import EndpointClient, ScoreResult
 from serving.metrics import MetricsSnapshot
 
 _ROOT = Path(__file__).resolve().parents[1]
+log = logging.getLogger(__name__)
 ENDPOINTS = "endpoints"  # {store}/endpoints/{model name}/: one local endpoint per model
 LEGACY = "endpoint"  # {store}/endpoint/: the old layout, one endpoint for every model
 
@@ -119,8 +121,8 @@ def _models_served(state_dir: Path) -> list[str]:
 
 def _move_legacy(store_root: Path, model_name: str) -> None:
     """Move an old-layout `{store}/endpoint/` to `{store}/endpoints/{the model it serves}/`
-    (its server stopped first and started again from there by the next `ensure_local_endpoint`,
-    on its port, with its keys); one serving nothing becomes `model_name`'s."""
+    (a running server is stopped first and started again from there, on its port, with its
+    keys); one serving nothing becomes `model_name`'s."""
     legacy = store_root / LEGACY
     if not legacy.is_dir():
         return
@@ -142,10 +144,16 @@ def _move_legacy(store_root: Path, model_name: str) -> None:
                 f"{legacy} (the old single endpoint of this store) and {target} both exist: "
                 f"stop the old one (the pid in {legacy / 'server.json'}) and delete {legacy}"
             )
-        stop_local_endpoint(legacy)
+        was_running = stop_local_endpoint(legacy)
         with suppress(FileNotFoundError):
             (legacy / "start.lock").unlink()
         legacy.rename(target)
+        log.info("endpoint: %s moved to %s (one endpoint per model)", legacy, target)
+        if was_running:  # serving again at once, from its own folder, on its port
+            try:
+                ensure_local_endpoint(target)
+            except (RuntimeError, TimeoutError) as exc:
+                log.warning("the moved endpoint %s did not start again: %s", target, exc)
 
 
 class EndpointBackend(Protocol):

@@ -241,7 +241,7 @@ def test_two_models_of_one_store_each_roll_out_to_their_own_endpoint_and_both_an
             settings = ServerSettings(key_file=state / "key", state_dir=state)
             running = stack.enter_context(serve_in_thread(settings))
             port = int(running.url.rsplit(":", 1)[1])
-            record = {"url": running.url, "port": port, "pid": 0}
+            record = {"url": running.url, "port": port, "pid": _exited_pid()}
             (state / "server.json").write_text(json.dumps(record))
         records = {}
         for version in versions:
@@ -283,15 +283,14 @@ def test_an_old_single_endpoint_folder_becomes_the_endpoint_of_the_model_it_serv
     tmp_path: Path,
 ) -> None:
     """A store of the old layout (`{store}/endpoint/` for every model): the folder moves to its
-    model's own, its server stopped (the next rollout starts it from there, on its port); one
+    model's own, with its port and state (a running server is started again from there); one
     serving several models is refused with what to do."""
     legacy = tmp_path / "endpoint"
     legacy.mkdir()
     deployments = {"blue": {"model_dir": "/m/1", "version": "tunegate-demo-qa:1"}}
     state = {"deployments": deployments, "traffic": {"traffic": {"blue": 100}}}
     (legacy / "endpoint.json").write_text(json.dumps(state))
-    server = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    record = {"url": "http://127.0.0.1:9", "port": 8123, "pid": server.pid}
+    record = {"url": "http://127.0.0.1:9", "port": 8123, "pid": _exited_pid()}
     (legacy / "server.json").write_text(json.dumps(record))
 
     mine = local_endpoint_dir(tmp_path, "helpdesk-qa")
@@ -299,10 +298,16 @@ def test_an_old_single_endpoint_folder_becomes_the_endpoint_of_the_model_it_serv
     moved = tmp_path / "endpoints" / "tunegate-demo-qa"
     assert not legacy.exists() and json.loads((moved / "server.json").read_text())["port"] == 8123
     assert json.loads((moved / "endpoint.json").read_text()) == state
-    assert server.poll() is not None  # stopped (and reaped), to start again from its new folder
 
     legacy.mkdir()
     deployments["green"] = {"model_dir": "/m/2", "version": "helpdesk-qa:1"}
     (legacy / "endpoint.json").write_text(json.dumps(state))
     with pytest.raises(LegacyEndpointError, match="helpdesk-qa, tunegate-demo-qa"):
         local_endpoint_dir(tmp_path, "helpdesk-qa")
+
+
+def _exited_pid() -> int:
+    """The id of a process that has exited: a server record's pid that nothing may signal."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
