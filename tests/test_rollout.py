@@ -270,6 +270,16 @@ def test_two_models_of_one_store_each_roll_out_to_their_own_endpoint_and_both_an
                 line for line in listed.output.splitlines() if name in line
             )
 
+        status = CliRunner().invoke(
+            app, ["endpoint", "status", "--store", cfg.store], env={"COLUMNS": "200"}
+        )
+        assert status.exit_code == 0, status.output
+        for name in names:  # every endpoint of the store, each with the version it serves
+            assert f"(model {name})" in status.output and f"{name}:1" in status.output
+        request = json.dumps(samples[0]["request"])
+        ambiguous = CliRunner().invoke(app, ["endpoint", "invoke", request, "--store", cfg.store])
+        assert ambiguous.exit_code == 2 and "pass --model" in ambiguous.output
+
         demo_endpoint = backends.open_endpoint(names[0])
         again = backends.registry.register(names[1], qa_model_dir, {}, Lineage())
         with pytest.raises(ForeignDeployments, match="another model's deployments"):
