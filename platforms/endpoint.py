@@ -53,7 +53,7 @@ class ForeignDeployments(RuntimeError):
 
 def model_of(label: str | None) -> str | None:
     """The model name of a deployment's version label (`name:version`), None when unlabelled."""
-    return label.rpartition(":")[0] or None if label else None
+    return (label.rpartition(":")[0] or None) if label else None
 
 
 def check_own(status: EndpointStatus, model_name: str, where: str) -> None:
@@ -76,6 +76,8 @@ def check_own(status: EndpointStatus, model_name: str, where: str) -> None:
 def local_endpoint_dir(store_root: Path, model_name: str) -> Path:
     """`{store}/endpoints/{model_name}`: the state folder of the model's local endpoint (a store
     of the old layout is moved to this one first)."""
+    if model_name in ("", ".", ".."):
+        raise ValueError(f"{model_name!r} names no model (registry.model_name)")
     _move_legacy(store_root, model_name)
     return store_root / ENDPOINTS / model_name
 
