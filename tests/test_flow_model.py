@@ -58,7 +58,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     ]
     evaluation = summary.evaluation
     assert set(evaluation["base"]) == {"exact_match", "f1"} == set(evaluation["candidate"])
-    assert evaluation["champion"] is None and evaluation["gate"] == {"passed": True, "reasons": []}
+    assert evaluation["champion"] is None
+    assert evaluation["gate"] == {"passed": True, "verdict": "passed", "reasons": []}
     assert summary.model_version == "tunegate-extractive-qa:1"
 
     registry = LocalRegistry(Path(cfg.store))
