@@ -38,7 +38,8 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 demo: $(STAMP)
-	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json
+	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json \
+		--set registry.model_name=tunegate-demo-qa
 
 test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q --durations=25

@@ -71,9 +71,10 @@ def write_export(
             f"[yellow]train.model is {model}: that model ships in a pip package the "
             "configured container may not have (the tunegate environment has it).[/]"
         )
+    endpoint = cfg.azureml.endpoint.for_model(cfg.registry.name_for(cfg.task.value))
     try:
         written = export(
-            cfg.azureml,
+            cfg.azureml.model_copy(update={"endpoint": endpoint}),
             spec,
             out,
             data=data_ref,

@@ -1,5 +1,8 @@
-"""`tunegate endpoint serve|status|invoke`: the local online endpoint (model serving, not the
-Prefect deployments of `tunegate deployments`): serve it, show its status, send it a request."""
+"""`tunegate endpoint serve|status|invoke`: the local online endpoints (model serving, not the
+Prefect deployments of `tunegate deployments`): serve one, show their status, send a request.
+
+Each registered model has its own local endpoint, `{store}/endpoints/{model}` (its state folder,
+port and keys): `--model` picks one; `status` without it shows every endpoint of the store."""
 
 from __future__ import annotations
 
@@ -18,13 +21,24 @@ endpoint_app = typer.Typer(
     no_args_is_help=True,
 )
 
-DEFAULT_STATE_DIR = Path(".tunegate/endpoint")
+DEFAULT_STORE = Path(".tunegate")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 StateDirOpt = Annotated[
-    Path,
+    Path | None,
     typer.Option(
-        help="Where the endpoint keeps its deployments and traffic (and key, by default)."
+        help="Where the endpoint keeps its deployments and traffic (and key, by default). "
+        "Default: <store>/endpoints/<model>."
+    ),
+]
+StoreOpt = Annotated[
+    Path, typer.Option(help="The local store whose endpoints (one per model) are meant.")
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The registered model whose endpoint is meant (each model has its own). Default: "
+        "the store's only endpoint; status shows every one."
     ),
 ]
 KeyFileOpt = Annotated[
@@ -48,7 +62,9 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     key_file: KeyFileOpt = None,
-    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+    state_dir: StateDirOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    model: ModelOpt = None,
     max_body_bytes: Annotated[int, typer.Option(help="Larger request bodies get 413.")] = 1024
     * 1024,
     max_batch_size: Annotated[int, typer.Option(help="Requests per model call, at most.")] = 8,
@@ -72,6 +88,10 @@ def serve(
     """
     from serving.server import ServerSettings, run_server
 
+    if state_dir is None:
+        if model is None:
+            fail("give --model (its endpoint's folder is <store>/endpoints/<model>) or --state-dir")
+        state_dir = store / "endpoints" / model
     key_file = key_file or state_dir / "key"
     if host not in LOOPBACK:
         console.print(f"[yellow]listening on {host}: reachable from other machines[/yellow]")
@@ -96,17 +116,24 @@ def serve(
 def status(
     url: UrlOpt = None,
     key_file: KeyFileOpt = None,
-    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+    state_dir: StateDirOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    model: ModelOpt = None,
 ) -> None:
-    """Deployments, traffic, mirror and metrics (requests, errors, latency) as a table (with the
-    admin key, kept beside the scoring key as admin-<name>)."""
+    """Deployments, versions, traffic, mirror and metrics (requests, errors, latency) as a table
+    per endpoint: the model's, or every model's of the store (with the admin key, kept beside
+    the scoring key as admin-<name>)."""
+    for name, where, key in _targets(url, key_file, state_dir, store, model):
+        _status(name, where, key)
+
+
+def _status(model: str | None, url: str, key_file: Path) -> None:
     from serving.auth import admin_key_file
 
-    url = _url(url, state_dir)
-    with _client(url, admin_key_file(key_file or state_dir / "key")) as client:
+    with _client(url, admin_key_file(key_file)) as client:
         current = _call(lambda: client.status())
         metrics = _call(lambda: client.metrics()).deployments
-    table = Table(title=f"endpoint {url}")
+    table = Table(title=f"endpoint {url}" + (f" (model {model})" if model else ""))
     columns = (
         "deployment",
         "version",
@@ -152,7 +179,9 @@ def invoke(
     ],
     url: UrlOpt = None,
     key_file: KeyFileOpt = None,
-    state_dir: StateDirOpt = DEFAULT_STATE_DIR,
+    state_dir: StateDirOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    model: ModelOpt = None,
     deployment: Annotated[
         str | None, typer.Option(help="Send to this deployment regardless of traffic.")
     ] = None,
@@ -166,8 +195,12 @@ def invoke(
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
         fail(f"the request is not JSON: {exc}")
-    url = _url(url, state_dir)
-    with _client(url, key_file or state_dir / "key") as client:
+    targets = _targets(url, key_file, state_dir, store, model)
+    if len(targets) > 1:
+        names = ", ".join(str(name) for name, _, _ in targets)
+        fail(f"{store} has an endpoint per model ({names}): pass --model")
+    _, url, key = targets[0]
+    with _client(url, key) as client:
         result = _call(lambda: client.score(payload, deployment))
     console.print(f"answered by {result.deployment}")
     print(json.dumps(result.body, indent=2))
@@ -182,6 +215,34 @@ def _request_text(request: str) -> str:
             fail(f"no request file {path}")
         return path.read_text()
     return request
+
+
+def _targets(
+    url: str | None, key_file: Path | None, state_dir: Path | None, store: Path, model: str | None
+) -> list[tuple[str | None, str, Path]]:
+    """(model, url, scoring key file) of each endpoint meant: the --state-dir's, the one at
+    --url with --key-file, or the store's endpoints (--model's, else every one)."""
+    if state_dir is not None:
+        return [(model, _url(url, state_dir), key_file or state_dir / "key")]
+    if url and key_file:
+        return [(model, url, key_file)]
+    from platforms.endpoint import local_endpoints
+
+    found = local_endpoints(store)
+    if model is not None:
+        if model not in found:
+            known = ", ".join(found) or "none yet"
+            fail(
+                f"no local endpoint of model {model!r} in {store} (endpoints: {known}); a "
+                "rollout of the model starts it"
+            )
+        found = {model: found[model]}
+    if not found:
+        fail(
+            f"no local endpoint in {store}: a rollout starts one per model "
+            f"({store}/endpoints/<model>); or pass --url and --key-file"
+        )
+    return [(name, _url(url, d), key_file or d / "key") for name, d in found.items()]
 
 
 def _url(url: str | None, state_dir: Path) -> str:

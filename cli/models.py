@@ -34,16 +34,16 @@ def rollback(
     set: SetOpt = None,
 ) -> None:
     """Serve the previous champion again at 100% and move the champion alias back to it."""
+    from platforms.endpoint import ForeignDeployments
     from tasks.rollout import roll_back_to_previous, timeline_markdown
 
     cfg = load_cli_config(config, set)
     backends = cfg.backends()
-    backend = backends.open_endpoint()
+    name = name or cfg.registry.name_for(cfg.task.value)
+    backend = backends.open_endpoint(name)  # the model's own endpoint
     try:
-        record = roll_back_to_previous(
-            backend, backends.registry, name or cfg.registry.name_for(cfg.task.value)
-        )
-    except ValueError as exc:
+        record = roll_back_to_previous(backend, backends.registry, name)
+    except (ValueError, ForeignDeployments) as exc:
         fail(str(exc))
     finally:
         backend.close()
@@ -53,19 +53,39 @@ def rollback(
 
 @models_app.command("list")
 def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
-    """Registered models, their versions and aliases."""
-    registry = load_cli_config(config, set).backends().registry
+    """Registered models, their versions and aliases, and which version serves where (each
+    model's own endpoint: its deployment, traffic and address)."""
+    backends = load_cli_config(config, set).backends()
+    registry = backends.registry
     run_stage(registry.names)  # a corrupt index exits 2 naming the file and the repair
     table = Table(title="models")
-    for column in ("model", "version", "aliases", "created", "metrics"):
+    for column in ("model", "version", "aliases", "serves", "created", "metrics"):
         table.add_column(column)
     for name in registry.names():
         aliases = registry.aliases(name)
+        serving = backends.serving(name)
         for v in registry.versions(name):
             tags = ", ".join(a for a, n in aliases.items() if n == v.version)
             shown = ", ".join(f"{k}={val:.1f}" for k, val in v.metrics.items())
-            table.add_row(name, str(v.version), tags, v.created_at, shown)
+            where = serves(serving, f"{name}:{v.version}")
+            table.add_row(name, str(v.version), tags, where, v.created_at, shown)
     print_table(table)
+
+
+def serves(serving: dict[str, Any] | None, label: str) -> str:
+    """Where the version `label` serves: its deployment and traffic on its model's endpoint
+    (`blue 100% @ :8123`, `(stopped)` when that endpoint is not running), else empty."""
+    if not serving:
+        return ""
+    found = [
+        f"{d} {info['traffic']}%"
+        for d, info in serving["deployments"].items()
+        if info["version"] == label
+    ]
+    if not found:
+        return ""
+    port = f" @ :{serving['port']}" if serving.get("port") else ""
+    return ", ".join(found) + port + ("" if serving["live"] else " (stopped)")
 
 
 @models_app.command("show")

@@ -4,7 +4,9 @@ The flow only wires tasks together: the config's `backends()` are built once and
 task, each task is called directly inside `with summary.stage(name)` (flows/summary.py times it
 and keeps how it ended); the lineage is built from the typed results in hand. Every stage's work lives in
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
-split; a failed gate ends it before registration, with every unmet criterion in the message.
+split; a failed gate ends it before registration, with every unmet criterion in the message, and
+so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
+interval wider than the regression it must detect).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from flows.config import PipelineConfig
 from flows.summary import RunSummary, lineage
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
+from tasks.gate import GateDecision
 from tasks.ingest import ingest_task, quarantine_reasons
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
@@ -76,7 +79,7 @@ def retrain(config: PipelineConfig) -> State:
             )
         summary.evaluated(evaluation)
         if not evaluation.gate.passed:
-            return _gate_failed(config, summary, evaluation.gate.reasons)
+            return _gate_failed(config, summary, evaluation.gate)
         datasets = {"ingest": ingested, "screen": screened.dataset, "split": split}
         with summary.stage("register"):
             version = register_task(
@@ -103,10 +106,16 @@ def retrain(config: PipelineConfig) -> State:
     return _rolled_out(config, summary, rollout)
 
 
-def _gate_failed(config: PipelineConfig, summary: RunSummary, reasons: list[str]) -> State:
-    message = "the candidate failed the gate, nothing was registered: " + "; ".join(reasons)
+def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision) -> State:
+    """The run ends before registration: the candidate failed the gate, or the gate cannot judge
+    it (too few test records, or an interval too wide): nothing is registered or promoted."""
+    if gate.verdict == "cannot-judge":
+        status, what = "cannot-judge", "the gate cannot judge the candidate"
+    else:
+        status, what = "gate-failed", "the candidate failed the gate"
+    message = f"{what}, nothing was registered: " + "; ".join(gate.reasons)
     notify_task(config.notify, "gate-failed", message, summary.evaluation or {})
-    return summary.failed("gate-failed", message)
+    return summary.failed(status, message)
 
 
 def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRecord) -> State:

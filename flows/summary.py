@@ -1,7 +1,7 @@
 """What a `retrain` run did and where its model came from: the run summary and the lineage.
 
 `RunSummary` times each stage (`with summary.stage("train"): ...`), records how it ended
-(completed, rejected, failed, gate-failed) and the details a person reads in `tunegate run`'s
+(completed, rejected, failed, gate-failed, cannot-judge) and the details a person reads in `tunegate run`'s
 table and `--summary` file; it also turns the run's end into the flow's final Prefect state.
 `lineage` is what the registry keeps beside a version: a typed `Lineage` built from the typed
 results the flow holds (dataset refs, the approval record, the evaluation report, the training
@@ -96,7 +96,8 @@ class RunSummary(BaseModel):
             "evaluate", test_records=report.test_records, primary_metric=report.primary_metric
         )
         if not report.gate.passed:
-            self.stages["evaluate"].status = "gate-failed"
+            cannot = report.gate.verdict == "cannot-judge"
+            self.stages["evaluate"].status = "cannot-judge" if cannot else "gate-failed"
 
     def registered(self, version: ModelVersion) -> None:
         self.model_version = f"{version.name}:{version.version}"
@@ -132,7 +133,11 @@ def evaluation_summary(report: EvalReport) -> dict[str, Any]:
         "champion": report.champion,
         "champion_version": report.champion_version,
         "primary_metric": report.primary_metric,
-        "gate": {"passed": report.gate.passed, "reasons": report.gate.reasons},
+        "gate": {
+            "passed": report.gate.passed,
+            "verdict": report.gate.verdict,
+            "reasons": report.gate.reasons,
+        },
     }
 
 
@@ -149,9 +154,10 @@ def gate_line(evaluation: dict[str, Any]) -> str:
             f" (champion v{evaluation['champion_version']}: {evaluation['champion'][metric]:.1f})"
         )
     gate = evaluation["gate"]
-    return line + (
-        "; gate passed" if gate["passed"] else "; gate FAILED: " + "; ".join(gate["reasons"])
-    )
+    if gate["passed"]:
+        return line + "; gate passed"
+    word = "cannot judge" if gate.get("verdict") == "cannot-judge" else "FAILED"
+    return line + f"; gate {word}: " + "; ".join(gate["reasons"])
 
 
 def lineage(

@@ -10,8 +10,11 @@ registry, the training backend and the endpoint.
 A platform is one row of `PLATFORMS` (a `PlatformKind` and its factories): adding one (SageMaker,
 Kubernetes) is a new `Platform` there and its backends in a package of `platforms/`; no stage
 module names a platform. Local backends keep their state in a local store (`{store}/jobs`,
-`{store}/models`, `{store}/endpoint`); Azure ML backends with an `az://` store keep theirs under
-`local_cache()`.
+`{store}/models`, `{store}/endpoints/{model name}`); Azure ML backends with an `az://` store keep
+theirs under `local_cache()`. Every model name has its own endpoint (a local one with its own
+folder and port; an Azure ML managed online endpoint named for it unless
+`azureml.endpoint.name` says otherwise), so a rollout only ever touches its own model's
+deployments.
 """
 
 from __future__ import annotations
@@ -81,8 +84,9 @@ class Platform(Protocol):
     def registry(self, backends: Backends) -> ModelRegistry: ...
     def training(self, backends: Backends) -> TrainingBackend: ...
     def evaluation(self, backends: Backends) -> TrainingBackend: ...
-    def open_endpoint(self, backends: Backends) -> EndpointBackend: ...
-    def endpoint_state(self, backends: Backends) -> Path: ...
+    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend: ...
+    def endpoint_state(self, backends: Backends, model_name: str) -> Path: ...
+    def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None: ...
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str: ...
     def check_evaluation(self, settings: BackendSettings) -> None: ...
     def check_base_model(self, model: str | None) -> None: ...
@@ -90,7 +94,8 @@ class Platform(Protocol):
 
 
 class LocalPlatform:
-    """This machine: state in a local store (`{store}/jobs`, `{store}/models`, `{store}/endpoint`)."""
+    """This machine: state in a local store (`{store}/jobs`, `{store}/models`, and
+    `{store}/endpoints/{model name}`, one local endpoint per model)."""
 
     def registry(self, backends: Backends) -> ModelRegistry:
         from platforms.registry import LocalRegistry
@@ -112,15 +117,28 @@ class LocalPlatform:
             backends.state_dir("jobs", "jobs"), backends.store.storage_options
         )
 
-    def open_endpoint(self, backends: Backends) -> EndpointBackend:
+    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
         from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
 
         settings = backends.settings
-        url, key_file = ensure_local_endpoint(backends.endpoint_state(), settings.endpoint_port)
+        state = backends.endpoint_state(model_name)
+        url, key_file = ensure_local_endpoint(state, settings.endpoint_port)
         return LocalEndpointBackend(url, key_file, settings.endpoint_workers)
 
-    def endpoint_state(self, backends: Backends) -> Path:
-        return backends.local_state("rollout.backend", "the endpoint's state") / "endpoint"
+    def endpoint_state(self, backends: Backends, model_name: str) -> Path:
+        from platforms.endpoint import local_endpoint_dir
+
+        store = backends.local_state("rollout.backend", "the endpoint's state")
+        return local_endpoint_dir(store, model_name)
+
+    def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None:
+        """What the model's local endpoint serves, read from its folder (none started)."""
+        from platforms.endpoint import local_endpoints, served_versions
+
+        if not backends.store.is_local:
+            return None
+        state = local_endpoints(Path(backends.store.uri)).get(model_name)
+        return None if state is None else served_versions(state)
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
         return Path(model_dir)
@@ -162,14 +180,19 @@ class AzureMLPlatform:
     def evaluation(self, backends: Backends) -> TrainingBackend:
         return backends.training  # an evaluation job on the training job's cluster
 
-    def open_endpoint(self, backends: Backends) -> EndpointBackend:
+    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
         from platforms.azureml.endpoint import AzureMLEndpointBackend
 
-        endpoint = backends.settings.azureml.endpoint
-        return AzureMLEndpointBackend(backends.workspace, endpoint, backends.endpoint_state())
+        endpoint = backends.settings.azureml.endpoint.for_model(model_name)
+        state = backends.endpoint_state(model_name)
+        return AzureMLEndpointBackend(backends.workspace, endpoint, state)
 
-    def endpoint_state(self, backends: Backends) -> Path:
-        return backends.state_dir("endpoint-azureml", "endpoint")
+    def endpoint_state(self, backends: Backends, model_name: str) -> Path:
+        name = backends.settings.azureml.endpoint.for_model(model_name).name
+        return backends.state_dir("endpoint-azureml", "endpoint") / str(name)
+
+    def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None:
+        return None  # asking Azure ML's control plane is `tunegate endpoint status`'s to do
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
         """The training job's own output when it ran on Azure ML too (nothing is uploaded)."""
@@ -243,21 +266,28 @@ class Backends:
             return self.training
         return PLATFORMS[kind].evaluation(self)
 
-    def open_endpoint(self) -> EndpointBackend:
-        """The endpoint backend, the caller's to `close()`: Azure ML's managed online endpoint, or
-        the local one under `{store}/endpoint`, started when it is not running."""
-        return PLATFORMS[self.settings.endpoint].open_endpoint(self)
+    def open_endpoint(self, model_name: str) -> EndpointBackend:
+        """The endpoint of the model `model_name`, the caller's to `close()`: its Azure ML managed
+        online endpoint, or its local one under `{store}/endpoints/{model_name}`, started when it
+        is not running."""
+        return PLATFORMS[self.settings.endpoint].open_endpoint(self, model_name)
 
-    def endpoint_lock(self) -> AbstractContextManager[None]:
+    def endpoint_lock(self, model_name: str) -> AbstractContextManager[None]:
         """Held by a rollout: one rollout at a time per endpoint (between the processes of this
         machine; Azure ML's own control plane serialises updates across machines)."""
         from platforms.locks import file_lock
 
-        return file_lock(self.endpoint_state() / "rollout.lock", "another run's rollout")
+        state = self.endpoint_state(model_name)
+        return file_lock(state / "rollout.lock", "another run's rollout")
 
-    def endpoint_state(self) -> Path:
-        """Where the endpoint's state is kept on this machine."""
-        return PLATFORMS[self.settings.endpoint].endpoint_state(self)
+    def endpoint_state(self, model_name: str) -> Path:
+        """Where the endpoint of the model `model_name` keeps its state on this machine."""
+        return PLATFORMS[self.settings.endpoint].endpoint_state(self, model_name)
+
+    def serving(self, model_name: str) -> dict[str, Any] | None:
+        """What the model's endpoint serves (url, port, deployments with version and traffic),
+        read without starting anything; None where only the platform's own API can tell."""
+        return PLATFORMS[self.settings.endpoint].serving(self, model_name)
 
     def files_here(self, version: ModelVersion) -> ModelVersion:
         """`version` with its `path` on this machine: a local registry's folder as it is, an

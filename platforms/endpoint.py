@@ -1,14 +1,25 @@
 """Endpoint backends: where registered versions are served. The local one runs `serving/`.
 
+Every registered model name has its own endpoint: a rollout of one model never sees, canaries
+against or deletes another's deployments. Locally that is its own state folder,
+`{store}/endpoints/{model name}/`, with its own port (0: a free one, chosen once and recorded),
+keys, deployments and traffic.
+
 The local endpoint outlives the flow run that deployed to it (so `make demo` ends with a model
 still serving): it is a detached `tunegate endpoint serve` process whose address, pid and key file
-are kept in `{store}/endpoint/server.json`. A later run finds it there, or starts it again on the
+are kept in its folder's `server.json`. A later run finds it there, or starts it again on the
 same port with the same state directory, so its deployments and traffic come back.
+
+A store of the old layout (one `{store}/endpoint/` for every model) is moved to the new one the
+first time a model's endpoint is asked for: the old folder becomes the endpoint of the one model
+it serves (its server restarted from there, on the same port with the same keys); an old folder
+serving deployments of several models is refused with what to do (`LegacyEndpointError`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -21,12 +32,130 @@ from typing import Any, Protocol
 import httpx
 
 from platforms.locks import file_lock, process_alive
-from serving.api import EndpointStatus
+from serving.api import STATE_FILE, EndpointStatus
 from serving.auth import admin_key_file, read_key
 from serving.client import EndpointClient, ScoreResult
 from serving.metrics import MetricsSnapshot
 
 _ROOT = Path(__file__).resolve().parents[1]
+log = logging.getLogger(__name__)
+ENDPOINTS = "endpoints"  # {store}/endpoints/{model name}/: one local endpoint per model
+LEGACY = "endpoint"  # {store}/endpoint/: the old layout, one endpoint for every model
+
+
+class LegacyEndpointError(RuntimeError):
+    """An old-layout endpoint folder that cannot be moved to one model's own by itself."""
+
+
+class ForeignDeployments(RuntimeError):
+    """An endpoint a model's rollout was given serves another model's deployments."""
+
+
+def model_of(label: str | None) -> str | None:
+    """The model name of a deployment's version label (`name:version`), None when unlabelled."""
+    return (label.rpartition(":")[0] or None) if label else None
+
+
+def check_own(status: EndpointStatus, model_name: str, where: str) -> None:
+    """Raise `ForeignDeployments` when the endpoint serves a deployment of another model: a
+    rollout, repair or rollback of `model_name` touches its own deployments only."""
+    foreign = {
+        d.name: d.version
+        for d in status.deployments
+        if model_of(d.version) not in (None, model_name)
+    }
+    if foreign:
+        shown = ", ".join(f"{n} ({v})" for n, v in sorted(foreign.items()))
+        raise ForeignDeployments(
+            f"the endpoint {where} serves another model's deployments ({shown}); a rollout of "
+            f"{model_name} touches only its own: give each model its own endpoint (the default: "
+            "unset azureml.endpoint.name, or the local endpoint of its model name)"
+        )
+
+
+def local_endpoint_dir(store_root: Path, model_name: str) -> Path:
+    """`{store}/endpoints/{model_name}`: the state folder of the model's local endpoint (a store
+    of the old layout is moved to this one first)."""
+    if model_name in ("", ".", ".."):
+        raise ValueError(f"{model_name!r} names no model (registry.model_name)")
+    _move_legacy(store_root, model_name)
+    return store_root / ENDPOINTS / model_name
+
+
+def local_endpoints(store_root: Path) -> dict[str, Path]:
+    """Every model's local endpoint folder in the store, by model name (an old-layout folder
+    not moved yet is listed under the one model it serves, or as `endpoint`)."""
+    found = {p.name: p for p in sorted((store_root / ENDPOINTS).glob("*")) if p.is_dir()}
+    legacy = store_root / LEGACY
+    if (legacy / "server.json").exists() or (legacy / STATE_FILE).exists():
+        names = _models_served(legacy)
+        name = names[0] if len(names) == 1 and names[0] not in found else LEGACY
+        found.setdefault(name, legacy)
+    return found
+
+
+def served_versions(state_dir: Path) -> dict[str, Any]:
+    """What a local endpoint serves, read from its folder (no server is started): its url and
+    port (when it was ever started), and per deployment its version and traffic."""
+    server = state_dir / "server.json"
+    known = json.loads(server.read_text()) if server.exists() else {}
+    state_file = state_dir / STATE_FILE
+    state = json.loads(state_file.read_text()) if state_file.exists() else {}
+    traffic = state.get("traffic", {}).get("traffic", {})
+    return {
+        "url": known.get("url"),
+        "port": known.get("port"),
+        "live": bool(known.get("url")) and _live(known["url"]),
+        "deployments": {
+            name: {"version": spec.get("version"), "traffic": int(traffic.get(name, 0))}
+            for name, spec in sorted(state.get("deployments", {}).items())
+        },
+    }
+
+
+def _models_served(state_dir: Path) -> list[str]:
+    state_file = state_dir / STATE_FILE
+    if not state_file.exists():
+        return []
+    deployments = json.loads(state_file.read_text()).get("deployments", {})
+    return sorted({m for spec in deployments.values() if (m := model_of(spec.get("version")))})
+
+
+def _move_legacy(store_root: Path, model_name: str) -> None:
+    """Move an old-layout `{store}/endpoint/` to `{store}/endpoints/{the model it serves}/`
+    (a running server is stopped first and started again from there, on its port, with its
+    keys); one serving nothing becomes `model_name`'s."""
+    legacy = store_root / LEGACY
+    if not legacy.is_dir():
+        return
+    (store_root / ENDPOINTS).mkdir(parents=True, exist_ok=True)
+    with file_lock(store_root / ENDPOINTS / ".layout.lock", "another run moving the endpoint"):
+        if not legacy.is_dir():
+            return  # moved by the run that held the lock
+        names = _models_served(legacy)
+        if len(names) > 1:
+            raise LegacyEndpointError(
+                f"{legacy} is the old single endpoint of this store and serves deployments of "
+                f"{', '.join(names)}: each model now has its own endpoint under "
+                f"{store_root / ENDPOINTS}. Stop it (kill the pid in {legacy / 'server.json'}) "
+                f"and delete {legacy}; each model's next rollout deploys its champion again"
+            )
+        target = store_root / ENDPOINTS / (names[0] if names else model_name)
+        if target.exists():
+            raise LegacyEndpointError(
+                f"{legacy} (the old single endpoint of this store) and {target} both exist: "
+                f"stop the old one (the pid in {legacy / 'server.json'}) and delete {legacy}"
+            )
+        was_running = stop_local_endpoint(legacy)
+        with suppress(FileNotFoundError):
+            (legacy / "start.lock").unlink()
+        legacy.rename(target)
+        log.info("endpoint: %s moved to %s (one endpoint per model)", legacy, target)
+        if was_running:  # serving again at once, from its own folder, on its port
+            try:
+                ensure_local_endpoint(target)
+            except (RuntimeError, TimeoutError) as exc:
+                log.warning("the moved endpoint %s did not start again: %s", target, exc)
 
 
 class EndpointBackend(Protocol):

@@ -10,6 +10,7 @@ from serving.traffic import TrafficSettings
 DEPLOYMENT_HEADER = (
     "azureml-model-deployment"  # request: force a deployment; response: who answered
 )
+STATE_FILE = "endpoint.json"  # in the state folder: the deployments and traffic, kept across starts
 DEPLOYMENT_NAME = (
     r"^[A-Za-z][A-Za-z0-9-]{2,31}$"  # Azure ML's rule: 3-32 chars, starts with a letter
 )

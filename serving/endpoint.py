@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serving.api import DeploymentInfo, DeploymentSpec, EndpointMetrics, EndpointStatus
+from serving.api import (
+    STATE_FILE,
+    DeploymentInfo,
+    DeploymentSpec,
+    EndpointMetrics,
+    EndpointStatus,
+)
 from serving.batching import BatcherClosed, MicroBatcher
 from serving.metrics import DeploymentMetrics
 from serving.scoring import Scorer
@@ -25,7 +31,6 @@ from serving.traffic import TrafficSettings, check_traffic, mirror_target, route
 from serving.workers import ProcessScorer
 
 log = logging.getLogger(__name__)
-STATE_FILE = "endpoint.json"
 
 
 class NotFound(LookupError):

@@ -113,6 +113,7 @@ def run_evaluation(
         primary,
         interval=interval,
         pii_leaks=leaks,
+        test_records=len(records),
     )
     return EvalReport(
         task=task_type,
@@ -233,5 +234,5 @@ def evaluate_task(
         create_table_artifact(
             key="loss-curve", table=report.loss_curve, description="Training loss by step"
         )
-    log.info("gate %s: %s", "passed" if report.gate.passed else "failed", report.gate.reasons)
+    log.info("gate %s: %s", report.gate.word, report.gate.reasons)
     return report

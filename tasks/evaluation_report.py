@@ -52,8 +52,7 @@ def report_markdown(report: EvalReport) -> str:
     if report.champion is not None:
         rows.append((f"champion (v{report.champion_version})", report.champion))
     lines = [
-        f"### Evaluation on {report.test_records} test records: gate "
-        f"{'passed' if report.gate.passed else 'FAILED'}",
+        f"### Evaluation on {report.test_records} test records: gate {report.gate.word}",
         "",
         "| model | " + " | ".join(metrics) + " |",
         "|---|" + "---:|" * len(metrics),
@@ -66,6 +65,8 @@ def report_markdown(report: EvalReport) -> str:
             for c in report.gate.checks
         ],
     ]
+    if report.gate.verdict == "cannot-judge":
+        lines += ["", *[f"**{r}**" for r in report.gate.reasons if "cannot judge" in r]]
     if report.serving:
         serving = report.serving
         lines += [

@@ -4,6 +4,12 @@
 and with the current champion (no regression beyond a tolerance), optionally with a paired
 bootstrap confidence interval, and lists every unmet criterion. It does no I/O.
 
+It also knows when it cannot judge: on fewer test records than `min_test_records`, or when the
+only unmet criterion is the bootstrap's lower bound and the interval is wider than the regression
+it must detect (its half-width over `max_regression`), a pass or a fail would be noise. Its
+verdict is then `cannot-judge`, with what to do (more records, a larger test share); a run
+registers nothing on it (flows/retrain.py).
+
 Most metrics are better higher, and gains are in their points. A metric that is better lower
 (perplexity, `trainer.metrics.LOWER_IS_BETTER`) must be lower: a threshold is its maximum, and
 gains are relative decreases in percent (100 x (base - candidate) / base).
@@ -13,8 +19,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer.metrics import LOWER_IS_BETTER, METRIC_NAMES
 
@@ -50,6 +57,12 @@ class GatePolicy(BaseModel):
         0, ge=0, le=100_000, description="Paired bootstrap resamples vs the champion (0: off)."
     )
     confidence: float = Field(0.95, gt=0.5, lt=1.0, description="Bootstrap interval confidence.")
+    min_test_records: int = Field(
+        30,
+        ge=1,
+        description="Fewest test records the gate judges on; fewer: it cannot judge (the run "
+        "registers nothing and says to add records or raise split.test).",
+    )
     fail_on_pii: bool = Field(
         True, description="Fail when predictions hold PII absent from inputs."
     )
@@ -76,11 +89,30 @@ class Check(BaseModel):
     passed: bool
 
 
+Verdict = Literal["passed", "failed", "cannot-judge"]
+
+
 class GateDecision(BaseModel):
     model_config = ConfigDict(frozen=True)
     passed: bool
     reasons: list[str]
     checks: list[Check]
+    verdict: Verdict  # cannot-judge: too little evidence for either (never passed)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_of_older_reports(cls, data: object) -> object:
+        """A report kept before verdicts: its `passed` says which."""
+        if isinstance(data, dict) and "verdict" not in data:
+            return {**data, "verdict": "passed" if data.get("passed") else "failed"}
+        return data
+
+    @property
+    def word(self) -> str:
+        """How a person reads the verdict: passed, FAILED, or cannot judge."""
+        return {"passed": "passed", "failed": "FAILED", "cannot-judge": "cannot judge"}[
+            self.verdict
+        ]
 
 
 def decide_gate(
@@ -92,8 +124,11 @@ def decide_gate(
     *,
     interval: tuple[float, float] | None = None,
     pii_leaks: int = 0,
+    test_records: int | None = None,
 ) -> GateDecision:
-    """Pass only when every criterion holds; `reasons` lists each one that does not."""
+    """Pass only when every criterion holds; `reasons` lists each one that does not. On too few
+    `test_records`, or an interval too wide for its one unmet criterion, the verdict is
+    `cannot-judge` and the first reason says why and what to do."""
     checks: list[Check] = []
     for metric, bound in sorted(policy.thresholds.items()):
         value = candidate.get(metric, float("nan"))
@@ -116,6 +151,7 @@ def decide_gate(
             passed=gain >= policy.min_gain_over_base,
         )
     )
+    wide = None
     if champion is not None:
         delta = improvement(primary, candidate[primary], champion[primary])
         checks.append(
@@ -127,6 +163,7 @@ def decide_gate(
             )
         )
         if interval is not None:
+            wide = _too_wide(interval, policy, primary)
             checks.append(
                 Check(
                     name=f"{primary} vs champion, CI lower bound",
@@ -144,10 +181,43 @@ def decide_gate(
                 passed=pii_leaks == 0,
             )
         )
-    reasons = [
-        f"{c.name}: {c.value:.2f} (required {c.required:.2f})" for c in checks if not c.passed
-    ]
-    return GateDecision(passed=not reasons, reasons=reasons, checks=checks)
+    unmet = [c for c in checks if not c.passed]
+    reasons = [f"{c.name}: {c.value:.2f} (required {c.required:.2f})" for c in unmet]
+    leaked = any(c.name.startswith("predictions with PII") for c in unmet)
+    if test_records is not None and test_records < policy.min_test_records and not leaked:
+        why = (
+            f"cannot judge on {test_records} test records (evaluate.min_test_records: "
+            f"{policy.min_test_records}): a pass or a fail would be noise; give more records, "
+            "or a larger test share (split.test), so the test split holds at least "
+            f"{policy.min_test_records}"
+        )
+        return GateDecision(
+            passed=False, reasons=[why, *reasons], checks=checks, verdict="cannot-judge"
+        )
+    if wide is not None and len(unmet) == 1 and unmet[0].name.endswith("CI lower bound"):
+        return GateDecision(
+            passed=False, reasons=[*reasons, wide], checks=checks, verdict="cannot-judge"
+        )
+    return GateDecision(
+        passed=not reasons,
+        reasons=reasons,
+        checks=checks,
+        verdict="failed" if reasons else "passed",
+    )
+
+
+def _too_wide(interval: tuple[float, float], policy: GatePolicy, primary: str) -> str | None:
+    """Why the bootstrap interval cannot tell a regression from none (it holds the tolerated
+    regression and its half-width is over it), or None when it can."""
+    low, high = interval
+    if not low < -policy.max_regression <= high or (high - low) / 2 <= policy.max_regression:
+        return None
+    return (
+        f"cannot judge: the {policy.confidence:.0%} interval of {primary} vs champion, "
+        f"[{low:.2f}, {high:.2f}], is wider than the {policy.max_regression:.2f}-point "
+        "regression it must detect; give more test records (more data, or a larger test share "
+        "with split.test)"
+    )
 
 
 def improvement(metric: str, candidate: float, reference: float) -> float:

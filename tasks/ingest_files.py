@@ -9,6 +9,7 @@ read, so a worker holds one chunk and the row keys, never a whole file's records
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from tasks.records import (
     ColumnMap,
     Invalid,
     TaskType,
+    identity_hash,
     record_hash,
     validate_record,
 )
@@ -61,6 +63,13 @@ class FileRead:
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
     pending: tuple[str, ...] = ()  # with a Spill: the chunk files of the accepted records, in order
+    fmt: str = ""  # the format it was read in
+
+    @property
+    def source_tag(self) -> str:
+        """Where its records came from, as the dataset's content hash counts it: the input's
+        name (not its folder) and format."""
+        return f"{self.fmt}:{posixpath.basename(self.source.rstrip('/'))}"
 
     def tally(self) -> FileTally:
         """The small part of this result the stage fetches from the worker."""
@@ -93,7 +102,7 @@ class FileWritten:
     duplicates: int  # records dropped as duplicates
     unanswerable: int  # accepted QA records with no answer (SQuAD v2's unanswerable questions)
     reasons: dict[str, int]  # quarantine rows per kind of reason (numbers and ids left out)
-    content: int  # `MultisetHash.value` of the accepted records
+    content: int  # `MultisetHash.value` of the accepted records' `identity_hash`
     accepted_files: tuple[str, ...]  # accepted table files, relative to the dataset
     quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
 
@@ -150,7 +159,7 @@ def read_file(
             flush()
     flush()
     return FileRead(
-        uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank, tuple(pending)
+        uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank, tuple(pending), fmt
     )
 
 
@@ -204,7 +213,7 @@ def write_file(
             quarantine.append(_quarantine_row(result.source, key.line, record["id"], reason, ""))
         else:
             keep.append(record)
-            content.add(key.content)
+            content.add(identity_hash(key.content, record["id"], result.source_tag))
             kept += 1
             unanswerable += "answers" in record and not record["answers"]["text"]
             if len(keep) == partition_rows:

@@ -113,6 +113,14 @@ def record_hash(record: dict[str, Any]) -> str:
     return sha256_text(stable_json({k: v for k, v in record.items() if k != "id"}))
 
 
+def identity_hash(content: str, record_id: str, source: str = "") -> str:
+    """What a dataset's content hash adds up per record: its content (`record_hash`), its id
+    and, at ingest, its source (the input's name and format). The same texts under other ids,
+    or read from another input, make another dataset, with its own screen, approval and split;
+    duplicates are still found on the content alone."""
+    return sha256_text(stable_json([content, record_id, source]))
+
+
 def validate_record(task: TaskType, columns: ColumnMap, obj: Any) -> dict[str, Any]:
     """Return the canonical record for one parsed input object, or raise `Invalid` with why."""
     if not isinstance(obj, dict):

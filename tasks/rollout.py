@@ -7,6 +7,10 @@ back to 100% on the live deployment and the new one is deleted (aliases untouche
 last step the `champion` alias moves to the new version and the old deployment, now at 0%, is
 deleted. A local endpoint has no users, so the stage replays the smoke requests as traffic while
 a step is held (`replay`). Every action is an event in the `RolloutRecord`.
+
+Each model name has its own endpoint (`Backends.open_endpoint(name)`); a rollout, repair or
+manual rollback refuses an endpoint that serves another model's deployments, never deleting or
+canarying against them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.backends import Backends, PlatformKind
-from platforms.endpoint import EndpointBackend
+from platforms.endpoint import EndpointBackend, check_own
 from platforms.registry import ModelRegistry, ModelVersion
 from serving.client import EndpointError
 from serving.metrics import MetricsSnapshot, interval_percentile
@@ -150,6 +154,7 @@ def run_rollout(
 ) -> RolloutRecord:
     """Deploy `version` beside the live deployment and shift traffic to it, or roll back."""
     timeline = Timeline()
+    check_own(backend.status(), version.name, backend.url)
     repair(backend, registry.alias(version.name, "champion"), timeline)
     status = backend.status()
     live = next((d for d in status.deployments if d.traffic == 100), None)
@@ -207,6 +212,7 @@ def roll_back_to_previous(
     target = registry.previous(name, "champion")
     if target is None:
         raise ValueError(f"{name} has no previous champion to roll back to")
+    check_own(backend.status(), name, backend.url)
     repair(backend, current, timeline)
     live = next((d for d in backend.status().deployments if d.traffic == 100), None)
     new = _idle_colour(live and live.name)
@@ -353,8 +359,8 @@ def rollout_task(
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
     log.info("rollout: version %s, waiting for the endpoint lock", version.version)
-    with backends.endpoint_lock():  # two runs never pick the same idle colour
-        backend = backends.open_endpoint()
+    with backends.endpoint_lock(version.name):  # two runs never pick the same idle colour
+        backend = backends.open_endpoint(version.name)
         try:
             record = run_rollout(backend, backends.registry, version, task_type, samples, config)
             if record.outcome != "rolled-back" and samples:

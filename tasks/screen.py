@@ -37,7 +37,7 @@ from screening.policy import ScreenConfig
 from screening.report import Screened, ScreenReport, report_hash, report_markdown
 from screening.scan import Tally, screen_records, screen_report
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
-from tasks.records import QUARANTINE_SCHEMA, TaskType, record_hash
+from tasks.records import QUARANTINE_SCHEMA, TaskType, identity_hash, record_hash
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class PartitionScreened:
     """What `screen_partition` did with one partition, handed back to the stage."""
 
     tally: Tally  # what screening counted, for the report
-    content: int  # `MultisetHash.value` of the kept records
+    content: int  # `MultisetHash.value` of the kept records' `identity_hash` (content and id)
     screened_files: tuple[str, ...]  # screened table files, relative to the dataset
     quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
 
@@ -164,7 +164,7 @@ def screen_partition(
     screening = screen_records(task_type, read_table(store, part_uri), config, salt)
     content = MultisetHash()
     for record in screening.kept:
-        content.add(record_hash(record))
+        content.add(identity_hash(record_hash(record), record["id"]))
     quarantine = [
         {
             "source": part_uri,

@@ -23,6 +23,7 @@ from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow  # real `tunegate run` processes, training and an endpoint process
 
+ENDPOINT = Path("endpoints") / "tunegate-extractive-qa"  # the model's own endpoint
 TUNEGATE = Path(sys.executable).parent / "tunegate"
 # What the run's log says once each stage is under way
 KILL_WHEN = {
@@ -44,6 +45,7 @@ def _command(data: Path, store: Path, summary: Path) -> list[str]:
         'train.args={"doc_stride": 32}',
         "evaluate.min_gain_over_base=-100",
         "evaluate.bootstrap_samples=0",
+        "evaluate.min_test_records=1",  # a test split of a few records
         "serving.runtime=torch",  # no export: recovery is what is tested here
     ]
     command = [str(TUNEGATE), "run", "--input", str(data), "--approval", "auto"]
@@ -88,13 +90,13 @@ def test_a_run_killed_at_a_stage_is_finished_by_the_next(
         assert not list((store / "datasets").glob("*/.tmp-*"))
         versions = LocalRegistry(store).versions("tunegate-extractive-qa")
         assert [v.version for v in versions] == [1]
-        pid = json.loads((store / "endpoint" / "server.json").read_text())["pid"]
+        pid = json.loads((store / ENDPOINT / "server.json").read_text())["pid"]
         servers = subprocess.run(
-            ["pgrep", "-f", f"endpoint serve .*--state-dir {store / 'endpoint'}"],
+            ["pgrep", "-f", f"endpoint serve .*--state-dir {store / ENDPOINT}"],
             capture_output=True, text=True, check=False,
         ).stdout.split()  # fmt: skip
         assert servers == [str(pid)], servers  # one endpoint, and it is the recorded one
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)
-        stop_local_endpoint(store / "endpoint")
+        stop_local_endpoint(store / ENDPOINT)

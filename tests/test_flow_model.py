@@ -58,7 +58,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     ]
     evaluation = summary.evaluation
     assert set(evaluation["base"]) == {"exact_match", "f1"} == set(evaluation["candidate"])
-    assert evaluation["champion"] is None and evaluation["gate"] == {"passed": True, "reasons": []}
+    assert evaluation["champion"] is None
+    assert evaluation["gate"] == {"passed": True, "verdict": "passed", "reasons": []}
     assert summary.model_version == "tunegate-extractive-qa:1"
 
     registry = LocalRegistry(Path(cfg.store))
@@ -125,7 +126,7 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
         assert served.result().stages["rollout"].details["outcome"] == "promoted"
     finally:
-        stop_local_endpoint(Path(cfg.store) / "endpoint")
+        stop_local_endpoint(Path(cfg.store) / "endpoints" / "tunegate-extractive-qa")
 
     listed = CliRunner().invoke(app, ["models", "list", "--set", f"store={cfg.store}"])
     assert listed.exit_code == 0 and "champion" in listed.output

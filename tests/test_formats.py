@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -409,3 +410,57 @@ def test_a_datasets_folder_on_blob_storage_is_one_input(
     assert [q["line"] for q in _table(store, ref, "quarantine")] == [6]
     _, _, again = _ingest(make_config, ["az://formats/hf"])
     assert again.reused
+
+
+def test_the_same_texts_under_other_ids_or_from_another_input_are_other_datasets(
+    make_config, tmp_path: Path
+) -> None:
+    """Issue 24 item 3: a CSV (ids hd-*), a SQuAD file (sq-hd-*) and a datasets folder (hf-hd-*)
+    with the same texts got one content hash, so the SQuAD run reused the CSV run's screen,
+    ids, approval and training job. Now each is its own dataset; the same input again is
+    reused, and the same records under another file name are another dataset too."""
+    texts = [
+        (CTX_A, "How long did the outage last?", "3 days"),
+        (CTX_A, "Which office had the outage?", "Lisbon"),
+        (CTX_B, "Who replaced the router?", "Maria Santos"),
+    ]
+    flat = [
+        {
+            "id": f"hd-{i}",
+            "question": q,
+            "context": c,
+            "answer_text": a,
+            "answer_start": c.index(a),
+        }
+        for i, (c, q, a) in enumerate(texts)
+    ]
+    (tmp_path / "csv").mkdir()
+    pd.DataFrame(flat).to_csv(tmp_path / "csv" / "tickets.csv", index=False)
+    paragraphs = [
+        {
+            "context": c,
+            "qas": [{"id": f"sq-hd-{i}", "question": q, "answers": [_answer(c, a)]}],
+        }
+        for i, (c, q, a) in enumerate(texts)
+    ]
+    squad = {"version": "v2.0", "data": [{"title": "t", "paragraphs": paragraphs}]}
+    (tmp_path / "squad.json").write_text(json.dumps(squad))
+    Dataset.from_list(
+        [
+            {"id": f"hf-hd-{i}", "question": q, "context": c, "answers": _answers(c, a)}
+            for i, (c, q, a) in enumerate(texts)
+        ]
+    ).save_to_disk(tmp_path / "hf")
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "renamed.csv").write_bytes((tmp_path / "csv" / "tickets.csv").read_bytes())
+
+    inputs = ["csv/tickets.csv", "squad.json", "hf", "copy/renamed.csv", "csv/tickets.csv"]
+    refs = [_ingest(make_config, [str(tmp_path / i)])[2] for i in inputs]
+    assert all(r.counts["accepted"] == 3 for r in refs)
+    hashes = [r.content_hash for r in refs]
+    assert len(set(hashes[:4])) == 4  # other ids, or another source: another dataset
+    assert hashes[4] == hashes[0] and refs[4].reused and refs[4].uri == refs[0].uri
+
+
+def _answers(context: str, text: str) -> dict[str, list[Any]]:
+    return {"text": [text], "answer_start": [context.index(text)]}

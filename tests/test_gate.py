@@ -44,8 +44,9 @@ def test_every_unmet_criterion_is_listed() -> None:
 def test_small_regressions_within_tolerance_pass_but_the_interval_can_veto() -> None:
     policy = GatePolicy(max_regression=1.0)
     assert decide_gate({"f1": 59.5}, BASE, {"f1": 60.0}, policy, "f1").passed
-    vetoed = decide_gate({"f1": 59.5}, BASE, {"f1": 60.0}, policy, "f1", interval=(-3.0, 2.0))
-    assert not vetoed.passed and "CI lower bound" in vetoed.reasons[0]
+    vetoed = decide_gate({"f1": 59.5}, BASE, {"f1": 60.0}, policy, "f1", interval=(-1.6, -0.4))
+    assert not vetoed.passed and vetoed.verdict == "failed"
+    assert "CI lower bound" in vetoed.reasons[0]
 
 
 def test_paired_bootstrap_brackets_the_mean_difference() -> None:
@@ -97,3 +98,34 @@ def test_a_higher_perplexity_fails_every_check_a_higher_score_would_pass() -> No
 def test_perplexity_thresholds_are_known_and_kept_only_for_its_task() -> None:
     policy = GatePolicy(thresholds={"perplexity": 30, "f1": 50})
     assert policy.for_task(("perplexity", "token_accuracy")).thresholds == {"perplexity": 30}
+
+
+def test_a_three_record_test_split_cannot_be_judged_and_says_what_to_do() -> None:
+    """Issue 24 item 4: a user's first model failed its gate on 3 test records with no word
+    that 3 records judge nothing; now the gate says it cannot judge, and how to get a verdict."""
+    good = {"f1": 90.0, "exact_match": 80.0}
+    policy = GatePolicy(thresholds={"f1": 50}, min_gain_over_base=20)
+    for candidate in (good, {"f1": 0.0, "exact_match": 0.0}):  # a pass or a fail: noise either way
+        decision = decide_gate(candidate, BASE, None, policy, "f1", test_records=3)
+        assert not decision.passed and decision.verdict == "cannot-judge"
+        assert decision.reasons[0].startswith("cannot judge on 3 test records")
+        assert "evaluate.min_test_records: 30" in decision.reasons[0]
+        assert "more records" in decision.reasons[0] and "split.test" in decision.reasons[0]
+    enough = decide_gate(good, BASE, None, policy, "f1", test_records=30)
+    assert enough.passed and enough.verdict == "passed"
+    lowered = GatePolicy(min_test_records=3)
+    assert decide_gate(good, BASE, None, lowered, "f1", test_records=3).passed
+    leaking = decide_gate(good, BASE, None, policy, "f1", test_records=3, pii_leaks=1)
+    assert leaking.verdict == "failed"  # personal data in an output fails on any number
+
+
+def test_an_interval_wider_than_the_regression_it_must_detect_cannot_judge() -> None:
+    policy = GatePolicy(max_regression=1.0, confidence=0.95)
+    args = ({"f1": 60.5}, BASE, {"f1": 60.0}, policy, "f1")
+    wide = decide_gate(*args, interval=(-100.0, 40.0), test_records=40)
+    assert wide.verdict == "cannot-judge" and not wide.passed
+    assert "wider than the 1.00-point regression" in wide.reasons[-1]
+    assert "larger test share" in wide.reasons[-1]
+    assert decide_gate(*args, interval=(-0.5, 1.5), test_records=40).passed  # narrow: judged
+    worse = decide_gate({"f1": 50.0}, BASE, {"f1": 60.0}, policy, "f1", interval=(-30.0, 5.0))
+    assert worse.verdict == "failed"  # the change itself is a regression: judged, whatever the CI

@@ -62,7 +62,7 @@ def test_summarization_runs_every_stage_and_the_endpoint_summarizes(
         model, tokenizer, _ = load_trained(champion.path)
         assert answer.body["summary"] == predict(model, tokenizer, "summarization", [document])[0]
     finally:
-        stop_local_endpoint(Path(cfg.store) / "endpoint")
+        stop_local_endpoint(Path(cfg.store) / "endpoints" / cfg.registry.name_for(cfg.task.value))
 
 
 def test_a_chat_model_trained_here_replies_through_azure_mls_init_and_run(

@@ -131,7 +131,7 @@ def test_two_rollouts_to_one_endpoint_take_turns(
             t.join(300)
         assert not errors, errors  # without the lock both pick the idle colour: one gets a 422
         assert outcomes == {2: "promoted", 3: "promoted"}
-        endpoint = backends.open_endpoint()
+        endpoint = backends.open_endpoint("qa")
         try:
             status = endpoint.status()
             assert [d.traffic for d in status.deployments] == [100]  # one live deployment
@@ -139,4 +139,4 @@ def test_two_rollouts_to_one_endpoint_take_turns(
         finally:
             endpoint.close()
     finally:
-        stop_local_endpoint(Path(cfg.store) / "endpoint")
+        stop_local_endpoint(Path(cfg.store) / "endpoints" / "qa")

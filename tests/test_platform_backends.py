@@ -43,7 +43,7 @@ def test_a_local_endpoint_on_a_blob_store_names_the_field_to_change() -> None:
     cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
     backends = cfg.backends()
     with pytest.raises(ValueError, match=r"rollout\.backend=local needs a local store"):
-        backends.open_endpoint()
+        backends.open_endpoint("qa")
 
 
 def test_azure_ml_backends_share_one_workspace_client(
@@ -155,3 +155,23 @@ def test_a_local_registry_hands_out_its_own_folder_and_a_local_evaluation_predic
     backends.evaluation.evaluate(str(tmp_path), job, version, backends.registry, lines.append, 0, 4)
     assert seen == {"records": [{"id": 1}], "champion": Path(version.path), "batch": 4}
     assert lines == ["predicting 1 test records here"]
+
+
+def test_each_model_name_has_its_own_endpoint_locally_and_on_azure_ml(tmp_path: Path) -> None:
+    import re
+
+    from platforms.azureml.config import EndpointConfig, endpoint_name
+    from serving.api import DEPLOYMENT_NAME
+
+    backends = Backends(BackendSettings(store=str(tmp_path)))
+    demo, mine = (backends.endpoint_state(n) for n in ("tunegate-demo-qa", "helpdesk-qa"))
+    assert demo == tmp_path / "endpoints" / "tunegate-demo-qa" and demo != mine
+
+    assert EndpointConfig().for_model("helpdesk-qa").name == "helpdesk-qa"
+    assert EndpointConfig(name="tunegate-phi35").for_model("helpdesk-qa").name == "tunegate-phi35"
+    odd = ["helpdesk_qa", "3rd.model", "a" * 40, "a" * 40 + "b", "qa"]
+    names = [endpoint_name(n) for n in odd]
+    assert all(re.fullmatch(DEPLOYMENT_NAME, n) for n in names), names  # Azure ML's naming rule
+    assert len(set(names)) == len(odd) and "helpdesk-qa" not in names
+    on_azure = Backends(BackendSettings(store=str(tmp_path), endpoint="azureml"))
+    assert on_azure.endpoint_state("helpdesk-qa").name == "helpdesk-qa"

@@ -4,12 +4,22 @@ repair."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from platforms.endpoint import LocalEndpointBackend
+from cli.main import app
+from platforms.endpoint import (
+    ForeignDeployments,
+    LegacyEndpointError,
+    LocalEndpointBackend,
+    local_endpoint_dir,
+)
 from platforms.lineage import Lineage
 from platforms.registry import LocalRegistry, ModelVersion
 from serving.api import FaultSpec
@@ -210,3 +220,104 @@ def test_a_deployment_alone_at_100_percent_without_the_alias_is_promoted_on_the_
     assert registry.alias("qa", "champion") == v1
     again = run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
     assert again.outcome == "unchanged"
+
+
+def test_two_models_of_one_store_each_roll_out_to_their_own_endpoint_and_both_answer(
+    make_config, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    """Issue 24 item 1: a `helpdesk-qa` run canaried against the demo's model on the store's one
+    endpoint and deleted its deployment. Each model name now has its own endpoint (folder, port,
+    keys): both roll out from one store, both answer, `models list` says which version serves
+    where, and an endpoint serving another model is refused, its deployment untouched."""
+    cfg = make_config(until="rollout", rollout=HEALTHY.model_dump())
+    backends = cfg.backends()
+    names = ("tunegate-demo-qa", "helpdesk-qa")
+    versions = [backends.registry.register(n, qa_model_dir, {}, Lineage()) for n in names]
+    with ExitStack() as stack:
+        for name in names:  # each model's endpoint, as `ensure_local_endpoint` finds it running
+            state = backends.endpoint_state(name)
+            assert state == Path(cfg.store) / "endpoints" / name
+            state.mkdir(parents=True)
+            settings = ServerSettings(key_file=state / "key", state_dir=state)
+            running = stack.enter_context(serve_in_thread(settings))
+            port = int(running.url.rsplit(":", 1)[1])
+            record = {"url": running.url, "port": port, "pid": _exited_pid()}
+            (state / "server.json").write_text(json.dumps(record))
+        records = {}
+        for version in versions:
+            with backends.endpoint_lock(version.name):
+                backend = backends.open_endpoint(version.name)
+                records[version.name] = run_rollout(
+                    backend, backends.registry, version, "extractive-qa", samples, HEALTHY
+                )
+        demo, mine = (records[n] for n in names)
+        assert demo.outcome == mine.outcome == "promoted"
+        assert [e.action for e in mine.events] == ["deploy", "first deployment", "promote"]
+        assert demo.endpoint["url"] != mine.endpoint["url"]
+        for name in names:
+            backend = backends.open_endpoint(name)
+            assert backend.status().deployments[0].version == f"{name}:1"
+            assert backend.score(samples[0]["request"]).body["answer"] == samples[0]["expected"]
+            assert backends.registry.alias(name, "champion").version == 1
+
+        listed = CliRunner().invoke(
+            app, ["models", "list", "--set", f"store={cfg.store}"], env={"COLUMNS": "200"}
+        )
+        assert listed.exit_code == 0, listed.output
+        for name in names:
+            port = json.loads((backends.endpoint_state(name) / "server.json").read_text())["port"]
+            assert f"blue 100% @ :{port}" in next(
+                line for line in listed.output.splitlines() if name in line
+            )
+
+        status = CliRunner().invoke(
+            app, ["endpoint", "status", "--store", cfg.store], env={"COLUMNS": "200"}
+        )
+        assert status.exit_code == 0, status.output
+        for name in names:  # every endpoint of the store, each with the version it serves
+            assert f"(model {name})" in status.output and f"{name}:1" in status.output
+        request = json.dumps(samples[0]["request"])
+        ambiguous = CliRunner().invoke(app, ["endpoint", "invoke", request, "--store", cfg.store])
+        assert ambiguous.exit_code == 2 and "pass --model" in ambiguous.output
+
+        demo_endpoint = backends.open_endpoint(names[0])
+        again = backends.registry.register(names[1], qa_model_dir, {}, Lineage())
+        with pytest.raises(ForeignDeployments, match="another model's deployments"):
+            run_rollout(demo_endpoint, backends.registry, again, "extractive-qa", samples, HEALTHY)
+        assert {d.name: d.version for d in demo_endpoint.status().deployments} == {
+            "blue": "tunegate-demo-qa:1"
+        }
+
+
+def test_an_old_single_endpoint_folder_becomes_the_endpoint_of_the_model_it_serves(
+    tmp_path: Path,
+) -> None:
+    """A store of the old layout (`{store}/endpoint/` for every model): the folder moves to its
+    model's own, with its port and state (a running server is started again from there); one
+    serving several models is refused with what to do."""
+    legacy = tmp_path / "endpoint"
+    legacy.mkdir()
+    deployments = {"blue": {"model_dir": "/m/1", "version": "tunegate-demo-qa:1"}}
+    state = {"deployments": deployments, "traffic": {"traffic": {"blue": 100}}}
+    (legacy / "endpoint.json").write_text(json.dumps(state))
+    record = {"url": "http://127.0.0.1:9", "port": 8123, "pid": _exited_pid()}
+    (legacy / "server.json").write_text(json.dumps(record))
+
+    mine = local_endpoint_dir(tmp_path, "helpdesk-qa")
+    assert mine == tmp_path / "endpoints" / "helpdesk-qa" and not mine.exists()
+    moved = tmp_path / "endpoints" / "tunegate-demo-qa"
+    assert not legacy.exists() and json.loads((moved / "server.json").read_text())["port"] == 8123
+    assert json.loads((moved / "endpoint.json").read_text()) == state
+
+    legacy.mkdir()
+    deployments["green"] = {"model_dir": "/m/2", "version": "helpdesk-qa:1"}
+    (legacy / "endpoint.json").write_text(json.dumps(state))
+    with pytest.raises(LegacyEndpointError, match="helpdesk-qa, tunegate-demo-qa"):
+        local_endpoint_dir(tmp_path, "helpdesk-qa")
+
+
+def _exited_pid() -> int:
+    """The id of a process that has exited: a server record's pid that nothing may signal."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid

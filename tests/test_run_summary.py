@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flows.summary import gate_line
+from tasks.gate import GatePolicy, decide_gate
 
 EVALUATION = {
     "primary_metric": "f1",
@@ -25,6 +26,12 @@ def test_the_closing_line_shows_base_to_candidate_and_the_gate() -> None:
     assert gate_line(failed) == (
         "f1: base 10.2 → candidate 86.8 (champion v3: 88.0); "
         "gate FAILED: f1 regression 1.2 > 1.0 vs champion"
+    )
+    decision = decide_gate(EVALUATION["candidate"], EVALUATION["base"], None, GatePolicy(), "f1",
+                           test_records=3)  # fmt: skip
+    gate = {"passed": decision.passed, "verdict": decision.verdict, "reasons": decision.reasons}
+    assert gate_line({**EVALUATION, "gate": gate}).startswith(
+        "f1: base 10.2 → candidate 86.8; gate cannot judge: cannot judge on 3 test records"
     )
 
 

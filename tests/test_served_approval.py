@@ -26,6 +26,7 @@ from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow
 
+ENDPOINT = Path("endpoints") / "tunegate-extractive-qa"  # the model's own endpoint
 TUNEGATE = Path(sys.executable).with_name("tunegate")  # the installed console script
 PAUSE_SECONDS = 120
 FINISH_SECONDS = 90
@@ -130,7 +131,7 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         n_contexts=12,
         until="rollout",
         train={"epochs": 1, "max_length": 96, "batch_size": 8, "args": {"doc_stride": 32}},
-        evaluate={"min_gain_over_base": -100.0, "bootstrap_samples": 100},
+        evaluate={"min_gain_over_base": -100.0, "bootstrap_samples": 100, "min_test_records": 1},
     )
     answer = tunegate(prefect_server, "approve", str(run_id), "--reviewer", "eve@example.com")
     assert answer.returncode == 0, answer.stderr
@@ -144,8 +145,8 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         assert champion.lineage.flow_run_id == str(run_id)
         assert champion.lineage.approval and champion.lineage.approval.reviewer == "eve@example.com"
 
-        server = json.loads((store / "endpoint" / "server.json").read_text())
-        admin_key = (store / "endpoint" / "admin-key").read_text().strip()  # status is admin
+        server = json.loads((store / ENDPOINT / "server.json").read_text())
+        admin_key = (store / ENDPOINT / "admin-key").read_text().strip()  # status is admin
         with EndpointClient(server["url"], admin_key) as endpoint:
             status = endpoint.status()
             assert [(d.name, d.traffic, d.version) for d in status.deployments] == [
@@ -156,4 +157,4 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
             assert reply.deployment == "blue" and reply.body["answer"] in context
         assert {"evaluation", "model-version", "rollout"} <= set(artifacts(run_id))
     finally:
-        stop_local_endpoint(store / "endpoint")
+        stop_local_endpoint(store / ENDPOINT)

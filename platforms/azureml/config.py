@@ -7,6 +7,7 @@ login, environment service principal), and the workspace comes from this config 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -129,7 +130,13 @@ class EndpointConfig(BaseModel):
     """The managed online endpoint and the deployments a rollout creates."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field("tunegate", description="Endpoint name (unique in the Azure region).")
+    name: str | None = Field(
+        None,
+        description="Endpoint name (unique in the Azure region). Unset: one endpoint per "
+        "registered model name, named for it (registry.model_name, default tunegate-<task>), so "
+        "a rollout never touches another model's deployments.",
+        pattern=r"^[A-Za-z][A-Za-z0-9-]{2,31}$",
+    )
     instance_type: str = Field("Standard_DS3_v2", description="VM size of each deployment.")
     instance_count: int = Field(1, ge=1, description="Instances per deployment.")
     environment: EnvironmentConfig = Field(
@@ -161,6 +168,23 @@ class EndpointConfig(BaseModel):
     def gpu(self) -> bool:
         """Whether `instance_type` is an NVIDIA GPU size (the NC, ND and NV families)."""
         return is_gpu_instance(self.instance_type)
+
+    def for_model(self, model_name: str) -> EndpointConfig:
+        """This config with its `name` set: the one given, else `model_name`'s endpoint."""
+        return self if self.name else self.model_copy(update={"name": endpoint_name(model_name)})
+
+
+def endpoint_name(model_name: str) -> str:
+    """An Azure ML endpoint name for a registered model name: 3-32 letters, digits and hyphens,
+    starting with a letter (the model name itself when it fits; a long one is cut and keeps a
+    hash of the whole, so two names never share an endpoint)."""
+    name = re.sub(r"[^A-Za-z0-9-]", "-", model_name)
+    if not name[:1].isalpha():
+        name = f"m-{name}"
+    if len(name) > 32 or name != model_name:  # changed or cut: a hash keeps names apart
+        digest = hashlib.sha256(model_name.encode()).hexdigest()[:8]
+        name = f"{name[:23].rstrip('-')}-{digest}"
+    return name.ljust(3, "0")
 
 
 def is_gpu_instance(instance_type: str) -> bool:

@@ -532,7 +532,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
         split,
         job,
         "tunegate-qa",
-        EvaluateConfig(min_gain_over_base=20),
+        EvaluateConfig(min_gain_over_base=20, min_test_records=6),
         ScreenConfig(),
         serving,
     )
