@@ -41,7 +41,7 @@ demo: $(STAMP)
 	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json
 
 test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q --durations=25 -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
