@@ -3,10 +3,8 @@ chained over dataset directories)."""
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.table import Table
@@ -23,6 +21,7 @@ from cli.common import (
     print_endpoint,
     run_stage,
 )
+from cli.stopping import RunStop
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
@@ -46,9 +45,24 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """Run the retrain flow. With no input, generate sample data first."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    """Run the retrain flow. With no input, generate sample data first.
+
+    Ctrl-C or SIGTERM stops the run, its training job and Prefect's temporary server within
+    seconds, and still writes the --summary (status: cancelled)."""
+    with RunStop(summary) as stop:
+        _run(stop, config, input, approval, set, summary, sample_n, dry_run)
+
+
+def _run(
+    stop: RunStop,
+    config: Path | None,
+    input: list[str] | None,
+    approval: str | None,
+    set: list[str] | None,
+    summary: Path | None,
+    sample_n: int,
+    dry_run: Path | None,
+) -> None:
     cfg = load_cli_config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
     if dry_run is not None:
         cfg = cfg.model_copy(update={"until": "split"})
@@ -58,13 +72,19 @@ def run(
             update={"ingest": cfg.ingest.model_copy(update={"inputs": [str(sample_path)]})}
         )
     from flows.retrain import retrain
+    from flows.summary import STOPS
     from tasks.ingest import expand_inputs
 
     run_stage(
         lambda: expand_inputs(cfg.ingest.inputs, cfg.azure, cfg.task)
     )  # a bad path exits 2 here
 
-    state = retrain(cfg, return_state=True)
+    try:
+        state = retrain(cfg, return_state=True)
+    except STOPS:
+        _cancelled(stop)
+    if stop.stopped:  # Prefect ended the flow on the signal without raising it
+        _cancelled(stop)
     result = state.result(raise_on_failure=False)
     if summary is not None and hasattr(result, "model_dump_json"):
         summary.parent.mkdir(parents=True, exist_ok=True)
@@ -80,10 +100,10 @@ def run(
         write_export(cfg, dry_run, result.stages["split"].details["uri"])
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    """A terminated run exits like an interrupted one, so exit handlers run: Prefect's temporary
-    API server stops with it (a run killed by the signal left that server running)."""
-    raise SystemExit(128 + signum)
+def _cancelled(stop: RunStop) -> NoReturn:
+    stop.write_summary()
+    console.print(f"retrain cancelled ({stop.signum.name}): what it finished is kept")
+    raise typer.Exit(stop.exit_code)
 
 
 def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:

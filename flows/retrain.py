@@ -17,7 +17,7 @@ from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import PipelineConfig
-from flows.summary import RunSummary, lineage
+from flows.summary import STOPS, RunSummary, lineage
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
@@ -103,6 +103,9 @@ def retrain(config: PipelineConfig) -> State:
         raise  # pauses, cancellations and crashes are Prefect's to handle
     except Exception as exc:  # noqa: BLE001 (any stage failure: the run ends with its summary)
         return summary.failed_with(exc)  # so `tunegate run --summary` writes one for it too
+    except STOPS as stop:  # a signal between stages (one inside a stage is seen there)
+        summary.stopped(stop)
+        raise
     return _rolled_out(config, summary, rollout)
 
 

@@ -11,11 +11,13 @@ job), never read back out of the summary.
 from __future__ import annotations
 
 import logging
+import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from prefect.exceptions import ExternalSignal
 from prefect.states import Completed, Failed, State
 from pydantic import BaseModel, Field
 
@@ -30,6 +32,13 @@ from tasks.evaluation_report import EvalReport
 from tasks.records import NoUsableRecords
 
 log = logging.getLogger(__name__)
+
+# Called with the summary when a run is stopped (Ctrl-C, SIGTERM, a cancellation): the command
+# that started the run makes sure its process ends in time (cli/stopping.py).
+ON_STOP: list[Callable[[RunSummary, signal.Signals | None], None]] = []
+# What stops a run from outside: Ctrl-C, SIGTERM (Prefect's TerminationSignal inside a flow, the
+# CLI's SystemExit outside one). Not Prefect's Pause or Abort: those are the flow's own control.
+STOPS = (KeyboardInterrupt, SystemExit, ExternalSignal)
 
 
 class StageSummary(BaseModel):
@@ -61,6 +70,10 @@ class RunSummary(BaseModel):
             raise
         except Exception:
             self.stages[stage] = StageSummary(status="failed", seconds=_since(start))
+            raise
+        except STOPS as stop:  # Ctrl-C, SIGTERM, a cancellation: what ran has unwound
+            self.stages[stage] = StageSummary(status="cancelled", seconds=_since(start))
+            self.stopped(stop, stage)
             raise
         self.stages[stage] = StageSummary(status="completed", seconds=_since(start))
 
@@ -113,6 +126,18 @@ class RunSummary(BaseModel):
         """The run ends here without a new model serving: `status` says why."""
         self.end(status, message)
         return Failed(message=message, data=self)
+
+    def stopped(self, stop: BaseException, stage: str | None = None) -> None:
+        """The run was stopped by a signal or a cancellation: it ends `cancelled`, and whoever
+        started it in this process is told (once), so the process ends in time."""
+        if self.status == "cancelled":
+            return
+        during = f" during {stage}" if stage else ""
+        by = stop_signal(stop)
+        self.end("cancelled", f"stopped by {by.name if by else type(stop).__name__}{during}")
+        log.warning("run %s", self.message)
+        for hook in ON_STOP:
+            hook(self, by)
 
     def failed_with(self, exc: Exception) -> State:
         """The run ends on a stage's exception: rejected data, nothing usable, or a failure (the
@@ -179,6 +204,20 @@ def lineage(
         training_job=job.name,
         training_backend=config.train.backend,
     )
+
+
+def stop_signal(stop: BaseException) -> signal.Signals | None:
+    """The signal behind a stop: SIGINT (KeyboardInterrupt), Prefect's TerminationSignal, or the
+    CLI's SystemExit(128 + signal)."""
+    if isinstance(stop, KeyboardInterrupt):
+        return signal.SIGINT
+    number = getattr(stop, "signal", None)
+    if isinstance(stop, SystemExit) and isinstance(stop.code, int) and stop.code > 128:
+        number = stop.code - 128
+    try:
+        return signal.Signals(number) if isinstance(number, int) else None
+    except ValueError:
+        return None
 
 
 def _since(start: float) -> float:

@@ -218,7 +218,7 @@ class LocalTrainingBackend:
         on_log(f"predicting {len(records)} test records here")
         return predict_models(records, job.output_dir, champion_dir, batch_size)
 
-    def cancel(self, job: TrainingJob, grace_seconds: float = 10.0) -> None:
+    def cancel(self, job: TrainingJob, grace_seconds: float = 4.0) -> None:
         """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""
         folder = Path(job.log_path).parent
         pid = json.loads((folder / "job.json").read_text())["pid"]
