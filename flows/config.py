@@ -134,7 +134,10 @@ class PipelineConfig(BaseModel):
         return self.registry.promote and self.until != "rollout"
 
     def open_store(self) -> Store:
-        return Store(self.store, storage_options(self.store, self.azure))
+        """The store, its manifests signed and checked with the approval key."""
+        return Store(
+            self.store, storage_options(self.store, self.azure), self.approval.signing_key()
+        )
 
     def backend_settings(self) -> BackendSettings:
         """Which platform plays each part, from the stage configs' `backend` fields (the store's
@@ -155,7 +158,10 @@ class PipelineConfig(BaseModel):
         """The run's platform objects (store, Dask, training, registry, endpoint), each built on
         first use by `platforms/backends.py`: the one place that turns this config into them."""
         credentials = storage_options(self.store, self.azure)
-        return Backends(replace(self.backend_settings(), storage_options=credentials))
+        key = self.approval.signing_key()
+        return Backends(
+            replace(self.backend_settings(), storage_options=credentials, signing_key=key)
+        )
 
 
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:

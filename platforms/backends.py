@@ -52,6 +52,7 @@ class BackendSettings:
 
     store: str = ".tunegate"
     storage_options: dict[str, Any] = field(default_factory=dict)
+    signing_key: bytes | None = None  # the approval key: signs and checks dataset manifests
     dask: DaskConfig = field(default_factory=DaskConfig)
     azureml: AzureMLConfig = field(default_factory=AzureMLConfig)
     training: PlatformKind = PlatformKind.local  # train.backend
@@ -232,7 +233,7 @@ class Backends:
 
     def __init__(self, settings: BackendSettings) -> None:
         self.settings = settings
-        self.store = Store(settings.store, settings.storage_options)
+        self.store = Store(settings.store, settings.storage_options, settings.signing_key)
 
     @cached_property
     def compute(self) -> Client:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -99,6 +100,32 @@ class Manifest(BaseModel):
         description="sha256 of every file written with the dataset, by path relative to it "
         "(empty in datasets written before tunegate recorded them: those are not verified).",
     )
+    signature: str = Field(
+        "",
+        description="HMAC-SHA256 of everything above but `uri` with the key that signs approval "
+        "records (outside the store): a file re-hashed into the manifest breaks it.",
+    )
+
+    def signed_content(self) -> bytes:
+        """What the signature covers: the manifest without its location (`uri` is where it was
+        read from: a copied or moved store verifies itself) and without the signature."""
+        content = self.model_dump(mode="json", by_alias=True, exclude={"uri", "signature"})
+        return stable_json(content).encode("utf-8")
+
+    def signed(self, key: bytes) -> Manifest:
+        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
+        return self.model_copy(update={"signature": digest})
+
+    def signature_problem(self, key: bytes) -> str | None:
+        """Why the manifest's signature does not hold, or None when it does."""
+        if not self.signature:
+            return (
+                "its manifest is not signed (written before tunegate signed manifests, or "
+                "without the signing key)"
+            )
+        if not hmac.compare_digest(self.signed(key).signature, self.signature):
+            return "its manifest was edited or signed with another key (the signature differs)"
+        return None
 
 
 class DatasetCorrupt(ValueError):
@@ -132,10 +159,18 @@ def private_files() -> None:
 class Store:
     """A root URI (local directory or `az://container/prefix`) and the filesystem behind it."""
 
-    def __init__(self, uri: str, storage_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        storage_options: Mapping[str, Any] | None = None,
+        signing_key: bytes | None = None,
+    ) -> None:
+        """`signing_key` (the approval key, kept outside the store): manifests written are
+        signed with it, and manifests read are checked against it."""
         # Local stores are absolute so workers with another working directory find them.
         self.uri = uri.rstrip("/") if "://" in uri else os.path.abspath(uri)
         self.storage_options = dict(storage_options or {})
+        self.signing_key = signing_key
         self.fs, self._root = fsspec.core.url_to_fs(self.uri, **self.storage_options)
         self.is_local = (
             self.fs.protocol in ("file", ("file", "local")) or "file" in self.fs.protocol
@@ -170,8 +205,15 @@ class Store:
         return _ref(manifest, reused=True)
 
     def problems(self, manifest: Manifest) -> list[str]:
-        """Each file of the dataset that is missing or differs from the hash its manifest keeps."""
+        """Each file of the dataset that is missing or differs from the hash its manifest keeps;
+        with a signing key, first a manifest whose signature does not hold, or that names
+        another dataset than the folder it is in."""
         found = []
+        if self.signing_key is not None:
+            if (problem := manifest.signature_problem(self.signing_key)) is not None:
+                found.append(problem)
+            if manifest.uri.rsplit("/", 1)[-1] != manifest.key:
+                found.append(f"its manifest is dataset {manifest.key[:16]}'s, copied here")
         for name, digest in sorted(manifest.files.items()):
             path = _strip(self.fs, f"{manifest.uri}/{name}")
             try:
@@ -239,7 +281,15 @@ class Store:
         return [f"{dataset.uri}/{name}" for name in manifest.tables[table].files]
 
     def read_manifest(self, dataset_uri: str) -> Manifest:
-        return Manifest.model_validate_json(self.read_text(f"{dataset_uri}/{MANIFEST}"))
+        """The manifest of the dataset at `dataset_uri`, its `uri` that location (a manifest
+        keeps its place relative to the store: a copied or moved store reads as itself)."""
+        manifest = Manifest.model_validate_json(self.read_text(f"{dataset_uri}/{MANIFEST}"))
+        return manifest.model_copy(update={"uri": dataset_uri.rstrip("/")})
+
+    def relative(self, uri: str) -> str:
+        """`uri` relative to the store's root (as manifests keep it)."""
+        root = self.uri.rstrip("/") + "/"
+        return uri[len(root) :] if uri.startswith(root) else uri
 
     def read_text(self, uri: str) -> str:
         with self.fs.open(_strip(self.fs, uri), "rb") as f:
@@ -319,7 +369,10 @@ class DatasetWriter:
             extra=extra or {},
         )
         manifest = manifest.model_copy(update={"files": self._file_hashes()})
-        text = manifest.model_dump_json(indent=2, by_alias=True)
+        if self.store.signing_key is not None:
+            manifest = manifest.signed(self.store.signing_key)
+        kept = manifest.model_copy(update={"uri": self.store.relative(self.final_uri)})
+        text = kept.model_dump_json(indent=2, by_alias=True)
         self.store.write_text_atomic(f"{self.work_uri}/{MANIFEST}", text)
         if self.work_uri != self.final_uri:
             os.remove(os.path.join(self.work_uri, OWNER))

@@ -224,3 +224,65 @@ def test_a_reused_dataset_whose_file_changed_stops_the_stage_naming_it(
     Path(part).unlink()
     with pytest.raises(DatasetCorrupt, match="is missing"):
         store.dataset_at(screened.uri)
+
+
+def _commit_one(store: Store, key: str, rows: list[dict]) -> str:
+    writer = store.begin_dataset("screen", key)
+    write_table(store, writer.part_uri("screened", 0), rows, SCHEMA)
+    return writer.commit(
+        task="chat",
+        content_hash="c",
+        parent_hashes=[],
+        config_hash="x",
+        counts={"screened": len(rows)},
+        tables={"screened": table_info(len(rows), ["screened/part-00000.parquet"], SCHEMA)},
+    ).uri
+
+
+def test_a_file_re_hashed_into_its_manifest_is_caught_and_a_moved_store_verifies_itself(
+    make_config, tmp_path: Path
+) -> None:
+    import shutil
+
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from platforms.store import DatasetCorrupt
+
+    cfg = make_config()
+    store = cfg.open_store()  # signs with the approval key, which lives outside the store
+    uri = _commit_one(store, "k" * 64, [{"id": "a"}])
+    kept = json.loads((Path(uri) / "manifest.json").read_text())
+    assert kept["uri"] == f"datasets/screen/{'k' * 64}" and kept["signature"]
+
+    # A copied store (another folder, another machine's path) is itself, and verifies
+    moved = tmp_path / "moved"
+    shutil.copytree(cfg.store, moved)
+    copy = make_config(store=str(moved)).open_store()
+    found = copy.find_dataset("screen", "k" * 64)
+    assert found is not None and found.uri == str(moved / "datasets" / "screen" / ("k" * 64))
+    assert CliRunner().invoke(app, ["store", "verify", "--set", f"store={moved}"]).exit_code == 0
+
+    # A row put back into the screened file and its new sha256 written into the manifest: the
+    # files match the manifest, but the manifest no longer matches its signature
+    part = Path(uri) / "screened" / "part-00000.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": "a"}, {"id": "kenji@example.com"}], SCHEMA), part)
+    kept["files"]["screened/part-00000.parquet"] = store.file_sha256(str(part))
+    (Path(uri) / "manifest.json").write_text(json.dumps(kept))
+    with pytest.raises(DatasetCorrupt, match="signature differs"):
+        store.find_dataset("screen", "k" * 64)
+    verify = CliRunner().invoke(app, ["store", "verify", "--set", f"store={cfg.store}"])
+    assert verify.exit_code == 1 and "signature differs" in verify.output, verify.output
+
+    # Another dataset's (signed) manifest and files copied over this one's folder
+    other = _commit_one(store, "o" * 64, [{"id": "b"}])
+    shutil.rmtree(uri)
+    shutil.copytree(other, uri)
+    with pytest.raises(DatasetCorrupt, match="copied here"):
+        store.find_dataset("screen", "k" * 64)
+
+    # A manifest written without the key is not taken as verified by a store that has one
+    unsigned = _commit_one(Store(str(tmp_path / "plain")), "u" * 64, [{"id": "c"}])
+    with pytest.raises(DatasetCorrupt, match="not signed"):
+        make_config(store=str(tmp_path / "plain")).open_store().dataset_at(unsigned)
