@@ -52,7 +52,7 @@ class BackendSettings:
 
     store: str = ".tunegate"
     storage_options: dict[str, Any] = field(default_factory=dict)
-    signing_key: bytes | None = None  # the approval key: signs and checks dataset manifests
+    signing_key: bytes | None = None  # the approval key: signs manifests and version records
     dask: DaskConfig = field(default_factory=DaskConfig)
     azureml: AzureMLConfig = field(default_factory=AzureMLConfig)
     training: PlatformKind = PlatformKind.local  # train.backend
@@ -101,7 +101,8 @@ class LocalPlatform:
     def registry(self, backends: Backends) -> ModelRegistry:
         from platforms.registry import LocalRegistry
 
-        return LocalRegistry(backends.local_state("registry.backend", "the registry index"))
+        state = backends.local_state("registry.backend", "the registry index")
+        return LocalRegistry(state, backends.settings.signing_key)
 
     def training(self, backends: Backends) -> TrainingBackend:
         from platforms.training import LocalTrainingBackend

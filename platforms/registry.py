@@ -14,6 +14,8 @@ every folder there, indexed or not.
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -37,6 +39,10 @@ class RegistryCorrupt(ValueError):
     """The index cannot be read: the message names the file and the command that rebuilds it."""
 
 
+class ModelFilesChanged(ValueError):
+    """A version's files differ from what was registered: the message names the file."""
+
+
 class ModelVersion(BaseModel):
     """One registered model version and where it came from."""
 
@@ -47,6 +53,22 @@ class ModelVersion(BaseModel):
     created_at: str
     metrics: dict[str, float] = Field(default_factory=dict)
     lineage: Lineage = Field(default_factory=Lineage)
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="sha256 of every file of the version, by path relative to its folder, "
+        "taken at registration (empty for versions registered before tunegate recorded them).",
+    )
+    signature: str = Field(
+        "", description="HMAC-SHA256 of the record (but its path) with the approval key."
+    )
+
+    def signed_content(self) -> bytes:
+        content = self.model_dump(mode="json", exclude={"path", "signature"})
+        return json.dumps(content, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+    def signed(self, key: bytes) -> ModelVersion:
+        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
+        return self.model_copy(update={"signature": digest})
 
 
 class ModelRegistry(Protocol):
@@ -60,14 +82,19 @@ class ModelRegistry(Protocol):
     def alias(self, name: str, alias: str) -> ModelVersion | None: ...
     def set_alias(self, name: str, alias: str, version: int) -> None: ...
     def previous(self, name: str, alias: str) -> ModelVersion | None: ...
-    # download: the version's files on this machine (a local registry's folder as it is)
+    # download: the version's files on this machine (a local registry's folder, checked)
     def download(self, version: ModelVersion) -> Path: ...
+    # verify: raise ModelFilesChanged when the version's files are not what was registered
+    def verify(self, version: ModelVersion) -> None: ...
 
 
 class LocalRegistry:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, signing_key: bytes | None = None) -> None:
+        """`signing_key` (the approval key, outside the store): version records are signed with
+        it at registration and checked with it whenever a version's files are used."""
         self.root = root / "models"
         self.index_path = self.root / "index.json"
+        self.signing_key = signing_key
 
     def register(
         self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
@@ -94,7 +121,10 @@ class LocalRegistry:
                 created_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 metrics=metrics,
                 lineage=lineage,
+                files=_file_hashes(scratch),
             )
+            if self.signing_key is not None:
+                record = record.signed(self.signing_key)
             (scratch / VERSION_FILE).write_text(record.model_dump_json(indent=2))
             os.rename(scratch, target)  # never over an existing folder (the number is above all)
             entry["versions"][str(version)] = record.model_dump(mode="json")
@@ -155,8 +185,46 @@ class LocalRegistry:
         return None
 
     def download(self, version: ModelVersion) -> Path:
-        """The version's files: its folder here, as it is."""
+        """The version's folder here, once its files are checked against the registered record."""
+        self.verify(version)
         return Path(version.path)
+
+    def verify(self, version: ModelVersion) -> None:
+        """Raise ModelFilesChanged naming the first file (or record) that differs."""
+        problems = self.problems(version)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ModelFilesChanged(
+                f"{version.name}:{version.version} at {version.path} is not what was registered: "
+                f"{problems[0]}{more}; restore its files or register the model again"
+            )
+
+    def problems(self, version: ModelVersion) -> list[str]:
+        """What differs between the version's folder and its registered record: an edited
+        `version.json`, a record whose signature fails, a file missing, changed or added."""
+        folder = Path(version.path)
+        found = []
+        key = self.signing_key
+        if key is not None and version.files and not _signed_by(version, key):
+            found.append("its record's signature does not hold (edited, or another key)")
+        record_file = folder / VERSION_FILE
+        if version.files and record_file.exists():
+            kept = ModelVersion.model_validate_json(record_file.read_text())
+            if kept.model_dump(exclude={"path"}) != version.model_dump(exclude={"path"}):
+                found.append(f"{VERSION_FILE} was edited")
+        if not version.files:
+            return found  # registered before tunegate hashed a version's files
+        actual = _file_hashes(folder) if folder.is_dir() else {}
+        for name, digest in sorted(version.files.items()):
+            if name not in actual:
+                found.append(f"{name} is missing")
+            elif actual[name] != digest:
+                found.append(f"{name} changed after registration (sha256 differs)")
+        found += [
+            f"{name} was added after registration"
+            for name in sorted(set(actual) - set(version.files))
+        ]
+        return found
 
     @contextmanager
     def _locked(self, rebuild: bool = False) -> Iterator[dict[str, Any]]:
@@ -243,3 +311,21 @@ class LocalRegistry:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.index_path)
+
+
+def _signed_by(version: ModelVersion, key: bytes) -> bool:
+    return hmac.compare_digest(version.signed(key).signature, version.signature)
+
+
+def _file_hashes(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder` but the version record, by relative path."""
+    hashes = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        name = path.relative_to(folder).as_posix()
+        if name != VERSION_FILE:
+            digest = hashlib.sha256()
+            with path.open("rb") as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+            hashes[name] = digest.hexdigest()
+    return hashes

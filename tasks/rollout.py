@@ -168,6 +168,7 @@ def run_rollout(
         timeline.add("promote", {live.name: 100}, f"champion is now {label(version)} (resumed)")
         return _record(backend, version, "promoted", live.name, None, timeline)
 
+    registry.verify(version)  # files not as registered: refused before any traffic moves
     new = _idle_colour(live and live.name)
     backend.deploy(new, version.path, label(version))
     current = {live.name: 100, new: 0} if live else {new: 0}
@@ -214,6 +215,7 @@ def roll_back_to_previous(
         raise ValueError(f"{name} has no previous champion to roll back to")
     check_own(backend.status(), name, backend.url)
     repair(backend, current, timeline)
+    registry.verify(target)
     live = next((d for d in backend.status().deployments if d.traffic == 100), None)
     new = _idle_colour(live and live.name)
     backend.deploy(new, target.path, label(target))

@@ -140,3 +140,44 @@ def test_versions_registered_before_version_records_are_kept_by_repair(tmp_path:
     assert registry.get("qa", 1).metrics == {"f1": 9.0}
     assert (registry.root / "qa" / "1" / "version.json").exists()
     assert registry.aliases("qa") == {"champion": 1}
+
+
+def test_a_version_whose_files_or_record_changed_is_refused_naming_them(tmp_path: Path) -> None:
+    import json
+
+    from platforms.registry import ModelFilesChanged
+
+    key = b"k" * 32
+    source = tmp_path / "model"
+    source.mkdir()
+    (source / "adapter_model.safetensors").write_bytes(bytes(range(256)) * 8)
+    (source / "serving.json").write_text('{"runtime": "onnx-int8"}')
+    registry = LocalRegistry(tmp_path / "store", signing_key=key)
+    version = registry.register("qa", source, {"f1": 61.0}, Lineage())
+    folder = Path(version.path)
+    assert registry.download(version) == folder  # as registered
+    assert set(version.files) == {"adapter_model.safetensors", "serving.json"}
+
+    weights = folder / "adapter_model.safetensors"
+    original = weights.read_bytes()
+    weights.write_bytes(bytes([original[0] ^ 1]) + original[1:])  # one flipped bit
+    with pytest.raises(ModelFilesChanged, match=r"adapter_model\.safetensors changed"):
+        registry.download(registry.get("qa", 1))
+    weights.write_bytes(original)
+
+    (folder / "serving.json").unlink()  # would silently serve torch
+    with pytest.raises(ModelFilesChanged, match=r"serving\.json is missing"):
+        registry.download(registry.get("qa", 1))
+    (folder / "serving.json").write_text('{"runtime": "onnx-int8"}')
+
+    # Better metrics written into the record, and the index made to agree: the signature fails
+    record = json.loads((folder / "version.json").read_text())
+    record["metrics"]["f1"] = 99.99
+    (folder / "version.json").write_text(json.dumps(record))
+    with pytest.raises(ModelFilesChanged, match=r"version\.json was edited"):
+        registry.download(registry.get("qa", 1))
+    (registry.index_path).unlink()  # rebuilt from the edited record
+    edited = registry.get("qa", 1)
+    assert edited.metrics["f1"] == 99.99
+    with pytest.raises(ModelFilesChanged, match="signature does not hold"):
+        registry.download(edited)

@@ -321,3 +321,22 @@ def _exited_pid() -> int:
     process = subprocess.Popen(["true"])
     process.wait()
     return process.pid
+
+
+def test_a_version_whose_files_changed_is_never_deployed(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    from platforms.registry import ModelFilesChanged
+
+    registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
+    backend = LocalEndpointBackend(*endpoint)
+    run_rollout(backend, registry, v1, "extractive-qa", samples, HEALTHY)
+    weights = next(p for p in Path(v2.path).rglob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one flipped bit
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelFilesChanged, match=weights.name):
+        run_rollout(backend, registry, v2, "extractive-qa", samples, HEALTHY)
+    status = backend.status()
+    assert {d.name: (d.version, d.traffic) for d in status.deployments} == {"blue": ("qa:1", 100)}
+    assert registry.alias("qa", "champion").version == 1

@@ -126,6 +126,10 @@ class AzureMLRegistry:
             marker.touch()
         return _model_folder(target)
 
+    def verify(self, version: ModelVersion) -> None:
+        """Nothing to check here: an Azure ML model asset's files cannot change once it is
+        registered (a new upload is a new version)."""
+
     def _assets(self, name: str) -> list[Any]:
         try:
             return retrying(lambda: list(self.client.models.list(name=name)), f"list {name}")
