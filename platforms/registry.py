@@ -106,6 +106,11 @@ class LocalRegistry:
         finishing the same job at once register it once).
         """
         with self._locked() as index:
+            self._remove_scratch(name)
+            known = index.get(name, {}).get("versions", {})
+            if set(map(str, self._folders(name))) - set(known):  # a stale index: rebuilt first
+                index.update(self._rebuilt(dict(index)))
+                self._write(index)
             entry = index.setdefault(name, {"versions": {}, "aliases": {}})
             for existing in map(ModelVersion.model_validate, entry["versions"].values()):
                 if lineage.same_job(existing.lineage):
@@ -249,6 +254,13 @@ class LocalRegistry:
         if not self.index_path.exists() and self.root.is_dir():
             return self.repair()
         return self._read()
+
+    def _remove_scratch(self, name: str) -> None:
+        """Delete what registrations killed mid-copy left (`.tmp-*`): under the lock, no
+        registration is copying, so every one there is dead."""
+        folder = self.root / name
+        for scratch in folder.glob(".tmp-*") if folder.is_dir() else []:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def _folders(self, name: str) -> list[int]:
         folder = self.root / name

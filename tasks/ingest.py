@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -105,12 +107,23 @@ def expand_inputs(
             found = _inputs_among(fs, named=[], directories=[path], plain_text=plain_text)
         elif fs.exists(path):
             found = [path]
+            _regular_file(spec, path, protocol)
         else:
             found = []
         if not found:
             raise ValueError(f"ingest.inputs: nothing matches {spec!r}")
         files.extend(protocol + p if protocol else p for p in found)
     return sorted(dict.fromkeys(files))
+
+
+def _regular_file(spec: str, path: str, protocol: str) -> None:
+    """A local input must be a regular file (or a folder): a device (`/dev/zero`), a FIFO or a
+    socket would be read forever or block until someone writes."""
+    if protocol in ("", "file://") and not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(
+            f"ingest.inputs: {spec!r} is not a regular file (a device, FIFO or socket); "
+            "give a file or a folder"
+        )
 
 
 def _inputs_among(fs: Any, named: list[str], directories: list[str], plain_text: bool) -> list[str]:

@@ -143,6 +143,22 @@ def test_a_missing_input_is_a_clear_error(make_config, tmp_path: Path) -> None:
         _ingest(make_config, [str(tmp_path / "nope" / "*.jsonl")])
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_device_or_fifo_input_is_refused_not_read_forever(tmp_path: Path, kind: str) -> None:
+    import os
+
+    from platforms.blob import AzureStorageConfig
+    from tasks.ingest import expand_inputs
+
+    if kind == "fifo":
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)  # nobody writes: opening it would block
+    else:
+        path = "/dev/zero"  # never ends
+    with pytest.raises(ValueError, match="not a regular file"):
+        expand_inputs([path], AzureStorageConfig())
+
+
 def test_records_without_ids_get_stable_content_ids(make_config, tmp_path: Path) -> None:
     record = json.loads(_qa("x"))
     del record["id"]

@@ -79,12 +79,11 @@ def test_a_crash_between_write_and_rename_leaves_the_index_consistent(
     monkeypatch.undo()
     assert registry.index_path.read_text() == before
     assert [v.version for v in registry.versions("qa")] == [1]
-    # The copied version is there but not indexed; the next one never overwrites its folder.
+    # The copied version is there but not indexed; the next registration indexes it (the folder
+    # carries its own record) and never overwrites its folder.
     assert registry.register("qa", _model(tmp_path, "c"), {}, Lineage()).version == 3
     assert Path(registry.get("qa", 3).path, "weights.bin").read_bytes() == b"c"
     assert (registry.root / "qa" / "2" / "weights.bin").read_bytes() == b"b"
-    assert [v.version for v in registry.versions("qa")] == [1, 3]
-    registry.repair()  # the folder carries its own record: repair indexes it
     assert [v.version for v in registry.versions("qa")] == [1, 2, 3]
 
 
@@ -181,3 +180,23 @@ def test_a_version_whose_files_or_record_changed_is_refused_naming_them(tmp_path
     assert edited.metrics["f1"] == 99.99
     with pytest.raises(ModelFilesChanged, match="signature does not hold"):
         registry.download(edited)
+
+
+def test_a_stale_index_or_a_killed_registration_leaves_no_duplicate_and_no_scratch(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "model"
+    source.mkdir()
+    (source / "weights.bin").write_bytes(b"w")
+    registry = LocalRegistry(tmp_path / "store")
+    registry.register("qa", source, {}, Lineage(training_job="train-1"))
+    before = registry.index_path.read_text()
+    registry.register("qa", source, {}, Lineage(training_job="train-2"))
+    registry.index_path.write_text(before)  # an index that missed version 2 (a stale cache)
+    dead = registry.root / "qa" / ".tmp-killed1"  # a registration killed while copying
+    dead.mkdir()
+
+    again = registry.register("qa", source, {}, Lineage(training_job="train-2"))
+    assert again.version == 2  # the job's version, not a third
+    assert [v.version for v in registry.versions("qa")] == [1, 2]
+    assert not list((registry.root / "qa").glob(".tmp-*"))
