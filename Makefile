@@ -42,7 +42,7 @@ demo: $(STAMP)
 		--set registry.model_name=tunegate-demo-qa
 
 test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
-	$(BIN)/pytest -q --durations=25 -n 2 --dist loadfile
+	$(BIN)/pytest -q --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -35,6 +35,12 @@ InputOpt = Annotated[
     list[str] | None,
     typer.Option("--input", "-i", help="Input file, directory or glob (local or az://); repeat."),
 ]
+SplitOpt = Annotated[
+    str,
+    typer.Option(
+        help="Which table of a split dataset directory given as input: test, validation or train."
+    ),
+]
 ExcludeOpt = Annotated[list[str] | None, typer.Option(help="Record id to leave out; repeat.")]
 TaskOpt = Annotated[str, typer.Option(help="The task: " + ", ".join(TASK_SPECS) + ".")]
 

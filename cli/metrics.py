@@ -9,27 +9,43 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.common import TaskOpt, fail
+from cli.common import ConfigOpt, SetOpt, SplitOpt, TaskOpt, fail, load_cli_config
+from cli.inputs import read_inputs
 
 
 def metrics(
     task: TaskOpt,
     predictions: Annotated[Path, typer.Option(help='JSONL of {"id", "prediction"}.')],
     references: Annotated[
-        Path, typer.Option(help="Records of the task's schema: JSONL, or a dataset directory.")
+        list[str],
+        typer.Option(
+            "--references",
+            "-r",
+            help="The records predicted: any input `tunegate run -i` reads (JSON lines, CSV, "
+            "Parquet, SQuAD, a `datasets` folder, a folder or glob), or a split dataset "
+            "directory (its --split table); repeat.",
+        ),
     ],
+    split: SplitOpt = "test",
+    config: ConfigOpt = None,
+    set: SetOpt = None,
 ) -> None:
-    """Score a predictions file offline with the same metric code as the gate; print JSON."""
-    from tasks.scoring import score
-    from trainer.data import read_split
+    """Score a predictions file offline with the same metric code as the gate; print JSON.
 
+    The references are read as `tunegate predict` and `tunegate run` read them (the config's
+    column names); a split dataset directory means its test table unless --split says another.
+    """
+    from tasks.scoring import score
+
+    cfg = load_cli_config(config, set, task=task)
     try:
         preds = {str(row["id"]): row["prediction"] for row in _jsonl(predictions)}
-        if references.is_dir():
-            tables = [t for t in ("test", "validation", "train") if (references / t).is_dir()]
-            records = [r for t in tables for r in read_split(references, t)]
-        else:
-            records = list(_jsonl(references))
+        records, skipped, _ = read_inputs(cfg, references, task, split)
+        if skipped:
+            reasons = sorted({row["reason"] for row in skipped})
+            raise ValueError(
+                f"{len(skipped)} references are not valid {task} records, e.g. {reasons[0]}"
+            )
         missing = [str(r["id"]) for r in records if str(r["id"]) not in preds]
         if missing:
             raise ValueError(f"{len(missing)} references have no prediction, e.g. {missing[:3]}")

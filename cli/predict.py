@@ -14,15 +14,14 @@ import json
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from cli.common import ConfigOpt, InputOpt, SetOpt, console, fail, load_cli_config
+from cli.common import ConfigOpt, InputOpt, SetOpt, SplitOpt, console, fail, load_cli_config
+from cli.inputs import read_inputs
 from cli.models import find_version
-
-if TYPE_CHECKING:
-    from flows.config import PipelineConfig
+from platforms.registry import ModelFilesChanged
 
 
 class Runtime(StrEnum):
@@ -61,6 +60,7 @@ def predict(
             "{source, line, id, reason, raw}."
         ),
     ] = None,
+    split: SplitOpt = "test",
     batch_size: Annotated[int, typer.Option(min=1, help="Records per model call.")] = 32,
     runtime: Annotated[
         Runtime,
@@ -89,7 +89,10 @@ def predict(
     cfg = load_cli_config(config, set)
     backends = cfg.backends()
     name, ref = _parse_model(model)
-    version = backends.files_here(find_version(backends.registry, name, ref))
+    try:  # a version whose files are not as registered is refused, naming the file
+        version = backends.files_here(find_version(backends.registry, name, ref))
+    except ModelFilesChanged as exc:
+        fail(str(exc), 1)
     from serving.scoring import load_served
     from trainer.modeling import MODEL_INFO
     from trainer.predict import predict as predict_records
@@ -100,7 +103,7 @@ def predict(
     except (OSError, ValueError, KeyError) as exc:
         fail(f"{name}:{version.version} at {version.path} is no trained model ({exc})", 1)
     try:
-        records, skipped, counts = _read_records(cfg, input, spec.name)
+        records, skipped, counts = read_inputs(cfg, input, spec.name, split)
     except (ValueError, OSError) as exc:
         fail(str(exc))
     if errors is not None:
@@ -153,41 +156,6 @@ def _parse_model(model: str) -> tuple[str, str]:
     if not name or not ref:
         fail(f"--model {model}: expected NAME, NAME:VERSION or NAME@ALIAS")
     return name, ref
-
-
-def _read_records(
-    cfg: PipelineConfig, inputs: list[str], task: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """(records to score, skipped rows with their reasons, counts) of every input file, read and
-    validated as ingest reads them. A later record with an id already read is skipped too: the
-    predictions file maps ids to predictions, so ids must be unique there."""
-    from platforms.blob import storage_options
-    from tasks.ingest import expand_inputs, input_format
-    from tasks.ingest_files import read_file
-    from tasks.records import TaskType
-
-    files = expand_inputs(inputs, cfg.azure, cfg.task)
-    records: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    first: dict[str, str] = {}
-    counts = Counter(files=len(files), read=0, blank=0)
-    for uri in files:
-        options = storage_options(uri, cfg.azure)
-        fmt = input_format(uri, cfg.ingest.format, options)
-        read = read_file(uri, fmt, options, task=TaskType(task), columns=cfg.columns)
-        counts.update(read=read.read, blank=read.blank)
-        skipped += [{k: v for k, v in row.items() if k != "stage"} for row in read.quarantine]
-        for record, key in zip(read.accepted, read.keys, strict=True):
-            if record["id"] in first:
-                reason = f"duplicate id {record['id']!r} (first at {first[record['id']]})"
-                row = {"source": uri, "line": key.line, "id": record["id"], "reason": reason}
-                skipped.append({**row, "raw": ""})
-            else:
-                first[record["id"]] = f"{uri}:{key.line}"
-                records.append(record)
-    if counts["read"] != len(records) + len(skipped):
-        raise RuntimeError(f"predict lost records: {dict(counts)}")  # a bug, never data
-    return records, skipped, dict(counts)
 
 
 def _report_skipped(skipped: list[dict[str, Any]], errors: Path | None) -> None:

@@ -464,3 +464,60 @@ def test_the_same_texts_under_other_ids_or_from_another_input_are_other_datasets
 
 def _answers(context: str, text: str) -> dict[str, list[Any]]:
     return {"text": [text], "answer_start": [context.index(text)]}
+
+
+def test_metrics_reads_every_input_format_and_a_split_directory_s_test_table(
+    tmp_path: Path,
+) -> None:
+    """Issue 24 item 5: `tunegate metrics` reads what `run` and `predict` read: a CSV with the
+    answer's text and offset in columns, a SQuAD file, a `datasets` folder, and a split dataset
+    directory, which means its test table (never train and validation with it)."""
+    from platforms.store import Store, table_info, write_table
+
+    texts = [(CTX_A, "How long did the outage last?", "3 days"), (CTX_B, "Who?", "Maria Santos")]
+    rows = [
+        {"id": f"r{i}", "question": q, "context": c, "answers": _answers(c, a)}
+        for i, (c, q, a) in enumerate(texts)
+    ]
+    pd.DataFrame(
+        [
+            {**{k: r[k] for k in ("id", "question", "context")}, "answer_text": a}
+            | {"answer_start": c.index(a)}
+            for r, (c, _, a) in zip(rows, texts, strict=True)
+        ]
+    ).to_csv(tmp_path / "refs.csv", index=False)
+    paragraphs = [
+        {"context": r["context"], "qas": [{"id": r["id"], "question": r["question"], "answers": [
+            {"text": a, "answer_start": c.index(a)}]}]}
+        for r, (c, _, a) in zip(rows, texts, strict=True)
+    ]  # fmt: skip
+    (tmp_path / "refs.json").write_text(json.dumps({"data": [{"paragraphs": paragraphs}]}))
+    Dataset.from_list(rows).save_to_disk(tmp_path / "hf")
+    store = Store(str(tmp_path / "store"))
+    writer = store.begin_dataset("split", "s" * 64)
+    schema = pa.Table.from_pylist(rows).schema
+    train = [{**rows[0], "id": "train-only"}]
+    write_table(store, writer.part_uri("test", 0), rows, schema)
+    write_table(store, writer.part_uri("train", 0), train, schema)
+    split_dir = writer.commit(
+        task="extractive-qa",
+        content_hash="c",
+        parent_hashes=[],
+        config_hash="x",
+        counts={"test": 2, "train": 1},
+        tables={
+            "test": table_info(2, ["test/part-00000.parquet"], schema),
+            "train": table_info(1, ["train/part-00000.parquet"], schema),
+        },
+    ).uri
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text('{"id": "r0", "prediction": "3 days"}\n{"id": "r1", "prediction": "x"}')
+    base = ["metrics", "--task", "extractive-qa", "--predictions", str(predictions)]
+    expected = {"exact_match": 50.0, "f1": 50.0}
+    for references in ("refs.csv", "refs.json", "hf", split_dir):
+        result = CliRunner().invoke(app, [*base, "-r", str(tmp_path / references)])
+        assert result.exit_code == 0, (references, result.output)
+        assert json.loads(result.stdout) == pytest.approx(expected), references
+    # --split train: that table alone, which has a record nobody predicted
+    result = CliRunner().invoke(app, [*base, "-r", split_dir, "--split", "train"])
+    assert result.exit_code == 2 and "1 references have no prediction" in result.output

@@ -93,7 +93,6 @@ def test_two_rollouts_to_one_endpoint_take_turns(
 ) -> None:
     import threading
 
-    from platforms.registry import LocalRegistry
     from tasks.rollout import rollout_task
     from trainer.modeling import load_trained
     from trainer.predict import predict
@@ -103,9 +102,9 @@ def test_two_rollouts_to_one_endpoint_take_turns(
         rollout={"steps": [50, 100], "hold_requests": 4, "min_requests": 2, "hold_seconds": 20,
                  "max_p95_ratio": 10.0, "p95_allowance_ms": 500.0},
     )  # fmt: skip
-    registry = LocalRegistry(Path(cfg.store))
+    backends = cfg.backends()  # its registry signs the versions with the approval key
+    registry = backends.registry
     first, second, third = (registry.register("qa", qa_model_dir, {}, Lineage()) for _ in range(3))
-    backends = cfg.backends()
     request = {"question": "How long?", "context": "Order 7 arrived after 4 days."}
     model, tokenizer, _ = load_trained(qa_model_dir)
     record = {**request, "answers": {"text": [""], "answer_start": [0]}}
