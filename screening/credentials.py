@@ -61,6 +61,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.credential_rules import catalogue
 from screening.entities import SECRET_ENTITIES
 
 
@@ -132,11 +133,42 @@ def _mixed(value: str) -> bool:
     return (letters and digits) or bool(re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", value))
 
 
-def credible(value: str, strength: str) -> bool:
+# Words of code that, inside an identifier, say it names a variable, not a value.
+_CODE_WORDS = frozenset(
+    """
+    password passwd pwd pass passphrase passcode token tokens secret secrets key keys credential
+    credentials creds cred auth api apikey input value val hash hashed get set env environ getenv
+    config conf settings setting field var str param params arg args kwargs self this cls request
+    req response resp headers header form data new old current default none null true false os
+    user username login opts options props state ctx context payload body json dict obj result
+    values encode decode encrypt decrypt generate make create load read fetch from to is""".split()  # noqa: SIM905
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*")
+_IDENTIFIER_PARTS = re.compile(r"[._]|(?<=[a-z])(?=[A-Z])")
+
+
+def code_expression(value: str, following: str = "") -> bool:
+    """Whether an unquoted `value` after `key =` is code, not a secret: a variable, attribute,
+    call or subscript (`credentials=credentials`, `password=password_input`, `token =
+    get_token()`, `settings.SECRET_KEY`, `os.environ["API_KEY"]`) or another assignment."""
+    if re.match(r"[A-Za-z_]\w*=", value):  # `user=admin` read as a value: a key=value pair
+        return True
+    if re.fullmatch(r"[A-Za-z_][\w.]*[(\[].*", value):  # `os.environ[...]`, `get(...)`
+        return True
+    if not _IDENTIFIER.fullmatch(value):
+        return False  # digits or symbols: a secret can look like that, code rarely
+    if following[:1] in ("(", "["):
+        return True
+    parts = [p.lower() for p in _IDENTIFIER_PARTS.split(value) if p]
+    return value.lower() in _CODE_WORDS or (len(parts) > 1 and any(p in _CODE_WORDS for p in parts))
+
+
+def credible(value: str, strength: str, following: str = "") -> bool:
     """Whether `value`, found after a credential word, looks like a secret.
 
     strength: "quoted" (in quotes: any 4+ characters), "assign" (`=`: one word of 5+), "prose"
     ("is", ":", a space: 6+ characters of two kinds, or a 3-word joined passphrase).
+    following: the text right after an unquoted value (a `(` makes it a call).
     """
     if len(value) < 4 or len(value) > 200 or value.lower() in _NOT_SECRETS:
         return False
@@ -144,6 +176,8 @@ def credible(value: str, strength: str) -> bool:
         return False
     if strength == "quoted":
         return len(value.split()) <= 8
+    if code_expression(value, following):
+        return False
     if any(c.isspace() for c in value):
         return False
     if strength == "assign":
@@ -358,7 +392,8 @@ def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
                 strength = "quoted" if quoted else "assign" if before.endswith("=") else "prose"
                 if not _credential_context(before):  # "Secretary: Jane" is no keyword
                     continue
-                if token and credible(token, strength):
+                following = line[i + len(token) : i + len(token) + 1]
+                if token and credible(token, strength, following):
                     yield Finding(offset + i, offset + i + len(token), "SECRET_KEYWORD", 0.8)
 
 
@@ -443,8 +478,41 @@ _CLI_FLAG = re.compile(
 _CLI_SHORT = re.compile(
     r"(?i)\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
     r"|(?:sshpass|mongo|mongosh)\b[^\n]*?[ \t]-p[ \t]*|sqlcmd\b[^\n]*?[ \t]-P[ \t]*"
-    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+|curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)"
+    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+)"
     + _VALUE
+)
+# curl -u user:password, --user=user:password, -u "user:password", -u token: (a token as user)
+_CURL_USER = re.compile(
+    r"\bcurl\b(?:[^\n]|\\\n)*?[ \t](?:-u|--user)(?:[ \t]*=[ \t]*|[ \t]*)(?P<q>[\"']?)"
+    r"(?P<user>[^\s:\"']*):(?P<pw>[^\s\"']*)(?P=q)(?=[\s;|&)]|$)"
+)
+# HTTP headers that carry a credential: raw header lines, curl/httpie/wget -H "...", quoted
+_HEADER_NAMES = (
+    r"(?:proxy-)?authorization|x-api-?key|api-?key|apikey|x-auth-?token|x-access-?token"
+    r"|x-auth-?key|x-api-?token|x-token|private-token|x-gitlab-token|x-vault-token"
+    r"|ocp-apim-subscription-key|x-functions-key|x-goog-api-key|x-rapidapi-key|x-figma-token"
+    r"|x-shopify-access-token|x-postmark-server-token|x-[a-z0-9-]*(?:api-?key|secret|token)"
+)
+_HEADER = re.compile(
+    r"(?im)(?:^[ \t]*|(?:-H|--header)(?:[ \t]*=?[ \t]*)[\"']?|[\"'{,][ \t]*)"
+    rf"(?P<key>{_HEADER_NAMES})[\"']?[ \t]*:[ \t]*[\"']?[ \t]*"
+    r"(?:(?:bearer|basic|token|digest|apikey|api-key|sso-key|key|sharedaccesssignature)[ \t]+)?"
+    r"(?P<uv>[A-Za-z0-9._~+/\-:=%&]{8,})"
+)
+# incoming-webhook URLs: whoever holds one can post as the integration
+_WEBHOOK = re.compile(
+    r"(?i)\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[\w/+\-]{20,}"
+    r"|(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{5,25}/[\w\-]{20,}"
+    r"|[\w\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,}"
+    r"|outlook\.office(?:365)?\.com/webhook/[^\s\"'<>]{20,}"
+    r"|hooks\.zapier\.com/hooks/catch/\d+/\w+/?)"
+)
+# credentials in a URL's query string: ?api_key=X, &access_token=X, &sig=X (SAS), ...
+_URL_QUERY = re.compile(
+    r"(?i)[?&](?P<key>api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret"
+    r"|client[_\-]?secret|password|passwd|pwd|sig|signature|key|private[_\-]?token"
+    r"|refresh[_\-]?token|id[_\-]?token|session[_\-]?token|x-amz-signature"
+    r"|x-amz-security-token|access[_\-]?key|secret[_\-]?key|auth)=(?P<uv>[^&#\s\"'<>]{8,})"
 )
 _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
 _TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/\-_][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
@@ -473,7 +541,7 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         strength = _strength(m, quoted)
         if m.group("sp") and not quoted and m.group("key").lower().rstrip("s") in ("key", "auth"):
             continue  # "key X", "auth X": too loose without an operator; entropy rule decides
-        if credible(value, strength):
+        if credible(value, strength, text[end : end + 1]):
             yield Finding(start, end, _kind(m.group("key")), 0.9)
     for m in _NEXT_LINE.finditer(text):
         start, end, value, quoted = _value_span(m)
@@ -486,7 +554,7 @@ def _rule_findings(text: str) -> Iterator[Finding]:
                 yield Finding(start, end, _kind(m.group("key")), 0.9)
     for m in _USER_SLASH_PASSWORD.finditer(text):
         start, end, value, quoted = _value_span(m)
-        if credible(value, "quoted" if quoted else "prose"):
+        if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
             yield Finding(start, end, "PASSWORD", 0.9)
     for m in _URL_PASSWORD.finditer(text):
         if not _MASKED.fullmatch(m.group("uv")):
@@ -504,7 +572,46 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         start, end, value, quoted = _value_span(m)
         if credible(value, "quoted" if quoted else "assign"):
             yield Finding(start, end, "PASSWORD", 0.9)
+    yield from _free_text_findings(text)
     yield from _near_context_findings(text)
+
+
+def _token_like(value: str) -> bool:
+    """A header or query value that is a token: 8+ characters, not masked, not a word."""
+    return (
+        len(value) >= 8
+        and not _MASKED.fullmatch(value)
+        and value.lower() not in _NOT_SECRETS
+        and not re.fullmatch(r"[A-Za-z]+|[a-z]+(?:[\-_][a-z]+)*|\d{1,12}", value)
+        and not code_expression(value)
+    )
+
+
+def _free_text_findings(text: str) -> Iterator[Finding]:
+    """curl -u, HTTP headers, webhook URLs and credentials in query strings."""
+    for m in _CURL_USER.finditer(text):
+        user, pw = m.group("user"), m.group("pw")
+        if pw and not _MASKED.fullmatch(pw) and pw.lower() not in _NOT_SECRETS and len(pw) >= 3:
+            yield Finding(*m.span("pw"), "PASSWORD", 0.9)
+        elif not pw and len(user) >= 12 and _mixed(user) and not _MASKED.fullmatch(user):
+            yield Finding(*m.span("user"), "API_KEY", 0.9)  # -u sk_live_...: (token as user)
+    for m in _HEADER.finditer(text):
+        start, end = m.span("uv")
+        value = m.group("uv")
+        while value and value[-1] in _TRAILING:
+            value, end = value[:-1], end - 1
+        if _token_like(value) and not re.search(r"[:/]{2}", value):
+            yield Finding(start, end, "BEARER_TOKEN", 0.9)
+    for m in _WEBHOOK.finditer(text):
+        start, end = m.span()
+        while end > start and text[end - 1] in _TRAILING:
+            end -= 1
+        yield Finding(start, end, "WEBHOOK_URL", 0.9)
+    for m in _URL_QUERY.finditer(text):
+        value = m.group("uv")
+        loose = m.group("key").lower() in ("key", "sig", "signature", "auth", "token")
+        if _token_like(value) and (not loose or entropy(value) >= 3.0):
+            yield Finding(*m.span("uv"), "API_KEY", 0.9)
 
 
 def _near_context_findings(text: str) -> Iterator[Finding]:
@@ -522,6 +629,43 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
             yield Finding(start, start + len(value), kind, 0.8)
 
 
+def _catalogue_findings(text: str) -> Iterator[Finding]:
+    """gitleaks' vendor formats (`screening.credential_rules`), typed by the rule's vendor.
+
+    gitleaks' `curl -u` rule yields `user:password`: the finding is the password alone (the
+    user when the password is empty: a token passed as the user name)."""
+    for f in catalogue().find(text):
+        start, end = f.start, f.end
+        if f.rule.entity == "BASIC_AUTH_CREDENTIALS" and ":" in text[start:end]:
+            colon = text.index(":", start, end)
+            if colon + 1 < end:
+                start = colon + 1
+            else:
+                end = colon
+            start, end = _unquote(text, start, end)
+        yield Finding(start, end, f.rule.entity, f.rule.score)
+
+
+def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in _QUOTES:
+        start += 1
+    while end > start and text[end - 1] in _QUOTES:
+        end -= 1
+    return start, end
+
+
+_QUERY_KEY_BEFORE = re.compile(r"[?&][\w.\-\[\]]+=$")
+
+
+def _query_value(text: str, f: Finding) -> Finding:
+    """A value found in a URL's query string ends at the next `&` or `#`."""
+    value = text[f.start : f.end]
+    cut = min((i for i in (value.find("&"), value.find("#")) if i > 0), default=-1)
+    if cut > 0 and _QUERY_KEY_BEFORE.search(text, max(0, f.start - 60), f.start):
+        return Finding(f.start, f.start + cut, f.entity, f.score)
+    return f
+
+
 # --- Entry point --------------------------------------------------------------------------------
 _MIN_PROPAGATED = 6
 
@@ -531,7 +675,11 @@ def find_credentials(text: str) -> list[Finding]:
 
     A value found once is also found wherever else it occurs in the text.
     """
-    found = {f for f in (*_plugin_findings(text), *_rule_findings(text)) if f.end > f.start}
+    found = {
+        _query_value(text, f)
+        for f in (*_catalogue_findings(text), *_plugin_findings(text), *_rule_findings(text))
+        if f.end > f.start
+    }
     values = {text[f.start : f.end]: f for f in sorted(found, key=lambda f: -f.score)}
     for value, f in values.items():
         if len(value) >= _MIN_PROPAGATED:
