@@ -477,6 +477,7 @@ _CLI_FLAG = re.compile(
 )
 _CLI_SHORT = re.compile(
     r"(?i)\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
+    r"|psexec(?:\.exe)?\b[^\n]*?[ \t]-p[ \t]+"
     r"|(?:sshpass|mongo|mongosh)\b[^\n]*?[ \t]-p[ \t]*|sqlcmd\b[^\n]*?[ \t]-P[ \t]*"
     r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+)"
     + _VALUE
@@ -496,7 +497,7 @@ _HEADER_NAMES = (
 _HEADER = re.compile(
     r"(?im)(?:^[ \t]*|(?:-H|--header)(?:[ \t]*=?[ \t]*)[\"']?|[\"'{,][ \t]*)"
     rf"(?P<key>{_HEADER_NAMES})[\"']?[ \t]*:[ \t]*[\"']?[ \t]*"
-    r"(?:(?:bearer|basic|token|digest|apikey|api-key|sso-key|key|sharedaccesssignature)[ \t]+)?"
+    r"(?:(?:bearer|basic|token|digest|apikey|api-key|sso-key|key|ssws|sharedaccesssignature)[ \t]+)?"
     r"(?P<uv>[A-Za-z0-9._~+/\-:=%&]{8,})"
 )
 # incoming-webhook URLs: whoever holds one can post as the integration
