@@ -141,7 +141,8 @@ _CODE_WORDS = frozenset(
     config conf settings setting field var str param params arg args kwargs self this cls request
     req response resp headers header form data new old current default none null true false os
     user username login opts options props state ctx context payload body json dict obj result
-    values encode decode encrypt decrypt generate make create load read fetch from to is""".split()  # noqa: SIM905
+    values encode decode encrypt decrypt generate make create load read fetch from to is lambda
+    bytes int float bool list tuple dict object type any optional callable bytearray""".split()  # noqa: SIM905
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*")
 _IDENTIFIER_PARTS = re.compile(r"[._]|(?<=[a-z])(?=[A-Z])")
@@ -160,7 +161,11 @@ def code_expression(value: str, following: str = "") -> bool:
     if following[:1] in ("(", "["):
         return True
     parts = [p.lower() for p in _IDENTIFIER_PARTS.split(value) if p]
-    return value.lower() in _CODE_WORDS or (len(parts) > 1 and any(p in _CODE_WORDS for p in parts))
+    if value.lower() in _CODE_WORDS or (len(parts) > 1 and any(p in _CODE_WORDS for p in parts)):
+        return True
+    if "." in value:  # an attribute (`ssl.TLSVersion`), unless a lower-case dotted passphrase
+        return not _PASSPHRASE.fullmatch(value)
+    return bool(re.fullmatch(r"_*(?:[A-Z]+[a-z]+){2,}[A-Z]*", value))  # CamelCase: a class name
 
 
 def credible(value: str, strength: str, following: str = "") -> bool:
@@ -174,8 +179,8 @@ def credible(value: str, strength: str, following: str = "") -> bool:
         return False
     if _MASKED.fullmatch(value) or _NOT_A_VALUE.fullmatch(value):
         return False
-    if strength == "quoted":
-        return len(value.split()) <= 8
+    if strength == "quoted":  # an upper-case name in quotes is an environment variable's name
+        return len(value.split()) <= 8 and not re.fullmatch(r"[A-Z][A-Z_]*", value)
     if code_expression(value, following):
         return False
     if any(c.isspace() for c in value):
@@ -519,6 +524,9 @@ _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
 _TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/\-_][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
 
 
+_SNAKE_VARIABLE = re.compile(r"[a-z]+_[a-z0-9]+")
+
+
 def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
     if m.groupdict().get("qv") is not None:
         return m.start("qv"), m.end("qv"), m.group("qv"), True
@@ -542,11 +550,16 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         strength = _strength(m, quoted)
         if m.group("sp") and not quoted and m.group("key").lower().rstrip("s") in ("key", "auth"):
             continue  # "key X", "auth X": too loose without an operator; entropy rule decides
+        kind = _kind(m.group("key"))
+        if kind == "API_KEY" and not quoted and _SNAKE_VARIABLE.fullmatch(value):
+            continue  # `key=sort_func`: a token or key is not two lower-case words
         if credible(value, strength, text[end : end + 1]):
-            yield Finding(start, end, _kind(m.group("key")), 0.9)
+            yield Finding(start, end, kind, 0.9)
     for m in _NEXT_LINE.finditer(text):
         start, end, value, quoted = _value_span(m)
-        if credible(value, "quoted" if quoted else "prose"):
+        if not quoted and _SNAKE_VARIABLE.fullmatch(value):
+            continue
+        if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
             yield Finding(start, end, _kind(m.group("key")), 0.9)
     for pattern in (_USE_TO_LOG_IN, _IS_MY_PASSWORD, _SETX):
         for m in pattern.finditer(text):
@@ -623,6 +636,8 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
             value = value[:-1]
         if len(value) < 16 or _NOT_A_VALUE.fullmatch(value) or not _mixed(value):
             continue
+        if code_expression(value, text[start + len(value) : start + len(value) + 1]):
+            continue
         if entropy(value) < 3.0:
             continue
         kind = _credential_context(_context_before(text, start))
@@ -658,6 +673,15 @@ def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
 _QUERY_KEY_BEFORE = re.compile(r"[?&][\w.\-\[\]]+=$")
 
 
+def _placeholder_password(text: str, f: Finding) -> bool:
+    """`scheme://username:password@host` in documentation: the password is the word itself."""
+    value = text[f.start : f.end].lower()
+    return f.entity == "BASIC_AUTH_CREDENTIALS" and value in (
+        *("password", "passwd", "pwd", "pass", "token", "mypassword", "mypass"),
+        *("yourpassword", "your_password", "changeme"),
+    )
+
+
 def _query_value(text: str, f: Finding) -> Finding:
     """A value found in a URL's query string ends at the next `&` or `#`."""
     value = text[f.start : f.end]
@@ -679,7 +703,7 @@ def find_credentials(text: str) -> list[Finding]:
     found = {
         _query_value(text, f)
         for f in (*_catalogue_findings(text), *_plugin_findings(text), *_rule_findings(text))
-        if f.end > f.start
+        if f.end > f.start and not _placeholder_password(text, f)
     }
     values = {text[f.start : f.end]: f for f in sorted(found, key=lambda f: -f.score)}
     for value, f in values.items():
