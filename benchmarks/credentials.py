@@ -38,9 +38,18 @@ from screening.credentials import find_credentials
 from screening.detectors import Detectors, build_analyzer
 from screening.policy import ScreenConfig
 
-
 EXTERNAL = Path(__file__).resolve().parent / "external" / "credentials_dev.jsonl"
-CODE_PACKAGES = ("click", "jinja2", "yaml", "rich", "requests", "urllib3", "fsspec", "typer", "pydantic")
+CODE_PACKAGES = (
+    "click",
+    "jinja2",
+    "yaml",
+    "rich",
+    "requests",
+    "urllib3",
+    "fsspec",
+    "typer",
+    "pydantic",
+)
 
 
 def external_tickets(path: Path = EXTERNAL) -> list[Ticket]:
@@ -93,16 +102,16 @@ def main() -> None:
     parser.add_argument("--speed-texts", type=int, default=2000, help="tickets timed")
     parser.add_argument("--show", type=int, default=0, help="print this many misses and drops")
     parser.add_argument("--external", type=Path, default=EXTERNAL, help="a credentials_dev.jsonl")
-    parser.add_argument("--code-windows", type=int, default=3000, help="code windows for false positives")
+    parser.add_argument(
+        "--code-windows", type=int, default=3000, help="code windows for false positives"
+    )
     args = parser.parse_args()
 
     caught, total, misses = external_recall(external_tickets(args.external))
     print(f"external ({args.external.name}): recall {caught}/{total} = {caught / total:.2%}")
     print("  misses per vendor: " + ", ".join(f"{k} {v}" for k, v in misses.most_common()))
     windows = code_windows(args.code_windows)
-    flagged = [
-        w.text for w in windows if any(f.score >= 0.5 for f in find_credentials(w.text))
-    ]
+    flagged = [w.text for w in windows if any(f.score >= 0.5 for f in find_credentials(w.text))]
     print(
         f"code windows with a finding: {len(flagged)}/{len(windows)} = "
         f"{len(flagged) / max(1, len(windows)):.2%} ({', '.join(CODE_PACKAGES)})"

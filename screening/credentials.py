@@ -165,7 +165,8 @@ def code_expression(value: str, following: str = "") -> bool:
         return True
     if "." in value:  # an attribute (`ssl.TLSVersion`), unless a lower-case dotted passphrase
         return not _PASSPHRASE.fullmatch(value)
-    return bool(re.fullmatch(r"_*(?:[A-Z]+[a-z]+){2,}[A-Z]*", value))  # CamelCase: a class name
+    # CamelCase words: a class name (`BlockMappingStartToken`), not random letters (`RRxkkBDFSV`)
+    return bool(re.fullmatch(r"_*(?:[A-Z]{1,3}[a-z]{2,}){2,}[A-Z]{0,3}", value))
 
 
 def credible(value: str, strength: str, following: str = "") -> bool:
@@ -484,8 +485,7 @@ _CLI_SHORT = re.compile(
     r"(?i)\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
     r"|psexec(?:\.exe)?\b[^\n]*?[ \t]-p[ \t]+"
     r"|(?:sshpass|mongo|mongosh)\b[^\n]*?[ \t]-p[ \t]*|sqlcmd\b[^\n]*?[ \t]-P[ \t]*"
-    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+)"
-    + _VALUE
+    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+)" + _VALUE
 )
 # curl -u user:password, --user=user:password, -u "user:password", -u token: (a token as user)
 _CURL_USER = re.compile(

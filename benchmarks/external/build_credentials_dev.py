@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from screening.credential_rules import UntranslatableRegex, go_to_python
 
-
 _SECRET_WORDS = re.compile(r"(?i)password|secret|token|key|credential|pass\b|pwd")
 _NOT_SECRET_WORDS = re.compile(r"(?i)host|user|name|\bid\b|port|account|region|domain")
 
@@ -69,7 +68,9 @@ _PLACEHOLDER = re.compile(r"[\"']?(?:\$\w+|\$\{[^}]*\}|%\w+%|#+|#\{.*|[A-Z_]+)[\
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("rules_dir", type=Path)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("credentials_dev.jsonl"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).with_name("credentials_dev.jsonl")
+    )
     args = parser.parse_args()
     records, untranslated, unmatched = [], 0, 0
     kinds: Counter[str] = Counter()
