@@ -1,18 +1,25 @@
-"""Credentials in free text: detect-secrets' plugins plus rules for how people write them.
+"""Credentials in free text: gitleaks' catalogue, detect-secrets' plugins, rules for how people
+write them.
+
+gitleaks' rule catalogue (`screening.credential_rules`, vendored data) knows ~220 vendor token
+formats; it runs first and its findings are typed by vendor (VENDOR_SECRET when the screen has no
+type of its own for one).
 
 detect-secrets (Yelp) is built for source code: its token-format plugins (AWS, GitHub, Slack,
 Stripe, JWT, private keys...) work anywhere, but its keyword plugin expects code-style
 assignments and its high-entropy plugins only look inside quotes. Support tickets say "my password
 is X", "use X to log in", "pw: X", paste `export DB_PASSWORD=X`, `mysql -pX`, connection strings,
 `Authorization: Bearer X`, URLs with user:password@, JSON or YAML, or put the password on the line
-after "password:". `find_credentials` runs both over a text and returns typed spans that cover the
+after "password:", `curl -u user:X`, `-H "x-api-key: X"`, webhook URLs and `?api_key=X`.
+`find_credentials` runs them all over a text and returns typed spans that cover the
 secret value only (never the keyword before it), at every place the value occurs.
 
 What is *not* a credential matters as much: order, invoice and ticket numbers, UUIDs, commit SHAs,
 checksums, tracking numbers and versions look random too. Entropy alone never decides: a random
 token counts only next to a credential word (password, token, key, secret, login...) with no
 identifier word (sha, commit, checksum, order, invoice, tracking, build, request id...) after it;
-a value after a credential word must look like one (not "incorrect", "expired", "********").
+a value after a credential word must look like one (not "incorrect", "expired", "********"),
+and not like code (`credentials=credentials`, `token = get_token()`, `settings.SECRET_KEY`).
 """
 
 from __future__ import annotations
@@ -524,7 +531,7 @@ _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
 _TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/\-_][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
 
 
-_SNAKE_VARIABLE = re.compile(r"[a-z]+_[a-z0-9]+")
+_SNAKE_VARIABLE = re.compile(r"[a-z]+_[a-z]+[0-9]?")
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
