@@ -19,7 +19,7 @@ API = "https://api.github.com/repos/gitleaks/gitleaks/commits/{ref}"
 
 
 def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (fixed https URLs)
+    with urllib.request.urlopen(url, timeout=60) as response:
         return response.read()
 
 
