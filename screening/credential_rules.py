@@ -6,8 +6,9 @@ the keywords that must occur before the regex is worth running, a minimum Shanno
 the secret, the capture group that holds the secret, and allowlists (regexes on the secret, the
 whole match or the line; stopwords). `Catalogue` reads it once per process, translates every
 regex to Python `re` (inline flags in mid-pattern, `\\z`, POSIX classes; ASCII `\\w`, `\\b` as in
-Go), and runs on a text only the rules one of whose keywords occurs in it (one lower-casing, a
-substring test per keyword), then applies entropy and allowlists as gitleaks does.
+Go), and runs on a text only the rules one of whose keywords occurs in it (one lower-casing and
+one pass of a regex holding every keyword as a trie), then applies entropy and allowlists as
+gitleaks does.
 
 Rules that need a file path (gitleaks runs them on files named like `*.p12` or `NuGet.config`
 only) have none here: they are left out, each with its reason in `Catalogue.skipped`.
@@ -250,14 +251,16 @@ class Catalogue:
     global_allow: tuple[Allow, ...]
     by_keyword: dict[str, tuple[int, ...]]  # lower-case keyword -> indices into rules
     unconditional: tuple[int, ...]  # rules with no keywords: run on every text
+    # every keyword in one regex (a trie: one pass over the text); the longest keyword found at a
+    # place -> the rules of it and of every keyword that is a prefix of it
+    keyword_regex: re.Pattern[str]
+    rules_at: dict[str, frozenset[int]]
 
     def rules_for(self, text: str) -> list[Rule]:
         """The rules whose keywords occur in `text` (gitleaks' prefilter), in catalogue order."""
-        low = text.lower()
         wanted = set(self.unconditional)
-        for keyword, indices in self.by_keyword.items():
-            if keyword in low:
-                wanted.update(indices)
+        for m in self.keyword_regex.finditer(text.lower()):
+            wanted |= self.rules_at[m.group(1)]
         return [self.rules[i] for i in sorted(wanted)]
 
     def find(self, text: str) -> Iterator[CatalogueFinding]:
@@ -280,6 +283,26 @@ class Catalogue:
                 if any(a.allows(secret, whole, line) for a in (*self.global_allow, *rule.allows)):
                     continue
                 yield CatalogueFinding(start, end, rule)
+
+
+def _trie_regex(words: list[str]) -> re.Pattern[str]:
+    """A regex finding, at every place, the longest of `words` that starts there."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        branches = [re.escape(ch) + build(node[ch]) for ch in sorted(node) if ch]
+        if not branches:
+            return ""
+        if "" in node:
+            return "(?:" + "|".join(branches) + ")?"
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return re.compile("(?=(" + build(trie) + "))")
 
 
 def _line_end(text: str, i: int) -> int:
@@ -379,6 +402,10 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
     for i, rule in enumerate(rules):
         for keyword in rule.keywords:
             by_keyword.setdefault(keyword, []).append(i)
+    rules_at = {
+        k: frozenset(i for p, indices in by_keyword.items() if k.startswith(p) for i in indices)
+        for k in by_keyword
+    }
     return Catalogue(
         version=_version(path),
         rules=tuple(rules),
@@ -386,6 +413,8 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
         global_allow=global_allow,
         by_keyword={k: tuple(v) for k, v in by_keyword.items()},
         unconditional=tuple(i for i, r in enumerate(rules) if not r.keywords),
+        keyword_regex=_trie_regex(sorted(by_keyword)),
+        rules_at=rules_at,
     )
 
 

@@ -150,6 +150,17 @@ def test_the_catalogue_loads_and_every_rule_compiles() -> None:
     assert all(r.keywords for r in loaded.rules if r.id != "generic-api-key")
 
 
+def test_the_keyword_prefilter_picks_the_rules_of_every_keyword_in_the_text() -> None:
+    """One regex pass finds what a substring test per keyword finds, overlapping ones too."""
+    from screening.credential_rules import catalogue
+
+    loaded = catalogue()
+    text = "PAT for ghp_ and sk-proj; the Api Key / passwd / Hooks.Slack.Com / xoxb-; eyJ"
+    naive = {i for k, indices in loaded.by_keyword.items() if k in text.lower() for i in indices}
+    assert [loaded.rules.index(r) for r in loaded.rules_for(text)] == sorted(naive)
+    assert len(naive) > 10
+
+
 @pytest.mark.parametrize(
     ("go", "text", "matched"),
     [
