@@ -158,7 +158,7 @@ def test_the_keyword_prefilter_picks_the_rules_of_every_keyword_in_the_text() ->
     text = "PAT for ghp_ and sk-proj; the Api Key / passwd / Hooks.Slack.Com / xoxb-; eyJ"
     naive = {i for k, indices in loaded.by_keyword.items() if k in text.lower() for i in indices}
     assert [loaded.rules.index(r) for r in loaded.rules_for(text)] == sorted(naive)
-    assert len(naive) > 10
+    assert len(naive) > 5
 
 
 @pytest.mark.parametrize(
