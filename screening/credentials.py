@@ -159,7 +159,7 @@ def code_expression(value: str, following: str = "") -> bool:
     """Whether an unquoted `value` after `key =` is code, not a secret: a variable, attribute,
     call or subscript (`credentials=credentials`, `password=password_input`, `token =
     get_token()`, `settings.SECRET_KEY`, `os.environ["API_KEY"]`) or another assignment."""
-    if re.match(r"[A-Za-z_]\w*=", value):  # `user=admin` read as a value: a key=value pair
+    if re.fullmatch(r"[a-z_]{2,}=[A-Za-z_][\w.]*", value):  # `project=project_id`: a pair
         return True
     if re.fullmatch(r"[A-Za-z_][\w.]*[(\[].*", value):  # `os.environ[...]`, `get(...)`
         return True
