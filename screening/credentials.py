@@ -1,18 +1,25 @@
-"""Credentials in free text: detect-secrets' plugins plus rules for how people write them.
+"""Credentials in free text: gitleaks' catalogue, detect-secrets' plugins, rules for how people
+write them.
+
+gitleaks' rule catalogue (`screening.credential_rules`, vendored data) knows ~220 vendor token
+formats; it runs first and its findings are typed by vendor (VENDOR_SECRET when the screen has no
+type of its own for one).
 
 detect-secrets (Yelp) is built for source code: its token-format plugins (AWS, GitHub, Slack,
 Stripe, JWT, private keys...) work anywhere, but its keyword plugin expects code-style
 assignments and its high-entropy plugins only look inside quotes. Support tickets say "my password
 is X", "use X to log in", "pw: X", paste `export DB_PASSWORD=X`, `mysql -pX`, connection strings,
 `Authorization: Bearer X`, URLs with user:password@, JSON or YAML, or put the password on the line
-after "password:". `find_credentials` runs both over a text and returns typed spans that cover the
+after "password:", `curl -u user:X`, `-H "x-api-key: X"`, webhook URLs and `?api_key=X`.
+`find_credentials` runs them all over a text and returns typed spans that cover the
 secret value only (never the keyword before it), at every place the value occurs.
 
 What is *not* a credential matters as much: order, invoice and ticket numbers, UUIDs, commit SHAs,
 checksums, tracking numbers and versions look random too. Entropy alone never decides: a random
 token counts only next to a credential word (password, token, key, secret, login...) with no
 identifier word (sha, commit, checksum, order, invoice, tracking, build, request id...) after it;
-a value after a credential word must look like one (not "incorrect", "expired", "********").
+a value after a credential word must look like one (not "incorrect", "expired", "********"),
+and not like code (`credentials=credentials`, `token = get_token()`, `settings.SECRET_KEY`).
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.credential_rules import catalogue
 from screening.entities import SECRET_ENTITIES
 
 
@@ -132,18 +140,57 @@ def _mixed(value: str) -> bool:
     return (letters and digits) or bool(re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", value))
 
 
-def credible(value: str, strength: str) -> bool:
+# Words of code that, inside an identifier, say it names a variable, not a value.
+_CODE_WORDS = frozenset(
+    """
+    password passwd pwd pass passphrase passcode token tokens secret secrets key keys credential
+    credentials creds cred auth api apikey input value val hash hashed get set env environ getenv
+    config conf settings setting field var str param params arg args kwargs self this cls request
+    req response resp headers header form data new old current default none null true false os
+    user username login opts options props state ctx context payload body json dict obj result
+    values encode decode encrypt decrypt generate make create load read fetch from to is lambda
+    bytes int float bool list tuple dict object type any optional callable bytearray""".split()  # noqa: SIM905
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*")
+_IDENTIFIER_PARTS = re.compile(r"[._]|(?<=[a-z])(?=[A-Z])")
+
+
+def code_expression(value: str, following: str = "") -> bool:
+    """Whether an unquoted `value` after `key =` is code, not a secret: a variable, attribute,
+    call or subscript (`credentials=credentials`, `password=password_input`, `token =
+    get_token()`, `settings.SECRET_KEY`, `os.environ["API_KEY"]`) or another assignment."""
+    if re.fullmatch(r"[a-z_]{2,}=[A-Za-z_][\w.]*", value):  # `project=project_id`: a pair
+        return True
+    if re.fullmatch(r"[A-Za-z_][\w.]*[(\[].*", value):  # `os.environ[...]`, `get(...)`
+        return True
+    if not _IDENTIFIER.fullmatch(value):
+        return False  # digits or symbols: a secret can look like that, code rarely
+    if following[:1] in ("(", "["):
+        return True
+    parts = [p.lower() for p in _IDENTIFIER_PARTS.split(value) if p]
+    if value.lower() in _CODE_WORDS or (len(parts) > 1 and any(p in _CODE_WORDS for p in parts)):
+        return True
+    if "." in value:  # an attribute (`ssl.TLSVersion`), unless a lower-case dotted passphrase
+        return not _PASSPHRASE.fullmatch(value)
+    # CamelCase words: a class name (`BlockMappingStartToken`), not random letters (`RRxkkBDFSV`)
+    return bool(re.fullmatch(r"_*(?:[A-Z]{1,3}[a-z]{2,}){2,}[A-Z]{0,3}", value))
+
+
+def credible(value: str, strength: str, following: str = "") -> bool:
     """Whether `value`, found after a credential word, looks like a secret.
 
     strength: "quoted" (in quotes: any 4+ characters), "assign" (`=`: one word of 5+), "prose"
     ("is", ":", a space: 6+ characters of two kinds, or a 3-word joined passphrase).
+    following: the text right after an unquoted value (a `(` makes it a call).
     """
     if len(value) < 4 or len(value) > 200 or value.lower() in _NOT_SECRETS:
         return False
     if _MASKED.fullmatch(value) or _NOT_A_VALUE.fullmatch(value):
         return False
-    if strength == "quoted":
-        return len(value.split()) <= 8
+    if strength == "quoted":  # an upper-case name in quotes is an environment variable's name
+        return len(value.split()) <= 8 and not re.fullmatch(r"[A-Z][A-Z_]*", value)
+    if code_expression(value, following):
+        return False
     if any(c.isspace() for c in value):
         return False
     if strength == "assign":
@@ -358,7 +405,8 @@ def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
                 strength = "quoted" if quoted else "assign" if before.endswith("=") else "prose"
                 if not _credential_context(before):  # "Secretary: Jane" is no keyword
                     continue
-                if token and credible(token, strength):
+                following = line[i + len(token) : i + len(token) + 1]
+                if token and credible(token, strength, following):
                     yield Finding(offset + i, offset + i + len(token), "SECRET_KEYWORD", 0.8)
 
 
@@ -442,12 +490,48 @@ _CLI_FLAG = re.compile(
 )
 _CLI_SHORT = re.compile(
     r"(?i)\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
+    r"|psexec(?:\.exe)?\b[^\n]*?[ \t]-p[ \t]+"
     r"|(?:sshpass|mongo|mongosh)\b[^\n]*?[ \t]-p[ \t]*|sqlcmd\b[^\n]*?[ \t]-P[ \t]*"
-    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+|curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)"
-    + _VALUE
+    r"|redis-cli\b[^\n]*?[ \t]-a[ \t]+)" + _VALUE
+)
+# curl -u user:password, --user=user:password, -u "user:password", -u token: (a token as user)
+_CURL_USER = re.compile(
+    r"\bcurl\b(?:[^\n]|\\\n)*?[ \t](?:-u|--user)(?:[ \t]*=[ \t]*|[ \t]*)(?P<q>[\"']?)"
+    r"(?P<user>[^\s:\"']*):(?P<pw>[^\s\"']*)(?P=q)(?=[\s;|&)]|$)"
+)
+# HTTP headers that carry a credential: raw header lines, curl/httpie/wget -H "...", quoted
+_HEADER_NAMES = (
+    r"(?:proxy-)?authorization|x-api-?key|api-?key|apikey|x-auth-?token|x-access-?token"
+    r"|x-auth-?key|x-api-?token|x-token|private-token|x-gitlab-token|x-vault-token"
+    r"|ocp-apim-subscription-key|x-functions-key|x-goog-api-key|x-rapidapi-key|x-figma-token"
+    r"|x-shopify-access-token|x-postmark-server-token|x-[a-z0-9-]*(?:api-?key|secret|token)"
+)
+_HEADER = re.compile(
+    r"(?im)(?:^[ \t]*|(?:-H|--header)(?:[ \t]*=?[ \t]*)[\"']?|[\"'{,][ \t]*)"
+    rf"(?P<key>{_HEADER_NAMES})[\"']?[ \t]*:[ \t]*[\"']?[ \t]*"
+    r"(?:(?:bearer|basic|token|digest|apikey|api-key|sso-key|key|ssws|sharedaccesssignature)[ \t]+)?"
+    r"(?P<uv>[A-Za-z0-9._~+/\-:=%&]{8,})"
+)
+# incoming-webhook URLs: whoever holds one can post as the integration
+_WEBHOOK = re.compile(
+    r"(?i)\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[\w/+\-]{20,}"
+    r"|(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{5,25}/[\w\-]{20,}"
+    r"|[\w\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,}"
+    r"|outlook\.office(?:365)?\.com/webhook/[^\s\"'<>]{20,}"
+    r"|hooks\.zapier\.com/hooks/catch/\d+/\w+/?)"
+)
+# credentials in a URL's query string: ?api_key=X, &access_token=X, &sig=X (SAS), ...
+_URL_QUERY = re.compile(
+    r"(?i)[?&](?P<key>api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret"
+    r"|client[_\-]?secret|password|passwd|pwd|sig|signature|key|private[_\-]?token"
+    r"|refresh[_\-]?token|id[_\-]?token|session[_\-]?token|x-amz-signature"
+    r"|x-amz-security-token|access[_\-]?key|secret[_\-]?key|auth)=(?P<uv>[^&#\s\"'<>]{8,})"
 )
 _SETX = re.compile(rf"(?i)\bsetx[ \t]+(?P<key>{_KEY_NAME})[ \t]+" + _VALUE)
 _TOKEN = re.compile(r"(?<![\w\-+/=.~@:])[A-Za-z0-9+/\-_][A-Za-z0-9_\-+/=.~!@#$%^&*]{15,199}")
+
+
+_SNAKE_VARIABLE = re.compile(r"[a-z]+_[a-z]+[0-9]?")
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
@@ -473,11 +557,16 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         strength = _strength(m, quoted)
         if m.group("sp") and not quoted and m.group("key").lower().rstrip("s") in ("key", "auth"):
             continue  # "key X", "auth X": too loose without an operator; entropy rule decides
-        if credible(value, strength):
-            yield Finding(start, end, _kind(m.group("key")), 0.9)
+        kind = _kind(m.group("key"))
+        if kind == "API_KEY" and not quoted and _SNAKE_VARIABLE.fullmatch(value):
+            continue  # `key=sort_func`: a token or key is not two lower-case words
+        if credible(value, strength, text[end : end + 1]):
+            yield Finding(start, end, kind, 0.9)
     for m in _NEXT_LINE.finditer(text):
         start, end, value, quoted = _value_span(m)
-        if credible(value, "quoted" if quoted else "prose"):
+        if not quoted and _SNAKE_VARIABLE.fullmatch(value):
+            continue
+        if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
             yield Finding(start, end, _kind(m.group("key")), 0.9)
     for pattern in (_USE_TO_LOG_IN, _IS_MY_PASSWORD, _SETX):
         for m in pattern.finditer(text):
@@ -486,7 +575,7 @@ def _rule_findings(text: str) -> Iterator[Finding]:
                 yield Finding(start, end, _kind(m.group("key")), 0.9)
     for m in _USER_SLASH_PASSWORD.finditer(text):
         start, end, value, quoted = _value_span(m)
-        if credible(value, "quoted" if quoted else "prose"):
+        if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
             yield Finding(start, end, "PASSWORD", 0.9)
     for m in _URL_PASSWORD.finditer(text):
         if not _MASKED.fullmatch(m.group("uv")):
@@ -504,7 +593,46 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         start, end, value, quoted = _value_span(m)
         if credible(value, "quoted" if quoted else "assign"):
             yield Finding(start, end, "PASSWORD", 0.9)
+    yield from _free_text_findings(text)
     yield from _near_context_findings(text)
+
+
+def _token_like(value: str) -> bool:
+    """A header or query value that is a token: 8+ characters, not masked, not a word."""
+    return (
+        len(value) >= 8
+        and not _MASKED.fullmatch(value)
+        and value.lower() not in _NOT_SECRETS
+        and not re.fullmatch(r"[A-Za-z]+|[a-z]+(?:[\-_][a-z]+)*|\d{1,12}", value)
+        and not code_expression(value)
+    )
+
+
+def _free_text_findings(text: str) -> Iterator[Finding]:
+    """curl -u, HTTP headers, webhook URLs and credentials in query strings."""
+    for m in _CURL_USER.finditer(text):
+        user, pw = m.group("user"), m.group("pw")
+        if pw and not _MASKED.fullmatch(pw) and pw.lower() not in _NOT_SECRETS and len(pw) >= 3:
+            yield Finding(*m.span("pw"), "PASSWORD", 0.9)
+        elif not pw and len(user) >= 12 and _mixed(user) and not _MASKED.fullmatch(user):
+            yield Finding(*m.span("user"), "API_KEY", 0.9)  # -u sk_live_...: (token as user)
+    for m in _HEADER.finditer(text):
+        start, end = m.span("uv")
+        value = m.group("uv")
+        while value and value[-1] in _TRAILING:
+            value, end = value[:-1], end - 1
+        if _token_like(value) and not re.search(r"[:/]{2}", value):
+            yield Finding(start, end, "BEARER_TOKEN", 0.9)
+    for m in _WEBHOOK.finditer(text):
+        start, end = m.span()
+        while end > start and text[end - 1] in _TRAILING:
+            end -= 1
+        yield Finding(start, end, "WEBHOOK_URL", 0.9)
+    for m in _URL_QUERY.finditer(text):
+        value = m.group("uv")
+        loose = m.group("key").lower() in ("key", "sig", "signature", "auth", "token")
+        if _token_like(value) and (not loose or entropy(value) >= 3.0):
+            yield Finding(*m.span("uv"), "API_KEY", 0.9)
 
 
 def _near_context_findings(text: str) -> Iterator[Finding]:
@@ -515,11 +643,59 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
             value = value[:-1]
         if len(value) < 16 or _NOT_A_VALUE.fullmatch(value) or not _mixed(value):
             continue
+        if code_expression(value, text[start + len(value) : start + len(value) + 1]):
+            continue
         if entropy(value) < 3.0:
             continue
         kind = _credential_context(_context_before(text, start))
         if kind:
             yield Finding(start, start + len(value), kind, 0.8)
+
+
+def _catalogue_findings(text: str) -> Iterator[Finding]:
+    """gitleaks' vendor formats (`screening.credential_rules`), typed by the rule's vendor.
+
+    gitleaks' `curl -u` rule yields `user:password`: the finding is the password alone (the
+    user when the password is empty: a token passed as the user name)."""
+    for f in catalogue().find(text):
+        start, end = f.start, f.end
+        if f.rule.entity == "BASIC_AUTH_CREDENTIALS" and ":" in text[start:end]:
+            colon = text.index(":", start, end)
+            if colon + 1 < end:
+                start = colon + 1
+            else:
+                end = colon
+            start, end = _unquote(text, start, end)
+        yield Finding(start, end, f.rule.entity, f.rule.score)
+
+
+def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in _QUOTES:
+        start += 1
+    while end > start and text[end - 1] in _QUOTES:
+        end -= 1
+    return start, end
+
+
+_QUERY_KEY_BEFORE = re.compile(r"[?&][\w.\-\[\]]+=$")
+
+
+def _placeholder_password(text: str, f: Finding) -> bool:
+    """`scheme://username:password@host` in documentation: the password is the word itself."""
+    value = text[f.start : f.end].lower()
+    return f.entity == "BASIC_AUTH_CREDENTIALS" and value in (
+        *("password", "passwd", "pwd", "pass", "token", "mypassword", "mypass"),
+        *("yourpassword", "your_password", "changeme"),
+    )
+
+
+def _query_value(text: str, f: Finding) -> Finding:
+    """A value found in a URL's query string ends at the next `&` or `#`."""
+    value = text[f.start : f.end]
+    cut = min((i for i in (value.find("&"), value.find("#")) if i > 0), default=-1)
+    if cut > 0 and _QUERY_KEY_BEFORE.search(text, max(0, f.start - 60), f.start):
+        return Finding(f.start, f.start + cut, f.entity, f.score)
+    return f
 
 
 # --- Entry point --------------------------------------------------------------------------------
@@ -531,7 +707,11 @@ def find_credentials(text: str) -> list[Finding]:
 
     A value found once is also found wherever else it occurs in the text.
     """
-    found = {f for f in (*_plugin_findings(text), *_rule_findings(text)) if f.end > f.start}
+    found = {
+        _query_value(text, f)
+        for f in (*_catalogue_findings(text), *_plugin_findings(text), *_rule_findings(text))
+        if f.end > f.start and not _placeholder_password(text, f)
+    }
     values = {text[f.start : f.end]: f for f in sorted(found, key=lambda f: -f.score)}
     for value, f in values.items():
         if len(value) >= _MIN_PROPAGATED:

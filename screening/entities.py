@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # Credentials and secrets, found by `screening.credentials.CredentialRecognizer`.
 SECRET_ENTITIES: tuple[str, ...] = (
-    # Vendor token formats (detect-secrets' plugins, plus Azure patterns of our own).
+    # Vendor token formats (detect-secrets' plugins, gitleaks' catalogue, Azure patterns of our own).
     "AWS_ACCESS_KEY",
     "AWS_SECRET_KEY",
     "GITHUB_TOKEN",
@@ -32,6 +32,8 @@ SECRET_ENTITIES: tuple[str, ...] = (
     "AZURE_SAS_TOKEN",
     "PRIVATE_KEY",
     "JWT",
+    "WEBHOOK_URL",  # Slack, Discord, Teams incoming-webhook URLs (the URL is the secret)
+    "VENDOR_SECRET",  # any other vendor format of the gitleaks catalogue (screening.credential_rules)
     # Context: what a value is follows from the words around it.
     "PASSWORD",  # after password / pw / passcode..., in prose, assignments, flags, next line
     "API_KEY",  # after token / key / secret / credential...

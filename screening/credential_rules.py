@@ -1,0 +1,424 @@
+"""Vendor credential formats from a maintained catalogue: gitleaks' rules, read as data.
+
+`screening/data/gitleaks.toml` is gitleaks' generated default config (MIT, version and commit in
+its header; `screening/data/update_gitleaks.py` refreshes it): ~220 rules, each a Go RE2 regex,
+the keywords that must occur before the regex is worth running, a minimum Shannon entropy for
+the secret, the capture group that holds the secret, and allowlists (regexes on the secret, the
+whole match or the line; stopwords). `Catalogue` reads it once per process, translates every
+regex to Python `re` (inline flags in mid-pattern, `\\z`, POSIX classes; ASCII `\\w`, `\\b` as in
+Go), and runs on a text only the rules one of whose keywords occurs in it (one lower-casing and
+one pass of a regex holding every keyword as a trie), then applies entropy and allowlists as
+gitleaks does.
+
+Rules that need a file path (gitleaks runs them on files named like `*.p12` or `NuGet.config`
+only) have none here: they are left out, each with its reason in `Catalogue.skipped`.
+A regex that does not translate is an error when the catalogue loads, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CATALOGUE_PATH = Path(__file__).with_name("data") / "gitleaks.toml"
+
+# gitleaks rule id (prefix) -> the screen's entity type; any other rule: VENDOR_SECRET.
+_ENTITY_BY_PREFIX: tuple[tuple[str, str], ...] = (
+    ("aws-access-token", "AWS_ACCESS_KEY"),
+    ("github-", "GITHUB_TOKEN"),
+    ("gitlab-", "GITLAB_TOKEN"),
+    ("slack-webhook-url", "WEBHOOK_URL"),
+    ("microsoft-teams-webhook", "WEBHOOK_URL"),
+    ("slack-", "SLACK_TOKEN"),
+    ("stripe-", "STRIPE_KEY"),
+    ("twilio-", "TWILIO_KEY"),
+    ("sendgrid-", "SENDGRID_KEY"),
+    ("openai-", "OPENAI_KEY"),
+    ("npm-", "NPM_TOKEN"),
+    ("pypi-", "PYPI_TOKEN"),
+    ("discord-", "DISCORD_TOKEN"),
+    ("telegram-", "TELEGRAM_TOKEN"),
+    ("mailchimp-", "MAILCHIMP_KEY"),
+    ("square-", "SQUARE_OAUTH_SECRET"),
+    ("artifactory-", "ARTIFACTORY_TOKEN"),
+    ("jfrog-", "ARTIFACTORY_TOKEN"),
+    ("private-key", "PRIVATE_KEY"),
+    ("jwt", "JWT"),
+    ("curl-auth-header", "BEARER_TOKEN"),
+    ("curl-auth-user", "BASIC_AUTH_CREDENTIALS"),
+    ("generic-api-key", "API_KEY"),
+)
+VENDOR_ENTITY = "VENDOR_SECRET"
+# Rules whose capture groups are repeated pieces of a URL, not the secret: the whole match is.
+_WHOLE_MATCH = frozenset({"microsoft-teams-webhook"})
+# Scores: a vendor format is near-certain; gitleaks' generic rule (a credential word, an
+# operator and an entropic value) less so.
+_SCORE = {"generic-api-key": 0.8}
+_DEFAULT_SCORE = 0.9
+
+
+def entity_of(rule_id: str) -> str:
+    for prefix, entity in _ENTITY_BY_PREFIX:
+        if rule_id.startswith(prefix):
+            return entity
+    return VENDOR_ENTITY
+
+
+# --- Go RE2 -> Python re ------------------------------------------------------------------------
+class UntranslatableRegex(ValueError):
+    """A catalogue regex uses RE2 syntax that has no Python `re` equivalent here."""
+
+
+_POSIX = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "xdigit": "0-9a-fA-F",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": r"\s",
+    "word": r"\w",
+    "punct": r"!-/:-@\[-`{-~",
+    "blank": r" \t",
+}
+_INLINE_FLAGS = re.compile(r"\(\?([imsU]+)(?:-([imsU]+))?\)")
+
+
+def go_to_python(pattern: str) -> str:
+    """An RE2 pattern as a Python `re` pattern with the same meaning (compile with re.ASCII).
+
+    RE2 lets `(?i)` stand anywhere and apply to the rest of its group, every alternative
+    included; Python allows global flags only at the start, so a later `(?i)` becomes a scoped
+    `(?i:...)` closed at each `|` and reopened after it, and closed before its group's `)`.
+    """
+    if re.search(r"\\[pP]|\\Q|\\C", pattern):
+        raise UntranslatableRegex(f"unsupported RE2 escape in {pattern[:60]!r}")
+    out: list[str] = []
+    # per open group: the scoped flag groups opened inside it (their flag text)
+    scopes: list[list[str]] = [[]]
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            out.append("\\Z" if nxt == "z" else pattern[i : i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j, cls = _char_class(pattern, i)
+            out.append(cls)
+            i = j
+            continue
+        if c == "(":
+            m = _INLINE_FLAGS.match(pattern, i)
+            if m:
+                flags = m.group(1).replace("U", "")
+                off = (m.group(2) or "").replace("U", "")
+                if "U" in m.group(0):
+                    raise UntranslatableRegex(f"ungreedy flag in {pattern[:60]!r}")
+                spec = flags + (f"-{off}" if off else "")
+                if not out and not off:  # leading global flags: Python takes them as they are
+                    out.append(f"(?{flags})")
+                else:
+                    out.append(f"(?{spec}:")
+                    scopes[-1].append(spec)
+                i = m.end()
+                continue
+            scopes.append([])
+            out.append(c)
+            i += 1
+            continue
+        if c == "|" and scopes[-1]:
+            specs = scopes[-1]
+            out.append(")" * len(specs) + "|" + "".join(f"(?{s}:" for s in specs))
+            i += 1
+            continue
+        if c == ")":
+            out.append(")" * len(scopes.pop()) + ")")
+            if not scopes:
+                raise UntranslatableRegex(f"unbalanced parenthesis in {pattern[:60]!r}")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    out.append(")" * len(scopes.pop()))
+    if scopes:
+        raise UntranslatableRegex(f"unbalanced parenthesis in {pattern[:60]!r}")
+    return "".join(out)
+
+
+def _char_class(pattern: str, i: int) -> tuple[int, str]:
+    """The bracket expression at pattern[i] == "[": (index after it, its Python spelling)."""
+    out = ["["]
+    j = i + 1
+    if pattern[j : j + 1] == "^":
+        out.append("^")
+        j += 1
+    first = True
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "]" and not first:
+            out.append("]")
+            return j + 1, "".join(out)
+        first = False
+        if c == "\\":
+            out.append(pattern[j : j + 2])
+            j += 2
+            continue
+        if pattern.startswith("[:", j):
+            end = pattern.find(":]", j + 2)
+            name = pattern[j + 2 : end] if end != -1 else ""
+            if name.startswith("^") or name not in _POSIX:
+                raise UntranslatableRegex(f"POSIX class {name!r} in {pattern[:60]!r}")
+            out.append(_POSIX[name])
+            j = end + 2
+            continue
+        # characters Python would read as set operations or nested sets: escape them
+        out.append("\\" + c if c in "[&~|" or (c == "-" and pattern[j + 1 : j + 2] == "-") else c)
+        j += 1
+    raise UntranslatableRegex(f"unterminated character class in {pattern[:60]!r}")
+
+
+# --- The catalogue ------------------------------------------------------------------------------
+def shannon_entropy(value: str) -> float:
+    """Bits per character over the value's own characters (gitleaks' `shannonEntropy`)."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+@dataclass(frozen=True)
+class Allow:
+    """One allowlist: a finding it matches is not reported."""
+
+    target: str  # "secret", "match" or "line": what its regexes look at
+    regex: re.Pattern[str] | None
+    stopwords: tuple[str, ...]
+    require_all: bool  # condition AND: every check it has must hold
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        checks = []
+        if self.regex is not None:
+            target = {"match": match, "line": line}.get(self.target, secret)
+            checks.append(self.regex.search(target) is not None)
+        if self.stopwords:
+            low = secret.lower()
+            checks.append(any(w in low for w in self.stopwords))
+        if not checks:
+            return False
+        return all(checks) if self.require_all else any(checks)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    entity: str
+    score: float
+    regex: re.Pattern[str]
+    keywords: tuple[str, ...]
+    entropy: float
+    group: int | None  # None: the first non-empty group, else the whole match; 0: whole match
+    allows: tuple[Allow, ...]
+    widen_left: bool  # gitleaks' lazy identifier prefix was cut from the regex (below)
+
+
+@dataclass(frozen=True)
+class CatalogueFinding:
+    start: int
+    end: int
+    rule: Rule
+
+
+# gitleaks prefixes some rules with `[\w.-]{0,50}?` so the reported match reaches back over the
+# identifier around the keyword; a lazy prefix tried at every position is slow in Python `re`.
+# The rule runs without it and the match is widened over those characters afterwards.
+_LAZY_PREFIX = r"(?i)[\w.-]{0,50}?"
+_PREFIX_CHARS = re.compile(r"[\w.-]", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    version: str
+    rules: tuple[Rule, ...]
+    skipped: dict[str, str]  # rule id -> why it cannot run on free text
+    global_allow: tuple[Allow, ...]
+    by_keyword: dict[str, tuple[int, ...]]  # lower-case keyword -> indices into rules
+    unconditional: tuple[int, ...]  # rules with no keywords: run on every text
+    # every keyword in one regex (a trie: one pass over the text); the longest keyword found at a
+    # place -> the rules of it and of every keyword that is a prefix of it
+    keyword_regex: re.Pattern[str]
+    rules_at: dict[str, frozenset[int]]
+
+    def rules_for(self, text: str) -> list[Rule]:
+        """The rules whose keywords occur in `text` (gitleaks' prefilter), in catalogue order."""
+        wanted = set(self.unconditional)
+        for m in self.keyword_regex.finditer(text.lower()):
+            wanted |= self.rules_at[m.group(1)]
+        return [self.rules[i] for i in sorted(wanted)]
+
+    def find(self, text: str) -> Iterator[CatalogueFinding]:
+        for rule in self.rules_for(text):
+            for m in rule.regex.finditer(text):
+                start, end = _secret_span(m, rule.group)
+                if end <= start:
+                    continue
+                secret = text[start:end]
+                if rule.entropy and shannon_entropy(secret) <= rule.entropy:
+                    continue
+                match_start = m.start()
+                if rule.widen_left:
+                    while match_start > max(0, m.start() - 50) and _PREFIX_CHARS.match(
+                        text, match_start - 1
+                    ):
+                        match_start -= 1
+                whole = text[match_start : m.end()]
+                line = text[text.rfind("\n", 0, start) + 1 : _line_end(text, end)]
+                if any(a.allows(secret, whole, line) for a in (*self.global_allow, *rule.allows)):
+                    continue
+                yield CatalogueFinding(start, end, rule)
+
+
+def _trie_regex(words: list[str]) -> re.Pattern[str]:
+    """A regex finding, at every place, the longest of `words` that starts there."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        branches = [re.escape(ch) + build(node[ch]) for ch in sorted(node) if ch]
+        if not branches:
+            return ""
+        if "" in node:
+            return "(?:" + "|".join(branches) + ")?"
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return re.compile("(?=(" + build(trie) + "))")
+
+
+def _line_end(text: str, i: int) -> int:
+    j = text.find("\n", i)
+    return len(text) if j == -1 else j
+
+
+def _secret_span(m: re.Match[str], group: int | None) -> tuple[int, int]:
+    if group is not None:
+        return m.span(group)
+    for g in range(1, (m.re.groups or 0) + 1):
+        if m.group(g):
+            return _trim(m.string, *m.span(g))
+    return _trim(m.string, *m.span(0))
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in " \t\r\n\"'`":
+        start += 1
+    while end > start and text[end - 1] in " \t\r\n\"'`;":
+        end -= 1
+    return start, end
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(go_to_python(pattern), re.ASCII)
+
+
+def _allow(spec: dict) -> Allow | None:
+    """An allowlist, or None when it checks nothing a text has (paths and commits only)."""
+    regexes = spec.get("regexes", [])
+    stopwords = tuple(w.lower() for w in spec.get("stopwords", []))
+    require_all = spec.get("condition", "OR").upper() == "AND"
+    if require_all and (spec.get("paths") or spec.get("commits")):
+        return None  # a path check can never hold on a text: the whole AND never does
+    if not regexes and not stopwords:
+        return None
+    regex = _compile("|".join(f"(?:{go_to_python(r)})" for r in regexes)) if regexes else None
+    return Allow(spec.get("regexTarget", "secret"), regex, stopwords, require_all)
+
+
+def _rule(spec: dict) -> Rule:
+    pattern = spec["regex"]
+    rule_id = spec["id"]
+    widen_left = pattern.startswith(_LAZY_PREFIX)
+    if widen_left:
+        pattern = "(?i)" + pattern[len(_LAZY_PREFIX) :]
+    regex = _compile(pattern)
+    group = spec.get("secretGroup")
+    if rule_id in _WHOLE_MATCH:
+        group = 0
+    allows = tuple(a for a in map(_allow, spec.get("allowlists", [])) if a is not None)
+    return Rule(
+        id=rule_id,
+        entity=entity_of(rule_id),
+        score=_SCORE.get(rule_id, _DEFAULT_SCORE),
+        regex=regex,
+        keywords=tuple(k.lower() for k in spec.get("keywords", [])),
+        entropy=float(spec.get("entropy", 0.0)),
+        group=group,
+        allows=allows,
+        widen_left=widen_left,
+    )
+
+
+def _version(path: Path) -> str:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"# source: (gitleaks \S+ commit [0-9a-f]{40})", line)
+            if m:
+                return m.group(1)
+    return "unknown"
+
+
+def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
+    """Every rule of the catalogue, compiled; raises UntranslatableRegex on one that is not."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    rules: list[Rule] = []
+    skipped: dict[str, str] = {}
+    for spec in data["rules"]:
+        if "path" in spec:
+            skipped[spec["id"]] = "needs a file path (gitleaks runs it on matching files only)"
+            continue
+        if "regex" not in spec:
+            skipped[spec["id"]] = "no regex"
+            continue
+        try:
+            rules.append(_rule(spec))
+        except (re.error, UntranslatableRegex) as exc:
+            raise UntranslatableRegex(f"gitleaks rule {spec['id']}: {exc}") from exc
+    top = data.get("allowlist")
+    tops = [top] if isinstance(top, dict) else []
+    tops += data.get("allowlists", [])
+    global_allow = tuple(a for a in map(_allow, tops) if a is not None)
+    by_keyword: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for keyword in rule.keywords:
+            by_keyword.setdefault(keyword, []).append(i)
+    rules_at = {
+        k: frozenset(i for p, indices in by_keyword.items() if k.startswith(p) for i in indices)
+        for k in by_keyword
+    }
+    return Catalogue(
+        version=_version(path),
+        rules=tuple(rules),
+        skipped=skipped,
+        global_allow=global_allow,
+        by_keyword={k: tuple(v) for k, v in by_keyword.items()},
+        unconditional=tuple(i for i, r in enumerate(rules) if not r.keywords),
+        keyword_regex=_trie_regex(sorted(by_keyword)),
+        rules_at=rules_at,
+    )
+
+
+@cache
+def catalogue() -> Catalogue:
+    """The vendored catalogue, loaded once per process."""
+    return load_catalogue()
