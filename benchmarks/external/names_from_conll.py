@@ -55,7 +55,8 @@ def record(source: str, tokens: list[str], labels: list[str]) -> dict:
         if kind not in ("person", "per"):
             continue
         end = starts[i] + len(tokens[i])
-        if label.startswith("I-") and persons and persons[-1][1] >= starts[i] - 1:
+        after_at = i > 0 and tokens[i - 1] == "@" and labels[i - 1][2:].lower() == kind
+        if (label.startswith("I-") or after_at) and persons and persons[-1][1] >= starts[i] - 1:
             persons[-1][1] = end
         else:
             persons.append([starts[i], end])
