@@ -92,7 +92,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=TOP, help="names ranked this high or better")
     parser.add_argument("--out", type=Path, default=PATH)
     args = parser.parse_args()
-    print("first %d, last %d" % build(args.out, args.top))
+    first, last = build(args.out, args.top)
+    print(f"first {first}, last {last}")
 
 
 if __name__ == "__main__":

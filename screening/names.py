@@ -322,14 +322,20 @@ class PersonNameRecognizer(EntityRecognizer):
 
     def _common_word(self, text: str, start: int, pos: _PosLookup) -> bool:
         """A lone capitalised common word spaCy took for a person ("Mark the ticket", "Bill me"):
-        a verb by its tag, or first in its sentence, and not after a title or greeting."""
+        a verb by its tag, first in its sentence, or before a lower-case noun it qualifies ("Rose
+        gold", "Summer sale"), and not after a title or greeting."""
         word = _WORD.match(text, start)
         key = _key(word) if word else ""
         if key not in self.common and key not in self.wordish:
             return False
         if self._context(text, start, -1) == "strong":
             return False
-        return pos.tag(start) in _STOP_POS or not _mid_sentence(text, start)
+        after = re.match(r" ([a-z]+)", text[word.end() :]) if word else None
+        return (
+            pos.tag(start) in _STOP_POS
+            or not _mid_sentence(text, start)
+            or (after is not None and pos.tag(word.end() + 1) == "NOUN")
+        )
 
     def _spacy_drop(self, word: re.Match) -> bool:
         return self.is_product(_key(word))
@@ -477,12 +483,11 @@ class PersonNameRecognizer(EntityRecognizer):
         if (
             len(names) >= 2
             and not context
-            and (
-                pos.other_entity(start, _PLACES)
-                or (title and pos.other_entity(start) and not self._in(names[0].key, self.first))
-            )
+            and title
+            and pos.other_entity(start)
+            and not self._in(names[0].key, self.first)
         ):
-            return None  # "Hong Kong office": spaCy's place, or organisation without a first name
+            return None  # "Hong Kong office": spaCy's place or organisation, no Faker first name
         if len(names) >= 2:
             if strong and (title or casing == {"upper"}):
                 return start, end, FULL_NAME
@@ -591,27 +596,32 @@ class _PosLookup:
         after = [t for t in self._doc if t.idx >= end and not t.is_space]
         return after[0].pos_ if after else ""
 
-    def other_entity(self, start: int, labels: frozenset[str] | None = None) -> bool:
+    def other_entity(self, start: int) -> bool:
         """Inside an entity spaCy labels a place, organisation, product, work, event..."""
         return any(
-            e.label_ in (labels or _OTHER_ENTITIES) and e.start_char <= start < e.end_char
+            e.label_ in _OTHER_ENTITIES and e.start_char <= start < e.end_char
             for e in self._entities
         )
 
 
 # spaCy's labels, and the names Presidio's NLP engine maps them to (GPE -> LOCATION...).
-_PLACES = frozenset({"GPE", "LOC", "FAC", "LOCATION"})
-_OTHER_ENTITIES = _PLACES | {
-    "ORG",
-    "ORGANIZATION",
-    "NORP",
-    "NRP",
-    "PRODUCT",
-    "EVENT",
-    "WORK_OF_ART",
-    "LANGUAGE",
-    "LAW",
-}
+_OTHER_ENTITIES = frozenset(
+    {
+        "GPE",
+        "LOC",
+        "FAC",
+        "LOCATION",
+        "ORG",
+        "ORGANIZATION",
+        "NORP",
+        "NRP",
+        "PRODUCT",
+        "EVENT",
+        "WORK_OF_ART",
+        "LANGUAGE",
+        "LAW",
+    }
+)
 
 
 def _english(lookups) -> Callable[[str], bool]:

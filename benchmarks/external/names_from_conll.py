@@ -24,7 +24,7 @@ def sentences(path: Path):
     """(tokens, labels) per blank-line-separated sentence of a two-column CoNLL file."""
     tokens: list[str] = []
     labels: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+    for line in [*path.read_text(encoding="utf-8").splitlines(), ""]:
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) >= 2:
             tokens.append(parts[0])
