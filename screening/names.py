@@ -65,6 +65,17 @@ _SIGN_OFF = re.compile(
     r"^\W*(?:(?:" + _alternatives(w.SIGN_OFFS.split(",")) + r")|--|[-" + _DASHES + r"])\W*$",
     re.IGNORECASE,
 )
+# "my name is vitoria", "call me tomomi": any word not known as English is taken for a name.
+_NAME_IS = re.compile(
+    r"\b(?:my\s+name\s+is|my\s+name's|name\s+is|names\s+are|i'?m\s+called|"
+    r"i\s+am\s+called|known\s+as)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
+# "I'm tomomi", "this is Vsevolod", "call me vsevolod": a word a name list holds, or a word no
+# list holds that is no English word and a proper noun or alone (`_unknown_in_context`).
+_INTRO = re.compile(
+    r"\b(?:i'?m|i\s+am|this\s+is|it'?s|here\s+is|meet|call\s+me)\s*,?\s*$", re.IGNORECASE
+)
 _LABEL = re.compile(r"^\s*(?:" + _alternatives(w.LABELS.split()) + r")\s*:\s*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*")
 _MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "room"})
@@ -155,6 +166,9 @@ class PersonNameRecognizer(EntityRecognizer):
         stop_words: Iterable[str] = (),
         products: Iterable[str] = (),
         use_spacy: bool = True,
+        more_first: Iterable[str] = (),
+        more_last: Iterable[str] = (),
+        english: Callable[[str], bool] = lambda key: False,
     ) -> None:
         self.first, self.last = frozenset(first), frozenset(last)
         self.products = frozenset(products) | w.words(w.PRODUCT_NAMES)
@@ -163,6 +177,13 @@ class PersonNameRecognizer(EntityRecognizer):
         self.wordish = frozenset(wordish) - w.words(w.NAME_FIRST)
         self.context_words = w.words(w.CONTEXT_WORDS)
         self.use_spacy = use_spacy
+        # names-dataset's names (screening.name_list) that no Faker list holds and that are no
+        self.english = english  # an English word or an inflection of one (by spaCy's tables)
+        # English word (the caller filters those): names like Faker's, but alone and out of
+        # context only as a proper noun.
+        taken = self.first | self.last | self.common | self.wordish | self.products
+        self.more_first = _spellings(more_first) - taken
+        self.more_last = _spellings(more_last) - taken
         super().__init__(supported_entities=[ENTITY], name="PersonNameRecognizer")
 
     @classmethod
@@ -173,16 +194,37 @@ class PersonNameRecognizer(EntityRecognizer):
         given the spaCy pipeline, its stop words and its lemmatizer's verb/adjective/adverb lists."""
         from faker.providers.lorem.en_US import Provider as Lorem
 
+        from screening.name_list import load
+
         first, last = faker_name_lists(exclude_held_out)
         stop: frozenset[str] = frozenset()
         wordish: set[str] = set()
+        english: Callable[[str], bool] = lambda key: False  # noqa: E731
         if nlp is not None:
             stop = frozenset(nlp.Defaults.stop_words)
             if "lemmatizer" in nlp.pipe_names:
-                index = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index", {})
+                lookups = nlp.get_pipe("lemmatizer").lookups
+                index = lookups.get_table("lemma_index", {})
                 for pos in ("verb", "adj", "adv"):
                     wordish.update(index.get(pos, ()))
-        return cls(first, last, Lorem.word_list, wordish, stop, use_spacy=use_spacy)
+                english = _english(lookups)
+        more = load()
+        keep: Callable[[str], bool] = (
+            (lambda n: not held_out(n) and not english(n))
+            if exclude_held_out
+            else (lambda n: not english(n))
+        )
+        return cls(
+            first,
+            last,
+            Lorem.word_list,
+            wordish,
+            stop,
+            use_spacy=use_spacy,
+            more_first=filter(keep, more.first),
+            more_last=filter(keep, more.last),
+            english=english,
+        )
 
     def load(self) -> None:  # the lists arrive in __init__
         return None
@@ -200,10 +242,18 @@ class PersonNameRecognizer(EntityRecognizer):
         return False
 
     def is_first(self, key: str) -> bool:
-        return self._in(key, self.first)
+        return self._in(key, self.first) or self._in(key, self.more_first)
 
     def is_name(self, key: str) -> bool:
+        return self.is_listed(key) or self.is_more(key)
+
+    def is_listed(self, key: str) -> bool:
+        """In Faker's lists (the names a lone capitalised word is taken for without a tag)."""
         return self._in(key, self.first) or self._in(key, self.last)
+
+    def is_more(self, key: str) -> bool:
+        """Only in names-dataset's list."""
+        return key in self.more_first or key in self.more_last
 
     def is_product(self, key: str) -> bool:
         return key in self.products or any(p in self.products for p in key.split("-"))
@@ -236,7 +286,7 @@ class PersonNameRecognizer(EntityRecognizer):
         if ENTITY not in entities:
             return []
         doc = nlp_artifacts.tokens if nlp_artifacts is not None else None
-        pos = _PosLookup(doc)
+        pos = _PosLookup(doc, nlp_artifacts.entities if nlp_artifacts is not None else ())
         found: list[tuple[int, int, float]] = []
         if self.use_spacy and nlp_artifacts is not None:
             found += self._spacy(text, nlp_artifacts, pos)
@@ -272,14 +322,20 @@ class PersonNameRecognizer(EntityRecognizer):
 
     def _common_word(self, text: str, start: int, pos: _PosLookup) -> bool:
         """A lone capitalised common word spaCy took for a person ("Mark the ticket", "Bill me"):
-        a verb by its tag, or first in its sentence, and not after a title or greeting."""
+        a verb by its tag, first in its sentence, or before a lower-case noun it qualifies ("Rose
+        gold", "Summer sale"), and not after a title or greeting."""
         word = _WORD.match(text, start)
         key = _key(word) if word else ""
         if key not in self.common and key not in self.wordish:
             return False
         if self._context(text, start, -1) == "strong":
             return False
-        return pos.tag(start) in _STOP_POS or not _mid_sentence(text, start)
+        after = re.match(r" ([a-z]+)", text[word.end() :]) if word else None
+        return (
+            pos.tag(start) in _STOP_POS
+            or not _mid_sentence(text, start)
+            or (after is not None and pos.tag(word.end() + 1) == "NOUN")
+        )
 
     def _spacy_drop(self, word: re.Match) -> bool:
         return self.is_product(_key(word))
@@ -321,7 +377,7 @@ class PersonNameRecognizer(EntityRecognizer):
         while i < len(tokens):
             run = self._run_from(text, tokens, i)
             if not run:
-                span = self._unknown_in_context(text, tokens, i, last_end)
+                span = self._unknown_in_context(text, tokens, i, last_end, pos)
                 if span:
                     out.append(span)
                     last_end = span[1]
@@ -335,7 +391,7 @@ class PersonNameRecognizer(EntityRecognizer):
         return out
 
     def _unknown_in_context(
-        self, text: str, tokens: list[_Token], i: int, last_end: int
+        self, text: str, tokens: list[_Token], i: int, last_end: int, pos: _PosLookup
     ) -> tuple[int, int, float] | None:
         """A word no list knows, capitalised or on a sign-off line, right after a title, a
         greeting or alone on a sign-off line; the next capitalised unknown word joins it."""
@@ -349,7 +405,18 @@ class PersonNameRecognizer(EntityRecognizer):
             return None
         if not self.is_unknown(tok.key):
             return None
-        if self._context(text, tok.start, last_end) not in ("strong", "list"):
+        context = self._context(text, tok.start, last_end)
+        if context == "intro":
+            # "this is Vsevolod", "call me vsevolod": no English word, and a proper noun by its
+            # tag or the last word of its phrase ("I'm gonna check" is no name).
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if self.english(tok.key) or not (
+                (_case(tok.text) == "title" and pos.tag(tok.start) == "PROPN")
+                or _ends_name(text, tok.end)
+                or (nxt and _joins(text[tok.end : nxt.start]) and self.is_strong(nxt.key))
+            ):
+                return None
+        elif context not in ("strong", "list"):
             return None
         end = tok.end
         if i + 1 < len(tokens) and not tok.possessive:
@@ -413,6 +480,14 @@ class PersonNameRecognizer(EntityRecognizer):
         while len(names) > 1 and self.is_product(names[-1].key) and not title:
             names = names[:-1]
         start, end = names[0].start, names[-1].end
+        if (
+            len(names) >= 2
+            and not context
+            and title
+            and pos.other_entity(start)
+            and not self._in(names[0].key, self.first)
+        ):
+            return None  # "Hong Kong office": spaCy's place or organisation, no Faker first name
         if len(names) >= 2:
             if strong and (title or casing == {"upper"}):
                 return start, end, FULL_NAME
@@ -438,9 +513,13 @@ class PersonNameRecognizer(EntityRecognizer):
                 return None
             return tok.start, tok.end, IN_CONTEXT
         common = key in self.common or key in self.wordish
+        if context == "intro":
+            return (tok.start, tok.end, IN_CONTEXT) if self.is_strong(key) else None
         if _case(tok.text) == "title":
-            if not common and self.is_first(key):
+            if not common and self.is_first(key) and (context or self.is_listed(key)):
                 return tok.start, tok.end, IN_CONTEXT if context else LONE_NAME
+            if not common and self._proper_noun(text, tok, pos):
+                return tok.start, tok.end, LONE_NAME
             if (
                 (context or key not in self.common)
                 and key not in self.stop_words
@@ -455,13 +534,27 @@ class PersonNameRecognizer(EntityRecognizer):
             return tok.start, tok.end, IN_CONTEXT
         return None
 
+    def _proper_noun(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """A name word alone, out of context: spaCy tags it a proper noun outside any place,
+        organisation or work, mid-sentence or before a verb ("Vsevolod said", "met Okonkwo")."""
+        return (
+            self.is_strong(tok.key)
+            and not self.english(tok.key)
+            and pos.tag(tok.start) == "PROPN"
+            and not pos.other_entity(tok.start)
+            and (_mid_sentence(text, tok.start) or pos.next_tag(tok.end) in ("VERB", "AUX"))
+        )
+
     def _context(self, text: str, start: int, last_end: int) -> str | None:
-        """'strong' after a title, greeting, on a sign-off line; 'weak' after a context word or
-        a name just found (lists); None otherwise."""
+        """'strong' after a title, greeting, on a sign-off line, after "my name is"; 'intro'
+        after "I'm", "this is" (a name word only); 'weak' after a context word or a name just
+        found (lists); None otherwise."""
         line_start = text.rfind("\n", 0, start) + 1
         prefix = text[line_start:start]
-        if _TITLE.search(prefix) or _GREETING.search(prefix):
+        if _TITLE.search(prefix) or _GREETING.search(prefix) or _NAME_IS.search(prefix):
             return "strong"
+        if _INTRO.search(prefix):
+            return "intro"
         if _SIGN_OFF.match(prefix) and prefix.strip():
             return "strong"
         if not prefix.strip() or re.fullmatch(r"\W*", prefix):
@@ -482,10 +575,12 @@ class PersonNameRecognizer(EntityRecognizer):
 
 
 class _PosLookup:
-    """spaCy's part-of-speech tag of the token starting at a character offset (lazy)."""
+    """spaCy's part-of-speech tag of the token starting (or, `next_tag`, of the token after one
+    ending) at a character offset, and its entities other than PERSON (lazy)."""
 
-    def __init__(self, doc) -> None:
+    def __init__(self, doc, entities=()) -> None:
         self._doc = doc
+        self._entities = entities
         self._by_start: dict[int, str] | None = None
 
     def tag(self, start: int) -> str:
@@ -494,6 +589,68 @@ class _PosLookup:
         if self._by_start is None:
             self._by_start = {t.idx: t.pos_ for t in self._doc}
         return self._by_start.get(start, "")
+
+    def next_tag(self, end: int) -> str:
+        if self._doc is None:
+            return ""
+        after = [t for t in self._doc if t.idx >= end and not t.is_space]
+        return after[0].pos_ if after else ""
+
+    def other_entity(self, start: int) -> bool:
+        """Inside an entity spaCy labels a place, organisation, product, work, event..."""
+        return any(
+            e.label_ in _OTHER_ENTITIES and e.start_char <= start < e.end_char
+            for e in self._entities
+        )
+
+
+# spaCy's labels, and the names Presidio's NLP engine maps them to (GPE -> LOCATION...).
+_OTHER_ENTITIES = frozenset(
+    {
+        "GPE",
+        "LOC",
+        "FAC",
+        "LOCATION",
+        "ORG",
+        "ORGANIZATION",
+        "NORP",
+        "NRP",
+        "PRODUCT",
+        "EVENT",
+        "WORK_OF_ART",
+        "LANGUAGE",
+        "LAW",
+    }
+)
+
+
+def _english(lookups) -> Callable[[str], bool]:
+    """Whether a word is an English word or an inflection of one, by spaCy's lemmatizer tables
+    (WordNet's nouns, verbs, adjectives, adverbs; their irregular forms; the suffix rules)."""
+    index = lookups.get_table("lemma_index", {})
+    exceptions = lookups.get_table("lemma_exc", {})
+    rules = lookups.get_table("lemma_rules", {})
+    words: set[str] = set()
+    for pos in ("noun", "verb", "adj", "adv"):
+        words.update(index.get(pos, ()))
+        words.update(exceptions.get(pos, {}))
+    suffixes = [(old, new) for pos in ("noun", "verb", "adj") for old, new in rules.get(pos, ())]
+
+    def english(word: str) -> bool:
+        key = fold(word)
+        return key in words or any(
+            key.endswith(old) and key[: len(key) - len(old)] + new in words
+            for old, new in suffixes
+            if old
+        )
+
+    return english
+
+
+def _spellings(names: Iterable[str]) -> frozenset[str]:
+    """Folded names of three letters or more, with and without accents."""
+    keys = {fold(n) for n in names if len(n) > 2}
+    return frozenset(keys | {strip_accents(k) for k in keys})
 
 
 def _key(word: re.Match) -> str:

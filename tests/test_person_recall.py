@@ -84,3 +84,82 @@ def test_possessive_span_excludes_s(detectors) -> None:
     (spans,) = detectors.analyze([text])
     assert [(s.start, s.end) for s in spans] == [(8, 19)]
     assert text[8:19] == "Priya Raman"
+
+
+# --- names as people write them, through the real screen policy -------------------------------
+# (text, the name in it): each must leave the screen redacted whole, no word of it left.
+WRITTEN_BY_PEOPLE = [
+    ("Thanks, Tomomi", "Tomomi"),
+    ("Can you ask Vsevolod about the invoice?", "Vsevolod"),
+    ("Dear Ms Okonkwo, your order shipped.", "Okonkwo"),
+    ("I met Tomomi yesterday about the refund.", "Tomomi"),
+    ("I spoke with Okonkwo about it.", "Okonkwo"),
+    ("Hello, my name is vitoria and I need help.", "vitoria"),
+    ("hi im tomomi, the app crashes", "tomomi"),
+    ("Please call me vsevolod.", "vsevolod"),
+    ("This is Vsevolod from accounting.", "Vsevolod"),
+    ("this is vsevolod petrov from accounting", "vsevolod petrov"),
+    ("My name is Emmie Ström, I ordered a chair.", "Emmie Ström"),
+    ("Emmie Ström's order is late.", "Emmie Ström"),
+    ("Send it to Ngozi Okonkwo's team.", "Ngozi Okonkwo"),
+    ("Thanks, Søren", "Søren"),
+    ("cc: Zoë Ångström", "Zoë Ångström"),
+    ("Dear Łukasz, the parcel is here.", "Łukasz"),
+    ("Regards,\n\nVsevolod Ivanov", "Vsevolod Ivanov"),
+    ("The fix is live.\n--\nTomomi Hayashi\nSupport", "Tomomi Hayashi"),
+]
+# Common words that are names, products, sentence starts and tech terms: the screen keeps them.
+NO_PERSON = [
+    "Will you check? May I ask? Mark it done. Bill me later.",
+    "Summer sale: Rose gold cases. Grant access to the new users. Chase the vendor.",
+    "Our Hong Kong office ships the orders on Monday.",
+    "I'm fine, this is great, call me back, it's ok.",
+    "I'm sure this is Python code; call me maybe.",
+    "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
+    "Hi team, the Jenkins build on Ubuntu failed again; Docker and Redis are fine.",
+]
+
+
+@pytest.fixture(scope="module")
+def screened(detectors):
+    """Every example through the screen's policy (the default rules: PERSON redacted), on the
+    PERSON findings of the module's analyzer."""
+    from screening.policy import ScreenConfig, apply_policy
+
+    config = ScreenConfig()
+    texts = [t for t, _ in WRITTEN_BY_PEOPLE] + NO_PERSON
+    out = {}
+    for text, spans in zip(texts, detectors.analyze(texts), strict=True):
+        record = {"id": "r", "document": text, "summary": "s"}
+        findings = {"document": spans, "summary": []}
+        outcome = apply_policy("summarization", record, findings, 0.0, config)
+        assert outcome.reason is None
+        out[text] = outcome.record["document"]
+    return out
+
+
+@pytest.mark.parametrize(("text", "name"), WRITTEN_BY_PEOPLE)
+def test_names_as_people_write_them_are_redacted_whole(screened, text, name) -> None:
+    out = screened[text]
+    assert "<PERSON>" in out, out
+    for word in name.split():
+        assert word.casefold() not in out.casefold(), out
+    if "'s" in text:  # the possessive stays with the placeholder
+        assert "<PERSON>'s" in out, out
+
+
+@pytest.mark.parametrize("text", NO_PERSON)
+def test_common_words_products_and_sentence_starts_stay(screened, text) -> None:
+    assert screened[text] == text
+
+
+def test_the_shipped_name_file_has_names_of_many_countries() -> None:
+    from screening.name_list import load
+
+    names = load()
+    assert names.source.startswith("names-dataset 3.3.1")
+    assert len(names.countries) >= 100
+    assert len(names.first) > 40_000 and len(names.last) > 40_000
+    # Japan, Brazil, Nigeria, Sweden, Poland, Vietnam, India
+    assert {"tomomi", "vitoria", "chidi", "łukasz", "priya"} <= names.first
+    assert {"okonkwo", "ström", "nguyen", "kowalski"} <= names.last
