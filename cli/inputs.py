@@ -50,22 +50,21 @@ def read_inputs(
     first: dict[str, str] = {}
     counts = Counter(files=len(files) + len(splits), read=0, blank=0)
 
-    def take(record: dict[str, Any], where: str) -> None:
+    def take(record: dict[str, Any], source: str, line: int) -> None:
         if record["id"] in first:
             reason = f"duplicate id {record['id']!r} (first at {first[record['id']]})"
-            source, _, line = where.rpartition(":")
             skipped.append(
                 {"source": source, "line": line, "id": record["id"], "reason": reason, "raw": ""}
             )
         else:
-            first[record["id"]] = where
+            first[record["id"]] = f"{source}:{line}"
             records.append(record)
 
     for folder in splits:
         rows = read_split(folder, table)
         counts.update(read=len(rows))
         for number, record in enumerate(rows, start=1):
-            take(record, f"{folder}/{table}:{number}")
+            take(record, f"{folder}/{table}", number)
     for uri in files:
         options = storage_options(uri, cfg.azure)
         fmt = input_format(uri, cfg.ingest.format, options)
@@ -73,7 +72,7 @@ def read_inputs(
         counts.update(read=read.read, blank=read.blank)
         skipped += [{k: v for k, v in row.items() if k != "stage"} for row in read.quarantine]
         for record, key in zip(read.accepted, read.keys, strict=True):
-            take(record, f"{uri}:{key.line}")
+            take(record, uri, key.line)
     if counts["read"] != len(records) + len(skipped):
         raise RuntimeError(f"records lost while reading: {dict(counts)}")  # a bug, never data
     return records, skipped, dict(counts)
