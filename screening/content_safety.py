@@ -259,6 +259,11 @@ def abusive_terms(sentence: str) -> bool:
     return ABUSIVE.search(sentence) is not None
 
 
+def term_scores(texts: Sequence[str]) -> list[float]:
+    """1.0 for each text with an abusive term in a prose sentence, else 0.0."""
+    return [float(any(abusive_terms(s) for s in sentences(t))) for t in texts]
+
+
 def local_toxicity(texts: Sequence[str], terms: bool = True) -> list[float]:
     """Toxicity scores in [0, 1] of the local backend: the worst prose sentence of each text,
     1.0 for a sentence with an abusive term (when `terms`), else the model's probability."""

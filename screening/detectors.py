@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -104,27 +103,10 @@ def detectors_for(spacy_model: str, language: str, entities: tuple[str, ...]) ->
     return Detectors(build_analyzer(spacy_model, language), language, list(entities))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+def toxicity_scores(texts: Sequence[str], terms: bool = True) -> list[float]:
+    """Toxicity of each text by the local backend (`screening.content_safety.local_toxicity`):
+    its prose only, sentence by sentence, 1.0 for an abusive term, else the local
+    alt-profanity-check model's probability (nothing is downloaded)."""
+    from screening.content_safety import local_toxicity
 
-
-def toxicity_scores(texts: Sequence[str]) -> list[float]:
-    """Probability that each text is offensive: the highest score of its sentences.
-
-    Scored per sentence because one abusive line in a long, polite ticket scores low as a whole.
-    The model is the local alt-profanity-check classifier (nothing is downloaded).
-    """
-    if not texts:
-        return []
-    from profanity_check import predict_prob
-
-    sentences: list[str] = []
-    owners: list[int] = []
-    for i, text in enumerate(texts):
-        for sentence in _SENTENCE_END.split(text):
-            if sentence.strip():
-                sentences.append(sentence)
-                owners.append(i)
-    scores = [0.0] * len(texts)
-    for owner, p in zip(owners, predict_prob(sentences) if sentences else [], strict=True):
-        scores[owner] = max(scores[owner], float(p))
-    return scores
+    return local_toxicity(texts, terms) if texts else []
