@@ -143,9 +143,9 @@ def _toxicity_outcomes(records: list[dict[str, Any]]) -> tuple[set[str], set[str
 
 def test_everyday_dialogue_and_code_are_kept_and_clear_abuse_is_dropped() -> None:
     everyday = (
-        _slice("everyday_topical_chat", 20)  # whole conversations, ~21 turns each
+        _slice("everyday_topical_chat", 10)  # whole conversations, ~21 turns each
         + _slice("everyday_convabuse_clean", 100)
-        + _slice("code_chat", 60)
+        + _slice("code_chat", 40)
     )
     toxic = _slice("toxic_convabuse_strong", 50) + _slice("toxic_davidson_hate", 50)
     dropped, flagged = _toxicity_outcomes(everyday + toxic)
@@ -197,3 +197,26 @@ def test_the_toxicity_config_keeps_old_fields_and_names_a_bad_one() -> None:
         load_config(None, ["screen.toxicity.flag_threshold=2"])
     off = load_config(None, ["screen.toxicity.flag_threshold=null"])
     assert off.screen.toxicity.decide(0.99) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "abusive"),
+    [
+        ("Shut it, you stupid faggot.", True),  # slur
+        ("I'm going to slit your throat tonight", True),  # threat
+        ("kill yourself", True),
+        ("suck my dick", True),  # sexual harassment
+        ("You worthless piece of shit", True),  # insult with strong profanity
+        ("Georgia Tech beat Cumberland 222-0.", False),  # words that hold a term
+        ("That was a chink in their armor.", False),
+        ("Homo sapiens left Africa.", False),
+        ("Dick Van Dyke was in Mary Poppins.", False),
+        ("I could die laughing, that game will kill you.", False),  # mild, left to the model
+        ("How do I get back into my accunt?", False),  # a typo, not a term
+    ],
+)
+def test_abusive_terms_are_abuse_in_every_use(sentence: str, abusive: bool) -> None:
+    from screening.content_safety import ABUSIVE, abusive_terms
+
+    assert abusive_terms(sentence) is abusive
+    assert (ABUSIVE.search(sentence) is not None) is abusive  # the word prefilter skips none
