@@ -287,6 +287,8 @@ def term_scores(texts: Sequence[str]) -> list[float]:
 def local_toxicity(texts: Sequence[str], terms: bool = True) -> list[float]:
     """Toxicity scores in [0, 1] of the local backend: the worst prose sentence of each text,
     1.0 for a sentence with an abusive term (when `terms`), else the model's probability."""
+    if not texts:
+        return []
     from profanity_check import predict_prob
 
     units: list[str] = []

@@ -1,4 +1,5 @@
-"""What screening looks for: Presidio entities, credentials and secrets, and toxicity.
+"""What screening looks for: Presidio entities, credentials and secrets (toxicity:
+`screening.content_safety`).
 
 `Detectors` is built once per worker process (loading spaCy is the slow part) and analyses a
 batch of texts at once: spaCy runs over the batch with `nlp.pipe`, then every recognizer runs on
@@ -101,12 +102,3 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
 def detectors_for(spacy_model: str, language: str, entities: tuple[str, ...]) -> Detectors:
     """One Detectors per worker process and configuration."""
     return Detectors(build_analyzer(spacy_model, language), language, list(entities))
-
-
-def toxicity_scores(texts: Sequence[str], terms: bool = True) -> list[float]:
-    """Toxicity of each text by the local backend (`screening.content_safety.local_toxicity`):
-    its prose only, sentence by sentence, 1.0 for an abusive term, else the local
-    alt-profanity-check model's probability (nothing is downloaded)."""
-    from screening.content_safety import local_toxicity
-
-    return local_toxicity(texts, terms) if texts else []

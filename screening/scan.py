@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from screening.content_safety import content_safety_scores, term_scores
+from screening.content_safety import content_safety_scores, local_toxicity, term_scores
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy
 from screening.report import EntityCount, MaskedSample, ScreenReport
 from trainer.taskspec import task_spec
@@ -128,9 +128,7 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
         if config.terms:
             scores = [max(s, t) for s, t in zip(scores, term_scores(unique), strict=True)]
     else:
-        from screening.detectors import toxicity_scores
-
-        scores = toxicity_scores(unique, config.terms)
+        scores = local_toxicity(unique, config.terms)
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]
 

@@ -109,20 +109,10 @@ def _slice(name: str, n: int) -> list[dict[str, Any]]:
     return [{"id": r["id"], "messages": r["messages"]} for r in records[::step][:n]]
 
 
-def _screen(records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """Ids dropped for toxicity and ids flagged, by the default screen (Presidio included)."""
-    from screening.policy import ScreenConfig
-    from screening.scan import screen_records
-
-    screening = screen_records("chat", records, ScreenConfig())
-    dropped = {q.id for q in screening.quarantined if "toxicity" in q.reason}
-    return dropped, set(screening.tally.flagged_ids)
-
-
 def _toxicity_outcomes(records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     """Ids dropped and ids flagged by the default policy on toxicity alone: the screen's
     toxicity scores (`scan._toxicity`) through `apply_policy`, no personal-data findings (the
-    Presidio pass would cost a minute and decides nothing about toxicity)."""
+    Presidio pass would cost more than all the rest and decides nothing about toxicity)."""
     from screening.policy import ScreenConfig, apply_policy
     from screening.scan import _toxicity
 
@@ -178,7 +168,7 @@ def test_code_is_not_read_as_prose_and_the_middle_band_is_flagged() -> None:
         chat("threat", "I will find you and I'll slit your throat"),
         chat("prose-beside-code", "```py\nprint(1)\n```\nYou fucking morons broke it again."),
     ]
-    dropped, flagged = _screen(records)
+    dropped, flagged = _toxicity_outcomes(records)
     assert dropped == {"slur", "threat", "prose-beside-code"}
     assert "mild" in flagged  # the middle band: kept, counted, shown to the reviewer
     assert not {"fence", "code-lines"} & (dropped | flagged)
