@@ -30,8 +30,9 @@ from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
+from screening.content_safety import local_toxicity
 from screening.credentials import CredentialRecognizer
-from screening.detectors import detectors_for, spacy_engine, toxicity_scores
+from screening.detectors import detectors_for, spacy_engine
 from screening.names import install as install_person_names
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
@@ -109,7 +110,7 @@ def _plain_analyzer(model: str) -> AnalyzerEngine:
 def _warm(model: str, language: str, entities: tuple[str, ...]) -> None:
     """Load the models on each worker before timing (as a long-running cluster would have)."""
     detectors_for(model, language, entities).analyze(["warm up"])
-    toxicity_scores(["warm up"])
+    local_toxicity(["warm up"])
 
 
 if __name__ == "__main__":

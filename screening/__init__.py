@@ -5,8 +5,9 @@ the store, Prefect artifacts), and evaluate screens predictions with the same de
 
 - `entities`: the entity types known (Presidio's and credential types), without loading detectors
 - `detectors`: Presidio with spaCy, the person-name recognizer (`names`, words in `name_words`)
-  and the credential recognizer (`credentials`), a batch of texts at a time; local toxicity
-- `content_safety`: Azure AI Content Safety as the toxicity backend
+  and the credential recognizer (`credentials`), a batch of texts at a time
+- `content_safety`: toxicity: the prose of a text (code left out), abusive terms, the local
+  model's scores, and Azure AI Content Safety as the service backend
 - `policy`: `ScreenConfig` (the rules) and `apply_policy` (one record decided and redacted)
 - `redact`, `surrogates`: placeholders or realistic fakes, QA answers kept at their offsets
 - `scan`: a batch of records screened (`screen_records`) and the tallies added up into the report

@@ -1,19 +1,312 @@
-"""Azure AI Content Safety as the toxicity backend (optional; the default is the local model).
+"""Content safety: what the toxicity screen scores, locally or with Azure AI Content Safety.
 
-Calls the service's REST API (`POST {endpoint}/contentsafety/text:analyze`) with the key from an
-environment variable, and turns the worst category severity (0, 2, 4 or 6) into a score in [0, 1]
-so the same `screen.toxicity.threshold` applies. Throttling and server errors are retried with
-backoff; anything else is an answer and raised.
+The local backend (`local_toxicity`) scores the *prose* of a text, never its code: fenced code
+blocks, inline code and lines that read as code (`prose`) are left out, because a language model
+of offensive English takes `rm -rf`, `kill -9` or ```` ```sh ```` for abuse. What is left is cut
+into sentences, and each is scored two ways:
+
+- **abusive terms** (`abusive_terms`): slurs, threats of violence, strong profanity and insults
+  aimed at someone, and sexual harassment, from the lists below. A sentence holding one scores
+  1.0: it is abusive whatever the model says (the model scores `niglet` 0.03 and `I'll slice
+  your throat` 0.3).
+- **the model**: alt-profanity-check's probability that the sentence is offensive. It scores
+  mild words high wherever they stand (`What a stupid rule!` 0.998, `that sucks` 0.95, `I was
+  sick.` 0.8), so on its own it is a reason to *flag* (keep, count, show a reviewer), not to
+  drop; by default only a score of 1.0 drops (see `ToxicityConfig`).
+
+A text scores the worst of its sentences. Measured on dialogue, chat with code and abuse written
+by others in `benchmarks/toxicity.py` (docs/benchmarks.md).
+
+Azure AI Content Safety (`content_safety_scores`) is the optional service backend: the REST API
+(`POST {endpoint}/contentsafety/text:analyze`) with the key from an environment variable; the
+worst category severity (0, 2, 4 or 6) becomes a score in [0, 1] so the same thresholds apply.
+Throttling and server errors are retried with backoff; anything else is an answer and raised.
 """
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import time
 from collections.abc import Sequence
 
 import httpx
 
+# --- Code is not prose ----------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_CODE_START = re.compile(
+    r"^\s*(?:[$#>%]\s|>>>|\.\.\.\s|#!|//|/\*|\*/|<[/!?]?[A-Za-z]|[{}\[\]()]"
+    r"|(?:def|class|import|from\s+\S+\s+import|return|elif|else:|try:|except|finally:|with\s|async\s"
+    r"|await\s|function\b|const\s|let\s|var\s|public\s|private\s|protected\s|static\s|void\s"
+    r"|int\s|char\s|#include|#define|package\s|using\s|namespace\s|fn\s|func\s|SELECT\s|INSERT\s"
+    r"|UPDATE\s|DELETE\s|CREATE\s|echo\s|sudo\s|cd\s|ls\b|rm\s|git\s|pip\s|npm\s|curl\s|kill\s"
+    r"|export\s|chmod\s|mkdir\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|catch\s*\())"
+)
+_CODE_END = re.compile(r"[;{}]\s*$|\)\s*:\s*$|=>\s*$")
+_SYMBOLS = set("{}[]()<>=;$\\|&*/+:%^~`")
+
+
+def _is_code_line(line: str) -> bool:
+    """A line that reads as code: a typical start or end, or more than 1 in 5 characters symbols
+    (a few marks do not make prose code: `I'm done (finally).`)."""
+    text = line.strip()
+    if not text:
+        return False
+    if _CODE_START.match(text) or _CODE_END.search(text):
+        return True
+    symbols = sum(c in _SYMBOLS for c in text)
+    return len(text) >= 8 and symbols / len(text) > 0.2
+
+
+def prose(text: str) -> str:
+    """The text without its code: fenced blocks, inline code and lines that read as code.
+    HTML character references are read first (`&#128514;` is an emoji, not code)."""
+    text = _INLINE_CODE.sub(" ", _FENCE.sub("\n", html.unescape(text)))
+    return "\n".join(line for line in text.split("\n") if not _is_code_line(line))
+
+
+MODEL_CEILING = 0.999  # the model alone never reaches 1.0, the score of an abusive term
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The prose sentences of a text (its code left out)."""
+    return [s for s in _SENTENCE_END.split(prose(text)) if s.strip()]
+
+
+# --- Abusive terms --------------------------------------------------------------------------------
+# Each entry is a regular expression matched case-insensitively at word boundaries. The lists are
+# short on purpose: a term here drops a record whatever else it says, so it must be abusive in
+# every everyday use (the mild words of everyday talk, `stupid`, `sucks`, `hate`, `sick`, `crap`,
+# `damn`, `kill` alone, are left to the model and at most flagged).
+
+_SLURS = [
+    r"nigg\w*",
+    r"nigs?",
+    r"nig(?:let|lets|has?|gas?)",
+    r"nicc?as?",
+    r"nicc?ah?s?",
+    r"hoes?",
+    r"w?h?iggers?",
+    r"whitey",
+    r"darkies",
+    r"porch\s?monk(?:ey|ie)s?",
+    r"spear\s?chuckers?",
+    r"jig+a\s?boos?",
+    r"gaywads?",
+    r"negro(?:e?s)",
+    r"sub\s?-?humans?",
+    r"race\s+traitors?",
+    r"queers",
+    r"uncle\s+toms?(?!'s\s+cabin)",
+    r"slits?\s+for\s+eyes",
+    r"mongrels",
+    r"kill\s+(?:all|some|the|their|those|these)?\s*(?:\w+\s+)?(?:crackers|jews|muslims|blacks|whites"
+    r"|gays|cops|babies|mexicans|immigrants|christians|arabs|asians|women|whitey)",
+    r"(?:a|is|such\s+a|so|you|ur|u|ass|that|this)\s+queer(?=\s*[^\w\s]|\s*$)",
+    r"queer\s+ass",
+    r"(?:ass|dumb|stupid|fat|creepy|fucking|old|ugly|lame|ignorant)\s+"
+    r"(?:crackers?|rednecks?|hillbill(?:y|ies)|monkeys?|apes?|hicks?)",
+    r"(?:you|u|ur|ya|you're|youre)\s+(?:\w+\s+){0,2}(?:crackers?|rednecks?|hillbill(?:y|ies)|monkeys?)",
+    r"(?:black|ghetto|muslims?|jew\w*|mexicans?|latinos?|asians?|arabs?|gays?|immigrants?|"
+    r"africans?|chinese|indians?|whites?|blacks?)\s+(?:\w+\s+)?"
+    r"(?:trash|filth|scum|savages|animals|monkeys|apes|vermin|parasites|mongrels|cockroaches)",
+    r"niglets?",
+    r"jig+aboos?",
+    r"coons?",
+    r"spics?",
+    r"spicks?",
+    r"wetbacks?",
+    r"chinks?(?!\s+in\s+(?:the|his|her|their|its|our|my|your)\s+armou?r)",
+    r"gooks?",
+    r"kikes?",
+    r"beaners?",
+    r"towel\s?heads?",
+    r"rag\s?heads?",
+    r"pakis?",
+    r"fag+s?",
+    r"fag+ots?",
+    r"fag+y",
+    r"(?<!van\s)dykes?",
+    r"trann(?:y|ies)",
+    r"shemales?",
+    r"retards?",
+    r"retarded",
+    r"mongoloids?",
+    r"half[- ]breeds?",
+    r"muzzies?",
+    r"moslems?",
+    r"mooslims?",
+    r"camel\s?jockeys?",
+    r"porch\s?monkeys?",
+    r"sand\s?(?:monkeys?|niggers?)",
+    r"white\s+trash",
+    r"trailer\s+trash",
+    r"homos",
+    r"homo(?!\s+(?:sapiens|erectus|habilis))",
+    r"zipperheads?",
+    r"slant\s?eyes?",
+    r"cotton\s+pickers?",
+    r"border\s+hoppers?",
+]
+_PROFANITY = [
+    r"fuck\w*",
+    r"f+u+c+k+\w*",
+    r"\w*fuck",
+    r"fck\w*",
+    r"fuk\w*",
+    r"motherf\w+",
+    r"cunts?",
+    r"cocksuck\w*",
+    r"\w+cocksuckers?",
+    r"bitch\w*",
+    r"biatch\w*",
+    r"whores?",
+    r"sluts?",
+    r"sluty",
+    r"slutty",
+    r"assholes?",
+    r"arseholes?",
+    r"dickheads?",
+    r"twats?",
+    r"wank\w*",
+    r"bastards?",
+    r"shit\s?heads?",
+    r"pieces?\s+of\s+shit",
+    r"full\s+of\s+shit",
+    r"eat\s+shit",
+    r"bullshit",
+    r"douche\s?bags?",
+    r"skanks?",
+    r"slags?",
+    r"pricks?",
+    r"scumbags?",
+    r"piss\s+off",
+    r"stfu",
+]
+_YOU = r"(?:you|u|ya|yourself|urself|your\s+self|ur|your|his|her|him|them|their)"
+_THREATS = [
+    rf"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)\s+to|i'?m\s+gonna|gonna|i\s+want\s+to|i\s+wanna"
+    rf"|i'?d\s+(?:like|love)\s+to|let\s+me|imma|we'?ll|we\s+will)\s+(?:\w+\s+){{0,2}}"
+    rf"(?:kill|murder|shoot|stab|rape|strangle|choke|slit|hang|lynch|beat\s+up|punch|slaughter"
+    rf"|behead|burn|slice|cut)\s+{_YOU}",
+    r"kill\s+(?:yourself|urself|your\s+self|yo\s+self|yourselves|yaselves|urselves)",
+    r"kys",
+    r"(?:hope|wish)\s+(?:you|u)\s+(?:\w+\s+){0,2}"
+    r"(?:die|dies|died|get\s+(?:raped|killed|shot)|rot|burn)",
+    r"(?:you|u)\s+(?:should|deserve\s+to|need\s+to|must|ought\s+to)\s+(?:\w+\s+)?"
+    r"(?:die|be\s+(?:killed|shot|raped|hanged|hung))",
+    rf"(?:slit|slice|slicing|slitting|cut|cutting)\s+{_YOU}\s+throats?",
+    r"death\s+to\s+(?:all\s+)?\w+",
+    r"drop\s+dead",
+    r"go\s+die",
+    r"die\s+in\s+a\s+fire",
+]
+_HARASSMENT = [
+    r"blow\s?jobs?",
+    r"(?-i:dicks?)",
+    r"dick\s?(?:head|sucker|licker)s?",
+    r"masturbat\w*",
+    r"orgasms?",
+    r"butt\s?holes?",
+    r"anal\s+sex",
+    r"sex\s+slaves?",
+    r"(?:lick|eat|finger|fuck)\s+(?:my|your|ur)\s+\w+",
+    r"suck\s*(?:my|me|on\s+my)?\s*(?:dick|cock|balls|tits|pussy)",
+    r"suck\s+me",
+    r"(?:screwed|fucked|banged|shagged)\s+(?:your|ur|yo)\s+(?:mom|mum|mother|momma|mama|sister)",
+    r"hand\s?jobs?",
+    r"suck\s+(?:my|me|on\s+my)\s+\w*",
+    r"my\s+(?:dick|cock|penis)",
+    rf"{_YOU}\s+(?:\w+\s+)?(?:pussy|pussies|tits|titties|boobs|cock|dick|penis|vagina|nipples?)",
+    r"cum(?:s|ming|shots?|sluts?|dumpsters?)?",
+    r"jizz\w*",
+    r"send\s+(?:me\s+)?nudes?",
+    r"nudes",
+    r"(?:take|get)\s+(?:off\s+)?your\s+clothes",
+    r"(?:have|had|having|want|give\s+me|let'?s\s+have)\s+sex\s+with\s+(?:me|you|u)",
+    r"give\s+me\s+sex",
+    r"sex\s+with\s+(?:me|you|u)\b",
+    r"horny",
+    r"dildos?",
+    r"pussy",
+    r"pussies",
+    r"tits",
+    r"titties",
+    r"boobs",
+    r"naked\s+(?:pics?|pictures?|photos?)",
+    r"sexy\s+(?:bitch|slut|girl|boy|body)",
+]
+_ALONE = [  # a whole message of only these words
+    r"die",
+    r"kill\s+(?:you|u)",
+    r"die\s+now",
+    r"just\s+die",
+]
+ABUSIVE = re.compile(
+    r"(?<![\w-])(?:" + "|".join(_SLURS + _PROFANITY + _THREATS + _HARASSMENT) + r")(?![\w-])"
+    r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$",
+    re.IGNORECASE,
+)
+
+
+# The first three letters of a word each entry above needs (keep them in step), and words a
+# profanity may hide inside: a sentence with none of them is not searched (the search costs
+# ~0.2 ms a sentence). Checked equal to the full search on the 71,512 sentences of
+# benchmarks/external.
+_PREFIXES = frozenset(
+    """nig nic hoe wig whi dar por spe jig gay neg sub rac tra que unc tom sli mon kil coo spi
+    wet chi goo kik bea tow rag pak fag dyk she ret bre muz mos moo cam san hom zip sla cot bor
+    cra red hil hic ape fil scu sav ani ver par coc fuc fuu fck fuk mot cun bit bia who slu ass
+    ars dic twa wan bas shi bul dou ska pri pis stf mur sho sta rap str cho han lyn pun beh bur
+    cut kys hop wis die dea dro blo suc scr ban sha mas org but ana sex lic eat fin cum jiz nud
+    clo hor dil pus tit boo nak pen vag nip hun hal""".split()  # noqa: SIM905
+)
+_INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
+_WORD = re.compile(r"[a-z]+")
+
+
+def abusive_terms(sentence: str) -> bool:
+    """Whether the sentence holds a slur, a threat, strong profanity or sexual harassment."""
+    lower = sentence.lower()
+    if not any(w[:3] in _PREFIXES for w in _WORD.findall(lower)) and not any(
+        i in lower for i in _INFIXES
+    ):
+        return False
+    return ABUSIVE.search(sentence) is not None
+
+
+def term_scores(texts: Sequence[str]) -> list[float]:
+    """1.0 for each text with an abusive term in a prose sentence, else 0.0."""
+    return [float(any(abusive_terms(s) for s in sentences(t))) for t in texts]
+
+
+def local_toxicity(texts: Sequence[str], terms: bool = True) -> list[float]:
+    """Toxicity scores in [0, 1] of the local backend: the worst prose sentence of each text,
+    1.0 for a sentence with an abusive term (when `terms`), else the model's probability."""
+    if not texts:
+        return []
+    from profanity_check import predict_prob
+
+    units: list[str] = []
+    owners: list[int] = []
+    scores = [0.0] * len(texts)
+    for i, text in enumerate(texts):
+        for sentence in sentences(text):
+            if terms and abusive_terms(sentence):
+                scores[i] = 1.0
+            else:
+                units.append(sentence)
+                owners.append(i)
+    for owner, p in zip(owners, predict_prob(units) if units else [], strict=True):
+        scores[owner] = max(scores[owner], min(float(p), MODEL_CEILING))
+    return scores
+
+
+# --- Azure AI Content Safety ----------------------------------------------------------------------
 API_VERSION = "2024-09-01"
 CATEGORIES = ("Hate", "SelfHarm", "Sexual", "Violence")
 MAX_SEVERITY = 6

@@ -1,4 +1,5 @@
-"""What screening looks for: Presidio entities, credentials and secrets, and toxicity.
+"""What screening looks for: Presidio entities, credentials and secrets (toxicity:
+`screening.content_safety`).
 
 `Detectors` is built once per worker process (loading spaCy is the slow part) and analyses a
 batch of texts at once: spaCy runs over the batch with `nlp.pipe`, then every recognizer runs on
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -102,29 +102,3 @@ def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
 def detectors_for(spacy_model: str, language: str, entities: tuple[str, ...]) -> Detectors:
     """One Detectors per worker process and configuration."""
     return Detectors(build_analyzer(spacy_model, language), language, list(entities))
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def toxicity_scores(texts: Sequence[str]) -> list[float]:
-    """Probability that each text is offensive: the highest score of its sentences.
-
-    Scored per sentence because one abusive line in a long, polite ticket scores low as a whole.
-    The model is the local alt-profanity-check classifier (nothing is downloaded).
-    """
-    if not texts:
-        return []
-    from profanity_check import predict_prob
-
-    sentences: list[str] = []
-    owners: list[int] = []
-    for i, text in enumerate(texts):
-        for sentence in _SENTENCE_END.split(text):
-            if sentence.strip():
-                sentences.append(sentence)
-                owners.append(i)
-    scores = [0.0] * len(texts)
-    for owner, p in zip(owners, predict_prob(sentences) if sentences else [], strict=True):
-        scores[owner] = max(scores[owner], float(p))
-    return scores

@@ -69,6 +69,14 @@ DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
 
 
 class ToxicityConfig(BaseModel):
+    """Offensive language: a score per record in [0, 1] (the worst sentence of its prose, code
+    left out; `screening.content_safety`), `action` at or above `threshold`, and a middle band
+    from `flag_threshold` up that is kept and flagged for the reviewer.
+
+    The local model scores mild words of everyday talk high (`What a stupid rule!` 0.998), so
+    by default only an abusive term (slur, threat, strong profanity or insult at someone, sexual
+    harassment: score 1.0) or Azure's highest severity reaches the `drop` threshold."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     backend: Literal["local", "azure-content-safety"] = Field(
         "local",
@@ -82,16 +90,54 @@ class ToxicityConfig(BaseModel):
     key_env: str = Field(
         "AZURE_CONTENT_SAFETY_KEY", description="Environment variable holding the service key."
     )
-    threshold: float = Field(0.8, ge=0.0, le=1.0, description="Score at or above this is toxic.")
+    threshold: float = Field(
+        1.0,
+        ge=0.0,
+        le=1.0,
+        description="Score at or above this is toxic and gets `action` (1.0: abusive terms and "
+        "Azure's severity 6 only; the local model alone stays below 1.0).",
+    )
     action: Literal[Action.drop, Action.flag] = Field(
         Action.drop, description="drop (quarantine) or flag toxic records."
     )
+    flag_threshold: float | None = Field(
+        0.8,
+        ge=0.0,
+        le=1.0,
+        description="Scores from this up to `threshold` are flagged (kept, counted, shown to the "
+        "reviewer); null: no middle band.",
+    )
+    terms: bool = Field(
+        True,
+        description="Abusive terms (slurs, threats, strong profanity or insults at someone, "
+        "sexual harassment) score 1.0 whatever the backend says.",
+    )
+
+    @field_validator("threshold", "flag_threshold", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML's yes/no would pass as 1/0
+            raise ValueError("must be a number between 0 and 1")
+        return value
 
     @model_validator(mode="after")
-    def _service_needs_endpoint(self) -> ToxicityConfig:
+    def _consistent(self) -> ToxicityConfig:
         if self.backend == "azure-content-safety" and not self.endpoint:
             raise ValueError("toxicity.backend azure-content-safety needs toxicity.endpoint")
+        if self.flag_threshold is not None and self.flag_threshold > self.threshold:
+            raise ValueError(
+                f"toxicity.flag_threshold ({self.flag_threshold}) must not be above "
+                f"toxicity.threshold ({self.threshold}): the flagged band lies below it"
+            )
         return self
+
+    def decide(self, score: float) -> Action | None:
+        """What a record with this toxicity score gets: `action`, `flag`, or nothing."""
+        if score >= self.threshold:
+            return self.action
+        if self.flag_threshold is not None and score >= self.flag_threshold:
+            return Action.flag
+        return None
 
 
 class ScreenConfig(BaseModel):
@@ -206,9 +252,10 @@ def apply_policy(
                 drop_reasons.append(f"{span.entity} in {name}")
             else:
                 outcome.flagged.append(span.entity)
-    if toxicity >= config.toxicity.threshold:
-        outcome.counts[("TOXICITY", config.toxicity.action.value)] += 1
-        if config.toxicity.action is Action.drop:
+    toxic = config.toxicity.decide(toxicity)
+    if toxic is not None:
+        outcome.counts[("TOXICITY", toxic.value)] += 1
+        if toxic is Action.drop:
             drop_reasons.append(f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}")
         else:
             outcome.flagged.append("TOXICITY")

@@ -1,9 +1,10 @@
 """Screening a batch of records, and the report of every batch added up.
 
 `screen_records` is the screen of one partition without its storage: every text field of every
-record analysed at once (Presidio entities and credentials by `Detectors`, toxicity by the
-configured backend), the policy applied record by record (`apply_policy`), what was kept, what
-was quarantined and why, and a `Tally` of what was found. `screen_report` adds the tallies up into
+record analysed at once (Presidio entities and credentials by `Detectors`, the toxicity of its
+prose by the configured backend and `screening.content_safety`'s abusive terms), the policy
+applied record by record (`apply_policy`), what was kept, what was quarantined and why, and a
+`Tally` of what was found. `screen_report` adds the tallies up into
 the `ScreenReport`. No raw value found by the screen is put into a tally, a sample or a reason.
 """
 
@@ -13,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from screening.content_safety import content_safety_scores
+from screening.content_safety import content_safety_scores, local_toxicity, term_scores
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy
 from screening.report import EntityCount, MaskedSample, ScreenReport
 from trainer.taskspec import task_spec
@@ -118,15 +119,16 @@ def screen_records(
 
 
 def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
-    """Scores from the configured backend; each distinct text is scored once."""
+    """Scores from the configured backend (abusive terms score 1.0 with either, when
+    `config.terms`); each distinct text is scored once."""
     unique = list(dict.fromkeys(texts))
     if config.backend == "azure-content-safety":
         assert config.endpoint is not None  # checked by ToxicityConfig
         scores = content_safety_scores(unique, config.endpoint, config.key_env)
+        if config.terms:
+            scores = [max(s, t) for s, t in zip(scores, term_scores(unique), strict=True)]
     else:
-        from screening.detectors import toxicity_scores
-
-        scores = toxicity_scores(unique)
+        scores = local_toxicity(unique, config.terms)
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]
 

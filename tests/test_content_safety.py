@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,3 +94,119 @@ def test_a_missing_key_or_endpoint_is_reported(monkeypatch) -> None:
         content_safety_scores(["x"], "http://127.0.0.1:9", "CS_KEY")
     with pytest.raises(ConfigError, match=r"needs toxicity\.endpoint"):
         load_config(None, ["screen.toxicity.backend=azure-content-safety"])
+
+
+# --- The toxicity screen on text written by others (benchmarks/external, docs/benchmarks.md) ----
+
+EXTERNAL = Path(__file__).resolve().parents[1] / "benchmarks" / "external"
+
+
+def _slice(name: str, n: int) -> list[dict[str, Any]]:
+    """n records spread over the test half of a corpus (never tuned on)."""
+    with (EXTERNAL / f"{name}.jsonl").open(encoding="utf-8") as f:
+        records = [r for r in map(json.loads, f) if r["split"] == "test"]
+    step = max(1, len(records) // n)
+    return [{"id": r["id"], "messages": r["messages"]} for r in records[::step][:n]]
+
+
+def _toxicity_outcomes(records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """Ids dropped and ids flagged by the default policy on toxicity alone: the screen's
+    toxicity scores (`scan._toxicity`) through `apply_policy`, no personal-data findings (the
+    Presidio pass would cost more than all the rest and decides nothing about toxicity)."""
+    from screening.policy import ScreenConfig, apply_policy
+    from screening.scan import _toxicity
+
+    config = ScreenConfig()
+    texts = [m["content"] for r in records for m in r["messages"]]
+    scores = iter(_toxicity(texts, config.toxicity))
+    dropped, flagged = set(), set()
+    for record in records:
+        fields = {f"messages[{i}].content": [] for i in range(len(record["messages"]))}
+        score = max(next(scores) for _ in record["messages"])
+        outcome = apply_policy("chat", record, fields, score, config)
+        if outcome.reason:
+            dropped.add(record["id"])
+        elif outcome.flagged:
+            flagged.add(record["id"])
+    return dropped, flagged
+
+
+def test_everyday_dialogue_and_code_are_kept_and_clear_abuse_is_dropped() -> None:
+    everyday = (
+        _slice("everyday_topical_chat", 10)  # whole conversations, ~21 turns each
+        + _slice("everyday_convabuse_clean", 100)
+        + _slice("code_chat", 40)
+    )
+    toxic = _slice("toxic_convabuse_strong", 50) + _slice("toxic_davidson_hate", 50)
+    dropped, flagged = _toxicity_outcomes(everyday + toxic)
+    everyday_ids, toxic_ids = {r["id"] for r in everyday}, {r["id"] for r in toxic}
+    assert len(dropped & everyday_ids) <= 0.005 * len(everyday_ids), dropped & everyday_ids
+    # Measured on the whole test halves: 85.9% and 89.8% dropped (docs/benchmarks.md).
+    assert len(dropped & toxic_ids) >= 0.85 * len(toxic_ids)
+    assert len((dropped | flagged) & toxic_ids) >= 0.9 * len(toxic_ids)
+
+
+def test_code_is_not_read_as_prose_and_the_middle_band_is_flagged() -> None:
+    def chat(rid: str, *turns: str) -> dict[str, Any]:
+        roles = ("user", "assistant")
+        return {
+            "id": rid,
+            "messages": [{"role": roles[i % 2], "content": t} for i, t in enumerate(turns)],
+        }
+
+    records = [
+        chat(
+            "fence",
+            "How do I stop the stuck job?",
+            "Find its process id first:\n```sh\nps aux | grep worker\nkill -9 $(pgrep -f worker)\n"
+            "rm -rf /tmp/worker-*\n```\nThen run `kill -HUP 1` to reload.",
+        ),
+        chat("code-lines", "Why does this fail?\nif (dead) { killChild(); }\nreturn suck(x);"),
+        chat("sick", "I was sick.", "Sorry to hear that. I hate this raincoat."),
+        chat("mild", "What a stupid rule!", "Are you stupid?"),
+        chat("slur", "Thanks.", "Get lost, you faggot."),
+        chat("threat", "I will find you and I'll slit your throat"),
+        chat("prose-beside-code", "```py\nprint(1)\n```\nYou fucking morons broke it again."),
+    ]
+    dropped, flagged = _toxicity_outcomes(records)
+    assert dropped == {"slur", "threat", "prose-beside-code"}
+    assert "mild" in flagged  # the middle band: kept, counted, shown to the reviewer
+    assert not {"fence", "code-lines"} & (dropped | flagged)
+    assert "sick" not in dropped  # `I was sick.` 0.90, `I hate this raincoat.` 0.91: flagged
+
+
+def test_the_toxicity_config_keeps_old_fields_and_names_a_bad_one() -> None:
+    old = load_config(None, ["screen.toxicity.threshold=0.8", "screen.toxicity.action=drop"])
+    assert old.screen.toxicity.decide(0.85) == "drop"  # an old config still drops at 0.8
+    new = load_config(None, [])
+    assert new.screen.toxicity.decide(0.85) == "flag" and new.screen.toxicity.decide(1.0) == "drop"
+    assert new.screen.toxicity.decide(0.5) is None
+    with pytest.raises(ConfigError, match=r"toxicity\.flag_threshold \(0\.9\) must not be above"):
+        load_config(None, ["screen.toxicity.threshold=0.5", "screen.toxicity.flag_threshold=0.9"])
+    with pytest.raises(ConfigError, match=r"screen\.toxicity\.flag_threshold"):
+        load_config(None, ["screen.toxicity.flag_threshold=2"])
+    off = load_config(None, ["screen.toxicity.flag_threshold=null"])
+    assert off.screen.toxicity.decide(0.99) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "abusive"),
+    [
+        ("Shut it, you stupid faggot.", True),  # slur
+        ("I'm going to slit your throat tonight", True),  # threat
+        ("kill yourself", True),
+        ("suck my dick", True),  # sexual harassment
+        ("You worthless piece of shit", True),  # insult with strong profanity
+        ("Georgia Tech beat Cumberland 222-0.", False),  # words that hold a term
+        ("That was a chink in their armor.", False),
+        ("Homo sapiens left Africa.", False),
+        ("Dick Van Dyke was in Mary Poppins.", False),
+        ("I could die laughing, that game will kill you.", False),  # mild, left to the model
+        ("How do I get back into my accunt?", False),  # a typo, not a term
+    ],
+)
+def test_abusive_terms_are_abuse_in_every_use(sentence: str, abusive: bool) -> None:
+    from screening.content_safety import ABUSIVE, abusive_terms
+
+    assert abusive_terms(sentence) is abusive
+    assert (ABUSIVE.search(sentence) is not None) is abusive  # the word prefilter skips none

@@ -1,0 +1,86 @@
+"""Toxicity screen on text written by others: everyday dialogue and chat with code that must be
+kept, clearly abusive text that must be dropped.
+
+    python benchmarks/toxicity.py                 # the test halves, default config
+    python benchmarks/toxicity.py --split dev --set flag_threshold=0.9
+
+Reads the corpora of benchmarks/external/ (sources and licences in SOURCES.md there), scores
+every message of every record with the configured toxicity backend, as the screen does
+(`screening.scan._toxicity`: prose only, abusive terms 1.0), and decides each record with
+`ToxicityConfig.decide` (its worst message). Prints, per corpus, the share of records dropped
+and flagged; everyday and code corpora must stay at <= 0.5% dropped, toxic ones at >= 95%.
+Personal data and credentials are not screened here (benchmarks/screen.py times the whole
+screen).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from screening.policy import Action, ToxicityConfig
+from screening.scan import _toxicity
+
+EXTERNAL = Path(__file__).resolve().parent / "external"
+CORPORA = {  # name: must it be dropped
+    "everyday_topical_chat": False,
+    "everyday_convabuse_clean": False,
+    "code_chat": False,
+    "toxic_convabuse_strong": True,
+    "toxic_davidson_hate": True,
+}
+
+
+def load(name: str, split: str) -> list[dict]:
+    with (EXTERNAL / f"{name}.jsonl").open(encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if split == "all" or r["split"] == split]
+
+
+def decisions(records: list[dict], config: ToxicityConfig) -> list[Action | None]:
+    """What the toxicity screen does with each record: drop, flag or nothing."""
+    texts = [m["content"] for r in records for m in r["messages"]]
+    scores = iter(_toxicity(texts, config))
+    return [config.decide(max(next(scores) for _ in r["messages"])) for r in records]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="test", choices=["dev", "test", "all"])
+    parser.add_argument(
+        "--set", action="append", default=[], help="a ToxicityConfig field: threshold=0.99"
+    )
+    args = parser.parse_args()
+    fields = dict(item.split("=", 1) for item in args.set)
+    config = ToxicityConfig(**{k: (None if v == "null" else v) for k, v in fields.items()})
+    print(
+        f"threshold {config.threshold} ({config.action.value}), flag_threshold "
+        f"{config.flag_threshold}, terms {config.terms}; {args.split} halves"
+    )
+    print(f"{'corpus':28s} {'records':>7s} {'dropped':>8s} {'flagged':>8s}  target")
+    met = True
+    for name, toxic in CORPORA.items():
+        records = load(name, args.split)
+        start = time.perf_counter()
+        acts = decisions(records, config)
+        seconds = time.perf_counter() - start
+        dropped = sum(a is Action.drop for a in acts) / len(acts) * 100
+        flagged = sum(a is Action.flag for a in acts) / len(acts) * 100
+        ok = dropped >= 95.0 if toxic else dropped <= 0.5
+        met &= ok
+        target = ">= 95% dropped" if toxic else "<= 0.5% dropped"
+        print(
+            f"{name:28s} {len(acts):7d} {dropped:7.1f}% {flagged:7.1f}%  {target}: "
+            f"{'met' if ok else 'NOT met'} ({seconds:.1f}s)"
+        )
+    print("all targets met" if met else "some targets not met")
+
+
+if __name__ == "__main__":
+    main()
