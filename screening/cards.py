@@ -75,9 +75,8 @@ def network_fits(digits: str) -> bool:
     """The number's prefix and length belong to a card network."""
     for low, high, lengths in _NETWORKS:
         width = len(str(low)) + (digits.startswith("0") and low == 604)
-        if width <= len(digits) and low <= int(digits[:width]) <= high:
-            if len(digits) in lengths:
-                return True
+        if width <= len(digits) and low <= int(digits[:width]) <= high and len(digits) in lengths:
+            return True
     return False
 
 

@@ -124,7 +124,7 @@ class Surrogates:
         style = address_style(value)
         if style == "po":  # a box or military address: new numbers, its words kept
             return _digits_into(value, "".join(rng.choice(string.digits) for _ in value))
-        street, separator, tail = split_address(value)
+        _, separator, tail = split_address(value)
         fake = _faker(style)
         fake.seed_instance(rng.getrandbits(64))
         new = " ".join(fake.street_address().split())
