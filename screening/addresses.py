@@ -1,6 +1,6 @@
 """Street addresses: US, UK, Canadian and European formats, on one line or several.
 
-`AddressRecognizer` finds STREET_ADDRESS by anchored patterns (a house number, a street-type word,
+`StreetAddressRecognizer` finds STREET_ADDRESS by anchored patterns (a house number, a street-type word,
 a postcode), not by a parser: every pattern needs a house or box number AND a street-type word
 (or a P.O. box / military address form), so prose numbers ("5 Main reasons", "Room 5", "Chapter
 12 Street Fighter") are not addresses. The forms:
@@ -43,7 +43,7 @@ WITH_TAIL, STREET, AMBIGUOUS = 0.85, 0.7, 0.4
 
 def _cases(words: list[str] | tuple[str, ...]) -> str:
     """An alternation of each word as written, in lower case and in upper case."""
-    variants = {v for w in words for v in (w, w.lower(), w.upper())}
+    variants = {v for w in words for v in (w, w.lower(), w.upper(), w[:1].upper() + w[1:])}
     return "|".join(re.escape(v) for v in sorted(variants, key=len, reverse=True))
 
 
@@ -119,6 +119,8 @@ CORE_TYPES = [
     "Row",
     "Walk",
 ]
+EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp")
+ROUTE_TYPES = "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|Road|ROAD|Rd|RD|FM|Business|Interstate"
 US_STATES = [
     "AL",
     "AK",
@@ -185,26 +187,43 @@ US_STATES = [
     "PW",
 ]
 CA_PROVINCES = ["AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"]
-_UNIT = (
-    r"(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg|Building|Dept|Flat|Lot|Trlr|PMB|"
-    r"Office|Ofc)\.?\s*#?\s*[A-Za-z]?\d{1,5}[A-Za-z]?\b|#\s?\d{1,5}[A-Za-z]?\b|"
-    r"\d{1,3}(?:st|nd|rd|th)\s+(?:Floor|Fl)\b"
-)
+_UNIT_WORDS = (
+    "Apt Apartment Suite Ste Unit Fl Floor Rm Room Bldg Building Dept Flat Lot Trlr PMB Office Ofc"
+).split()
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
+
 _DIRECTION = (
     r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
 )
 _CAP = r"[A-Z\u00c0-\u00de][\w'\u2019.\-]*"  # a capitalised word (O'Neil, St., Saint-Denis)
-_NAME_WORD = rf"(?:{_CAP}|\d{{1,3}}(?:st|nd|rd|th)|[a-z][a-z'\-]+)"
+_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
 _CA_POSTCODE = r"[A-Z]\d[A-Z]\s?\d[A-Z]\d"
 _SEP = r"(?:\s*,\s*(?:\n\s*)?|\s*\n\s*|\s+)"  # between parts: a comma, a line break or spaces
+US_STATE_NAMES = (
+    "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|"
+    "Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|"
+    "Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|"
+    "New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|"
+    "Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|"
+    "West Virginia|Wisconsin|Wyoming|District of Columbia|Puerto Rico"
+)
+_STATE = rf"(?:{'|'.join(US_STATES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+_CITY_ANY = r"[^\W\d_][\w'.\-]*(?:[ ][^\W\d_][\w'.\-]*){0,3}"
+_COUNTRY = (
+    r"(?:,?\s*(?:\n\s*)?(?:United States(?: of America)?|USA|U\.S\.A\.|Canada|United Kingdom|UK|"
+    r"England|Scotland|Wales|Deutschland|Germany|France|Nederland|Netherlands|España|Spain|"
+    r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
+    r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
+)
 _TAIL_US_CA_UK = (
-    rf"{_SEP}(?P<tail>{_CITY}(?:\s*,\s*|\s*\n\s*|\s+)"
-    rf"(?:(?:{'|'.join(US_STATES)})\.?\s+\d{{5}}(?:-\d{{4}})?"
-    rf"|(?:{'|'.join(CA_PROVINCES)})\s+{_CA_POSTCODE}"
+    rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
+    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+\d{{5}}(?:-\d{{4}})?"
+    rf"|(?:{'|'.join(CA_PROVINCES)}),?\s+{_CA_POSTCODE}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE})"
-    rf"|(?:{'|'.join(US_STATES)})\s+\d{{5}}(?:-\d{{4}})?|{_UK_POSTCODE})\b"
+    rf"|{_CITY},\s*(?:{'|'.join(US_STATES + CA_PROVINCES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"|(?:{'|'.join(US_STATES)})\s+\d{{5}}(?:-\d{{4}})?|{_UK_POSTCODE})\b{_COUNTRY})"
 )
 _ADDRESS_WORDS = re.compile(
     r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
@@ -273,7 +292,7 @@ _STOP = frozenset(
 _EU_SUFFIXES = (
     "straße|strasse|str\\.|weg|gasse|platz|allee|damm|ufer|chaussee|steig|pfad|graben|"
     "straat|gracht|laan|plein|kade|singel|dijk|dreef|vej|gade|gatan|vägen|gata|veien|veg|katu|"
-    "utca|ulica"
+    "utca|ulica|stigen|gränd|torget|gränd|stræde|strade|allé|plads|torv|gata"
 )
 _EU_TYPES_WORD = (
     "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"
@@ -281,8 +300,8 @@ _EU_TYPES_WORD = (
 )
 _NAME_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:(?:Am|An der|Auf dem|Im|In der|Unter den)[ ])?"
-    rf"(?:{_CAP}(?:{_EU_SUFFIXES})|(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
-    rf"(?:ul\.|al\.)\s{_CAP}(?:\s{_CAP})?)"
+    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES})|(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
+    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
     r"[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)\b"
     rf"(?:{_SEP}(?P<tail>(?:[A-Z]{{1,2}}-)?\d{{2}}-?\d{{2,3}}(?:\s?[A-Z]{{2}}(?![a-z]))?"
     rf"(?:\s*\n\s*|\s+){_CITY}))?",
@@ -333,14 +352,17 @@ _NUMBER_FIRST_FR = re.compile(
 _ROMANCE_TYPES = (
     "Calle|C/|Avenida|Avda\\.?|Paseo|Pº|Plaza|Pza\\.|Carrera|Camino|Carretera|Ronda|Travesía|"
     "Glorieta|Carrer|Passeig|Rambla|Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Strada|"
-    "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\."
+    "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\.|Avinguda|"
+    "Rue|Avenue|Boulevard|Chaussée|Chemin|Quai|Place|Square|Dreef|Steenweg|Callejón|Cañada|"
+    "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia"
 )
 _ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e)"
 _TYPE_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+)?"
     rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?{_CAP}){{0,4}}"
-    r",?\s+(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?"
-    r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?)?)\b"
+    r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|S/N)"
+    r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
+    r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
     rf"(?:{_SEP}(?P<tail>(?:\d{{5}}|\d{{4}}-\d{{3}}|\d{{5}}-\d{{3}}),?\s+{_CITY}(?:\s+\([A-Z]{{2}}\))?|"
     rf"{_CITY},\s*\d{{5}}))?",
 )
@@ -366,15 +388,21 @@ def _street_types() -> tuple[frozenset[str], re.Pattern]:
     from faker.providers.address.en_US import Provider
 
     core = frozenset(CORE_TYPES)
-    every = _cases(sorted(core | set(Provider.street_suffixes)))
+    every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
+    unit = (
+        rf"(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}(?:-\d{{1,4}})?[A-Za-z]?\b|"
+        rf"#[ ]?\d{{1,5}}[A-Za-z]?\b|{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl'])})\b\.?"
+    )
     pattern = re.compile(
-        rf"(?<![\w\-/.,])(?P<street>(?:(?:{_UNIT})\s*,?\s+)?"
+        rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?"
         rf"\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|[ ]½)?[ \t]+"
         rf"(?:{_DIRECTION}[ \t]+)?"
-        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?)[ \t]+"
+        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?|(?:U\.?S\.?|State|STATE|County|COUNTY)"
+        rf"(?=[ ]+(?:{ROUTE_TYPES})))[ \t]+"
         rf"(?P<type>(?:{every})\.?)(?![\w\-])"
+        rf"(?:[ ](?:{ROUTE_TYPES})[ ]\d{{1,4}}[A-Z]?(?![\w\-]))?"
         rf"(?:[ \t]+{_DIRECTION}(?![\w\-]))?"
-        rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{_UNIT}))*))"
+        rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
         rf"(?:{_TAIL_US_CA_UK})?",
     )
     return core, pattern
@@ -396,7 +424,13 @@ def find_addresses(text: str) -> list[Span]:
     for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
         for m in pattern.finditer(text):
             found.append(_Found(m.start(), m.end(), WITH_TAIL if m.group("tail") else STREET))
-    return [Span(f.start, f.end, ENTITY, f.score) for f in _longest(found)]
+    return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
+
+
+def _trim(text: str, start: int, end: int) -> int:
+    """A sentence's full stop is no part of an address ("Berlin."; "St." keeps its own)."""
+    last = text[start:end].split()[-1]
+    return end - 1 if last.endswith(".") and len(last) > 4 and "." not in last[:-1] else end
 
 
 def _number_first(text: str) -> list[_Found]:
@@ -420,10 +454,7 @@ def _number_first(text: str) -> list[_Found]:
             score = STREET
         else:
             score = AMBIGUOUS
-        end = m.end()
-        if not tail and not unit and text[end - 1] == "." and len(kind) > 4:
-            end -= 1  # "5 Key Points." ends a sentence; "St." is an abbreviation
-        found.append(_Found(m.start(), end, score))
+        found.append(_Found(m.start(), m.end(), score))
     return found
 
 
@@ -483,11 +514,11 @@ def address_style(value: str) -> str:
     return "en_US"
 
 
-class AddressRecognizer(EntityRecognizer):
+class StreetAddressRecognizer(EntityRecognizer):
     """Presidio recognizer for `find_addresses`."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="AddressRecognizer")
+        super().__init__(supported_entities=[ENTITY], name="StreetAddressRecognizer")
 
     def load(self) -> None:
         return None

@@ -2,7 +2,7 @@
 
 Presidio's CreditCardRecognizer knows one grouping (4-4-4-4 style, 13-16 digits starting 1, 3, 4,
 5[0-5] or 6): it misses 19-digit Visa, 12-digit Maestro, 15-digit JCB and the Mastercard 2-series.
-`CardRecognizer` takes CREDIT_CARD over from it:
+`CardNumberRecognizer` takes CREDIT_CARD over from it:
 
 - a candidate is a run of 12-19 digits, ungrouped or grouped by single spaces or dashes, not glued
   to a letter, `+` or another number (a longer run is tried group by group);
@@ -132,7 +132,7 @@ def _score(text: str, start: int, value: str, digits: str) -> float:
     return PLAIN
 
 
-class CardRecognizer(EntityRecognizer):
+class CardNumberRecognizer(EntityRecognizer):
     """Presidio recognizer for `find_cards`."""
 
     def __init__(self) -> None:

@@ -20,11 +20,11 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bund
 from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from screening.addresses import AddressRecognizer
-from screening.cards import CardRecognizer
+from screening.addresses import StreetAddressRecognizer
+from screening.cards import CardNumberRecognizer
 from screening.credentials import CredentialRecognizer
 from screening.names import install as install_person_names
-from screening.phones import PhoneRecognizer
+from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
 
 
@@ -105,13 +105,13 @@ def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
     names (`screening.names`: spaCy's PERSON minus products, plus lists), street addresses
     (`screening.addresses`), and phone numbers of every region and cards of every network
     (`screening.phones`, `screening.cards`) in place of Presidio's own."""
-    for name in ("PhoneRecognizer", "CreditCardRecognizer"):
+    for name in ("PhoneRecognizer", "CreditCardRecognizer"):  # Presidio's, replaced
         analyzer.registry.remove_recognizer(name)
     for recognizer in (
         CredentialRecognizer(),
-        PhoneRecognizer(),
-        CardRecognizer(),
-        AddressRecognizer(),
+        PhoneNumberRecognizer(),
+        CardNumberRecognizer(),
+        StreetAddressRecognizer(),
     ):
         analyzer.registry.add_recognizer(recognizer)
     install_person_names(analyzer, nlp)

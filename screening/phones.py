@@ -2,7 +2,7 @@
 
 Presidio's PhoneRecognizer runs libphonenumber's matcher over the whole text once per region, for
 eight regions (US, GB, DE, FR, IL, IN, CA, BR): `451 5986` after "Phone:" or a UK mobile outside
-the ranges it calls valid (`+447700 208 815`) stay. `PhoneRecognizer` takes PHONE_NUMBER over:
+the ranges it calls valid (`+447700 208 815`) stay. `PhoneNumberRecognizer` takes PHONE_NUMBER over:
 
 - libphonenumber runs only on candidates: runs of 6-15 digits, with the separators people write
   (spaces, dots, dashes, slashes, parentheses) and an optional `+` or `00` in front;
@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import phonenumbers
 from phonenumbers import PhoneNumberMatcher, ValidationResult
-from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening.redact import Span
@@ -35,7 +35,7 @@ FIRST_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")  # Presidio's d
 PHONE_WORDS = (
     "phone", "telephone", "tel", "tel.", "mobile", "mob", "cell", "cellphone", "call", "ring",
     "text me", "sms", "whatsapp", "signal", "viber", "telegram", "fax", "landline", "hotline",
-    "number", "no.", "ph", "contact", "reach me", "dial",
+    "reach me", "dial",
     "telefon", "telefonnummer", "handy", "mobil", "rufnummer", "anrufen",  # de, da, no, sv
     "téléphone", "tél", "portable", "numéro", "appelez", "appeler",  # fr
     "teléfono", "telefono", "móvil", "movil", "celular", "llamar", "llame", "número",  # es, pt
@@ -54,6 +54,11 @@ _CANDIDATE = re.compile(
     r"(?<![\w+])(?:\+|\b00)?\(?\d[\d()]*(?:(?:[ .\-/]|\u00a0| - )\(?\d[\d()]*)*(?![\w])"
 )
 _INTERNATIONAL = re.compile(r"\+|00[1-9]")
+# Digit runs that are something else: IPv4 addresses, decimals, dates and times.
+_NOT_PHONE = re.compile(
+    r"\d{1,3}(?:\.\d{1,3}){3}|\d+\.\d+|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:\s.*)?|"
+    r"\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|.*\d:\d\d.*"
+)
 
 
 @lru_cache(maxsize=8192)
@@ -101,7 +106,11 @@ def find_phones(text: str) -> list[Span]:
             if text[end - 1] == ")" and text.count("(", start, end) >= text.count(")", start, end):
                 break
             end -= 1
+        if text[start] == "(" and ")" not in text[start:end]:
+            start += 1
         candidate = text[start:end]
+        if _NOT_PHONE.fullmatch(candidate):
+            continue
         digits = sum(c.isdigit() for c in candidate)
         if digits < 6 or digits > 17:
             continue
@@ -120,7 +129,7 @@ def find_phones(text: str) -> list[Span]:
     return found
 
 
-class PhoneRecognizer(EntityRecognizer):
+class PhoneNumberRecognizer(EntityRecognizer):
     """Presidio recognizer for `find_phones`. Presidio's context enhancer raises a national
     number near its context words (phone, number, call...) as it did for its own recognizer."""
 
@@ -137,4 +146,13 @@ class PhoneRecognizer(EntityRecognizer):
     def analyze(
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
     ) -> list[RecognizerResult]:
-        return [RecognizerResult(s.entity, s.start, s.end, s.score) for s in find_phones(text)]
+        return [
+            RecognizerResult(
+                s.entity,
+                s.start,
+                s.end,
+                s.score,
+                AnalysisExplanation(recognizer=self.name, original_score=s.score),
+            )
+            for s in find_phones(text)
+        ]

@@ -128,6 +128,8 @@ class Surrogates:
         fake = _faker(style)
         fake.seed_instance(rng.getrandbits(64))
         new = " ".join(fake.street_address().split())
+        if value[0].isdigit() and not new[0].isdigit():  # "12 rue ...": a number first
+            new = f"{rng.randint(1, 199)} {new}"
         if not tail:
             return new
         if style == "en_US":
