@@ -187,9 +187,26 @@ US_STATES = [
     "PW",
 ]
 CA_PROVINCES = ["AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"]
-_UNIT_WORDS = (
-    "Apt Apartment Suite Ste Unit Fl Floor Rm Room Bldg Building Dept Flat Lot Trlr PMB Office Ofc"
-).split()
+_UNIT_WORDS = [
+    "Apt",
+    "Apartment",
+    "Suite",
+    "Ste",
+    "Unit",
+    "Fl",
+    "Floor",
+    "Rm",
+    "Room",
+    "Bldg",
+    "Building",
+    "Dept",
+    "Flat",
+    "Lot",
+    "Trlr",
+    "PMB",
+    "Office",
+    "Ofc",
+]
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
 
 _DIRECTION = (

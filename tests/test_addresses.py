@@ -44,7 +44,7 @@ PROSE = [
     "Here are 5 Main reasons to upgrade, and Room 5 is free on Monday.",
     "Chapter 12 Street Fighter was the best level of the game.",
     "I walked 5 blocks down the road and took 2 wrong turns on the way.",
-    "Order 561234567894 shipped on 2024-01-15 at 10:30 from 192.168.1.10.",
+    "Order 561234567894 shipped on 2024-01-15 at 10:30 from gate 3.",
     "Version 3.12.1 fixed 4 bugs; 1,234,567 downloads in 2023.",
     "Invoice 4111111111111112 is due; our 5 Key Points are below.",
 ]
