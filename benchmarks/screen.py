@@ -31,9 +31,7 @@ from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
 from screening.content_safety import local_toxicity
-from screening.credentials import CredentialRecognizer
-from screening.detectors import detectors_for, spacy_engine
-from screening.names import install as install_person_names
+from screening.detectors import build_analyzer, detectors_for
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from trainer.taskspec import task_spec
@@ -98,13 +96,9 @@ def main() -> None:
 
 
 def _plain_analyzer(model: str) -> AnalyzerEngine:
-    """Presidio as its README sets it up (parser on), plus our credential and person-name
-    recognizers so findings can match."""
-    engine = spacy_engine(model, parser=True)
-    analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
-    analyzer.registry.add_recognizer(CredentialRecognizer())
-    install_person_names(analyzer, engine.nlp["en"])
-    return analyzer
+    """Presidio as its README sets it up (parser on), plus the screen's own recognizers
+    (credentials, names, addresses, phones, cards) so findings can match."""
+    return build_analyzer(model, parser=True)
 
 
 def _warm(model: str, language: str, entities: tuple[str, ...]) -> None:

@@ -20,8 +20,11 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bund
 from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
+from screening.addresses import StreetAddressRecognizer
+from screening.cards import CardNumberRecognizer
 from screening.credentials import CredentialRecognizer
 from screening.names import install as install_person_names
+from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
 
 
@@ -88,14 +91,30 @@ def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -
     return engine
 
 
-def build_analyzer(spacy_model: str, language: str = "en") -> AnalyzerEngine:
-    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, plus the credential recognizer
-    (`screening.credentials`) and the person-name recognizer (`screening.names`)."""
-    engine = spacy_engine(spacy_model, language)
+def build_analyzer(spacy_model: str, language: str = "en", parser: bool = False) -> AnalyzerEngine:
+    """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, with the screen's own
+    recognizers (`install_recognizers`)."""
+    engine = spacy_engine(spacy_model, language, parser=parser)
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
-    analyzer.registry.add_recognizer(CredentialRecognizer())
-    install_person_names(analyzer, engine.nlp[language])  # spaCy's PERSON minus products, + lists
+    install_recognizers(analyzer, engine.nlp[language])
     return analyzer
+
+
+def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
+    """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
+    names (`screening.names`: spaCy's PERSON minus products, plus lists), street addresses
+    (`screening.addresses`), and phone numbers of every region and cards of every network
+    (`screening.phones`, `screening.cards`) in place of Presidio's own."""
+    for name in ("PhoneRecognizer", "CreditCardRecognizer"):  # Presidio's, replaced
+        analyzer.registry.remove_recognizer(name)
+    for recognizer in (
+        CredentialRecognizer(),
+        PhoneNumberRecognizer(),
+        CardNumberRecognizer(),
+        StreetAddressRecognizer(),
+    ):
+        analyzer.registry.add_recognizer(recognizer)
+    install_person_names(analyzer, nlp)
 
 
 @cache

@@ -1,4 +1,4 @@
-"""The entity types the screen knows: credential types and Presidio's recognizers.
+"""The entity types the screen knows: credential types, Presidio's recognizers and our own.
 
 Kept apart from `screening.detectors` (which loads Presidio, spaCy and transformers) and from
 `screening.credentials` (which loads detect-secrets) so that config validation and the command
@@ -52,3 +52,9 @@ PRESIDIO_ENTITIES: frozenset[str] = frozenset(
         "MAC_ADDRESS", "UUID", "AGE", "ID",
     }
 )  # fmt: skip
+
+# Personal data found by recognizers of our own (`screening.addresses`).
+OWN_PII_ENTITIES: tuple[str, ...] = ("STREET_ADDRESS",)
+
+# Every personal-data type a `screen.entities` rule may name.
+PII_ENTITIES: frozenset[str] = PRESIDIO_ENTITIES | frozenset(OWN_PII_ENTITIES)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from screening.entities import PRESIDIO_ENTITIES, SECRET_ENTITIES
+from screening.entities import PII_ENTITIES, SECRET_ENTITIES
 from screening.redact import (
     Replacement,
     Span,
@@ -59,9 +59,11 @@ def _rules(action: Action, names: list[str], min_score: float = 0.5) -> dict[str
 DEFAULT_PII_RULES = {
     **_rules(
         Action.redact,
-        ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS"],
+        ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "STREET_ADDRESS"],
     ),
-    # Phone numbers and SSNs score 0.4 without a context word nearby: keep them.
+    # Phone numbers in national form and SSNs score 0.4 without a context word nearby: keep them
+    # (screening.phones). Street addresses: screening.addresses (0.4 only for an ambiguous street
+    # word with nothing else, left alone).
     **_rules(Action.redact, ["PHONE_NUMBER", "US_SSN"], 0.4),
     "LOCATION": EntityRule(action=Action.flag, min_score=0.7),
 }
@@ -181,9 +183,9 @@ class ScreenConfig(BaseModel):
     @field_validator("entities")
     @classmethod
     def _known_entities(cls, rules: dict[str, EntityRule]) -> dict[str, EntityRule]:
-        unknown = sorted(set(rules) - PRESIDIO_ENTITIES)
+        unknown = sorted(set(rules) - PII_ENTITIES)
         if unknown:
-            raise ValueError(f"unknown entity {unknown}; known: {sorted(PRESIDIO_ENTITIES)}")
+            raise ValueError(f"unknown entity {unknown}; known: {sorted(PII_ENTITIES)}")
         return rules
 
     @field_validator("secrets")

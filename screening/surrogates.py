@@ -11,7 +11,9 @@ Shapes kept: a name has as many words as the original and its casing; an e-mail 
 phone number keeps its separators and country code; a card number keeps its length, network digit
 and separators and passes the Luhn check; an IBAN keeps its country, length and grouping and has
 valid check digits; an SSN is a valid-format SSN with the original separators; an IPv4 stays IPv4
-and an IPv6 IPv6; anything else keeps its character classes (a digit for a digit, an upper-case
+and an IPv6 IPv6; a street address is an address of the same country style (a German street for
+a German street) with a tail of the same form (`City, ST 12345`, `10115 Berlin`) after the same
+separator (a comma or a line break) when the original has one; anything else keeps its character classes (a digit for a digit, an upper-case
 letter for an upper-case letter) and its punctuation.
 """
 
@@ -66,6 +68,7 @@ class Surrogates:
             "IBAN_CODE": _iban,
             "US_SSN": _ssn,
             "IP_ADDRESS": _ip,
+            "STREET_ADDRESS": self._address,
             "LOCATION": lambda rng, v: _cased(self._fake(rng).city(), v),
             "URL": lambda rng, v: (
                 self._fake(rng).url().rstrip("/") if "://" in v else _shape(rng, v)
@@ -113,6 +116,31 @@ class Surrogates:
         fake = self._fake(rng)
         local = re.sub(r"[^a-z0-9.]", "", _ascii(f"{fake.first_name()}.{fake.last_name()}").lower())
         return _cased(f"{local}@{fake.free_email_domain()}", value)
+
+    def _address(self, rng: random.Random, value: str) -> str:
+        """An address of the same style: street line, then the tail after the same separator."""
+        from screening.addresses import address_style, split_address
+
+        style = address_style(value)
+        if style == "po":  # a box or military address: new numbers, its words kept
+            return _digits_into(value, "".join(rng.choice(string.digits) for _ in value))
+        _, separator, tail = split_address(value)
+        fake = _faker(style)
+        fake.seed_instance(rng.getrandbits(64))
+        new = " ".join(fake.street_address().split())
+        if value[0].isdigit() and not new[0].isdigit():  # "12 rue ...": a number first
+            new = f"{rng.randint(1, 199)} {new}"
+        if not tail:
+            return new
+        if style == "en_US":
+            end = f"{fake.city()}, {fake.state_abbr()} {fake.zipcode()}"
+        elif style == "en_CA":
+            end = f"{fake.city()}, {fake.province_abbr()} {fake.postalcode()}"
+        elif style == "en_GB":
+            end = f"{fake.city()} {fake.postcode()}"
+        else:
+            end = f"{fake.postcode()} {fake.city()}"
+        return new + separator + end
 
 
 def _ascii(text: str) -> str:

@@ -1,0 +1,546 @@
+"""Street addresses: US, UK, Canadian and European formats, on one line or several.
+
+`StreetAddressRecognizer` finds STREET_ADDRESS by anchored patterns (a house number, a street-type word,
+a postcode), not by a parser: every pattern needs a house or box number AND a street-type word
+(or a P.O. box / military address form), so prose numbers ("5 Main reasons", "Room 5", "Chapter
+12 Street Fighter") are not addresses. The forms:
+
+- house number first (US, UK, Canada, Ireland, Australia): `221B Baker Street`, `1600
+  Pennsylvania Avenue NW`, `Flat 3, 12 High St`, with units (Apt, Suite, Unit, Floor, #) and an
+  optional tail on the same line or the next: `City, ST 12345`, `City, QC H2X 1Y4`, `London NW1
+  6XE`. Street types: the common ones (Street, St, Avenue, Road, Lane, Drive, Boulevard...) score
+  alone; the rest of Faker's en_US street-suffix list (Key, Light, Point, Union...) only with a
+  tail, a unit or an address word before ("address", "live at", "ship to");
+- street name first, number after (German, Austrian, Swiss, Dutch, Nordic, Polish):
+  `Hauptstraße 5`, `Frankfurter Allee 12a`, `Keizersgracht 123`, `ul. Długa 5`, then an optional
+  `10115 Berlin` / `1015 CJ Amsterdam`;
+- number then type word then name (French): `12 rue de la Paix`, `5, avenue Samson`, then an
+  optional `75002 Paris`;
+- type word, name, number (Spanish, Italian, Portuguese): `Calle Mayor 5`, `Via Roma, 10`,
+  `Avenida da Liberdade 100`, then an optional postcode and city;
+- P.O. boxes (`P.O. Box 123`, `Postfach 1234`, `Apartado 45`, `BP 12`, `Postbus 7`) and US
+  military addresses (`PSC 1234, Box 5678 APO AA 12345`, `USNS Smith FPO AE 12345`).
+
+Scores: 0.85 with a postcode tail, 0.7 for a street line alone, 0.4 for an ambiguous street word
+with nothing else (below the screen's 0.5). `split_address` cuts a found address into its street
+line and its tail for surrogates of the same shape (`screening.surrogates`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
+
+from screening.redact import Span
+
+ENTITY = "STREET_ADDRESS"
+WITH_TAIL, STREET, AMBIGUOUS = 0.85, 0.7, 0.4
+
+
+def _cases(words: list[str] | tuple[str, ...]) -> str:
+    """An alternation of each word as written, in lower case and in upper case."""
+    variants = {v for w in words for v in (w, w.lower(), w.upper(), w[:1].upper() + w[1:])}
+    return "|".join(re.escape(v) for v in sorted(variants, key=len, reverse=True))
+
+
+# Street types that make an address on their own after a house number and a name.
+CORE_TYPES = [
+    "Street",
+    "St",
+    "Str",
+    "Avenue",
+    "Ave",
+    "Av",
+    "Road",
+    "Rd",
+    "Boulevard",
+    "Blvd",
+    "Lane",
+    "Ln",
+    "Drive",
+    "Dr",
+    "Court",
+    "Ct",
+    "Place",
+    "Pl",
+    "Terrace",
+    "Ter",
+    "Terr",
+    "Circle",
+    "Cir",
+    "Parkway",
+    "Pkwy",
+    "Pky",
+    "Highway",
+    "Hwy",
+    "Square",
+    "Sq",
+    "Crescent",
+    "Cres",
+    "Close",
+    "Grove",
+    "Gardens",
+    "Gdns",
+    "Mews",
+    "Alley",
+    "Aly",
+    "Plaza",
+    "Plz",
+    "Trail",
+    "Trl",
+    "Turnpike",
+    "Tpke",
+    "Expressway",
+    "Expy",
+    "Freeway",
+    "Fwy",
+    "Causeway",
+    "Cswy",
+    "Embankment",
+    "Parade",
+    "Pde",
+    "Quay",
+    "Wynd",
+    "Broadway",
+    "Boul",
+    "Hollow",
+    "Crossing",
+    "Xing",
+    "Heights",
+    "Hts",
+    "Junction",
+    "Jct",
+    "Way",
+    "Wy",
+    "Row",
+    "Walk",
+]
+EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp")
+ROUTE_TYPES = "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|Road|ROAD|Rd|RD|FM|Business|Interstate"
+US_STATES = [
+    "AL",
+    "AK",
+    "AZ",
+    "AR",
+    "CA",
+    "CO",
+    "CT",
+    "DE",
+    "DC",
+    "FL",
+    "GA",
+    "HI",
+    "ID",
+    "IL",
+    "IN",
+    "IA",
+    "KS",
+    "KY",
+    "LA",
+    "ME",
+    "MD",
+    "MA",
+    "MI",
+    "MN",
+    "MS",
+    "MO",
+    "MT",
+    "NE",
+    "NV",
+    "NH",
+    "NJ",
+    "NM",
+    "NY",
+    "NC",
+    "ND",
+    "OH",
+    "OK",
+    "OR",
+    "PA",
+    "RI",
+    "SC",
+    "SD",
+    "TN",
+    "TX",
+    "UT",
+    "VT",
+    "VA",
+    "WA",
+    "WV",
+    "WI",
+    "WY",
+    "AS",
+    "GU",
+    "MP",
+    "PR",
+    "VI",
+    "UM",
+    "AA",
+    "AE",
+    "AP",
+    "FM",
+    "MH",
+    "PW",
+]
+CA_PROVINCES = ["AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"]
+_UNIT_WORDS = [
+    "Apt",
+    "Apartment",
+    "Suite",
+    "Ste",
+    "Unit",
+    "Fl",
+    "Floor",
+    "Rm",
+    "Room",
+    "Bldg",
+    "Building",
+    "Dept",
+    "Flat",
+    "Lot",
+    "Trlr",
+    "PMB",
+    "Office",
+    "Ofc",
+]
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
+
+_DIRECTION = (
+    r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
+)
+_CAP = r"[A-Z\u00c0-\u00de][\w'\u2019.\-]*"  # a capitalised word (O'Neil, St., Saint-Denis)
+_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
+_CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
+_UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
+_CA_POSTCODE = r"[A-Z]\d[A-Z]\s?\d[A-Z]\d"
+_SEP = r"(?:\s*,\s*(?:\n\s*)?|\s*\n\s*|\s+)"  # between parts: a comma, a line break or spaces
+US_STATE_NAMES = (
+    "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|"
+    "Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|"
+    "Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|"
+    "New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|"
+    "Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|"
+    "West Virginia|Wisconsin|Wyoming|District of Columbia|Puerto Rico"
+)
+_STATE = rf"(?:{'|'.join(US_STATES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+_CITY_ANY = r"[^\W\d_][\w'.\-]*(?:[ ][^\W\d_][\w'.\-]*){0,3}"
+_COUNTRY = (
+    r"(?:,?\s*(?:\n\s*)?(?:United States(?: of America)?|USA|U\.S\.A\.|Canada|United Kingdom|UK|"
+    r"England|Scotland|Wales|Deutschland|Germany|France|Nederland|Netherlands|España|Spain|"
+    r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
+    r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
+)
+_TAIL_US_CA_UK = (
+    rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
+    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+\d{{5}}(?:-\d{{4}})?"
+    rf"|(?:{'|'.join(CA_PROVINCES)}),?\s+{_CA_POSTCODE}"
+    rf"|{_UK_POSTCODE}|{_CA_POSTCODE})"
+    rf"|{_CITY},\s*(?:{'|'.join(US_STATES + CA_PROVINCES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"|(?:{'|'.join(US_STATES)})\s+\d{{5}}(?:-\d{{4}})?|{_UK_POSTCODE})\b{_COUNTRY})"
+)
+_ADDRESS_WORDS = re.compile(
+    r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
+    r"deliver(?:ed)? to|send (?:it )?to|mail(?:ed)? to|office (?:is )?at|moved to|based at|"
+    r"residence|street|domicile|adresse|direcci[oó]n|indirizzo|endere[cç]o|anschrift|adres)"
+    r"\W{0,3}(?:is\s+|at\s+|:\s*)?$",
+    re.IGNORECASE,
+)
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "we",
+        "you",
+        "they",
+        "i",
+        "he",
+        "she",
+        "down",
+        "up",
+        "over",
+        "into",
+        "onto",
+        "out",
+        "about",
+        "than",
+        "then",
+        "so",
+        "but",
+        "if",
+    ]
+)
+
+# Street name first: German, Dutch, Nordic, Polish compounds and two-word forms.
+_EU_SUFFIXES = (
+    "straße|strasse|str\\.|weg|gasse|platz|allee|damm|ufer|chaussee|steig|pfad|graben|"
+    "straat|gracht|laan|plein|kade|singel|dijk|dreef|vej|gade|gatan|vägen|gata|veien|veg|katu|"
+    "utca|ulica|stigen|gränd|torget|gränd|stræde|strade|allé|plads|torv|gata"
+)
+_EU_TYPES_WORD = (
+    "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"
+    "Laan|Plein|Kade|Gracht"
+)
+_NAME_FIRST = re.compile(
+    rf"(?<![\w\-])(?P<street>(?:(?:Am|An der|Auf dem|Im|In der|Unter den)[ ])?"
+    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES})|(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
+    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
+    r"[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)\b"
+    rf"(?:{_SEP}(?P<tail>(?:[A-Z]{{1,2}}-)?\d{{2}}-?\d{{2,3}}(?:\s?[A-Z]{{2}}(?![a-z]))?"
+    rf"(?:\s*\n\s*|\s+){_CITY}))?",
+)
+
+# House number, street type, name: French (and Belgian, Swiss, Canadian French).
+_FR_TYPES = _cases(
+    [
+        "rue",
+        "avenue",
+        "av.",
+        "bd",
+        "boulevard",
+        "place",
+        "pl.",
+        "chemin",
+        "allée",
+        "allee",
+        "impasse",
+        "quai",
+        "route",
+        "rte",
+        "cours",
+        "square",
+        "passage",
+        "voie",
+        "faubourg",
+        "fg",
+        "rond-point",
+        "promenade",
+        "sentier",
+        "ruelle",
+        "esplanade",
+        "villa",
+        "cité",
+        "lieu-dit",
+        "hameau",
+    ]
+)
+_FR_PARTICLE = "(?:de|du|des|la|le|les|l'|d'|l\u2019|d\u2019|aux|au|sur|en|et)"
+_NUMBER_FIRST_FR = re.compile(
+    rf"(?<![\w\-])(?P<street>\d{{1,4}}(?:\s?(?:bis|ter|quater|[A-Da-d]))?,?\s+(?:{_FR_TYPES})\s+"
+    rf"(?:{_FR_PARTICLE}\s?)*{_CAP}(?:[ \-](?:{_FR_PARTICLE}\s?)*{_CAP}){{0,4}})"
+    rf"(?:{_SEP}(?P<tail>(?:F-)?\d{{5}}\s+{_CITY}(?:\s+(?:Cedex|CEDEX)(?:\s+\d{{1,2}})?)?))?",
+)
+
+# Street type, name, number: Spanish, Catalan, Italian, Portuguese, Brazilian.
+_ROMANCE_TYPES = (
+    "Calle|C/|Avenida|Avda\\.?|Paseo|Pº|Plaza|Pza\\.|Carrera|Camino|Carretera|Ronda|Travesía|"
+    "Glorieta|Carrer|Passeig|Rambla|Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Strada|"
+    "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\.|Avinguda|"
+    "Rue|Avenue|Boulevard|Chaussée|Chemin|Quai|Place|Square|Dreef|Steenweg|Callejón|Cañada|"
+    "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia"
+)
+_ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e)"
+_TYPE_FIRST = re.compile(
+    rf"(?<![\w\-])(?P<street>(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+)?"
+    rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?{_CAP}){{0,4}}"
+    r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|S/N)"
+    r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
+    r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
+    rf"(?:{_SEP}(?P<tail>(?:\d{{5}}|\d{{4}}-\d{{3}}|\d{{5}}-\d{{3}}),?\s+{_CITY}(?:\s+\([A-Z]{{2}}\))?|"
+    rf"{_CITY},\s*\d{{5}}))?",
+)
+
+_PO_BOX = re.compile(
+    r"(?<![\w\-])(?P<street>(?:P\.?\s?O\.?\s?Box|Post Office Box|POB|Postfach|Postbus|"
+    r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6})\b"
+    rf"(?:{_SEP}(?P<tail>{_CITY}(?:\s*,\s*|\s+)"
+    rf"(?:(?:{'|'.join(US_STATES + CA_PROVINCES)})\s+(?:\d{{5}}(?:-\d{{4}})?|{_CA_POSTCODE})"
+    rf"|{_UK_POSTCODE})|\d{{4,5}}\s+{_CITY})\b)?",
+)
+_MILITARY = re.compile(
+    r"(?<![\w\-])(?P<street>(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][\w'\-]+|"
+    r"(?:PSC|Unit|CMR)\s+\d{4},?\s+Box\s+\d{4}))"
+    r"(?:\s*,\s*|\s*\n\s*|\s+)(?P<tail>(?:APO|FPO|DPO)\s+A[AEP]\s+\d{5})\b"
+)
+
+
+@cache
+def _street_types() -> tuple[frozenset[str], re.Pattern]:
+    """(core types, the pattern of a house-number-first street line with all types)."""
+    from faker.providers.address.en_US import Provider
+
+    core = frozenset(CORE_TYPES)
+    every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
+    unit = (
+        rf"(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}(?:-\d{{1,4}})?[A-Za-z]?\b|"
+        rf"#[ ]?\d{{1,5}}[A-Za-z]?\b|{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl'])})\b\.?"
+    )
+    pattern = re.compile(
+        rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?"
+        rf"\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|[ ]½)?[ \t]+"
+        rf"(?:{_DIRECTION}[ \t]+)?"
+        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?|(?:U\.?S\.?|State|STATE|County|COUNTY)"
+        rf"(?=[ ]+(?:{ROUTE_TYPES})))[ \t]+"
+        rf"(?P<type>(?:{every})\.?)(?![\w\-])"
+        rf"(?:[ ](?:{ROUTE_TYPES})[ ]\d{{1,4}}[A-Z]?(?![\w\-]))?"
+        rf"(?:[ \t]+{_DIRECTION}(?![\w\-]))?"
+        rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
+        rf"(?:{_TAIL_US_CA_UK})?",
+    )
+    return core, pattern
+
+
+@dataclass(frozen=True)
+class _Found:
+    start: int
+    end: int
+    score: float
+
+
+def find_addresses(text: str) -> list[Span]:
+    """Street addresses in a text, scored (see the module doc)."""
+    if not any(c.isdigit() for c in text):
+        return []
+    found: list[_Found] = []
+    found += _number_first(text)
+    for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
+        for m in pattern.finditer(text):
+            found.append(_Found(m.start(), m.end(), WITH_TAIL if m.group("tail") else STREET))
+    return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
+
+
+def _trim(text: str, start: int, end: int) -> int:
+    """A sentence's full stop is no part of an address ("Berlin."; "St." keeps its own)."""
+    last = text[start:end].split()[-1]
+    return end - 1 if last.endswith(".") and len(last) > 4 and "." not in last[:-1] else end
+
+
+def _number_first(text: str) -> list[_Found]:
+    core, pattern = _street_types()
+    found = []
+    for m in pattern.finditer(text):
+        name, kind = m.group("name"), m.group("type").rstrip(".")
+        words = name.split()
+        lower = [w for w in words if w[0].islower()]
+        context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
+        tail, unit = m.group("tail"), m.group("unit").strip()
+        if any(w.lower() in _STOP for w in words):
+            continue
+        if not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
+            continue  # an ambiguous street word in lower case: "3 key points"
+        if lower and not (tail or context):
+            continue  # "5 blocks down" is no street; "12 main st" needs a tail or context
+        if tail:
+            score = WITH_TAIL
+        elif kind.capitalize() in core or kind in core or unit or context:
+            score = STREET
+        else:
+            score = AMBIGUOUS
+        found.append(_Found(m.start(), m.end(), score))
+    return found
+
+
+def _longest(found: list[_Found]) -> list[_Found]:
+    """Overlapping findings: the longest (then the best scored) wins."""
+    kept: list[_Found] = []
+    for f in sorted(found, key=lambda f: (-(f.end - f.start), -f.score)):
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    return sorted(kept, key=lambda f: f.start)
+
+
+def split_address(value: str) -> tuple[str, str, str]:
+    """(street line, separator, tail) of an address this module finds; tail "" when none."""
+    for pattern in (
+        _street_types()[1],
+        _NAME_FIRST,
+        _NUMBER_FIRST_FR,
+        _TYPE_FIRST,
+        _PO_BOX,
+        _MILITARY,
+    ):
+        m = pattern.fullmatch(value)
+        if m and m.group("tail"):
+            street = m.group("street")
+            return street, value[m.end("street") : m.start("tail")], m.group("tail")
+        if m:
+            return value, "", ""
+    return value, "", ""
+
+
+def address_style(value: str) -> str:
+    """The Faker locale whose addresses look like this one."""
+    street, _, tail = split_address(value)
+    if _MILITARY.fullmatch(value) or _PO_BOX.fullmatch(value):
+        return "po"
+    if re.search(r"\b" + _CA_POSTCODE + r"\b", tail):
+        return "en_CA"
+    if re.search(r"\b" + _UK_POSTCODE + r"\b", tail):
+        return "en_GB"
+    if _NAME_FIRST.fullmatch(value):
+        if re.search(r"straat|gracht|laan|plein|kade|singel|dijk|dreef", street, re.I):
+            return "nl_NL"
+        if re.match(r"(?:ul|al)\.", street):
+            return "pl_PL"
+        return "de_DE"
+    if _NUMBER_FIRST_FR.fullmatch(value):
+        return "fr_FR"
+    if _TYPE_FIRST.fullmatch(value):
+        if re.match(
+            r"Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Strada|Contrada|Lung|Borgo", street
+        ):
+            return "it_IT"
+        if re.match(r"Rua|Praça|Travessa|Alameda|Estrada|Rodovia", street):
+            return "pt_PT"
+        return "es_ES"
+    return "en_US"
+
+
+class StreetAddressRecognizer(EntityRecognizer):
+    """Presidio recognizer for `find_addresses`."""
+
+    def __init__(self) -> None:
+        super().__init__(supported_entities=[ENTITY], name="StreetAddressRecognizer")
+
+    def load(self) -> None:
+        return None
+
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+    ) -> list[RecognizerResult]:
+        return [RecognizerResult(s.entity, s.start, s.end, s.score) for s in find_addresses(text)]
