@@ -119,13 +119,16 @@ class Manifest(BaseModel):
     def signature_problem(self, key: bytes) -> str | None:
         """Why the manifest's signature does not hold, or None when it does."""
         if not self.signature:
-            return (
-                "its manifest is not signed (written before tunegate signed manifests, or "
-                "without the signing key)"
-            )
+            return UNSIGNED
         if not hmac.compare_digest(self.signed(key).signature, self.signature):
             return "its manifest was edited or signed with another key (the signature differs)"
         return None
+
+
+UNSIGNED = (
+    "its manifest is not signed (written before tunegate signed manifests, or without the "
+    "signing key; `tunegate store sign` signs the datasets whose files still match)"
+)
 
 
 class DatasetCorrupt(ValueError):
@@ -235,6 +238,19 @@ class Store:
                 "restore the file or delete the dataset folder so the stage runs again "
                 "(tunegate store verify checks the whole store)"
             )
+
+    def sign(self, manifest: Manifest) -> bool:
+        """Sign an unsigned manifest whose files all match it (a store written before manifests
+        were signed, vouched for by whoever runs this); False when anything else is wrong."""
+        if self.signing_key is None or self.problems(manifest) != [UNSIGNED]:
+            return False
+        signed = manifest.signed(self.signing_key).model_copy(
+            update={"uri": self.relative(manifest.uri)}
+        )
+        self.write_text_atomic(
+            f"{manifest.uri}/{MANIFEST}", signed.model_dump_json(indent=2, by_alias=True)
+        )
+        return True
 
     def file_sha256(self, path: str) -> str:
         digest = hashlib.sha256()
