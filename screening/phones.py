@@ -50,6 +50,12 @@ _PHONE_WORD = re.compile(
     re.IGNORECASE,
 )
 _CONTEXT = 40
+# Words that make a nearer digit run a reference, not a phone ("The order number is #2640684").
+_REFERENCE_WORD = re.compile(
+    r"(?<![^\W\d_])(?:order|invoice|ticket|tracking|reference|ref|case|booking|account|"
+    r"serial|sku|id)\b",
+    re.IGNORECASE,
+)
 _CANDIDATE = re.compile(
     r"(?<![\w+])(?:\+|\b00)?\(?\d[\d()]*(?:(?:[ .\-/]|\u00a0| - )\(?\d[\d()]*)*(?![\w])"
 )
@@ -97,6 +103,17 @@ def _matched_first_regions(text: str, start: int, end: int) -> list[tuple[int, i
     return sorted(spans)
 
 
+def _phone_context(text: str, start: int) -> bool:
+    """A phone word shortly before the digit run, with no reference word (order, invoice,
+    ticket...) nearer to it, and the run not written as a reference (`#2640684`)."""
+    before = text[max(0, start - _CONTEXT) : start]
+    if before.rstrip().endswith("#"):
+        return False
+    phone = [m.end() for m in _PHONE_WORD.finditer(before)]
+    reference = [m.end() for m in _REFERENCE_WORD.finditer(before)]
+    return bool(phone) and (not reference or phone[-1] > reference[-1])
+
+
 def find_phones(text: str) -> list[Span]:
     """Phone numbers in a text, scored (see the module doc)."""
     found: list[Span] = []
@@ -119,7 +136,7 @@ def find_phones(text: str) -> list[Span]:
             if score:
                 found.append(Span(start, end, ENTITY, score))
             continue
-        in_context = bool(_PHONE_WORD.search(text, max(0, start - _CONTEXT), start))
+        in_context = _phone_context(text, start)
         first = _matched_first_regions(text, start, end)
         if first:
             score = NATIONAL_IN_CONTEXT if in_context else NATIONAL

@@ -47,6 +47,8 @@ PROSE = [
     "Order 561234567894 shipped on 2024-01-15 at 10:30 from gate 3.",
     "Version 3.12.1 fixed 4 bugs; 1,234,567 downloads in 2023.",
     "Invoice 4111111111111112 is due; our 5 Key Points are below.",
+    # a phone word earlier, a reference nearer: an order number, not a phone
+    "Please call about order number #2640684 and case id 7719 2040, not before.",
 ]
 
 
