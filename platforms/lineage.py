@@ -31,6 +31,11 @@ class Lineage(BaseModel):
         "serving runtime's choice), as recorded.",
     )
     flow_run_id: str | None = None
+    tracking_run_id: str | None = Field(
+        None,
+        description="The run's MLflow run id (platforms/tracking.py): its parameters, "
+        "curves and reports; a registered version links to it.",
+    )
     config_hash: str | None = Field(None, description="sha256 of the validated run config.")
     training_job: str | None = Field(None, description="The job that trained the version.")
     training_backend: str | None = Field(None, description="Where it trained (train.backend).")
