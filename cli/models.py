@@ -12,7 +12,6 @@ from rich.table import Table
 from cli.common import (
     ConfigOpt,
     SetOpt,
-    console,
     fail,
     load_cli_config,
     print_endpoint,
@@ -57,7 +56,7 @@ def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
     model's own endpoint: its deployment, traffic and address)."""
     backends = load_cli_config(config, set).backends()
     registry = backends.registry
-    run_stage(registry.names)  # a corrupt index exits 2 naming the file and the repair
+    run_stage(registry.names)  # an unreachable tracking database exits 2 naming it
     table = Table(title="models")
     for column in ("model", "version", "aliases", "serves", "created", "metrics"):
         table.add_column(column)
@@ -101,23 +100,6 @@ def models_show(
     registry = load_cli_config(config, set).backends().registry
     run_stage(registry.names)
     print(find_version(registry, name, version).model_dump_json(indent=2))
-
-
-@models_app.command("repair")
-def models_repair(config: ConfigOpt = None, set: SetOpt = None) -> None:
-    """Rebuild the local registry's index from its version folders and alias logs (after the
-    index was lost, corrupted or edited); every version, alias and alias history is kept."""
-    registry = load_cli_config(config, set).backends().registry
-    if not hasattr(registry, "repair"):
-        fail("registry.backend=azureml keeps its index in Azure ML: nothing to repair here")
-    index = registry.repair()
-    for name, entry in sorted(index.items()):
-        aliases = ", ".join(f"@{a} = {v}" for a, v in sorted(entry["aliases"].items()))
-        console.print(
-            f"{name}: versions {', '.join(sorted(entry['versions'], key=int))}; "
-            f"aliases {aliases or 'none'}"
-        )
-    console.print(f"rebuilt {registry.index_path} ({len(index)} model(s))")
 
 
 def find_version(registry: Any, name: str, ref: str) -> ModelVersion:

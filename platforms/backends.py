@@ -99,10 +99,10 @@ class LocalPlatform:
     `{store}/endpoints/{model name}`, one local endpoint per model)."""
 
     def registry(self, backends: Backends) -> ModelRegistry:
-        from platforms.registry import LocalRegistry
+        from platforms.registry import MlflowRegistry
 
-        state = backends.local_state("registry.backend", "the registry index")
-        return LocalRegistry(state, backends.settings.signing_key)
+        state = backends.local_state("registry.backend", "the registry's database")
+        return MlflowRegistry.local(state, backends.settings.signing_key)
 
     def training(self, backends: Backends) -> TrainingBackend:
         from platforms.training import LocalTrainingBackend
@@ -250,7 +250,8 @@ class Backends:
 
     @cached_property
     def registry(self) -> ModelRegistry:
-        """Where versions and aliases live: the store's JSON index, or Azure ML model assets."""
+        """Where versions and aliases live: MLflow's Model Registry on the store's tracking
+        database, or Azure ML model assets."""
         return PLATFORMS[self.settings.registry].registry(self)
 
     @cached_property
