@@ -1,4 +1,4 @@
-"""`tunegate models list|show` (registered models, versions, aliases, lineage) and
+"""`tunegate models list|show|promote` (registered models, versions, aliases, lineage) and
 `tunegate rollback` (the previous champion served again)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from rich.table import Table
 from cli.common import (
     ConfigOpt,
     SetOpt,
+    console,
     fail,
     load_cli_config,
     print_endpoint,
@@ -63,7 +64,8 @@ def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
     for name in registry.names():
         aliases = registry.aliases(name)
         serving = backends.serving(name)
-        for v in registry.versions(name):
+        # a version whose record was edited exits 2 naming it
+        for v in run_stage(lambda name=name: registry.versions(name)):
             tags = ", ".join(a for a, n in aliases.items() if n == v.version)
             shown = ", ".join(f"{k}={val:.1f}" for k, val in v.metrics.items())
             where = serves(serving, f"{name}:{v.version}")
@@ -100,6 +102,29 @@ def models_show(
     registry = load_cli_config(config, set).backends().registry
     run_stage(registry.names)
     print(find_version(registry, name, version).model_dump_json(indent=2))
+
+
+@models_app.command("promote")
+def models_promote(
+    name: Annotated[str, typer.Argument(help="Registered model name.")],
+    version: Annotated[int, typer.Argument(help="The version to point the alias at.")],
+    alias: Annotated[
+        str, typer.Option(help="champion (what evaluations compare with) or challenger.")
+    ] = "champion",
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Point an alias at a version by hand (the registry keeps the alias's history, which
+    `tunegate rollback` reads). The endpoint is not changed: the next rollout serves it."""
+    from platforms.registry import ALIASES
+
+    if alias not in ALIASES:
+        fail(f"--alias must be one of {', '.join(ALIASES)}, got {alias!r}")
+    registry = load_cli_config(config, set).backends().registry
+    run_stage(registry.names)
+    chosen = find_version(registry, name, str(version))
+    registry.set_alias(name, alias, chosen.version)
+    console.print(f"{name}@{alias} = version {chosen.version}")
 
 
 def find_version(registry: Any, name: str, ref: str) -> ModelVersion:

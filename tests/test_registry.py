@@ -14,7 +14,7 @@ import pytest
 
 from platforms import tracking
 from platforms.lineage import Lineage
-from platforms.registry import ModelFilesChanged, MlflowRegistry
+from platforms.registry import MlflowRegistry, ModelFilesChanged
 
 
 def _model(tmp: Path, name: str) -> Path:
@@ -27,7 +27,9 @@ def _model(tmp: Path, name: str) -> Path:
 def _register(args: tuple[str, str] | tuple[str, str, str]) -> int:
     root, source, *job = args
     lineage = Lineage(training_job=job[0]) if job else Lineage()
-    return MlflowRegistry.local(Path(root)).register("m", Path(source), {"f1": 1.0}, lineage).version
+    return (
+        MlflowRegistry.local(Path(root)).register("m", Path(source), {"f1": 1.0}, lineage).version
+    )
 
 
 def test_versions_aliases_and_lineage_are_mlflows_own(tmp_path: Path) -> None:
