@@ -393,9 +393,9 @@ def _hash_of(data_dir: str, default: str) -> str:
 
     try:
         with fsspec.open(data_dir.rstrip("/") + "/manifest.json", "r") as f:
-            return str(json.load(f)["content_hash"])[:32]
+            return entities.data_version(str(json.load(f)["content_hash"]))
     except (OSError, KeyError, ValueError):
-        return default[:32]
+        return entities.data_version(default)
 
 
 LOG_DRAIN_SECONDS = 60.0

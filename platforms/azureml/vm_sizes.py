@@ -110,7 +110,8 @@ def check_offered(
             f"workspace's region {region}; GPU sizes there: {', '.join(gpu_sizes) or 'none'}"
         )
     gpus = int(_field(found, "gpus") or 0)
-    _check_gpus(launch.gpus_per_node, compute.size, gpus, f"{gpus} GPUs in region {region}")
+    if gpus:  # a CPU size runs gpus_per_node processes on its cores
+        _check_gpus(launch.gpus_per_node, compute.size, gpus, f"{gpus} GPUs in region {region}")
     if compute.tier == "low_priority" and _field(found, "low_priority_capable") is False:
         raise ValueError(
             f"azureml.compute.tier low_priority: {compute.size} is not offered as low priority in "

@@ -44,8 +44,14 @@ def test_a_launch_the_cluster_cannot_hold_is_refused_naming_the_field(
 def test_the_cli_reports_an_impossible_launch_on_one_line_with_exit_2() -> None:
     result = CliRunner().invoke(
         app,
-        ["config", "show", "-c", str(ROOT / "configs" / "azureml.yaml")]
-        + ["--set", "azureml.launch.gpus_per_node=9"],
+        [
+            "config",
+            "show",
+            "-c",
+            str(ROOT / "configs" / "azureml.yaml"),
+            "--set",
+            "azureml.launch.gpus_per_node=9",
+        ],
     )
     assert result.exit_code == 2
     [line] = result.output.strip().splitlines()
@@ -137,3 +143,13 @@ def _size(name: str, gpus: int, low_priority: bool = True) -> dict[str, object]:
     from tests.azureml.fake_shapes import vm_size
 
     return vm_size(name, "standardNCFamily", 12, 112, gpus, low_priority)
+
+
+def test_a_cpu_size_runs_its_processes_without_gpus(
+    fake_azureml: FakeAzureML, tmp_path: Path
+) -> None:
+    config = AzureMLConfig.model_validate(
+        {"compute": {"name": "cpu", "size": "Standard_DS3_v2", "max_nodes": 1}}
+    )
+    AzureMLTrainingBackend(ml_client(fake_azureml), config, tmp_path)._ensure_compute()
+    assert "cpu" in fake_azureml.computes
