@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 from accelerate.commands.launch import launch_command_parser
-from azure.ai.ml import load_compute, load_job, load_online_deployment, load_online_endpoint
+from azure.ai.ml import (
+    load_compute,
+    load_data,
+    load_job,
+    load_online_deployment,
+    load_online_endpoint,
+)
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -237,7 +243,9 @@ def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
     assert not (store / "jobs").exists()  # nothing trained, nothing submitted
     [split] = (store / "datasets" / "split").iterdir()
     job = load_job(out / "job.yml")
-    assert Path(job.inputs["data"].path) == split  # `az ml job create` uploads this folder
+    data = load_data(out / "data.yml")  # `az ml data create` uploads this folder
+    assert Path(data.path) == split
+    assert job.inputs["data"].path == f"{data.name}:{data.version}"
     assert job.name.startswith("train-")  # named by data and config, as a real run would
     assert load_online_deployment(out / "deployment.yml").endpoint_name == "tunegate-phi35"
 
@@ -319,8 +327,6 @@ def _steps(output: str) -> list[list[str]]:
 
 
 def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: Path) -> None:
-    from azure.ai.ml import load_data
-
     config_json = tmp_path / "config.json"
     config_json.write_text(
         '{"subscription_id": "sub-1", "resource_group": "rg-1", "workspace_name": "ws-1"}'
