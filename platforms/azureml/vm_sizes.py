@@ -20,10 +20,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from platforms.azureml.config import ComputeConfig, LaunchConfig
+
+class ComputeConfig(Protocol):
+    """What the checks read of `azureml.compute` (platforms/azureml/config.py imports this
+    module, so it is not imported here)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def size(self) -> str: ...
+    @property
+    def max_nodes(self) -> int: ...
+    @property
+    def tier(self) -> str: ...
+
+
+class LaunchConfig(Protocol):
+    """What the checks read of `azureml.launch`."""
+
+    @property
+    def instance_count(self) -> int: ...
+    @property
+    def gpus_per_node(self) -> int: ...
 
 
 @dataclass(frozen=True)
