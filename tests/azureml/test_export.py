@@ -14,6 +14,7 @@ from accelerate.commands.launch import launch_command_parser
 from azure.ai.ml import (
     load_compute,
     load_data,
+    load_environment,
     load_job,
     load_online_deployment,
     load_online_endpoint,
@@ -119,6 +120,10 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     compute = load_compute(out / "compute.yml")
     assert (compute.name, compute.size) == (cfg.azureml.compute.name, cfg.azureml.compute.size)
     assert compute.max_instances >= launch.instance_count
+    evaluation = load_job(out / "evaluate-job.yml")
+    assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+    for environment in out.glob("*environment*.yml"):
+        assert load_environment(environment).build is not None
 
 
 def test_multi_node_accelerate_takes_rank_and_rendezvous_from_azure_ml(tmp_path: Path) -> None:
