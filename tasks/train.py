@@ -103,10 +103,16 @@ class TrainConfig(_OwnArguments):
 
 def job_name(split: DatasetRef, config: TrainConfig) -> str:
     """Same split and same resolved training (tuned defaults included): same job."""
-    resolved = dataclasses.asdict(config.resolved_args(split.task))
+    return job_name_for(split.content_hash, split.task, config)
+
+
+def job_name_for(data: str, task: str, config: TrainConfig) -> str:
+    """The job of training `task` on `data` (a split's content hash, or the reference a job
+    reads, e.g. `azureml:tunegate-split@latest`) with `config`."""
+    resolved = dataclasses.asdict(config.resolved_args(task))
     del resolved["data_dir"], resolved["output_dir"]
     config_hash = sha256_text(stable_json([config.model_dump(mode="json"), resolved]))
-    return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
+    return "train-" + combine_hashes([data, config_hash])[:20]
 
 
 def run_training(

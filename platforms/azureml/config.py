@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from platforms.azureml import vm_sizes
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
 # transformers/peft are older than the trainer's, so the default is the tunegate environment
@@ -343,3 +345,12 @@ class AzureMLConfig(BaseModel):
     data_asset: str = Field("tunegate-split", description="Data asset name of split datasets.")
     model_name: str = Field("tunegate", description="Model asset name of trained versions.")
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="Serving.")
+
+    @field_validator("launch")
+    @classmethod
+    def _launch_fits_compute(cls, launch: LaunchConfig, info: ValidationInfo) -> LaunchConfig:
+        """No more nodes than the cluster scales to, no more GPUs per node than its size has."""
+        compute = info.data.get("compute")
+        if compute is not None:  # else compute itself was refused
+            vm_sizes.check_launch(compute, launch)
+        return launch

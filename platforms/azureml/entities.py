@@ -330,6 +330,12 @@ def compute_cluster(config: ComputeConfig) -> AmlCompute:
     )
 
 
+def data_version(content_hash: str) -> str:
+    """The data asset version of a split dataset: its content hash (cut to what a version holds),
+    so the same split is the same version, whoever registers it."""
+    return content_hash[:32]
+
+
 def data_asset(name: str, version: str, path: str, description: str) -> Data:
     return Data(
         name=name,

@@ -46,7 +46,11 @@ def _export(tmp_path: Path, launch: dict) -> Path:
             "lora": True,
             "args": {"doc_stride": DOC_STRIDE, "logging_steps": 1},
         },
-        "azureml": {"experiment": "tunegate-job-command", "launch": launch},
+        "azureml": {
+            "experiment": "tunegate-job-command",
+            "compute": {"size": "Standard_NC96ads_A100_v4"},  # 4 GPUs: room for each launch
+            "launch": launch,
+        },
     }
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
