@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from platforms.training import LocalTrainingBackend, TrainSpec
 from tasks.records import TaskType
 from tests.trainer.tiny import qa_record, tiny_model, write_dataset
+from trainer.checkpoints import newest_complete
 
 
 def _spec(tmp_path: Path, name: str, **args) -> TrainSpec:
@@ -90,3 +92,43 @@ def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         backend.wait(job, interrupt)
     assert backend.status(job) == "cancelled"
+
+
+@pytest.mark.slow
+def test_a_killed_job_run_again_resumes_from_its_newest_checkpoint(tmp_path: Path) -> None:
+    """A preempted node, here: the job's processes SIGKILLed mid-epoch once a checkpoint exists.
+    The same spec submitted again runs in the same job folder and resumes from that checkpoint,
+    ending at the step count of an uninterrupted run, its checkpoints gone from the model."""
+    backend = LocalTrainingBackend(tmp_path / "jobs")
+    args = {"max_length": 64, "doc_stride": 16, "batch_size": 2, "epochs": 2, "save_steps": 2}
+    spec = _spec(tmp_path, "preempted", **args)
+    job = backend.submit(spec)
+    checkpoints = Path(job.output_dir) / "checkpoints"
+    deadline = time.monotonic() + 120
+    while (saved := newest_complete(checkpoints, remove_torn=False)) is None:
+        assert backend.status(job) == "running", Path(job.log_path).read_text()[-3000:]
+        assert time.monotonic() < deadline, "no checkpoint written"
+        time.sleep(0.02)
+    os.killpg(json.loads((tmp_path / "jobs" / "preempted" / "job.json").read_text())["pid"], 9)
+    while backend.status(job) == "running":
+        time.sleep(0.05)
+    assert not (Path(job.output_dir) / "metrics.json").exists()  # killed before the end
+    # LoRA: a checkpoint holds the adapter (and its optimizer state), not the model's weights
+    files = {p.name: p.stat().st_size for p in saved.path.iterdir()}
+    assert "adapter_model.safetensors" in files and "model.safetensors" not in files
+    base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
+    assert files["adapter_model.safetensors"] < base / 10
+
+    lines: list[str] = []
+    done = backend.wait(backend.submit(spec), lines.append)
+    assert done.status == "completed" and done.output_dir == job.output_dir, "\n".join(lines)
+    resumed = json.loads((Path(done.output_dir) / "metrics.json").read_text())
+    step = resumed["resumed_from_step"]
+    assert any(f"resuming from step {step} " in line for line in lines)
+    assert 0 < step < resumed["steps"]
+    assert not checkpoints.exists() and (Path(done.output_dir) / "adapter_model.safetensors").exists()
+
+    whole = backend.wait(backend.submit(_spec(tmp_path, "whole", **args)), lines.append)
+    uninterrupted = json.loads((Path(whole.output_dir) / "metrics.json").read_text())
+    assert uninterrupted["resumed_from_step"] == 0
+    assert resumed["steps"] == uninterrupted["steps"]
