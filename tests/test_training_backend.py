@@ -98,7 +98,6 @@ def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
     assert backend.status(job) == "cancelled"
 
 
-
 @pytest.mark.slow
 def test_a_killed_job_resumes_from_its_newest_complete_checkpoint(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -141,7 +140,9 @@ def test_a_killed_job_resumes_from_its_newest_complete_checkpoint(
     assert f"resuming from step {saved.step} ({saved.path})" in caplog.messages
     assert f"skipping incomplete checkpoint {torn} (cut short while saving)" in caplog.messages
     assert resumed["resumed_from_step"] == saved.step and 0 < saved.step < resumed["steps"]
-    assert not checkpoints.exists() and (Path(job.output_dir) / "adapter_model.safetensors").exists()
+    assert (
+        not checkpoints.exists() and (Path(job.output_dir) / "adapter_model.safetensors").exists()
+    )
 
     flags = trainer_arguments(spec.data_dir, str(tmp_path / "whole"), spec.args)
     uninterrupted = main(flags)

@@ -9,6 +9,7 @@ writes that step afresh.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -68,7 +69,5 @@ def remove_all(folder: Path) -> None:
     must not fail a finished training). The folder itself goes when nothing else is in it."""
     for checkpoint in _checkpoints(folder):
         shutil.rmtree(checkpoint.path, ignore_errors=True)
-    try:
+    with contextlib.suppress(OSError):  # absent, holding something else, or a job's mount
         folder.rmdir()
-    except OSError:
-        pass  # absent, still holding something, or the mount's own folder
