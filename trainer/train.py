@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
         if args.merge_adapter and args.lora:
             _save_merged(args, output_dir, tokenizer)
-        metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
-        metrics["resumed_from_step"] = resume.step if resume else 0
+        resumed_from = resume.step if resume else 0
+        metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args, resumed_from)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
         checkpoints.remove_all(checkpoint_dir)  # the model is saved: nothing to resume
     return metrics
@@ -273,9 +273,13 @@ def _metrics(
     eval_metrics: dict[str, float],
     seconds: float,
     args: TrainArgs,
+    resumed_from: int,
 ) -> dict[str, Any]:
     epochs = trainer.state.epoch or args.epochs
-    tokens = sum(train_set["length"]) * epochs
+    steps = trainer.state.global_step
+    # a resumed run trained (and is timed) from its checkpoint's step on
+    share = (steps - resumed_from) / steps if steps else 1.0
+    tokens = sum(train_set["length"]) * epochs * share
     peak = (
         torch.cuda.max_memory_allocated()
         if torch.cuda.is_available()
@@ -287,7 +291,8 @@ def _metrics(
         "train_records": len(train_set),
         "train_loss": result.training_loss,
         "train_seconds": round(seconds, 2),
-        "steps": trainer.state.global_step,
+        "steps": steps,
+        "resumed_from_step": resumed_from,
         "tokens_per_second": round(tokens / seconds, 1),
         "peak_memory_bytes": int(peak),
         "world_size": trainer.args.world_size,
