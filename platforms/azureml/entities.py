@@ -58,6 +58,14 @@ from serving.scoring import init, run  # noqa: F401
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"
+CHECKPOINT_OUTPUT = "checkpoints"
+
+
+def checkpoint_path(spec_name: str) -> str:
+    """Where a training spec's checkpoints live: one folder per spec on the workspace's default
+    datastore, the same for Azure ML's rerun of a preempted job and for tunegate's resubmission
+    of a failed one (`<name>-r2`), so either resumes where the last one stopped."""
+    return f"azureml://datastores/workspaceblobstore/paths/tunegate/checkpoints/{spec_name}/"
 
 
 def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False) -> Path:
@@ -106,6 +114,7 @@ def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     # A LoRA job also writes its merged weights: the deployment loads those, never the base
     # model (a hub id or a catalog asset the endpoint cannot reach); unless the config says no.
     args = {"merge_adapter": True, **spec.args, **bound}
+    args["checkpoint_dir"] = "${{outputs." + CHECKPOINT_OUTPUT + "}}"
     flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", args)
     train = ["-m", "trainer.train", *flags]
     if launch.launcher == "torchrun":
@@ -176,9 +185,10 @@ def training_job(
     env_context: Path | None = None,
     model_type: base_model.ModelType | None = None,
 ) -> Command:
-    """The command job for one training spec: same `trainer/` code, model output uploaded; a
-    model asset as base model is mounted as the `base_model` input (of `model_type`, default
-    from azureml.job.model_input_type)."""
+    """The command job for one training spec: same `trainer/` code, model output uploaded,
+    checkpoints written through a mount to the spec's own folder (`checkpoint_path`: kept
+    across a rerun, unlike the node's disk); a model asset as base model is mounted as the
+    `base_model` input (of `model_type`, default from azureml.job.model_input_type)."""
     launch = config.launch
     processes = 1 if launch.launcher == "accelerate" else launch.gpus_per_node
     model = spec.args.get("model")
@@ -203,8 +213,18 @@ def training_job(
         instance_count=launch.instance_count,
         distribution=PyTorchDistribution(process_count_per_instance=processes),
         inputs=inputs,
-        # rw_mount outputs fail at the end of long jobs ("Transport endpoint is not connected").
-        outputs={MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
+        # The model is uploaded: rw_mount outputs fail at the end of long jobs ("Transport
+        # endpoint is not connected"). The checkpoints must outlive the node (a preempted
+        # node's disk is gone, an upload output with it), so they are mounted; the trainer
+        # removes them once the model is saved, best effort: a mount dropped then fails nothing.
+        outputs={
+            MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD),
+            CHECKPOINT_OUTPUT: Output(
+                type=AssetTypes.URI_FOLDER,
+                path=checkpoint_path(spec.name),
+                mode=InputOutputModes.RW_MOUNT,
+            ),
+        },
         timeout=launch.timeout_minutes * 60,
         tags={"tunegate.spec": spec.name},
     )

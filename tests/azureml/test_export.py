@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.config import ConfigError, load_config
 from platforms.azureml.config import AzureMLConfig, EnvironmentConfig, WorkspaceConfig
-from platforms.azureml.entities import training_command
+from platforms.azureml.entities import checkpoint_path, training_command
 from trainer.args import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def _launcher_words(command: str) -> list[str]:
 def _trainer_argv(command: str, literals: dict[str, object] | None = None) -> list[str]:
     """The trainer's own flags in a job command, with Azure ML's placeholders filled in: the
     data and model folders, and each hyperparameter by its literal input's value."""
-    bound = {"inputs.data": "/data", "outputs.model": "/out"}
+    bound = {"inputs.data": "/data", "outputs.model": "/out", "outputs.checkpoints": "/ckpt"}
     bound |= {f"inputs.{k}": str(v) for k, v in (literals or {}).items()}
     words = shlex.split(
         re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", lambda m: bound.get(m.group(1), m.group(0)), command)
@@ -82,6 +82,9 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert job.resources.instance_count == launch.instance_count
     assert job.experiment_name == cfg.azureml.experiment
     assert job.outputs["model"].mode == "upload"  # rw_mount breaks at the end of long jobs
+    # checkpoints outlive a preempted node: mounted, in the spec's own folder (same for a rerun)
+    checkpoints = job.outputs["checkpoints"]
+    assert (checkpoints.mode, checkpoints.path) == ("rw_mount", checkpoint_path(job.display_name))
     assert job.inputs["data"].path == f"{cfg.azureml.data_asset}@latest"
     assert job.limits.timeout == launch.timeout_minutes * 60
     # The trainer flags parse with the trainer's own parser into the configured values.
@@ -89,7 +92,8 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     resolved = cfg.train.resolved_args(cfg.task.value)
     assert args.model == cfg.train.model
     assert (args.lora, args.max_length) == (resolved.lora, resolved.max_length)
-    assert (args.data_dir, args.output_dir) == ("/data", "/out")
+    assert (args.data_dir, args.output_dir, args.checkpoint_dir) == ("/data", "/out", "/ckpt")
+    assert (args.save_steps, args.save_total_limit) == (200, 2)
     # The code folder is relative to the YAML and holds the trainer and its launcher configs.
     code = (out / job.code).resolve()
     assert (code / "trainer" / "train.py").is_file()

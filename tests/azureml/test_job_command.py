@@ -68,7 +68,7 @@ def _run_job(tmp_path: Path, job_yml: Path, record_writes: bool = False) -> JobR
     return run_job(
         job_yml,
         inputs={"data": data},
-        outputs={"model": tmp_path / "model"},
+        outputs={"model": tmp_path / "model", "checkpoints": tmp_path / "checkpoints"},
         workdir=tmp_path / "job",
         timeout=300,
         record_writes=record_writes,
