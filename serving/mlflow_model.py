@@ -7,8 +7,8 @@ an MLflow model folder at `dest`:
 - `MLmodel`: the `python_function` flavor, the signature (the task's request fields in, the
   endpoint's response fields out) and an input example (the task's `request_example`, the
   request the README's and docs/endpoint.md's examples send);
-- `artifacts/model/`: the model folder itself, unchanged (`model_files(dest)` finds it: what the
-  registry and the endpoint load, hash checks included);
+- `artifacts/<the folder's name>/`: the model folder itself, unchanged (`model_files(dest)`
+  finds it through `MLmodel`: what the registry and the endpoint load, hash checks included);
 - `code/serving/`, `code/trainer/`: the scoring code, and `python_model.py`, the entry;
 - `requirements.txt`, `python_env.yaml`, `conda.yaml`: the packages the scoring code imports,
   pinned to the versions this process runs (the versions of `constraints.txt`, which the tests
@@ -51,7 +51,7 @@ from serving.payloads import parse_record
 from serving.scoring import Scorer
 from trainer.taskspec import task_spec
 
-ARTIFACT = "model"  # the model folder's artifact name: artifacts/model/ in the MLflow folder
+ARTIFACT = "model"  # the model folder's artifact name (MLmodel says where: see model_files)
 CODE_PACKAGES = ("serving", "trainer")  # the scoring code: they import nothing else of tunegate
 _ROOT = Path(__file__).resolve().parents[1]
 # What the scoring code imports (serving/scoring.py, serving/runtimes.py, trainer.modeling and the

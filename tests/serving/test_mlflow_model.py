@@ -15,11 +15,12 @@ import pytest
 from mlflow.exceptions import MlflowException
 
 from serving.client import EndpointClient
-from serving.mlflow_model import model_files, write_mlflow_model
+from serving.mlflow_model import model_files, requests_of, write_mlflow_model
+from serving.payloads import parse_record
 from serving.runtimes import sha256_path
 from serving.scoring import Scorer
 from tests.prefect_server import SERVE_START_SECONDS, free_port, stop, wait_until
-from trainer.taskspec import task_spec
+from trainer.taskspec import TASK_SPECS, task_spec
 
 # The README's request (the task's request example) and two more: one context longer than a
 # window (the QA stride), one question the context does not answer.
@@ -62,6 +63,20 @@ def test_mlflow_model_holds_the_model_folder_unchanged_and_answers_as_the_scorer
     assert model.predict(RECORDS) == expected
     with pytest.raises(MlflowException, match="missing inputs \\['context'\\]"):
         model.predict([{"question": "no context"}])
+
+
+@pytest.mark.parametrize("task", [spec.name for spec in TASK_SPECS.values()])
+def test_every_tasks_request_passes_its_mlflow_signature_unchanged(task: str) -> None:
+    """What MLflow makes of a task's requests under the signature written from its example
+    (a DataFrame; chat's messages nested) reaches the scoring code as the requests sent."""
+    from mlflow.models import infer_signature
+    from mlflow.models.utils import _enforce_schema
+
+    spec = task_spec(task)
+    requests = [spec.request_example, spec.request_example]
+    enforced = _enforce_schema(requests, infer_signature(requests[:1]).inputs)
+    assert requests_of(enforced) == requests
+    assert [parse_record(spec.trainer_task, r) for r in requests_of(enforced)] == requests
 
 
 def test_mlflow_models_serve_answers_the_readme_request_as_the_endpoint(
