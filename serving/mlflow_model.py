@@ -33,12 +33,15 @@ the ones the copy was made from.
 
 Offline: the requirements are written from the installed distributions, never resolved by pip
 or inferred by MLflow; nothing is downloaded when the folder is written or loaded. Writing it
-loads the model once, to answer the input example: the output signature is a real response, and
-a folder that cannot answer is never written.
+never loads the model (a 7B model is registered from machines that could not hold it): the
+signature is the task's request and response examples (`TaskSpec.request_example`,
+`response_example`); the served files' hash is checked when it is written and when it loads,
+as the endpoint does.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from importlib.metadata import PackageNotFoundError, version
@@ -48,7 +51,9 @@ from typing import Any
 import mlflow.pyfunc
 
 from serving.payloads import parse_record
+from serving.runtimes import served_runtime
 from serving.scoring import Scorer
+from trainer.modeling import MODEL_INFO, find_model_dir
 from trainer.taskspec import task_spec
 
 ARTIFACT = "model"  # the model folder's artifact name (MLmodel says where: see model_files)
@@ -148,9 +153,11 @@ def write_mlflow_model(model_dir: Path, dest: Path) -> None:
     `model_dir` (see the module's docstring); the folder is copied unchanged."""
     from mlflow.models import infer_signature
 
-    scorer = Scorer(model_dir)  # refuses a folder that cannot serve (hash, task) before writing
-    example = task_spec(scorer.task).request_example
-    signature = infer_signature([example], scorer.score([example]))
+    model_dir = find_model_dir(model_dir)
+    served_runtime(model_dir)  # serving files whose hash changed are refused before writing
+    spec = task_spec(json.loads((model_dir / MODEL_INFO).read_text())["task"])
+    example = spec.request_example
+    signature = infer_signature([example], [spec.response_example])
     with tempfile.TemporaryDirectory(prefix="tunegate-mlflow-") as scratch:
         entry = Path(scratch) / "python_model.py"
         entry.write_text(_ENTRY)

@@ -60,6 +60,7 @@ class TaskSpec:
     response_key: str  # the response field holding the model's text answer
     request_of: Callable[[dict[str, Any]], dict[str, Any]]  # the request a record's user sends
     request_example: dict[str, Any]  # one request, as the docs show it: an MLflow input example
+    response_example: dict[str, Any]  # an answer to it, in the endpoint's response shape
     reference_of: Callable[[dict[str, Any]], Any]  # what a prediction is scored against
     metric: Literal["squad", "rouge", "perplexity"]  # its metric module (trainer/metrics)
     primary_metric: str  # the metric the gate compares by default
@@ -149,6 +150,7 @@ EXTRACTIVE_QA = TaskSpec(
         "context": "Ticket 4471: the customer reported a damaged kettle. "
         "The refund for order 4471 was sent on 12 March by bank transfer.",
     },
+    response_example={"answer": "12 March", "score": 0.91, "start": 91, "end": 99},
     reference_of=lambda r: r["answers"]["text"],
     metric="squad",
     primary_metric="f1",
@@ -177,6 +179,7 @@ SUMMARIZATION = TaskSpec(
         "document": "The customer reported that the kettle from order 4471 arrived with a "
         "cracked lid. Support apologised, sent a replacement and closed the ticket."
     },
+    response_example={"summary": "The kettle arrived cracked; a replacement was sent."},
     reference_of=lambda r: r["summary"],
     metric="rouge",
     primary_metric="rougeL",
@@ -211,6 +214,7 @@ CHAT = TaskSpec(
             {"role": "user", "content": "My kettle arrived with a cracked lid. What now?"},
         ]
     },
+    response_example={"reply": "Sorry about that: we will send you a replacement kettle."},
     reference_of=lambda r: r["messages"][-1]["content"],
     metric="rouge",
     primary_metric="rougeL",
@@ -241,6 +245,7 @@ TEXT_GENERATION = TaskSpec(
     response_key="completion",
     request_of=lambda r: {"prompt": text_prompt(r["text"])},
     request_example={"prompt": "Logbook, 12 March: the night shift checked the pumps and"},
+    response_example={"completion": " found the second one leaking at the seal."},
     reference_of=lambda r: r["text"],
     metric="perplexity",
     primary_metric="perplexity",

@@ -61,6 +61,9 @@ def test_mlflow_model_holds_the_model_folder_unchanged_and_answers_as_the_scorer
 
     expected = Scorer(qa_model_dir).score(RECORDS)
     assert model.predict(RECORDS) == expected
+    assert all(list(answer) == signature.outputs.input_names() for answer in expected)
+    shown = task_spec("extractive-qa").response_example  # the docs' answer to the example
+    assert EXAMPLE["context"][shown["start"] : shown["end"]] == shown["answer"]
     with pytest.raises(MlflowException, match="missing inputs \\['context'\\]"):
         model.predict([{"question": "no context"}])
 
@@ -73,6 +76,7 @@ def test_every_tasks_request_passes_its_mlflow_signature_unchanged(task: str) ->
     from mlflow.models.utils import _enforce_schema
 
     spec = task_spec(task)
+    assert next(iter(spec.response_example)) == spec.response_key  # as every kind responds
     requests = [spec.request_example, spec.request_example]
     enforced = _enforce_schema(requests, infer_signature(requests[:1]).inputs)
     assert requests_of(enforced) == requests
