@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,14 @@ import httpx
 import pytest
 from mlflow.exceptions import MlflowException
 
+from serving import runtimes
 from serving.client import EndpointClient
 from serving.mlflow_model import model_files, requests_of, write_mlflow_model
 from serving.payloads import parse_record
 from serving.runtimes import sha256_path
 from serving.scoring import Scorer
 from tests.prefect_server import SERVE_START_SECONDS, free_port, stop, wait_until
+from trainer.modeling import MODEL_INFO
 from trainer.taskspec import TASK_SPECS, task_spec
 
 # The README's request (the task's request example) and two more: one context longer than a
@@ -66,6 +69,25 @@ def test_mlflow_model_holds_the_model_folder_unchanged_and_answers_as_the_scorer
     assert EXAMPLE["context"][shown["start"] : shown["end"]] == shown["answer"]
     with pytest.raises(MlflowException, match="missing inputs \\['context'\\]"):
         model.predict([{"question": "no context"}])
+
+
+def test_serving_files_changed_since_registration_are_refused(
+    qa_model_dir: Path, tmp_path: Path
+) -> None:
+    """A folder whose exported runtime no longer matches `serving.json`'s hash is never written
+    as an MLflow model (the endpoint refuses it too)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(qa_model_dir / MODEL_INFO, folder)
+    graph = folder / runtimes.FOLDER / "onnx" / runtimes.SPAN_GRAPH
+    graph.parent.mkdir(parents=True)
+    graph.write_bytes(b"graph as registered")
+    record = {"runtime": "onnx", "path": "serving/onnx", "sha256": sha256_path(graph.parent)}
+    (folder / runtimes.SERVING_FILE).write_text(json.dumps(record))
+    graph.write_bytes(b"graph changed since")
+    with pytest.raises(ValueError, match="does not match the hash"):
+        write_mlflow_model(folder, tmp_path / "mlflow")
+    assert not (tmp_path / "mlflow").exists()
 
 
 @pytest.mark.parametrize("task", [spec.name for spec in TASK_SPECS.values()])
