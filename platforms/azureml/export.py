@@ -19,6 +19,9 @@ azureml.create_datastore is false: then that datastore must exist):
     az ml job create -f evaluate-job.yml   # after job.yml's job has completed
     az ml online-endpoint create -f endpoint.yml
     az ml online-deployment create -f deployment.yml --all-traffic
+
+With `azureml.model_type: mlflow_model` the deployment names no code or environment (Azure ML's
+no-code MLflow deployment of the model it names): no `serve-code/` or serving environment.
 """
 
 from __future__ import annotations
@@ -70,16 +73,21 @@ def export(
             written["datastore"] = _write(datastore, out_dir / "datastore.yml")
         data = entities.datastore_uri(data, name)
     train_code = entities.stage_training_code(out_dir / TRAIN_CODE)
-    serve_code = entities.stage_code(
-        out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
-    )
+    # an MLflow model's deployment has no scoring code or environment of its own
+    custom = config.model_type == "custom_model"
+    serve_code = None
+    if custom:
+        serve_code = entities.stage_code(
+            out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
+        )
     serving = serving_spec(config.endpoint.gpu)  # onnxruntime-gpu on GPU instance types
-    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, serving)}
+    specs = (TRAINING, serving) if custom else (TRAINING,)
+    contexts = {e: write_context(out_dir / e.folder, e) for e in specs}
     environments = {}  # the tunegate environments: their own YAML, referenced by name:version
-    for kind, env_config, env_spec in (
-        ("job", config.environment, TRAINING),
-        ("deployment", config.endpoint.environment, serving),
-    ):
+    kinds = [("job", config.environment, TRAINING)]
+    if custom:
+        kinds.append(("deployment", config.endpoint.environment, serving))
+    for kind, env_config, env_spec in kinds:
         env = entities.environment(env_config, contexts[env_spec], env_spec)
         if isinstance(env, Environment) and env.name == env_spec.name:
             path = out_dir / f"{env_spec.folder}.yml"
@@ -111,10 +119,19 @@ def export(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
     online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[serving]
+        deployment,
+        config.endpoint,
+        model,
+        serve_code,
+        {"tunegate.model": model},
+        contexts.get(serving),
     )
     written["deployment"] = _write(
-        online, out_dir / "deployment.yml", f"./{SERVE_CODE}", None, environments.get("deployment")
+        online,
+        out_dir / "deployment.yml",
+        f"./{SERVE_CODE}" if custom else None,
+        None,
+        environments.get("deployment"),
     )
     return written
 
