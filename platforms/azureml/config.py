@@ -30,6 +30,10 @@ def local_cache() -> Path:
     return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
 
 
+# How a version is registered and deployed (`AzureMLConfig.model_type`)
+ModelType = Literal["custom_model", "mlflow_model"]
+
+
 class WorkspaceConfig(BaseModel):
     """Which workspace: ids here, or a portal `config.json` (ids here win)."""
 
@@ -344,6 +348,14 @@ class AzureMLConfig(BaseModel):
     )
     data_asset: str = Field("tunegate-split", description="Data asset name of split datasets.")
     model_name: str = Field("tunegate", description="Model asset name of trained versions.")
+    model_type: ModelType = Field(
+        "custom_model",
+        description="How versions are registered and deployed. custom_model: the model folder, "
+        "deployed with tunegate's scoring script and serving environment; mlflow_model: the "
+        "folder as an MLflow pyfunc model (serving/mlflow_model.py), built and uploaded from "
+        "the local files, deployed without scoring script or environment (Azure ML builds them "
+        "from the model's MLmodel and requirements).",
+    )
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="Serving.")
 
     @field_validator("launch")

@@ -36,6 +36,7 @@ from platforms.azureml.config import (
     EnvironmentConfig,
     JobConfig,
     LaunchConfig,
+    ModelType,
 )
 from platforms.azureml.environment import (
     SERVER_PORT,
@@ -371,12 +372,19 @@ def job_output(job_name: str) -> str:
     return f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}"
 
 
-def model_asset(name: str, path: str, tags: dict[str, str], properties: dict[str, str]) -> Model:
-    """A custom model from a job output (`job_output()`) or a local folder the SDK uploads."""
+def model_asset(
+    name: str,
+    path: str,
+    tags: dict[str, str],
+    properties: dict[str, str],
+    model_type: ModelType = "custom_model",
+) -> Model:
+    """A model from a job output (`job_output()`) or a local folder the SDK uploads: a custom
+    model, or (`mlflow_model`) an MLflow model folder (`serving.mlflow_model`)."""
     return Model(
         name=name,
         path=path,
-        type=AssetTypes.CUSTOM_MODEL,
+        type=AssetTypes.MLFLOW_MODEL if model_type == "mlflow_model" else AssetTypes.CUSTOM_MODEL,
         tags=tags,
         properties=properties,
         description=f"tunegate model from {path}",
@@ -402,20 +410,30 @@ def online_deployment(
     name: str,
     config: EndpointConfig,
     model: str | Model,
-    code_dir: Path,
+    code_dir: Path | None,
     tags: dict[str, Any],
     env_context: Path | None = None,
 ) -> ManagedOnlineDeployment:
-    """A deployment running serving/'s init()/run() with probes fit for slow-loading models."""
+    """A deployment running serving/'s init()/run() (`code_dir`: the staged scoring code) with
+    probes fit for slow-loading models; `code_dir` None: an MLflow model's no-code deployment,
+    no scoring script and no environment (Azure ML builds both from the model's MLmodel and
+    requirements; its pyfunc runs the same scoring code)."""
     probe = ProbeSettings(
         initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
     )
+    scoring: dict[str, Any] = {}
+    if code_dir is not None:
+        scoring = {
+            "environment": environment(config.environment, env_context, serving_spec(config.gpu)),
+            "code_configuration": CodeConfiguration(
+                code=str(code_dir), scoring_script=SCORE_SCRIPT
+            ),
+        }
     return ManagedOnlineDeployment(
         name=name,
         endpoint_name=config.name,
         model=model,
-        environment=environment(config.environment, env_context, serving_spec(config.gpu)),
-        code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
+        **scoring,
         instance_type=config.instance_type,
         instance_count=config.instance_count,
         request_settings=OnlineRequestSettings(

@@ -18,6 +18,9 @@ compute, the training job, its evaluation job, the model registered from the job
 endpoint and its deployment; every command names the workspace (`--resource-group`,
 `--workspace-name`), none relies on `az configure --defaults`. Run by hand, they skip the
 approval and the gate that `tunegate run` applies (`BANNER`).
+
+With `azureml.model_type: mlflow_model` the deployment names no code or environment (Azure ML's
+no-code MLflow deployment of the model it names): no `serve-code/` or serving environment.
 """
 
 from __future__ import annotations
@@ -80,16 +83,21 @@ def export(
         written["data"] = _write(asset, out_dir / "data.yml")
         data = f"azureml:{config.data_asset}:{data_version}"
     train_code = entities.stage_training_code(out_dir / TRAIN_CODE)
-    serve_code = entities.stage_code(
-        out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
-    )
+    # an MLflow model's deployment has no scoring code or environment of its own
+    custom = config.model_type == "custom_model"
+    serve_code = None
+    if custom:
+        serve_code = entities.stage_code(
+            out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
+        )
     serving = serving_spec(config.endpoint.gpu)  # onnxruntime-gpu on GPU instance types
-    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, serving)}
+    specs = (TRAINING, serving) if custom else (TRAINING,)
+    contexts = {e: write_context(out_dir / e.folder, e) for e in specs}
     environments = {}  # the tunegate environments: their own YAML, referenced by name:version
-    for kind, env_config, env_spec in (
-        ("job", config.environment, TRAINING),
-        ("deployment", config.endpoint.environment, serving),
-    ):
+    kinds = [("job", config.environment, TRAINING)]
+    if custom:
+        kinds.append(("deployment", config.endpoint.environment, serving))
+    for kind, env_config, env_spec in kinds:
         env = entities.environment(env_config, contexts[env_spec], env_spec)
         if isinstance(env, Environment) and env.name == env_spec.name:
             path = out_dir / f"{env_spec.folder}.yml"
@@ -119,10 +127,18 @@ def export(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
     online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[serving]
+        deployment,
+        config.endpoint,
+        model,
+        serve_code,
+        {"tunegate.model": model},
+        contexts.get(serving),
     )
     written["deployment"] = _write(
-        online, out_dir / "deployment.yml", f"./{SERVE_CODE}", environments.get("deployment")
+        online,
+        out_dir / "deployment.yml",
+        f"./{SERVE_CODE}" if custom else None,
+        environments.get("deployment"),
     )
     return written
 

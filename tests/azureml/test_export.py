@@ -194,6 +194,21 @@ def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:
     assert deployment.environment_variables["WORKER_COUNT"] == "3"
 
 
+def test_an_mlflow_model_type_exports_a_deployment_without_code_or_environment(
+    tmp_path: Path,
+) -> None:
+    out = _export(
+        tmp_path, ROOT / "configs" / "azureml.yaml", "--set", "azureml.model_type=mlflow_model"
+    )
+    deployment = load_online_deployment(out / "deployment.yml")
+    assert deployment.model.endswith(":1")  # the registered version it deploys
+    assert deployment.code_configuration is None
+    assert deployment.environment is None
+    assert not (out / "serve-code").exists()
+    assert not list(out.glob("serving-environment*"))
+    assert load_job(out / "job.yml").code  # training is unchanged
+
+
 def test_bad_azureml_config_names_the_field() -> None:
     with pytest.raises(ConfigError, match=r"azureml\.environment"):
         load_config(
