@@ -24,7 +24,8 @@ import shutil
 import socket
 import tempfile
 import uuid
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,6 +61,19 @@ class ModelVersion(BaseModel):
     signature: str = Field(
         "", description="HMAC-SHA256 of the record (but its path) with the approval key."
     )
+    model_subdir: str = Field(
+        "",
+        description="Where the model folder sits inside the version's files (`artifacts/model`:"
+        " the version is an MLflow model, serving/mlflow_model.py); `path` ends with it, `files`"
+        " hash the whole version.",
+    )
+
+    @property
+    def root(self) -> str:
+        """The folder (or URI) of all the version's files: `path` without `model_subdir`."""
+        if self.model_subdir and self.path.endswith("/" + self.model_subdir):
+            return self.path[: -len(self.model_subdir) - 1]
+        return self.path
 
     def signed_content(self) -> bytes:
         content = self.model_dump(mode="json", exclude={"path", "signature"})
@@ -140,19 +154,24 @@ class MlflowRegistry:
                 tags=tags,
                 description=_description(lineage, metrics),
             )
-            record = ModelVersion(
-                name=name,
-                version=int(created.version),
-                path=str(_local_path(location) or location),
-                created_at=_created_at(created.creation_timestamp),
-                metrics=metrics,
-                lineage=lineage,
-                files=_file_hashes(Path(source)),
-            )
-            if self.signing_key is not None:
-                record = record.signed(self.signing_key)
-            text = record.model_dump_json(indent=2)
-            _upload(Path(source), location, text)
+            with _staged(location) as staged:
+                subdir = _stage(Path(source), staged)
+                root = str(_local_path(location) or location)
+                record = ModelVersion(
+                    name=name,
+                    version=int(created.version),
+                    path=f"{root}/{subdir}" if subdir else root,
+                    created_at=_created_at(created.creation_timestamp),
+                    metrics=metrics,
+                    lineage=lineage,
+                    files=_file_hashes(staged),
+                    model_subdir=subdir,
+                )
+                if self.signing_key is not None:
+                    record = record.signed(self.signing_key)
+                text = record.model_dump_json(indent=2)
+                (staged / VERSION_FILE).write_text(text)
+                _upload(staged, location)
             self.client.set_model_version_tag(name, created.version, _RECORD, _sha256(text))
             self.client.delete_model_version_tag(name, created.version, _WRITER)
         except BaseException:
@@ -219,11 +238,12 @@ class MlflowRegistry:
     def download(self, version: ModelVersion) -> Path:
         """The version's folder here, once its files are checked against the registered record
         (a version kept on an MLflow server is downloaded once)."""
-        local = _local_path(version.path)
-        if local is None:
-            local = self._fetched(version)
-        self.verify(version.model_copy(update={"path": str(local)}))
-        return local
+        root = _local_path(version.root)
+        if root is None:
+            root = self._fetched(version)
+        here = root / version.model_subdir if version.model_subdir else root
+        self.verify(version.model_copy(update={"path": str(here)}))
+        return here
 
     def verify(self, version: ModelVersion) -> None:
         """Raise ModelFilesChanged naming the first file (or record) that differs."""
@@ -238,7 +258,7 @@ class MlflowRegistry:
     def problems(self, version: ModelVersion) -> list[str]:
         """What differs between the version's folder and its registered record: an edited
         `version.json`, a record whose signature fails, a file missing, changed or added."""
-        folder = Path(version.path)
+        folder = Path(version.root)
         found = []
         key = self.signing_key
         if key is not None and not _signed_by(version, key):
@@ -290,7 +310,9 @@ class MlflowRegistry:
                 f"{VERSION_FILE} was edited; restore it, or delete that version (the MLflow UI, "
                 "or MlflowClient.delete_model_version)"
             )
-        return record.model_copy(update={"path": location if local is None else str(local)})
+        root = location if local is None else str(local)
+        subdir = record.model_subdir
+        return record.model_copy(update={"path": f"{root}/{subdir}" if subdir else root})
 
     def _mlflow_versions(self, name: str) -> list[Any]:
         return list(self.client.search_model_versions(f"name = '{_quoted(name)}'"))
@@ -365,6 +387,7 @@ class MlflowRegistry:
         local = _local_path(location)
         if local is not None:
             shutil.rmtree(local, ignore_errors=True)
+            shutil.rmtree(_scratch_of(local), ignore_errors=True)
 
     def _fetched(self, version: ModelVersion) -> Path:
         import mlflow.artifacts
@@ -375,7 +398,7 @@ class MlflowRegistry:
         if not (target / VERSION_FILE).exists():
             scratch = target.with_name(f".tmp-{uuid.uuid4().hex[:8]}")
             mlflow.artifacts.download_artifacts(
-                artifact_uri=version.path, dst_path=str(scratch), tracking_uri=self.uri
+                artifact_uri=version.root, dst_path=str(scratch), tracking_uri=self.uri
             )
             shutil.rmtree(target, ignore_errors=True)
             os.rename(scratch, target)
@@ -415,23 +438,51 @@ def _local_path(location: str) -> Path | None:
     return Path(location)
 
 
-def _upload(source: Path, location: str, record: str) -> None:
-    """The version's files and its record at `location` (a local copy, or MLflow's artifact
-    repository for an MLflow server's store)."""
+def _stage(source: Path, staged: Path) -> str:
+    """The version's files in `staged`: a trained tunegate model as an MLflow model (its folder
+    inside, whose path is returned), any other folder as it is ("")."""
+    from trainer.modeling import MODEL_INFO
+
+    if not (source / MODEL_INFO).exists():
+        shutil.copytree(source, staged, dirs_exist_ok=True)
+        return ""
+    from serving.mlflow_model import model_files, write_mlflow_model
+
+    write_mlflow_model(source, staged)
+    return model_files(staged).relative_to(staged).as_posix()
+
+
+@contextmanager
+def _staged(location: str) -> Iterator[Path]:
+    """An empty folder to put a version's files together in: beside its final folder for a
+    local location (published by a rename), else a temporary one (uploaded)."""
+    local = _local_path(location)
+    if local is None:
+        with tempfile.TemporaryDirectory(prefix="tunegate-version-") as scratch:
+            yield Path(scratch) / "files"
+        return
+    scratch = _scratch_of(local)
+    scratch.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scratch_of(local: Path) -> Path:
+    return local.with_name(f".tmp-{local.name}")
+
+
+def _upload(staged: Path, location: str) -> None:
+    """Publish the staged files at `location`: a rename here, or MLflow's artifact repository
+    for an MLflow server's store."""
     local = _local_path(location)
     if local is not None:
-        scratch = local.with_name(f".tmp-{local.name}")
-        shutil.copytree(source, scratch)
-        (scratch / VERSION_FILE).write_text(record)
-        os.rename(scratch, local)
+        os.rename(staged, local)
         return
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
-    repo = get_artifact_repository(location)
-    repo.log_artifacts(str(source))
-    with tempfile.TemporaryDirectory() as scratch:
-        (Path(scratch) / VERSION_FILE).write_text(record)
-        repo.log_artifact(str(Path(scratch) / VERSION_FILE))
+    get_artifact_repository(location).log_artifacts(str(staged))
 
 
 def _read_remote(location: str, name: str) -> str | None:

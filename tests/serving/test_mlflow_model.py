@@ -39,11 +39,30 @@ RECORDS: list[dict[str, Any]] = [
 ]
 
 
+NAME = "tunegate-extractive-qa"
+
+
 @pytest.fixture(scope="module")
-def mlflow_dir(qa_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("mlflow") / "model"
-    write_mlflow_model(qa_model_dir, dest)
-    return dest
+def store(qa_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store whose registry holds qa_model_dir as NAME@champion (registered as a run does)."""
+    from platforms.lineage import Lineage
+    from platforms.registry import MlflowRegistry
+
+    root = tmp_path_factory.mktemp("store")
+    registry = MlflowRegistry.local(root)
+    version = registry.register(NAME, qa_model_dir, {"f1": 1.0}, Lineage())
+    registry.set_alias(NAME, "champion", version.version)
+    return root
+
+
+@pytest.fixture(scope="module")
+def mlflow_dir(store: Path) -> Path:
+    """The champion's files: the MLflow model the registry wrote (serving/mlflow_model.py)."""
+    from platforms.registry import MlflowRegistry
+
+    champion = MlflowRegistry.local(store).alias(NAME, "champion")
+    assert champion is not None and champion.model_subdir
+    return Path(champion.root)
 
 
 def test_mlflow_model_holds_the_model_folder_unchanged_and_answers_as_the_scorer(
@@ -106,21 +125,29 @@ def test_every_tasks_request_passes_its_mlflow_signature_unchanged(task: str) ->
 
 
 def test_mlflow_models_serve_answers_the_readme_request_as_the_endpoint(
-    mlflow_dir: Path, client: EndpointClient, tmp_path: Path
+    store: Path, client: EndpointClient, tmp_path: Path
 ) -> None:
-    """`mlflow models serve` on the folder (this venv's mlflow, tunegate's code from the folder)
-    answers the endpoint's batch request with the endpoint's answers."""
+    """`mlflow models serve -m models:/NAME@champion` on the store's registry (this venv's
+    mlflow, tunegate's code from the model) answers the endpoint's batch request with the
+    endpoint's answers."""
+    from platforms import tracking
+
     body = {"inputs": RECORDS}
     endpoint = client.score(body, deployment="blue").body  # blue serves qa_model_dir
     port, log = free_port(), tmp_path / "serve.log"
     bin_dir = Path(sys.executable).parent  # mlflow starts `uvicorn` from PATH: the venv's
     command = [str(bin_dir / "mlflow"), "models", "serve"]
-    command += ["-m", str(mlflow_dir), "--env-manager", "local", "--workers", "1"]
+    command += ["-m", f"models:/{NAME}@champion", "--env-manager", "local", "--workers", "1"]
     command += ["--port", str(port), "--host", "127.0.0.1"]
     with log.open("wb") as out:
         server = subprocess.Popen(
             command,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+            env={
+                **os.environ,
+                "HF_HUB_OFFLINE": "1",
+                "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                "MLFLOW_TRACKING_URI": tracking.local_tracking_uri(store),
+            },
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # stop() ends its process group: the server and its worker
