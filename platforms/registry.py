@@ -443,8 +443,9 @@ def _stage(source: Path, staged: Path) -> str:
     inside, whose path is returned), any other folder as it is ("")."""
     from trainer.modeling import MODEL_INFO
 
-    if not (source / MODEL_INFO).exists():
-        shutil.copytree(source, staged, dirs_exist_ok=True)
+    info = source / MODEL_INFO
+    if not info.exists() or "task" not in json.loads(info.read_text() or "{}"):
+        shutil.copytree(source, staged, dirs_exist_ok=True)  # not a model tunegate trained
         return ""
     from serving.mlflow_model import model_files, write_mlflow_model
 
