@@ -116,7 +116,9 @@ class LocalPlatform:
         from platforms.training import LocalTrainingBackend
 
         return LocalTrainingBackend(
-            backends.state_dir("jobs", "jobs"), backends.store.storage_options
+            backends.state_dir("jobs", "jobs"),
+            backends.store.storage_options,
+            model_of=backends.training.fetch_model,  # its weights, fetched from where it ran
         )
 
     def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
@@ -143,6 +145,19 @@ class LocalPlatform:
         return None if state is None else served_versions(state)
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
+        """The model folder here; a model trained on another platform has its weights fetched
+        first (a local registry keeps a copy of them)."""
+        if backends.settings.training is not PlatformKind.local and job:
+            from platforms.training import TrainingJob
+
+            trained = TrainingJob(
+                name=job,
+                backend=backends.settings.training.value,
+                status="completed",
+                output_dir=model_dir,
+                log_path=job,
+            )
+            return backends.training.fetch_model(trained)
         return Path(model_dir)
 
     def check_evaluation(self, settings: BackendSettings) -> None:

@@ -5,7 +5,8 @@ On Azure ML this file is the deployment's scoring script: `init()` loads the mod
 read gets a 400 naming the field, through the inference server's `AMLResponse`). The local server
 uses the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
 On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
-float16); on a CPU it scores in float32.
+float16); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
+places its models by too).
 """
 
 from __future__ import annotations
@@ -19,22 +20,19 @@ import torch
 
 from serving import runtimes
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
-from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
+from trainer.modeling import (
+    DTYPES,
+    MODEL_INFO,
+    find_model_dir,
+    load_tokenizer_and_info,
+    load_trained,
+    place,
+    placement,
+)
 from trainer.predict import model_lengths
 from trainer.taskspec import task_spec
 
-DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-
-
-def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
-    """(device, dtype) to score on: the GPU when there is one, in `dtype`; else the CPU, float32."""
-    if not torch.cuda.is_available():
-        return "cpu", torch.float32
-    if dtype == "auto":
-        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if dtype not in DTYPES:
-        raise ValueError(f"TUNEGATE_DTYPE={dtype!r}: use auto, {', '.join(DTYPES)}")
-    return "cuda", DTYPES[dtype]
+__all__ = ["DTYPES", "Scorer", "init", "load_served", "placement", "run"]
 
 
 def load_served(
@@ -70,9 +68,8 @@ class Scorer:
         self.spec = task_spec(self.task)
         if self.runtime != "torch":
             return
-        device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
-        if device != "cpu":
-            self.model.to(device=device, dtype=dtype)
+        # trainer.modeling.placement: the evaluation job placed the models it judged the same way
+        place(self.model, *placement(os.environ.get("TUNEGATE_DTYPE", "auto")))
 
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""

@@ -522,7 +522,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
             "champion": None,
         },
     }
-    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32)
+    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
