@@ -340,3 +340,35 @@ def test_a_version_whose_files_changed_is_never_deployed(
     status = backend.status()
     assert {d.name: (d.version, d.traffic) for d in status.deployments} == {"blue": ("qa:1", 100)}
     assert registry.alias("qa", "champion").version == 1
+
+
+def test_generative_smoke_answers_from_the_evaluation_pass_the_same_model_and_fail_another(
+    endpoint, chat_model_dirs: dict[int, Path], tmp_path: Path
+) -> None:
+    """The smoke samples' expected replies are the evaluation's (trainer.evaluate, as the
+    evaluation job makes them), one turned at its last word (as a reply generated in another
+    dtype or batch can turn late): with the default tolerance the model they came from passes,
+    another model (the same decoder with another head) is rolled back before any traffic."""
+    from tests.trainer.tiny import chat_record
+    from trainer.evaluate import predict_models
+
+    records = [chat_record(i) for i in range(2)]
+    expected = predict_models(records, chat_model_dirs[42])["candidate"] or []
+    words = expected[0].split()
+    assert len(words) >= 4, expected
+    expected[0] = " ".join([*words[:-1], "otherwise"])  # no longer the same words
+    spec = task_spec("chat")
+    samples = [
+        {"request": spec.request_of(r), "expected": e}
+        for r, e in zip(records, expected, strict=True)
+    ]
+    registry = LocalRegistry(tmp_path / "store")
+    same, other = (registry.register("chat", chat_model_dirs[s], {}, Lineage()) for s in (42, 7))
+    policy = RolloutConfig()  # the default smoke tolerance
+    backend = LocalEndpointBackend(*endpoint)
+    first = run_rollout(backend, registry, same, "chat", samples, policy)
+    assert first.outcome == "promoted", first.events[-1].message
+    second = run_rollout(backend, registry, other, "chat", samples, policy)
+    assert second.outcome == "rolled-back"
+    assert "smoke test: 0/2 answers agree" in second.events[-1].message
+    assert second.endpoint["deployments"] == {"blue": "chat:1"}  # the first one still serves

@@ -57,10 +57,11 @@ def place(model: Any, device: str, dtype: torch.dtype) -> Any:
 
 
 def release_memory() -> None:
-    """Give back the memory of models no longer referenced (the GPU's at once): the caller
-    deletes its own references first."""
-    gc.collect()
+    """Give back the GPU memory of models no longer referenced (the caller deletes its own
+    references first): collected, and the allocator's cached blocks returned. Nothing to do
+    on a CPU, where a model's memory goes with its last reference."""
     if torch.cuda.is_available():
+        gc.collect()  # a model's modules can hold one another (hooks): collect those cycles
         torch.cuda.empty_cache()
 
 

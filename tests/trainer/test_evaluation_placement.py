@@ -5,7 +5,6 @@ would say)."""
 
 from __future__ import annotations
 
-import gc
 import weakref
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ def test_one_model_at_a_time_loaded_in_the_endpoints_dtype_and_placed_on_the_gpu
     alive: list[weakref.ref] = []
 
     def loaded(name: str, model: Any) -> Any:
-        gc.collect()
         others = sum(r() is not None for r in alive)  # models loaded before, still in memory
         events.append(f"load {name} in {next(model.parameters()).dtype} ({others} others)")
         alive.append(weakref.ref(model))
@@ -52,7 +50,13 @@ def test_one_model_at_a_time_loaded_in_the_endpoints_dtype_and_placed_on_the_gpu
     monkeypatch.setattr(evaluate, "load_trained", spy_trained)
     monkeypatch.setattr(evaluate, "load_base", lambda *a, **kw: loaded("base", load_base(*a, **kw)))
     monkeypatch.setattr(evaluate, "place", on_device)
-    monkeypatch.setattr(evaluate, "release_memory", lambda: events.append("release"))
+    release = evaluate.release_memory  # collects (a GPU is "there"); empty_cache is a no-op
+
+    def spy_release() -> None:
+        events.append("release")
+        release()
+
+    monkeypatch.setattr(evaluate, "release_memory", spy_release)
     made = evaluate.predict_models([qa_record(1)], qa_model_dir, champion_dir=qa_model_dir)
     assert events == [
         step
