@@ -428,13 +428,21 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     config = TrainConfig(backend="azureml", model="microsoft/deberta-v3-base", epochs=1)
     name = job_name(split, config)
     fake.progress_job(name, "Queued", "Running", "Completed")
-    fake.write_job_output(name, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
+    fake.write_job_output(
+        name,
+        "model",
+        {"model_info.json": b'{"task": "extractive-qa"}', "merged/model.safetensors": b"w"},
+    )
 
     lines: list[str] = []
     job = run_training(backends.training, split, config, lines.append)
     assert (job.backend, job.status, job.name) == ("azureml", "completed", name)
     assert (Path(job.output_dir) / "model_info.json").is_file()  # evaluated here, next stage
+    assert not (Path(job.output_dir) / "merged").exists()  # the weights stay in the job output
     assert Path(job.output_dir).is_relative_to(tmp_path / "store" / "jobs")
+    # a local registry keeps a copy of the model: only then the weights come here, once
+    source = backends.model_source(job.output_dir, name)
+    assert source == Path(job.output_dir) and (source / "merged" / "model.safetensors").is_file()
     assert f"job {name}: Completed" in lines
     sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
     # hyperparameters are the job's inputs (shown per job in the studio), bound in the command
