@@ -36,14 +36,15 @@ __all__ = ["DTYPES", "Scorer", "init", "load_served", "placement", "run"]
 
 
 def load_served(
-    model_dir: Path, threads: int = 0, runtime: str = "served"
+    model_dir: Path, threads: int = 0, runtime: str = "served", dtype: torch.dtype | None = None
 ) -> tuple[Any, Any, dict[str, Any], runtimes.Runtime]:
     """(model, tokenizer, model_info, runtime) of a model folder as it serves: the runtime its
     `serving.json` names (files hash-checked), from the exported graphs and the tokenizer alone,
-    the torch weights never loaded; torch when it names none or `runtime` is "torch"."""
+    the torch weights never loaded; torch when it names none or `runtime` is "torch" (its
+    weights loaded in `dtype`, None: float32)."""
     served, exported = runtimes.served_runtime(model_dir)
     if exported is None or runtime == "torch":
-        model, tokenizer, info = load_trained(model_dir)
+        model, tokenizer, info = load_trained(model_dir, dtype=dtype)
         return model, tokenizer, info, "torch"
     tokenizer, info = load_tokenizer_and_info(model_dir)
     return runtimes.load(exported, threads), tokenizer, info, served
@@ -54,10 +55,14 @@ class Scorer:
 
     def __init__(self, model_dir: str | Path) -> None:
         self.model_dir = find_model_dir(Path(model_dir))
+        # trainer.modeling.placement: the evaluation job placed the models it judged the same way
+        device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
         # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
         try:
             self.model, self.tokenizer, info, self.runtime = load_served(
-                self.model_dir, threads=torch.get_num_threads()
+                self.model_dir,
+                threads=torch.get_num_threads(),
+                dtype=None if device == "cpu" else dtype,  # no float32 copy of a 7B model first
             )
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(
@@ -68,8 +73,7 @@ class Scorer:
         self.spec = task_spec(self.task)
         if self.runtime != "torch":
             return
-        # trainer.modeling.placement: the evaluation job placed the models it judged the same way
-        place(self.model, *placement(os.environ.get("TUNEGATE_DTYPE", "auto")))
+        place(self.model, device, dtype)
 
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""
