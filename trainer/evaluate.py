@@ -6,9 +6,13 @@ runs this file as the evaluation job's command on the GPU cluster, where the mod
 
     python -m trainer.evaluate --data-dir DIR --candidate DIR [--champion DIR] --output-dir DIR
 
-It writes `predictions.json` ({"task", "test_records", "predictions": {"base": [...],
-"candidate": [...], "champion": [...] | null}}); the gate on the orchestrator scores them with
-the same metric code as local evaluation and screens the candidate's for personal data.
+It writes `predictions.json` ({"task", "test_records", "placement": {"device", "dtype"},
+"predictions": {"base": [...], "candidate": [...], "champion": [...] | null}}); the gate on the
+orchestrator scores them with the same metric code as local evaluation and screens the
+candidate's for personal data. The models predict as the endpoint serves: on the GPU in its
+dtype (`--dtype`, the endpoint's `TUNEGATE_DTYPE`; `trainer.modeling.placement`), loaded one at
+a time, each freed before the next, generative ones in batches padded on the left; so the
+candidate's answers are the rollout's smoke answers.
 Every model reads and writes as many tokens as the candidate was trained to; the base model
 reads through the candidate's tokenizer (the same vocabulary, with the chat template and
 lengths training gave it), so both get the same prompts.
