@@ -147,18 +147,7 @@ class LocalPlatform:
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
         """The model folder here; a model trained on another platform has its weights fetched
         first (a local registry keeps a copy of them)."""
-        if backends.settings.training is not PlatformKind.local and job:
-            from platforms.training import TrainingJob
-
-            trained = TrainingJob(
-                name=job,
-                backend=backends.settings.training.value,
-                status="completed",
-                output_dir=model_dir,
-                log_path=job,
-            )
-            return backends.training.fetch_model(trained)
-        return Path(model_dir)
+        return _model_here(backends, model_dir, job)
 
     def check_evaluation(self, settings: BackendSettings) -> None:
         return None  # any platform's model can be evaluated here
@@ -223,7 +212,7 @@ class AzureMLPlatform:
             from platforms.azureml.entities import job_output
 
             return job_output(job)
-        return Path(model_dir)
+        return _model_here(backends, model_dir, job)  # an MLflow model is built from its files
 
     def check_evaluation(self, settings: BackendSettings) -> None:
         if settings.training is not PlatformKind.azureml:
@@ -237,6 +226,24 @@ class AzureMLPlatform:
 
     def serves_on_gpu(self, settings: BackendSettings) -> bool:
         return settings.azureml.endpoint.gpu
+
+
+def _model_here(backends: Backends, model_dir: str, job: str | None) -> Path:
+    """The trained model folder on this machine, weights included: a job of another platform
+    (whose weights stay where it ran until something here must load or copy them) fetches
+    them now, once."""
+    if backends.settings.training is PlatformKind.local or not job:
+        return Path(model_dir)
+    from platforms.training import TrainingJob
+
+    trained = TrainingJob(
+        name=job,
+        backend=backends.settings.training.value,
+        status="completed",  # registered: it passed the gate, so training completed
+        output_dir=model_dir,
+        log_path=job,
+    )
+    return backends.training.fetch_model(trained)
 
 
 PLATFORMS: dict[PlatformKind, Platform] = {
