@@ -187,7 +187,7 @@ def run_rollout(
     current = {live.name: 100, new: 0} if live else {new: 0}
     timeline.add("deploy", current, f"{label(version)} on {new} at 0%")
 
-    mismatch = _smoke(backend, new, task_type, samples, policy)
+    mismatch = smoke_check(backend, new, task_type, samples, policy)
     if mismatch:
         return _roll_back(backend, version, new, live and live.name, mismatch, timeline)
 
@@ -240,7 +240,7 @@ def roll_back_to_previous(
     return _record(backend, target, "rolled-back", new, live and live.name, timeline)
 
 
-def _smoke(
+def smoke_check(
     backend: EndpointBackend,
     deployment: str,
     task_type: str,

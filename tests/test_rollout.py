@@ -25,7 +25,14 @@ from platforms.registry import MlflowRegistry, ModelVersion
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
 from serving.server import ServerSettings
-from tasks.rollout import RolloutConfig, Timeline, repair, roll_back_to_previous, run_rollout
+from tasks.rollout import (
+    RolloutConfig,
+    Timeline,
+    repair,
+    roll_back_to_previous,
+    run_rollout,
+    smoke_check,
+)
 from trainer.modeling import load_trained
 from trainer.predict import predict
 from trainer.taskspec import task_spec
@@ -343,12 +350,12 @@ def test_a_version_whose_files_changed_is_never_deployed(
 
 
 def test_generative_smoke_answers_from_the_evaluation_pass_the_same_model_and_fail_another(
-    endpoint, chat_model_dirs: dict[int, Path], tmp_path: Path
+    endpoint, chat_model_dirs: dict[int, Path]
 ) -> None:
     """The smoke samples' expected replies are the evaluation's (trainer.evaluate, as the
     evaluation job makes them), one turned at its last word (as a reply generated in another
-    dtype or batch can turn late): with the default tolerance the model they came from passes,
-    another model (the same decoder with another head) is rolled back before any traffic."""
+    dtype or batch can turn late): with the default tolerance the deployment of the model they
+    came from passes, another model (the same decoder with another head) fails."""
     from tests.trainer.tiny import chat_record
     from trainer.evaluate import predict_models
 
@@ -362,13 +369,10 @@ def test_generative_smoke_answers_from_the_evaluation_pass_the_same_model_and_fa
         {"request": spec.request_of(r), "expected": e}
         for r, e in zip(records, expected, strict=True)
     ]
-    registry = LocalRegistry(tmp_path / "store")
-    same, other = (registry.register("chat", chat_model_dirs[s], {}, Lineage()) for s in (42, 7))
-    policy = RolloutConfig()  # the default smoke tolerance
     backend = LocalEndpointBackend(*endpoint)
-    first = run_rollout(backend, registry, same, "chat", samples, policy)
-    assert first.outcome == "promoted", first.events[-1].message
-    second = run_rollout(backend, registry, other, "chat", samples, policy)
-    assert second.outcome == "rolled-back"
-    assert "smoke test: 0/2 answers agree" in second.events[-1].message
-    assert second.endpoint["deployments"] == {"blue": "chat:1"}  # the first one still serves
+    backend.deploy("blue", str(chat_model_dirs[42]), "chat:1")
+    backend.deploy("green", str(chat_model_dirs[7]), "chat:2")
+    policy = RolloutConfig()  # the default smoke tolerance
+    assert smoke_check(backend, "blue", "chat", samples, policy) == []
+    [failed] = smoke_check(backend, "green", "chat", samples, policy)
+    assert failed.startswith("smoke test: 0/2 answers agree with the offline evaluation")
