@@ -352,15 +352,15 @@ def test_a_version_whose_files_changed_is_never_deployed(
 def test_generative_smoke_answers_from_the_evaluation_pass_the_same_model_and_fail_another(
     endpoint, chat_model_dirs: dict[int, Path]
 ) -> None:
-    """The smoke samples' expected replies are the evaluation's (trainer.evaluate, as the
-    evaluation job makes them), one turned at its last word (as a reply generated in another
+    """The smoke samples' expected replies are the evaluation's (trainer.predict, what the
+    evaluation job runs for each model), one turned at its last word (as a reply generated in another
     dtype or batch can turn late): with the default tolerance the deployment of the model they
     came from passes, another model (the same decoder with another head) fails."""
     from tests.trainer.tiny import chat_record
-    from trainer.evaluate import predict_models
 
     records = [chat_record(i) for i in range(2)]
-    expected = predict_models(records, chat_model_dirs[42])["candidate"] or []
+    model, tokenizer, info = load_trained(chat_model_dirs[42])
+    expected = predict(model, tokenizer, info["task"], records)
     words = expected[0].split()
     assert len(words) >= 4, expected
     expected[0] = " ".join([*words[:-1], "otherwise"])  # no longer the same words
