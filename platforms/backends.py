@@ -116,7 +116,9 @@ class LocalPlatform:
         from platforms.training import LocalTrainingBackend
 
         return LocalTrainingBackend(
-            backends.state_dir("jobs", "jobs"), backends.store.storage_options
+            backends.state_dir("jobs", "jobs"),
+            backends.store.storage_options,
+            model_of=backends.training.fetch_model,  # its weights, fetched from where it ran
         )
 
     def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
@@ -143,7 +145,9 @@ class LocalPlatform:
         return None if state is None else served_versions(state)
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
-        return Path(model_dir)
+        """The model folder here; a model trained on another platform has its weights fetched
+        first (a local registry keeps a copy of them)."""
+        return _model_here(backends, model_dir, job)
 
     def check_evaluation(self, settings: BackendSettings) -> None:
         return None  # any platform's model can be evaluated here
@@ -208,7 +212,7 @@ class AzureMLPlatform:
             from platforms.azureml.entities import job_output
 
             return job_output(job)
-        return Path(model_dir)
+        return _model_here(backends, model_dir, job)  # an MLflow model is built from its files
 
     def check_evaluation(self, settings: BackendSettings) -> None:
         if settings.training is not PlatformKind.azureml:
@@ -222,6 +226,24 @@ class AzureMLPlatform:
 
     def serves_on_gpu(self, settings: BackendSettings) -> bool:
         return settings.azureml.endpoint.gpu
+
+
+def _model_here(backends: Backends, model_dir: str, job: str | None) -> Path:
+    """The trained model folder on this machine, weights included: a job of another platform
+    (whose weights stay where it ran until something here must load or copy them) fetches
+    them now, once."""
+    if backends.settings.training is PlatformKind.local or not job:
+        return Path(model_dir)
+    from platforms.training import TrainingJob
+
+    trained = TrainingJob(
+        name=job,
+        backend=backends.settings.training.value,
+        status="completed",  # registered: it passed the gate, so training completed
+        output_dir=model_dir,
+        log_path=job,
+    )
+    return backends.training.fetch_model(trained)
 
 
 PLATFORMS: dict[PlatformKind, Platform] = {

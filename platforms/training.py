@@ -64,7 +64,15 @@ class TrainingBackend(Protocol):
     def submit(self, spec: TrainSpec) -> TrainingJob: ...
     def status(self, job: TrainingJob) -> JobStatus: ...
     def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob: ...
-    def fetch_outputs(self, job: TrainingJob) -> Path: ...
+    def fetch_outputs(self, job: TrainingJob) -> Path:
+        """The job's output folder here with what the stages read (model_info.json,
+        metrics.json, the tokenizer): a remote job's weights stay where it wrote them."""
+        ...
+
+    def fetch_model(self, job: TrainingJob) -> Path:
+        """The job's whole model folder here, weights included: for what loads it here."""
+        ...
+
     def cancel(self, job: TrainingJob) -> None: ...
     def evaluate(
         self,
@@ -92,9 +100,17 @@ class LocalTrainingBackend:
 
     name = "local"
 
-    def __init__(self, jobs_root: Path, storage_options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        jobs_root: Path,
+        storage_options: dict[str, Any] | None = None,
+        model_of: Callable[[TrainingJob], Path] | None = None,
+    ) -> None:
+        """`model_of`: where a job's whole model folder is here (default `fetch_model`): the
+        training backend's own, when this one only evaluates a job trained elsewhere."""
         self.jobs_root = jobs_root
         self.storage_options = storage_options or {}
+        self.model_of = model_of or self.fetch_model
 
     def submit(self, spec: TrainSpec) -> TrainingJob:
         folder = self.jobs_root / spec.name
@@ -197,6 +213,9 @@ class LocalTrainingBackend:
             raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
         return Path(job.output_dir)
 
+    def fetch_model(self, job: TrainingJob) -> Path:
+        return self.fetch_outputs(job)  # trained here: its weights are here
+
     def evaluate(
         self,
         data_dir: str,
@@ -207,8 +226,8 @@ class LocalTrainingBackend:
         max_test_records: int = 0,
         batch_size: int = 32,
     ) -> Predictions:
-        """Predict the test split in this process, with the champion's files here (downloaded
-        from a remote registry once)."""
+        """Predict the test split in this process, with the candidate's and the champion's files
+        here (downloaded from a remote training job or registry once)."""
         # torch, transformers and datasets load here, not when the CLI or the config loads
         from trainer.data import read_split
         from trainer.evaluate import predict_models
@@ -216,7 +235,7 @@ class LocalTrainingBackend:
         records = read_split(data_dir, "test", max_test_records, self.storage_options)
         champion_dir = registry.download(champion) if champion is not None else None
         on_log(f"predicting {len(records)} test records here")
-        return predict_models(records, job.output_dir, champion_dir, batch_size)
+        return predict_models(records, self.model_of(job), champion_dir, batch_size)
 
     def cancel(self, job: TrainingJob, grace_seconds: float = 4.0) -> None:
         """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""

@@ -44,11 +44,19 @@ def export(model_dir: Path, out_dir: Path) -> dict[Runtime, Path]:
     """A trained model (a LoRA adapter merged first) exported to ONNX, in fp32 and with its
     weights dynamically quantized to int8: {runtime: its folder under `out_dir`}, by the
     exporter its task's kind names (`EXPORTERS`)."""
+    from trainer.model_paths import has_weights
     from trainer.modeling import MODEL_INFO, load_trained
 
     info = json.loads((model_dir / MODEL_INFO).read_text())
     exporter = exporter_of(info["task"])
     exporter.check(info["base_model"])  # before loading weights that may be many GB
+    if not has_weights(model_dir):
+        from serving.onnx_generation import NotExportable
+
+        raise NotExportable(
+            f"{model_dir} holds no weights here (an Azure ML training job's weights stay in its "
+            "output): it serves in torch"
+        )
     model, tokenizer, info = load_trained(model_dir)
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()

@@ -5,7 +5,8 @@ On Azure ML this file is the deployment's scoring script: `init()` loads the mod
 read gets a 400 naming the field, through the inference server's `AMLResponse`). The local server
 uses the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
 On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
-float16); on a CPU it scores in float32.
+float16); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
+places its models by too).
 """
 
 from __future__ import annotations
@@ -19,33 +20,31 @@ import torch
 
 from serving import runtimes
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
-from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
+from trainer.modeling import (
+    DTYPES,
+    MODEL_INFO,
+    find_model_dir,
+    load_tokenizer_and_info,
+    load_trained,
+    place,
+    placement,
+)
 from trainer.predict import model_lengths
 from trainer.taskspec import task_spec
 
-DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-
-
-def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
-    """(device, dtype) to score on: the GPU when there is one, in `dtype`; else the CPU, float32."""
-    if not torch.cuda.is_available():
-        return "cpu", torch.float32
-    if dtype == "auto":
-        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if dtype not in DTYPES:
-        raise ValueError(f"TUNEGATE_DTYPE={dtype!r}: use auto, {', '.join(DTYPES)}")
-    return "cuda", DTYPES[dtype]
+__all__ = ["DTYPES", "Scorer", "init", "load_served", "placement", "run"]
 
 
 def load_served(
-    model_dir: Path, threads: int = 0, runtime: str = "served"
+    model_dir: Path, threads: int = 0, runtime: str = "served", dtype: torch.dtype | None = None
 ) -> tuple[Any, Any, dict[str, Any], runtimes.Runtime]:
     """(model, tokenizer, model_info, runtime) of a model folder as it serves: the runtime its
     `serving.json` names (files hash-checked), from the exported graphs and the tokenizer alone,
-    the torch weights never loaded; torch when it names none or `runtime` is "torch"."""
+    the torch weights never loaded; torch when it names none or `runtime` is "torch" (its
+    weights loaded in `dtype`, None: float32)."""
     served, exported = runtimes.served_runtime(model_dir)
     if exported is None or runtime == "torch":
-        model, tokenizer, info = load_trained(model_dir)
+        model, tokenizer, info = load_trained(model_dir, dtype=dtype)
         return model, tokenizer, info, "torch"
     tokenizer, info = load_tokenizer_and_info(model_dir)
     return runtimes.load(exported, threads), tokenizer, info, served
@@ -56,10 +55,14 @@ class Scorer:
 
     def __init__(self, model_dir: str | Path) -> None:
         self.model_dir = find_model_dir(Path(model_dir))
+        # trainer.modeling.placement: the evaluation job placed the models it judged the same way
+        device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
         # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
         try:
             self.model, self.tokenizer, info, self.runtime = load_served(
-                self.model_dir, threads=torch.get_num_threads()
+                self.model_dir,
+                threads=torch.get_num_threads(),
+                dtype=None if device == "cpu" else dtype,  # no float32 copy of a 7B model first
             )
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(
@@ -70,9 +73,7 @@ class Scorer:
         self.spec = task_spec(self.task)
         if self.runtime != "torch":
             return
-        device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
-        if device != "cpu":
-            self.model.to(device=device, dtype=dtype)
+        place(self.model, device, dtype)
 
     def parse(self, payload: Any) -> tuple[list[dict[str, Any]], bool]:
         """(records, is_batch) of a decoded request; ValueError names a missing or wrong field."""

@@ -197,9 +197,10 @@ def evaluate_task(
     """Score base, candidate and champion on the test split and decide the gate; with `serving`,
     also the candidate's optimized runtimes, and choose the served one. The three torch models
     predict where `evaluate.backend` says; the optimized runtimes are exported and scored here,
-    from the training job's output on this machine: QA models and the packaged generative ones
-    (models that fit this machine; another generative base is refused before its weights load),
-    chosen for CPU serving."""
+    from the training job's output on this machine when its weights are here: QA models and the
+    packaged generative ones (models that fit this machine; another generative base is refused
+    before its weights load), chosen for CPU serving. An Azure ML training job's weights never
+    come here: its model serves in torch, and the smoke answers are the evaluation job's."""
     champion = backends.registry.alias(model_name, "champion")
     cached = _cache_path(split, job, champion, config, screen, serving)
     if cached.exists():

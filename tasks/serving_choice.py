@@ -60,7 +60,6 @@ def choose_runtime(
     from trainer.modeling import load_tokenizer_and_info
     from trainer.predict import predict
 
-    tokenizer, info = load_tokenizer_and_info(model_dir)
     scores = {"torch": candidate.metrics[primary]}
     made = {"torch": candidate.predictions}
     not_exported = []
@@ -74,6 +73,7 @@ def choose_runtime(
         for runtime, folder in folders.items():
             if serving.runtime not in ("auto", runtime) or runtime not in serving.candidates:
                 continue
+            tokenizer, info = load_tokenizer_and_info(model_dir)
             model = runtimes.load(folder)  # an ONNX model answers row by row
             made[runtime] = predict(model, tokenizer, info["task"], records, batch_size=batch_size)
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]

@@ -74,6 +74,26 @@ def qa_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def chat_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Two packaged MiniLM decoders saved as trained chat models, their new LM heads seeded 42
+    and 7: the same model twice, or two different models. Lengths: 64 tokens in, 8 out."""
+    from trainer.kinds.causal import with_chat_template
+    from trainer.modeling import load_base, load_tokenizer, write_model_info
+    from trainer.taskspec import PACKAGED_DECODER
+
+    dirs = {}
+    for seed in (42, 7):
+        path = tmp_path_factory.mktemp(f"chat-model-{seed}")
+        load_base("causal-lm", PACKAGED_DECODER, seed).save_pretrained(path)
+        with_chat_template(load_tokenizer(PACKAGED_DECODER)).save_pretrained(path)
+        write_model_info(
+            path, "causal-lm", PACKAGED_DECODER, False, max_length=64, max_new_tokens=8
+        )
+        dirs[seed] = path
+    return dirs
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that use `served` run last: once started, `tunegate deployments serve` polls for runs
     of retrain/nightly and retrain/manual for the rest of the session, so a worker test after it

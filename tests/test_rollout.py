@@ -25,7 +25,14 @@ from platforms.registry import MlflowRegistry, ModelVersion
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
 from serving.server import ServerSettings
-from tasks.rollout import RolloutConfig, Timeline, repair, roll_back_to_previous, run_rollout
+from tasks.rollout import (
+    RolloutConfig,
+    Timeline,
+    repair,
+    roll_back_to_previous,
+    run_rollout,
+    smoke_check,
+)
 from trainer.modeling import load_trained
 from trainer.predict import predict
 from trainer.taskspec import task_spec
@@ -340,3 +347,32 @@ def test_a_version_whose_files_changed_is_never_deployed(
     status = backend.status()
     assert {d.name: (d.version, d.traffic) for d in status.deployments} == {"blue": ("qa:1", 100)}
     assert registry.alias("qa", "champion").version == 1
+
+
+def test_generative_smoke_answers_from_the_evaluation_pass_the_same_model_and_fail_another(
+    endpoint, chat_model_dirs: dict[int, Path]
+) -> None:
+    """The smoke samples' expected replies are the evaluation's (trainer.predict, what the
+    evaluation job runs for each model), one turned at its last word (as a reply generated in another
+    dtype or batch can turn late): with the default tolerance the deployment of the model they
+    came from passes, another model (the same decoder with another head) fails."""
+    from tests.trainer.tiny import chat_record
+
+    records = [chat_record(i) for i in range(2)]
+    model, tokenizer, info = load_trained(chat_model_dirs[42])
+    expected = predict(model, tokenizer, info["task"], records)
+    words = expected[0].split()
+    assert len(words) >= 4, expected
+    expected[0] = " ".join([*words[:-1], "otherwise"])  # no longer the same words
+    spec = task_spec("chat")
+    samples = [
+        {"request": spec.request_of(r), "expected": e}
+        for r, e in zip(records, expected, strict=True)
+    ]
+    backend = LocalEndpointBackend(*endpoint)
+    backend.deploy("blue", str(chat_model_dirs[42]), "chat:1")
+    backend.deploy("green", str(chat_model_dirs[7]), "chat:2")
+    policy = RolloutConfig()  # the default smoke tolerance
+    assert smoke_check(backend, "blue", "chat", samples, policy) == []
+    [failed] = smoke_check(backend, "green", "chat", samples, policy)
+    assert failed.startswith("smoke test: 0/2 answers agree with the offline evaluation")

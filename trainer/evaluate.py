@@ -6,9 +6,13 @@ runs this file as the evaluation job's command on the GPU cluster, where the mod
 
     python -m trainer.evaluate --data-dir DIR --candidate DIR [--champion DIR] --output-dir DIR
 
-It writes `predictions.json` ({"task", "test_records", "predictions": {"base": [...],
-"candidate": [...], "champion": [...] | null}}); the gate on the orchestrator scores them with
-the same metric code as local evaluation and screens the candidate's for personal data.
+It writes `predictions.json` ({"task", "test_records", "placement": {"device", "dtype"},
+"predictions": {"base": [...], "candidate": [...], "champion": [...] | null}}); the gate on the
+orchestrator scores them with the same metric code as local evaluation and screens the
+candidate's for personal data. The models predict as the endpoint serves: on the GPU in its
+dtype (`--dtype`, the endpoint's `TUNEGATE_DTYPE`; `trainer.modeling.placement`), loaded one at
+a time, each freed before the next, generative ones in batches padded on the left; so the
+candidate's answers are the rollout's smoke answers.
 Every model reads and writes as many tokens as the candidate was trained to; the base model
 reads through the candidate's tokenizer (the same vocabulary, with the chat template and
 lengths training gave it), so both get the same prompts.
@@ -18,13 +22,23 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from trainer.args import PREDICTIONS
 from trainer.data import read_split
-from trainer.modeling import MODEL_INFO, find_model_dir, load_base, load_trained
+from trainer.modeling import (
+    DTYPES,
+    MODEL_INFO,
+    find_model_dir,
+    load_base,
+    load_trained,
+    place,
+    placement,
+    release_memory,
+)
 from trainer.predict import lengths, predict
 
 
@@ -33,27 +47,54 @@ def predict_models(
     candidate_dir: str | Path,
     champion_dir: str | Path | None = None,
     batch_size: int = 32,
+    dtype: str = "auto",
 ) -> dict[str, list[str] | None]:
     """{"base", "candidate", "champion"}: each model's prediction of every record (champion None
-    when there is none)."""
-    candidate, tokenizer, info = load_trained(find_model_dir(Path(candidate_dir)))
-    max_length, max_new_tokens = lengths(candidate, tokenizer)
+    when there is none).
 
-    def run(model: Any, tok: Any) -> list[str]:
-        return predict(
+    The models are placed as the endpoint places its model (`placement(dtype)`, the endpoint's
+    `TUNEGATE_DTYPE`: on a GPU in bfloat16 where supported, else float16; float32 on a CPU) and
+    loaded one at a time, each freed before the next loads: a GPU that serves one 7B model holds
+    one here too."""
+    device, torch_dtype = placement(dtype)
+    in_dtype = None if device == "cpu" else torch_dtype
+    candidate_dir = find_model_dir(Path(candidate_dir))
+    made: dict[str, list[str] | None] = {"base": None, "candidate": None, "champion": None}
+    sizes: dict[str, Any] = {}  # the candidate's (max_length, max_new_tokens) and tokenizer
+
+    def run(name: str, load: Callable[[], tuple[Any, Any]]) -> None:
+        model, tokenizer = load()
+        place(model, device, torch_dtype)
+        if not sizes:  # the candidate: every model reads and writes as many tokens as it does
+            sizes.update(lengths=lengths(model, tokenizer), tokenizer=tokenizer)
+        max_length, max_new_tokens = sizes["lengths"]
+        made[name] = predict(
             model,
-            tok,
-            info["task"],
+            tokenizer,
+            task,
             records,
             batch_size=batch_size,
             max_length=max_length,
             max_new_tokens=max_new_tokens,
         )
+        del model  # freed before the next model loads
+        release_memory()
 
-    base = run(load_base(info["task"], info["base_model"], seed=42), tokenizer)
-    # a mounted model asset holds the registered folder one level down
-    champion = run(*load_trained(find_model_dir(Path(champion_dir)))[:2]) if champion_dir else None
-    return {"base": base, "candidate": run(candidate, tokenizer), "champion": champion}
+    def trained(folder: Path) -> tuple[Any, Any]:
+        model, tokenizer, _ = load_trained(folder, dtype=in_dtype)
+        return model, tokenizer
+
+    info = json.loads((candidate_dir / MODEL_INFO).read_text())
+    task = info["task"]
+    run("candidate", lambda: trained(candidate_dir))
+    # the base model reads through the candidate's tokenizer
+    run(
+        "base",
+        lambda: (load_base(task, info["base_model"], seed=42, dtype=in_dtype), sizes["tokenizer"]),
+    )
+    if champion_dir:  # a mounted model asset holds the registered folder one level down
+        run("champion", lambda: trained(find_model_dir(Path(champion_dir))))
+    return made
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -68,13 +109,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--output-dir", required=True, help=f"Where {PREDICTIONS} is written.")
     parser.add_argument("--max-test-records", type=int, default=0, help="At most (0: all).")
     parser.add_argument("--batch-size", type=int, default=32, help="Records per model call.")
+    parser.add_argument(
+        "--dtype",
+        choices=["auto", *DTYPES],
+        default=os.environ.get("TUNEGATE_DTYPE", "auto"),
+        help="The models' dtype on a GPU, the endpoint's TUNEGATE_DTYPE (auto: bfloat16 where "
+        "supported, else float16); float32 on a CPU.",
+    )
     args = parser.parse_args(argv)
     records = read_split(args.data_dir, "test", args.max_test_records)
     if not records:
         raise SystemExit(f"{args.data_dir} has no test records to evaluate on")
-    predictions = predict_models(records, args.candidate, args.champion, args.batch_size)
+    predictions = predict_models(
+        records, args.candidate, args.champion, args.batch_size, args.dtype
+    )
     task = json.loads((find_model_dir(Path(args.candidate)) / MODEL_INFO).read_text())["task"]
-    result = {"task": task, "test_records": len(records), "predictions": predictions}
+    device, dtype = placement(args.dtype)
+    result = {
+        "task": task,
+        "test_records": len(records),
+        # where the predictions were made: the rollout's smoke answers are these
+        "placement": {"device": device, "dtype": str(dtype).removeprefix("torch.")},
+        "predictions": predictions,
+    }
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / PREDICTIONS).write_text(json.dumps(result, ensure_ascii=False))

@@ -29,6 +29,9 @@ from typing import Literal
 MOUNTS_VARIABLE = "TUNEGATE_MODEL_MOUNTS"
 MAX_DEPTH = 4
 WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.index.json")  # not training_args.bin
+# Files that hold weights of any kind (full, merged, adapter, exported, a trainer's state): what
+# the orchestrator never downloads of an Azure ML training job's output (it reads the rest).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx", ".gguf", ".ckpt", ".h5")
 TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json")
 
 Part = Literal["model", "tokenizer"]
@@ -107,3 +110,14 @@ def resolve(name: str, part: Part = "model") -> str:
         return name
     model = model_folder(root)
     return str(model if part == "model" else tokenizer_folder(root, model))
+
+
+def is_weight_file(name: str) -> bool:
+    """Whether a file of a model folder holds weights (`WEIGHT_SUFFIXES`)."""
+    return name.lower().endswith(WEIGHT_SUFFIXES)
+
+
+def has_weights(model_dir: Path) -> bool:
+    """Whether a trained model folder holds its weights here (an Azure ML training job's output
+    is fetched without them: they stay in the job's output, registered from there)."""
+    return any(p.is_file() and is_weight_file(p.name) for p in model_dir.rglob("*"))

@@ -13,6 +13,7 @@ which prediction and serving use again.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from pathlib import Path
@@ -29,8 +30,39 @@ from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ
 
 MODEL_INFO = "model_info.json"
 MERGED = "merged"  # an adapter's weights merged into its base (`--merge-adapter`)
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 _TP_LOGGER = "transformers.distributed.tensor_parallel"
 log = logging.getLogger(__name__)
+
+
+def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
+    """(device, dtype) a model predicts on: the GPU when there is one, in `dtype` (auto: bfloat16
+    where supported, else float16); else the CPU, in float32. The endpoint (serving/scoring.py,
+    `TUNEGATE_DTYPE`) and the evaluation job (trainer/evaluate.py) both place models by it, so
+    the evaluation's answers are made as the endpoint makes them."""
+    if not torch.cuda.is_available():
+        return "cpu", torch.float32
+    if dtype == "auto":
+        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype not in DTYPES:
+        raise ValueError(f"TUNEGATE_DTYPE={dtype!r}: use auto, {', '.join(DTYPES)}")
+    return "cuda", DTYPES[dtype]
+
+
+def place(model: Any, device: str, dtype: torch.dtype) -> Any:
+    """`model` on `device` in `dtype` (left as it is on the CPU: float32 there)."""
+    if device != "cpu":
+        model.to(device=device, dtype=dtype)
+    return model
+
+
+def release_memory() -> None:
+    """Give back the GPU memory of models no longer referenced (the caller deletes its own
+    references first): collected, and the allocator's cached blocks returned. Nothing to do
+    on a CPU, where a model's memory goes with its last reference."""
+    if torch.cuda.is_available():
+        gc.collect()  # a model's modules can hold one another (hooks): collect those cycles
+        torch.cuda.empty_cache()
 
 
 def resolve_model(name: str, part: Part = "model") -> str:
@@ -60,8 +92,9 @@ def with_pad_token(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def load_base(task: str, name: str, seed: int) -> Any:
-    """The base model with the task's head; a new head is initialised from `seed`.
+def load_base(task: str, name: str, seed: int, dtype: torch.dtype | None = None) -> Any:
+    """The base model with the task's head; a new head is initialised from `seed`; its weights
+    loaded in `dtype` (None: as transformers loads them, float32 for the packaged ones).
 
     transformers' loading report (a table of every new and unused weight, logged as a warning) is
     expected here, where a pretrained body gets a new head: it is replaced by one line naming the
@@ -76,8 +109,11 @@ def load_base(task: str, name: str, seed: int) -> Any:
         q.setLevel(logging.ERROR)
     try:
         if name == PACKAGED_SEQ2SEQ:
-            return _warm_started_encoder_decoder(resolve_model(name))
-        extra = {"is_decoder": True} if name == PACKAGED_DECODER else {}
+            model = _warm_started_encoder_decoder(resolve_model(name))
+            return model if dtype is None else model.to(dtype=dtype)
+        extra: dict[str, Any] = {"is_decoder": True} if name == PACKAGED_DECODER else {}
+        if dtype is not None:
+            extra["dtype"] = dtype
         model, info = model_class(task).from_pretrained(
             resolve_model(name), output_loading_info=True, **extra
         )
@@ -186,22 +222,28 @@ def load_tokenizer_and_info(model_dir: Path) -> tuple[Any, dict[str, Any]]:
     return tokenizer, info
 
 
-def load_trained(model_dir: str | Path, seed: int = 42) -> tuple[Any, Any, dict[str, Any]]:
+def load_trained(
+    model_dir: str | Path, seed: int = 42, dtype: torch.dtype | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
     tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
     lengths it was trained with. An adapter whose merged weights are beside it (`merged/`,
-    `--merge-adapter`) loads those, so the base model is not needed (nor the hub)."""
+    `--merge-adapter`) loads those, so the base model is not needed (nor the hub). `dtype`: the
+    weights are loaded in it (never a float32 copy of a bf16 model first)."""
     model_dir = Path(model_dir)
     tokenizer, info = load_tokenizer_and_info(model_dir)
+    in_dtype: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
     if info.get("adapter") and (model_dir / MERGED).is_dir():  # no base model needed
-        model = model_class(info["task"]).from_pretrained(model_dir / MERGED)
+        model = model_class(info["task"]).from_pretrained(model_dir / MERGED, **in_dtype)
     elif info.get("adapter"):
         from peft import PeftModel
 
-        base = load_base(info["task"], info["base_model"], seed)
+        base = load_base(info["task"], info["base_model"], seed, dtype)
         model = PeftModel.from_pretrained(base, model_dir)
+        if dtype is not None:  # peft keeps a half-precision base's adapter in float32
+            model.to(dtype=dtype)
     else:
-        model = model_class(info["task"]).from_pretrained(model_dir)
+        model = model_class(info["task"]).from_pretrained(model_dir, **in_dtype)
     if info.get("max_new_tokens"):
         model.generation_config.max_new_tokens = info["max_new_tokens"]
     model.eval()

@@ -248,7 +248,9 @@ def evaluation_job(
     """The evaluation command job: `trainer.evaluate` predicts the test split of `data` with the
     base model, the candidate (a training job's output) and the champion (a model asset or a
     folder to upload) on one node of the training cluster, where they fit; `predictions.json` is
-    its `evaluation` output. The base model is mounted and reached as in the training job."""
+    its `evaluation` output. The base model is mounted and reached as in the training job. The
+    models predict on the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), one at a
+    time, so the predictions are the answers the endpoint will give."""
     base_model.check_model(base)
     inputs: dict[str, Any] = {
         "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT),
@@ -257,11 +259,14 @@ def evaluation_job(
         ),
         "max_test_records": max_test_records,
         "batch_size": batch_size,
+        "dtype": config.endpoint.dtype,
     }
     flags = [
         *("--data-dir", "${{inputs.data}}", "--candidate", "${{inputs.candidate}}"),
         *("--max-test-records", "${{inputs.max_test_records}}"),
         *("--batch-size", "${{inputs.batch_size}}"),
+        # the endpoint's dtype: the smoke check compares the endpoint's answers with these
+        *("--dtype", "${{inputs.dtype}}"),
         *("--output-dir", "${{outputs." + EVAL_OUTPUT + "}}"),
     ]
     if champion is not None:

@@ -29,6 +29,7 @@ from platforms.blob import is_azure
 from platforms.registry import ModelRegistry, ModelVersion
 from platforms.training import JobStatus, Predictions, TrainingJob, TrainSpec
 from trainer.args import PREDICTIONS
+from trainer.model_paths import is_weight_file
 
 _STATUS: dict[str, JobStatus] = {
     "Completed": "completed",
@@ -38,6 +39,8 @@ _STATUS: dict[str, JobStatus] = {
 }
 MAX_RESUBMITS = 20
 log = logging.getLogger(__name__)
+OUTPUTS_FETCHED = "OUTPUTS_FETCHED"  # what the stages read, weights left out, is here
+MODEL_DOWNLOADED = "MODEL_DOWNLOADED"  # the whole model output, weights included, is here
 
 
 def job_status(service_status: Any) -> JobStatus:
@@ -119,11 +122,30 @@ class AzureMLTrainingBackend:
             raise
 
     def fetch_outputs(self, job: TrainingJob) -> Path:
-        """Download the job's model output once; a failed job raises with its studio link."""
+        """Download what the stages read of the job's model output, once: every file but the
+        weights (model_info.json, metrics.json, the tokenizer and configs). The weights stay in
+        the job's output, where the evaluation job mounts them and the registry registers them
+        from (`entities.job_output`); a failed job raises with its studio link."""
         if job.status != "completed":
             raise RuntimeError(f"training job {job.name} is {job.status}; see {job.log_path}")
         target = Path(job.output_dir)
-        if not (target / "MODEL_DOWNLOADED").exists():
+        if not (target / OUTPUTS_FETCHED).exists():
+            retrying(
+                lambda: self._download_output(
+                    job.name, entities.MODEL_OUTPUT, target, weights=False
+                ),
+                f"download {job.name}",
+            )
+            (target / OUTPUTS_FETCHED).touch()
+        return target
+
+    def fetch_model(self, job: TrainingJob) -> Path:
+        """The job's whole model output here, weights included, once: only for what loads the
+        model on this machine (a local registry, local evaluation); never in an Azure ML-only
+        run."""
+        self.fetch_outputs(job)
+        target = Path(job.output_dir)
+        if not (target / MODEL_DOWNLOADED).exists():
             retrying(
                 lambda: self.client.jobs.download(
                     job.name,
@@ -132,8 +154,29 @@ class AzureMLTrainingBackend:
                 ),
                 f"download {job.name}",
             )
-            (target / "MODEL_DOWNLOADED").touch()
+            (target / MODEL_DOWNLOADED).touch()
         return target
+
+    def _download_output(self, job_name: str, output: str, target: Path, weights: bool) -> None:
+        """The files of a job's named output into `target`, weight files left out unless
+        `weights`. `jobs.download` takes a whole output; this lists the output's blobs through the
+        SDK's own datastore helpers (those `jobs.download` uses) and downloads the others."""
+        from azure.ai.ml._artifacts._artifact_utilities import get_datastore_info
+        from azure.ai.ml._utils._storage_utils import AzureMLDatastorePathUri, get_storage_client
+
+        uri = self.client.jobs._get_named_output_uri(job_name, output).get(output)
+        if uri is None:
+            raise RuntimeError(f"job {job_name} has no output {output!r} to download")
+        parsed = AzureMLDatastorePathUri(uri)
+        storage = get_storage_client(**get_datastore_info(self.client.datastores, parsed.datastore))
+        prefix = parsed.path.rstrip("/") + "/"
+        target.mkdir(parents=True, exist_ok=True)
+        for blob in storage.list(prefix):
+            relative = blob[len(prefix) :]
+            if not relative or (not weights and is_weight_file(relative)):
+                continue
+            destination = target / relative
+            storage.download(starts_with=blob, destination=str(destination.parent))
 
     def evaluate(
         self,
@@ -193,7 +236,9 @@ class AzureMLTrainingBackend:
             )
             return self._job(name, "running", created, reused=False)
 
-        key = evaluation_job_name(data_dir, job.name, champion, base, max_test_records, batch_size)
+        key = evaluation_job_name(
+            data_dir, job.name, champion, base, max_test_records, batch_size, self._dtype
+        )
         handle = self._reattach_or_create(key, "evaluation", create)
         folder = self.local_root / handle.name
         result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
@@ -210,6 +255,11 @@ class AzureMLTrainingBackend:
                 f"download {done.name}",
             )
         return json.loads(result.read_text())
+
+    @property
+    def _dtype(self) -> str:
+        """The dtype the evaluation job predicts in: the endpoint's (azureml.endpoint.dtype)."""
+        return self.config.endpoint.dtype
 
     def cancel(self, job: TrainingJob) -> None:
         with contextlib.suppress(ResourceNotFoundError):

@@ -428,13 +428,21 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     config = TrainConfig(backend="azureml", model="microsoft/deberta-v3-base", epochs=1)
     name = job_name(split, config)
     fake.progress_job(name, "Queued", "Running", "Completed")
-    fake.write_job_output(name, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
+    fake.write_job_output(
+        name,
+        "model",
+        {"model_info.json": b'{"task": "extractive-qa"}', "merged/model.safetensors": b"w"},
+    )
 
     lines: list[str] = []
     job = run_training(backends.training, split, config, lines.append)
     assert (job.backend, job.status, job.name) == ("azureml", "completed", name)
     assert (Path(job.output_dir) / "model_info.json").is_file()  # evaluated here, next stage
+    assert not (Path(job.output_dir) / "merged").exists()  # the weights stay in the job output
     assert Path(job.output_dir).is_relative_to(tmp_path / "store" / "jobs")
+    # a local registry keeps a copy of the model: only then the weights come here, once
+    source = backends.model_source(job.output_dir, name)
+    assert source == Path(job.output_dir) and (source / "merged" / "model.safetensors").is_file()
     assert f"job {name}: Completed" in lines
     sent = fake.last_body("PUT", f"/jobs/{name}")["properties"]
     # hyperparameters are the job's inputs (shown per job in the studio), bound in the command
@@ -522,7 +530,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
             "champion": None,
         },
     }
-    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32)
+    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
@@ -650,3 +658,104 @@ def test_an_mlflow_model_deploys_without_scoring_code_and_is_asked_with_input_da
         "index": [0],
         "data": [["abc", "..."]],
     }
+
+
+@pytest.mark.slow
+def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output(
+    fake_azureml_on_azurite: FakeAzureML,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    qa_model_dir: Path,
+    prefect_api: None,
+) -> None:
+    """train → evaluate → register with training, evaluation and the registry on Azure ML: the
+    orchestrator fetches what the stages read of the training job's output (model_info.json,
+    metrics.json, the tokenizer), never a weight file; the serving runtime stays torch (nothing
+    to export here) and the model is registered from the job's output by reference."""
+    from platforms.azureml.training import evaluation_job_name
+    from platforms.store import DatasetRef
+    from screening.policy import ScreenConfig
+    from tasks.evaluate import EvaluateConfig, evaluate_task
+    from tasks.register import register_task
+    from tasks.serving_choice import ServingConfig
+    from tasks.train import TrainConfig, job_name, run_training
+    from tests.trainer.tiny import qa_record, write_dataset
+    from trainer.args import PACKAGED_MODEL
+    from trainer.model_paths import WEIGHT_SUFFIXES
+
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
+    fake = fake_azureml_on_azurite
+    backends = _azure_backends(fake, tmp_path, monkeypatch, registry="azureml")
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
+    shutil.copytree(data / "validation", data / "test")
+    split = DatasetRef(
+        uri=str(data),
+        stage="split",
+        task="extractive-qa",
+        key="k",
+        content_hash=CONTENT_HASH,
+        counts={"test": 6},
+    )
+    config = TrainConfig(backend="azureml", epochs=1)
+    name = job_name(split, config)
+    fake.progress_job(name, "Queued", "Running", "Completed")
+    light = {  # what a trained LoRA model's output holds besides its weights
+        p.name: p.read_bytes() for p in qa_model_dir.iterdir() if p.suffix != ".safetensors"
+    }
+    light["metrics.json"] = json.dumps({"loss_curve": [{"step": 1, "loss": 2.5}]}).encode()
+    weights = {
+        "adapter_model.safetensors": b"w",
+        "merged/model.safetensors": b"w",
+        "merged/pytorch_model.bin": b"w",
+        "checkpoint-10/optimizer.pt": b"w",
+        "training_args.bin": b"w",
+        "serving/onnx/model.onnx": b"w",
+        "model.gguf": b"w",
+    }
+    fake.write_job_output(name, "model", {**light, **weights})
+    job = run_training(backends.training, split, config, lambda line: None)
+
+    test = [qa_record(i) for i in range(4, 10)]
+    made = {
+        "task": "extractive-qa",
+        "test_records": 6,
+        "predictions": {
+            "base": ["Porto"] * 6,
+            "candidate": [r["answers"]["text"][0] for r in test],
+            "champion": None,
+        },
+    }
+    evaluation = evaluation_job_name(str(data), name, None, PACKAGED_MODEL, 0, 32, "auto")
+    fake.progress_job(evaluation, "Queued", "Running", "Completed")
+    fake.write_job_output(evaluation, "evaluation", {"predictions.json": json.dumps(made).encode()})
+    report = evaluate_task.fn(
+        backends,
+        split,
+        job,
+        "tunegate-qa",
+        EvaluateConfig(min_gain_over_base=20, min_test_records=6),
+        ScreenConfig(),
+        ServingConfig(),
+    )
+    version = register_task.fn(
+        backends,
+        "tunegate-qa",
+        job.output_dir,
+        report.candidate,
+        Lineage(training_job=name),
+        promote=False,
+        serving=report.serving,
+    )
+
+    here = [p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()]
+    assert not [p for p in here if p.name.lower().endswith(WEIGHT_SUFFIXES)]
+    fetched = {p.name for p in Path(job.output_dir).rglob("*")}
+    assert set(light) <= fetched  # model_info.json, metrics.json, the tokenizer and configs
+    assert report.loss_curve == [{"step": 1, "loss": 2.5}] and report.gate.passed
+    assert report.serving is not None and report.serving.runtime == "torch"
+    assert any("holds no weights here" in r for r in report.serving.reasons)
+    sent = fake.last_body("PUT", f"/models/tunegate-qa/versions/{version.version}")["properties"]
+    assert sent["modelUri"] == job_output(name)  # by reference: nothing uploaded
+    # the evaluation job predicted in the endpoint's dtype, on its GPU
+    command = fake.last_body("PUT", f"/jobs/{evaluation}")["properties"]["command"]
+    assert "--dtype '${{inputs.dtype}}'" in command

@@ -90,8 +90,9 @@ def test_tiny_job_trains_registers_and_a_second_submit_reattaches(tmp_path: Path
     job = backend.wait(backend.submit(spec), lines.append)
     assert job.status == "completed", "\n".join(lines[-40:])
     assert backend.submit(spec).reused  # same name: reattached, not submitted twice
-    model_dir = backend.fetch_outputs(job)
-    assert any(model_dir.rglob("*.safetensors"))
+    model_dir = backend.fetch_outputs(job)  # what the stages read: the weights stay there
+    assert (model_dir / "model_info.json").is_file() and not any(model_dir.rglob("*.safetensors"))
+    assert any(backend.fetch_model(job).rglob("*.safetensors"))  # all of it, when asked
 
     # the evaluation job predicts the test split with the base model and the job's model
     made = backend.evaluation_job(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)

@@ -77,6 +77,14 @@ class KindCode(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
+def on_model_device(batch: Any, model: Any) -> Any:
+    """A batch of tensors (a tokenizer's `BatchEncoding`) on the device of `model`: a model placed
+    on a GPU (`trainer.modeling.placement`) reads its inputs there. A model without a device (an
+    exported ONNX runtime) or on the CPU gets the batch as it is."""
+    device = getattr(model, "device", None)
+    return batch if device is None or str(device) == "cpu" else batch.to(device)
+
+
 def check_kind(kind: str) -> str:
     """`kind` when the table has it; ValueError naming it and the known kinds otherwise."""
     if kind not in KIND_MODULES:

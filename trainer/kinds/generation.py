@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from trainer.kinds import on_model_device
+
 IGNORE = -100  # label of a token the loss skips (a chat example's prompt, padding)
 
 
@@ -47,9 +49,9 @@ def generate(
     model that `echoes_prompt` (a decoder) returns its prompt before the answer, cut off here."""
     outputs: list[str] = []
     for i in range(0, len(records), batch_size):
-        batch = inputs(records[i : i + batch_size])
+        batch = on_model_device(inputs(records[i : i + batch_size]), model)
         generated = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
         if echoes_prompt:
             generated = generated[:, batch["input_ids"].shape[1] :]
-        outputs += tokenizer.batch_decode(generated, skip_special_tokens=True)
+        outputs += tokenizer.batch_decode(generated.cpu(), skip_special_tokens=True)
     return [o.strip() for o in outputs]

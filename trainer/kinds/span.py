@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from transformers import DataCollatorWithPadding
 
-from trainer.kinds import Lengths
+from trainer.kinds import Lengths, on_model_device
 from trainer.qa import Answer, decode_answers, eval_features, train_features
 
 GENERATIVE = False
@@ -81,8 +81,8 @@ def predict_qa(
         batch = tokenizer.pad(
             {k: v[i : i + batch_size] for k, v in inputs.items()}, return_tensors="pt"
         )
-        out = model(**batch)
+        out = model(**on_model_device(batch, model))
         n = out.start_logits.shape[1]
-        starts[i : i + batch_size, :n] = out.start_logits.float().numpy()
-        ends[i : i + batch_size, :n] = out.end_logits.float().numpy()
+        starts[i : i + batch_size, :n] = out.start_logits.float().cpu().numpy()
+        ends[i : i + batch_size, :n] = out.end_logits.float().cpu().numpy()
     return decode_answers(records, example_of, offsets, starts, ends)

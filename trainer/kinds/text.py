@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths
+from trainer.kinds import DEFAULT_BATCH_SIZE, Lengths, on_model_device
 from trainer.kinds.causal import collator
 from trainer.kinds.generation import IGNORE, generate, left_padded, truncate_prompt
 from trainer.kinds.prompts import text_prompt
@@ -107,6 +107,7 @@ def token_counts(
     for i in range(0, len(texts), batch_size):
         rows = [document_ids(tokenizer, t)[:max_length] for t in texts[i : i + batch_size]]
         batch = tokenizer.pad({"input_ids": rows}, return_tensors="pt")  # padded on the right
+        batch = on_model_device(batch, model)
         logits = model(**batch).logits[:, :-1].float()
         targets = batch["input_ids"][:, 1:].masked_fill(batch["attention_mask"][:, 1:] == 0, IGNORE)
         nll = torch.nn.functional.cross_entropy(
