@@ -74,7 +74,12 @@ def run_stage(fn: Callable[[], T]) -> T:
 
 
 def print_table(table: Any) -> None:
-    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call."""
+    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call. A
+    cell too wide for its column wraps (a word longer than the column folds onto the next line):
+    nothing is cut off with an ellipsis, so a name or version shows whole at 80 columns."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":  # rich's default: "long-model-na…"
+            column.overflow = "fold"
     Console(soft_wrap=True).print(table)
 
 

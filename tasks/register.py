@@ -109,10 +109,12 @@ def card_for(
         info = json.loads((find_model_dir(source) / MODEL_INFO).read_text())
     except (ValueError, OSError):
         return None
+    if not isinstance(info, dict) or "task" not in info:
+        return None
     return model_card(
         name,
         info["task"],
-        info["base_model"],
+        info.get("base_model", "unknown"),
         lineage,
         adapter=bool(info.get("adapter")),
         screen=screen,
