@@ -84,7 +84,7 @@ def model_card(
         "",
         f"# {name}",
         "",
-        f"A {task} model, {how} `{base}`, trained and registered by tunegate.",
+        f"A model for the {task} task, {how} `{base}`, trained and registered by tunegate.",
         "",
         "## Base model",
         "",
@@ -230,8 +230,8 @@ def _limits(report: EvalReport | None, screen: ScreenReport | None) -> list[str]
         lines.append(measured + "): other data can score lower.")
         if report.test_records < 100:
             lines.append(
-                f"- {report.test_records} test records judge coarsely: one record moves "
-                f"{report.primary_metric} by about {100 / max(report.test_records, 1):.1f} points."
+                f"- {report.test_records} test records judge coarsely: one record can move "
+                f"{report.primary_metric} by up to {100 / max(report.test_records, 1):.1f} points."
             )
         lines.append(
             f"- Personal data found in its test outputs: {report.pii_leaks}"
@@ -243,8 +243,8 @@ def _limits(report: EvalReport | None, screen: ScreenReport | None) -> list[str]
     )
     if screen is not None and screen.flagged:
         lines.append(
-            f"- {screen.flagged} flagged records were kept as the reviewer decided "
-            "(flagged is not removed)."
+            f"- {screen.flagged} records the screen flagged for a person were kept unless the "
+            "approval excluded them (flagged is not removed)."
         )
     return [*lines, ""]
 

@@ -14,6 +14,7 @@ from cli.main import app
 from flows.config import validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord
 from platforms.lineage import Lineage
+from platforms.registry import with_card
 from screening.report import EntityCount, ScreenReport
 from tasks.evaluation_report import EvalReport
 from tasks.gate import Check, GateDecision
@@ -188,3 +189,17 @@ def test_models_list_fits_80_columns_without_cutting_a_long_name(tmp_path: Path)
     assert name in [line.strip() for line in lines]  # whole, on one line
     row = next(line for line in lines if "│ 1 " in line)
     assert "champion" in row and "f1 58.8" in row
+
+
+def test_an_upload_with_a_card_leaves_the_training_output_as_it_was(tmp_path: Path) -> None:
+    """Azure ML uploads a copy of the folder with the card: hard links where possible, so the
+    card must be a new file, never written through a link into the training output."""
+    source = tmp_path / "outputs"
+    source.mkdir()
+    (source / "README.md").write_text(PEFT_TEMPLATE)
+    (source / "adapter_model.safetensors").write_bytes(b"weights")
+    with with_card(source, "# helpdesk-qa\n") as copy:
+        assert (copy / "README.md").read_text() == "# helpdesk-qa\n"
+        assert (copy / "adapter_model.safetensors").read_bytes() == b"weights"
+    assert (source / "README.md").read_text() == PEFT_TEMPLATE
+    assert not copy.exists()
