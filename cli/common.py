@@ -7,6 +7,7 @@ Imported by the command modules; it imports none of them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -92,6 +93,7 @@ def print_endpoint(endpoint: dict[str, Any]) -> None:
         console.print(
             f"curl -s {endpoint['url']}/score -H 'Content-Type: application/json' "
             f'-H "Authorization: Bearer $(cat {endpoint["key_file"]})" '
-            f"-d '{json.dumps(example['request'])}'"
+            f"-d {shlex.quote(json.dumps(example['request']))}",
+            markup=False,  # JSON's brackets are no rich markup
         )
-        console.print(f"→ {json.dumps(example['response'])}")
+        console.print(f"→ {json.dumps(example['response'])}", markup=False)

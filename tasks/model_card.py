@@ -20,12 +20,13 @@ from platforms.lineage import Lineage
 from platforms.registry import CARD_FILE
 from screening.report import ScreenReport
 from tasks.evaluation_report import EvalReport
+from trainer.taskspec import task_spec
 
 _PIPELINE_TAGS = {
     "extractive-qa": "question-answering",
     "summarization": "summarization",
     "chat": "text-generation",
-    "text": "text-generation",
+    "text-generation": "text-generation",
 }
 _INTENDED_USE = {
     "extractive-qa": "Answers a question with a span copied from the context it is given "
@@ -35,7 +36,7 @@ _INTENDED_USE = {
     "ones it was trained on.",
     "chat": 'Writes the next assistant reply of a conversation (`{"messages": [...]}`) in the '
     "style of the conversations it was trained on.",
-    "text": 'Continues a text (`{"prompt": ...}`) in the style of the texts it was trained on.',
+    "text-generation": 'Continues a text (`{"prompt": ...}`) in the style of the texts it was trained on.',
 }
 
 
@@ -67,6 +68,7 @@ def model_card(
     are what the run knew beyond the lineage; a card rebuilt from a version record alone (one
     registered before cards) says they were not recorded."""
     report = _report(lineage)
+    task = _task_name(task)
     base = base_model_name(base_model)
     front = {
         "base_model": base,
@@ -102,6 +104,14 @@ def model_card(
         *_provenance(lineage),
     ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _task_name(task: str) -> str:
+    """The task's name (`chat`) for either of its names (`causal-lm`, what the trainer writes)."""
+    try:
+        return task_spec(task).name
+    except ValueError:  # a task this release does not know: named as recorded
+        return task
 
 
 def card_of_folder(model_dir: Path) -> str | None:

