@@ -174,6 +174,16 @@ def test_registration_writes_the_card_over_pefts_template_and_models_show_prints
     assert shown.exit_code == 0, shown.output
     assert shown.output == card
 
+    # A version registered without a card (before cards): PEFT's template is not shown as one;
+    # the card is built from the version's record, saying what it does not know
+    older = registry.register("helpdesk-qa", source, {}, Lineage(training_job="train-old"))
+    shown = CliRunner().invoke(
+        app, ["models", "show", "helpdesk-qa", str(older.version), "--card", f"--set=store={store}"]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert _front_matter(shown.output)["base_model"] == "all-MiniLM-L6-v2"
+    assert "## Screening\n\nNot recorded with this version." in shown.output
+
 
 def test_models_list_fits_80_columns_without_cutting_a_long_name(tmp_path: Path) -> None:
     store = tmp_path / "store"
