@@ -7,6 +7,7 @@ Imported by the command modules; it imports none of them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -74,7 +75,12 @@ def run_stage(fn: Callable[[], T]) -> T:
 
 
 def print_table(table: Any) -> None:
-    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call."""
+    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call. A
+    cell too wide for its column wraps (a word longer than the column folds onto the next line):
+    nothing is cut off with an ellipsis, so a name or version shows whole at 80 columns."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":  # rich's default: "long-model-na…"
+            column.overflow = "fold"
     Console(soft_wrap=True).print(table)
 
 
@@ -87,6 +93,7 @@ def print_endpoint(endpoint: dict[str, Any]) -> None:
         console.print(
             f"curl -s {endpoint['url']}/score -H 'Content-Type: application/json' "
             f'-H "Authorization: Bearer $(cat {endpoint["key_file"]})" '
-            f"-d '{json.dumps(example['request'])}'"
+            f"-d {shlex.quote(json.dumps(example['request']))}",
+            markup=False,  # JSON's brackets are no rich markup
         )
-        console.print(f"→ {json.dumps(example['response'])}")
+        console.print(f"→ {json.dumps(example['response'])}", markup=False)

@@ -133,39 +133,33 @@ def _status(model: str | None, url: str, key_file: Path) -> None:
     with _client(url, admin_key_file(key_file)) as client:
         current = _call(lambda: client.status())
         metrics = _call(lambda: client.metrics()).deployments
-    table = Table(title=f"endpoint {url}" + (f" (model {model})" if model else ""))
-    columns = (
-        "deployment",
-        "version",
-        "task",
-        "workers",
-        "traffic",
-        "mirror",
-        "requests",
-        "errors",
-    )
-    for column in (*columns, "mirrored", "p50/p95/p99 ms"):
+    tasks = sorted({d.task for d in current.deployments if d.task})
+    title = f"endpoint {url}" + (f" (model {model})" if model else "")
+    table = Table(title=title + (f", {', '.join(tasks)}" if tasks else ""))
+    # what fits 80 columns: the mirror's share beside the traffic, mirrored requests and errors
+    # beside the requests (the task is the model's: in the title)
+    for column in ("deployment", "version", "workers", "traffic", "requests", "p50/p95/p99 ms"):
         table.add_column(column)
     for d in current.deployments:
         m = metrics.get(d.name)
-        counts = ("", "", "") if m is None else (str(m.requests), str(m.errors), str(m.mirrored))
-        latency = (
-            "" if m is None else "/".join(_ms(m.latency_ms.get(p)) for p in ("p50", "p95", "p99"))
-        )
+        requests, latency = "", ""
+        if m is not None:
+            requests = f"{m.requests}, {m.errors} errors"
+            requests += f", {m.mirrored} mirrored" if m.mirrored else ""
+            latency = "/".join(_ms(m.latency_ms.get(p)) for p in ("p50", "p95", "p99"))
+        mirror = f" + {d.mirror_traffic}% mirror" if d.mirror_traffic else ""
         table.add_row(
             d.name + (" (fault drill)" if d.fault else ""),
             d.version or "",
-            d.task,
             str(d.workers),
-            f"{d.traffic}%",
-            f"{d.mirror_traffic}%",
-            *counts,
+            f"{d.traffic}%{mirror}",
+            requests,
             latency,
         )
     for name in current.creating:
-        table.add_row(name, "", "(creating)", *[""] * 7)
+        table.add_row(name, "(creating)", *[""] * 4)
     for name in current.failed:
-        table.add_row(name, "", "(failed)", *[""] * 7)
+        table.add_row(name, "(failed)", *[""] * 4)
     print_table(table)
     for name, why in current.failed.items():
         console.print(f"[red]{name}: {why}[/red]")

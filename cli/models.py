@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -54,23 +55,31 @@ def rollback(
 @models_app.command("list")
 def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
     """Registered models, their versions and aliases, and which version serves where (each
-    model's own endpoint: its deployment, traffic and address)."""
+    model's own endpoint: its deployment, traffic and address). One table per model, titled
+    with its name, so a long name is never cut to fit 80 columns."""
     backends = load_cli_config(config, set).backends()
     registry = backends.registry
-    run_stage(registry.names)  # an unreachable tracking database exits 2 naming it
-    table = Table(title="models")
-    for column in ("model", "version", "aliases", "serves", "created", "metrics"):
-        table.add_column(column)
-    for name in registry.names():
+    names = run_stage(registry.names)  # an unreachable tracking database exits 2 naming it
+    if not names:
+        console.print("no registered models yet")
+    for name in names:
         aliases = registry.aliases(name)
         serving = backends.serving(name)
+        table = Table(title=name, title_justify="left", title_style="bold")
+        for column in ("version", "aliases", "serves", "created", "metrics"):
+            table.add_column(column)
         # a version whose record was edited exits 2 naming it
         for v in run_stage(lambda name=name: registry.versions(name)):
             tags = ", ".join(a for a, n in aliases.items() if n == v.version)
-            shown = ", ".join(f"{k}={val:.1f}" for k, val in v.metrics.items())
+            shown = "\n".join(f"{k} {val:.1f}" for k, val in v.metrics.items())
             where = serves(serving, f"{name}:{v.version}")
-            table.add_row(name, str(v.version), tags, where, v.created_at, shown)
-    print_table(table)
+            table.add_row(str(v.version), tags, where, _when(v.created_at), shown)
+        print_table(table)
+
+
+def _when(created_at: str) -> str:
+    """`2026-11-24T16:50:12+00:00` as `2026-11-24 16:50` (UTC, as registered)."""
+    return created_at[:16].replace("T", " ")
 
 
 def serves(serving: dict[str, Any] | None, label: str) -> str:
@@ -95,13 +104,45 @@ def models_show(
     version: Annotated[
         str, typer.Argument(help="Version number or alias (champion, challenger).")
     ] = "champion",
+    card: Annotated[
+        bool,
+        typer.Option(
+            "--card",
+            help="Print the version's model card (its model folder's README.md, Markdown) "
+            "instead of its record.",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     set: SetOpt = None,
 ) -> None:
-    """One model version with its lineage, as JSON."""
+    """One model version with its lineage, as JSON; or its model card (`--card`)."""
     registry = load_cli_config(config, set).backends().registry
     run_stage(registry.names)
-    print(find_version(registry, name, version).model_dump_json(indent=2))
+    found = find_version(registry, name, version)
+    if card:
+        print(model_card_of(registry, found), end="")
+    else:
+        print(found.model_dump_json(indent=2))
+
+
+def model_card_of(registry: Any, version: ModelVersion) -> str:
+    """The card registered with `version` (its files checked first); for a version registered
+    before cards, one built now from its record (without what only the run knew: the screening
+    report and the split's counts)."""
+    from tasks.model_card import card_of_folder, model_card
+
+    folder = run_stage(lambda: registry.download(version))  # a changed file exits 2 naming it
+    text = card_of_folder(folder)
+    if text is not None:
+        return text
+    from trainer.modeling import MODEL_INFO
+
+    info_file = folder / MODEL_INFO
+    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
+    task = info.get("task") or version.lineage.evaluation.get("task", "unknown")
+    base = info.get("base_model", "unknown")
+    adapter = bool(info.get("adapter"))
+    return model_card(version.name, task, base, version.lineage, adapter=adapter)
 
 
 @models_app.command("promote")

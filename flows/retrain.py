@@ -90,6 +90,8 @@ def retrain(config: PipelineConfig) -> State:
                 lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
                 config.promotes_at_registration,
                 evaluation.serving,
+                screened.report,
+                split.counts,
             )
         summary.registered(version)
         if config.until == "register":

@@ -37,6 +37,7 @@ from platforms.locks import process_alive
 
 ALIASES = ("champion", "challenger")
 VERSION_FILE = "version.json"
+CARD_FILE = "README.md"  # the model card, in the version's model folder (tasks/model_card.py)
 
 
 class ModelFilesChanged(ValueError):
@@ -86,9 +87,15 @@ class ModelVersion(BaseModel):
 
 class ModelRegistry(Protocol):
     # register: a training job (lineage.training_job) is registered once; again, the
-    # version it became is returned.
+    # version it became is returned. `card`: the model card, written as the model folder's
+    # README.md (CARD_FILE) among the version's files.
     def register(
-        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
+        self,
+        name: str,
+        source: Path | str,
+        metrics: dict[str, float],
+        lineage: Lineage,
+        card: str | None = None,
     ) -> ModelVersion: ...
     def get(self, name: str, version: int) -> ModelVersion: ...
     def versions(self, name: str) -> list[ModelVersion]: ...
@@ -130,11 +137,17 @@ class MlflowRegistry:
         return cls(tracking.ensure_local_database(store), signing_key, store / "mlflow" / "cache")
 
     def register(
-        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
+        self,
+        name: str,
+        source: Path | str,
+        metrics: dict[str, float],
+        lineage: Lineage,
+        card: str | None = None,
     ) -> ModelVersion:
         """Upload `source` as the next version of `name`; a failed registration leaves no
         version. A training job is registered once: when `lineage.training_job` names a job
-        some version already came from, that version is returned."""
+        some version already came from, that version is returned. `card` (the model card)
+        replaces the model folder's README.md before the files are hashed."""
         from mlflow.entities.model_registry import ModelVersion as MlflowVersion
 
         existing = self._same_job(name, lineage)
@@ -156,6 +169,8 @@ class MlflowRegistry:
             )
             with _staged(location) as staged:
                 subdir = _stage(Path(source), staged)
+                if card is not None:
+                    write_card(staged / subdir if subdir else staged, card)
                 root = str(_local_path(location) or location)
                 record = ModelVersion(
                     name=name,
@@ -451,6 +466,28 @@ def _stage(source: Path, staged: Path) -> str:
 
     write_mlflow_model(source, staged)
     return model_files(staged).relative_to(staged).as_posix()
+
+
+def write_card(model_folder: Path, card: str) -> None:
+    """The model card as `model_folder`'s README.md (a new file: never one a hard link shares)."""
+    path = model_folder / CARD_FILE
+    path.unlink(missing_ok=True)
+    path.write_text(card)
+
+
+@contextmanager
+def with_card(source: Path, card: str) -> Iterator[Path]:
+    """A copy of the model folder `source` with the card as its README.md, for as long as the
+    block runs: hard links where the file system allows (no model is copied), else copies."""
+    with tempfile.TemporaryDirectory(prefix="tunegate-card-") as scratch:
+        copy = Path(scratch) / source.name
+        try:
+            shutil.copytree(source, copy, copy_function=os.link)
+        except OSError:  # another file system
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(source, copy)
+        write_card(copy, card)
+        yield copy
 
 
 @contextmanager

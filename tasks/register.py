@@ -6,6 +6,7 @@ record, the evaluation report, the flow run, the code version and the config has
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -20,8 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from platforms.backends import Backends, PlatformKind
 from platforms.lineage import Lineage
 from platforms.registry import ModelRegistry, ModelVersion
+from screening.report import ScreenReport
 from serving import runtimes
 from serving.runtimes import ServingChoice
+from tasks.model_card import model_card
 
 _ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,16 +75,51 @@ def run_register(
     metrics: dict[str, float],
     lineage: Lineage,
     promote: bool,
+    screen: ScreenReport | None = None,
+    split_counts: dict[str, int] | None = None,
 ) -> ModelVersion:
     """Register `source` as a version of `name` (the `challenger`; also the `champion` when
-    `promote`). A re-run over the same data and config trains nothing new: the registry returns
-    the version its training job was registered as."""
+    `promote`) with its model card (tasks/model_card.py) as the model folder's README.md. A
+    re-run over the same data and config trains nothing new: the registry returns the version
+    its training job was registered as."""
     lineage = lineage.model_copy(update={"code_version": code_version()})
-    version = registry.register(name, source, metrics, lineage)
+    card = card_for(name, source, lineage, screen, split_counts)
+    version = registry.register(name, source, metrics, lineage, card)
     registry.set_alias(name, "challenger", version.version)
     if promote:
         registry.set_alias(name, "champion", version.version)
     return version
+
+
+def card_for(
+    name: str,
+    source: Path | str,
+    lineage: Lineage,
+    screen: ScreenReport | None,
+    split_counts: dict[str, int] | None,
+) -> str | None:
+    """The model card of `source` (a trained model folder here; None for a job's output kept
+    elsewhere, or a folder that is no trained model): its task and base model from its
+    model_info.json."""
+    if not isinstance(source, Path):
+        return None
+    from trainer.modeling import MODEL_INFO, find_model_dir
+
+    try:
+        info = json.loads((find_model_dir(source) / MODEL_INFO).read_text())
+    except (ValueError, OSError):
+        return None
+    if not isinstance(info, dict) or "task" not in info:
+        return None
+    return model_card(
+        name,
+        info["task"],
+        info.get("base_model", "unknown"),
+        lineage,
+        adapter=bool(info.get("adapter")),
+        screen=screen,
+        split_counts=split_counts,
+    )
 
 
 @contextmanager
@@ -109,18 +147,23 @@ def register_task(
     lineage: Lineage,
     promote: bool,
     serving: ServingChoice | None = None,
+    screen: ScreenReport | None = None,
+    split_counts: dict[str, int] | None = None,
 ) -> ModelVersion:
     """Register the candidate with its lineage, and the runtime the evaluation chose for it
     (`serving`, its exported files beside the model). A model served by an optimized runtime is
     registered from the folder staged here with those files (uploaded to Azure ML's registry,
-    not its training job's output, which has none)."""
+    not its training job's output, which has none). `screen` and `split_counts` go into its
+    model card beside the lineage."""
     with ExitStack() as staged:
         source: Path | str
         if serving is not None and serving.exported is not None:
             source = staged.enter_context(with_serving_files(Path(model_dir), serving))
         else:
             source = backends.model_source(model_dir, lineage.training_job)
-        version = run_register(backends.registry, name, source, metrics, lineage, promote)
+        version = run_register(
+            backends.registry, name, source, metrics, lineage, promote, screen, split_counts
+        )
     create_markdown_artifact(
         key="model-version",
         markdown=f"### {version.name} v{version.version}\n\n"

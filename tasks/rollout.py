@@ -387,9 +387,11 @@ def rollout_task(
         backend = backends.open_endpoint(version.name)
         try:
             record = run_rollout(backend, backends.registry, version, task_type, samples, config)
-            if record.outcome != "rolled-back" and samples:
-                answer = backend.score(samples[0]["request"])
-                example = {"request": samples[0]["request"], "response": answer.body}
+            if record.outcome != "rolled-back":
+                # the task's one documented request (what the docs and the MLflow model's input
+                # example show), answered by the model now serving
+                request = task_spec(task_type).request_example
+                example = {"request": request, "response": backend.score(request).body}
                 record = record.model_copy(
                     update={"endpoint": {**record.endpoint, "example": example}}
                 )

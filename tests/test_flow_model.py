@@ -19,6 +19,7 @@ from platforms.approvals import ApprovalRecord
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import MlflowRegistry
 from tests.tickets import qa_tickets
+from trainer.taskspec import task_spec
 
 pytestmark = pytest.mark.slow
 
@@ -76,6 +77,10 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert lineage.flow_run_id == summary.flow_run_id and len(lineage.config_hash or "") == 64
     assert lineage.code_version and lineage.training_job == summary.stages["train"].details["job"]
     assert (Path(champion.path) / "adapter_model.safetensors").exists()
+    card = (Path(champion.path) / "README.md").read_text()  # its model card, not PEFT's template
+    base_line = next(line for line in card.splitlines() if line.startswith("base_model: "))
+    assert "/" not in base_line and "## Screening" in card and "records in" in card
+    assert lineage.datasets["split"] in card and "Records per split: train" in card
     # serving.runtime auto: the runtimes were scored, the choice registered with its file's hash
     serving = lineage.evaluation["serving"]
     assert serving["scores"]["onnx"] == serving["scores"]["torch"]  # the same graph, the same F1
@@ -121,7 +126,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         endpoint = served.result().endpoint
         assert endpoint["traffic"] == {"blue": 100}
         assert endpoint["deployments"] == {"blue": "tunegate-extractive-qa:1"}
-        example = endpoint["example"]
+        example = endpoint["example"]  # the curl example: the task's documented request
+        assert example["request"] == task_spec("extractive-qa").request_example
         assert example["response"]["answer"] in example["request"]["context"]
         assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
         assert served.result().stages["rollout"].details["outcome"] == "promoted"

@@ -271,11 +271,11 @@ def test_two_models_of_one_store_each_roll_out_to_their_own_endpoint_and_both_an
             app, ["models", "list", "--set", f"store={cfg.store}"], env={"COLUMNS": "200"}
         )
         assert listed.exit_code == 0, listed.output
-        for name in names:
+        lines = listed.output.splitlines()
+        for name in names:  # each model's table, titled with its name: version 1 serves
             port = json.loads((backends.endpoint_state(name) / "server.json").read_text())["port"]
-            assert f"blue 100% @ :{port}" in next(
-                line for line in listed.output.splitlines() if name in line
-            )
+            rows = lines[[line.strip() for line in lines].index(name) + 1 :]
+            assert f"blue 100% @ :{port}" in next(row for row in rows if "│ 1 " in row)
 
         status = CliRunner().invoke(
             app, ["endpoint", "status", "--store", cfg.store], env={"COLUMNS": "200"}

@@ -21,7 +21,7 @@ from platforms.azureml import entities
 from platforms.azureml.client import retrying
 from platforms.azureml.config import ModelType
 from platforms.lineage import Lineage
-from platforms.registry import ALIASES, ModelVersion
+from platforms.registry import ALIASES, ModelVersion, with_card
 
 _LINEAGE = "tunegate.lineage"
 _METRIC = "metric."
@@ -50,10 +50,17 @@ class AzureMLRegistry:
         self.model_type = model_type
 
     def register(
-        self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
+        self,
+        name: str,
+        source: Path | str,
+        metrics: dict[str, float],
+        lineage: Lineage,
+        card: str | None = None,
     ) -> ModelVersion:
         """The next version of `name` from a job output (`azureml://jobs/...`) or a local folder;
-        the existing version when `lineage.training_job` was registered before."""
+        the existing version when `lineage.training_job` was registered before. `card` (the
+        model card) is the uploaded folder's README.md; a job's output is registered as the
+        job wrote it (PEFT's template stays)."""
         versions = self.versions(name)
         for existing in versions:
             if lineage.same_job(existing.lineage):
@@ -63,6 +70,8 @@ class AzureMLRegistry:
         properties = {_LINEAGE: json.dumps(lineage.model_dump(mode="json"), sort_keys=True)}
         properties.update({_METRIC + k: repr(float(v)) for k, v in metrics.items()})
         with contextlib.ExitStack() as scratch:
+            if card is not None and isinstance(source, Path):
+                source = scratch.enter_context(with_card(source, card))
             if self.model_type == "mlflow_model":
                 source = self._mlflow_folder(source, scratch)
             model = entities.model_asset(name, str(source), tags, properties, self.model_type)
