@@ -23,6 +23,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -193,11 +194,33 @@ class MlflowRegistry:
             if created is not None:
                 self._delete(name, created.version, location)
             raise
-        earlier = [v for v in self._same_job(name, lineage) if v.version < record.version]
-        if earlier:  # another run registered the same job meanwhile: keep the first
+        first = self._first_of_job(name, lineage, record.version)
+        if first is not None:  # another run registered the same job meanwhile: keep the first
             self._delete(name, created.version, location)
-            return earlier[0]
+            return first
         return record
+
+    def _first_of_job(
+        self, name: str, lineage: Lineage, mine: int, wait_s: float = 600.0
+    ) -> ModelVersion | None:
+        """A version of the same training job numbered below `mine`, once it is registered;
+        None when there is none. One still being registered by a live process is waited for
+        (it will keep its number and this one goes); one whose writer died does not count."""
+        if lineage.training_job is None:
+            return None
+        deadline = time.monotonic() + wait_s
+        while True:
+            pending = False
+            for found in sorted(self._mlflow_versions(name), key=lambda v: int(v.version)):
+                tags = found.tags or {}
+                if int(found.version) >= mine or tags.get("training_job") != lineage.training_job:
+                    continue
+                if _RECORD in tags:
+                    return self._record(found)
+                pending = pending or _writer_alive(tags.get(_WRITER, ""))
+            if not pending or time.monotonic() > deadline:
+                return None
+            time.sleep(0.2)
 
     def get(self, name: str, version: int) -> ModelVersion:
         from mlflow.exceptions import MlflowException
@@ -389,11 +412,11 @@ class MlflowRegistry:
         """Delete versions whose registration died half way: not yet visible, written by a
         process of this machine that is gone."""
         for found in self._mlflow_versions(name):
-            writer = (found.tags or {}).get(_WRITER, "")
-            host, _, pid = writer.rpartition(":")
-            if _RECORD in (found.tags or {}) or host != socket.gethostname():
+            tags = found.tags or {}
+            host = tags.get(_WRITER, "").rpartition(":")[0]
+            if _RECORD in tags or host != socket.gethostname():
                 continue
-            if pid.isdigit() and not process_alive(int(pid)):
+            if not _writer_alive(tags.get(_WRITER, "")):
                 self._delete(name, found.version, str(found.source))
 
     def _delete(self, name: str, version: str | int, location: str) -> None:
@@ -423,6 +446,15 @@ class MlflowRegistry:
 _RECORD = "tunegate.record_sha256"
 _WRITER = "tunegate.registering"
 _METRIC = "metric."
+
+
+def _writer_alive(writer: str) -> bool:
+    """Whether the `host:pid` registering a version may still be at it (another machine's
+    writer is taken to be)."""
+    host, _, pid = writer.rpartition(":")
+    if host != socket.gethostname():
+        return bool(writer)
+    return pid.isdigit() and process_alive(int(pid))
 
 
 def _alias_at(alias: str) -> str:
