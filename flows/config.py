@@ -230,39 +230,39 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
 
 class RetrainRequest(BaseModel):
     """A retrain run asked for from a deployment's form: what to read, who approves, which
-    config. Everything else comes from the config file and the overrides."""
+    config. Everything else comes from the config file and the overrides. The descriptions are
+    one line each at 1280 px: the form fits a screen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     inputs: list[str] = Field(
         default_factory=list,
         title="Inputs",
-        description="Files, directories or globs to read, local or az://container/path "
-        "(e.g. inbox/*.jsonl). Empty: the config file's ingest.inputs. Inputs that hold no file "
-        "end the run Completed: nothing new.",
+        description="Files, folders or globs, local or az:// (inbox/*.jsonl); empty: the config "
+        "file's. Nothing new in them ends the run Completed.",
     )
     approval: ApprovalMode = Field(
         ApprovalMode.manual,
         title="Approval",
-        description="manual: a person approves in the UI or with `tunegate approve`; auto: "
-        "approved by policy; auto-if-clean: by policy unless the screen flags something.",
+        description="manual: a person approves (UI or tunegate approve); auto: by policy; "
+        "auto-if-clean: by policy unless the screen flags something.",
     )
     config_file: str = Field(
         "",
         title="Config file",
-        description="Pipeline config YAML, on the machine that runs the flow (e.g. "
-        "configs/local.yaml). Empty: the built-in defaults.",
+        description="Pipeline config YAML on the machine that runs the flow (configs/local.yaml); "
+        "empty: the built-in defaults.",
     )
     overrides: list[str] = Field(
         default_factory=list,
         title="Overrides",
-        description="Config fields to change, one key=value each, as `tunegate run --set` "
-        "takes them (e.g. train.epochs=2, evaluate.min_test_records=50).",
+        description="Config fields to change, one key=value each, as tunegate run --set takes "
+        "them (train.epochs=2).",
     )
     model_name: str = Field(
         "",
         title="Model name",
-        description="Registered model name. Empty: the config's registry.model_name, or "
-        "tunegate-<task>.",
+        description="Registered model name; empty: the config's registry.model_name, or "
+        "tunegate- and the task (tunegate-chat).",
     )
 
     def config(self) -> PipelineConfig:

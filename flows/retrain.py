@@ -87,7 +87,7 @@ def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noq
     same pipeline as `tunegate run`; nothing new to read ends the run Completed.
 
     Args:
-        request: What to read, who approves, the config file and the `--set` overrides.
+        request: What to read, who approves, the config file, --set overrides.
     """
     try:
         config = request.config()

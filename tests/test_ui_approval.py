@@ -119,8 +119,14 @@ def test_the_manual_deployments_run_form_is_the_short_request(
     form = page.locator("form")
     for title in ("Inputs", "Approval", "Config file", "Overrides", "Model name"):
         expect(form.locator(".schema-form-property__label", has_text=title)).to_be_visible()
-    expect(form).to_contain_text("as `tunegate run --set` takes them")
+    page.screenshot(path=str(tmp_path / "retrain-manual-run-form.png"))  # what a person sees
+    form.screenshot(path=str(tmp_path / "retrain-manual-run-form-whole.png"))
+    print(f"run form screenshots in {tmp_path}")
+    # descriptions render as markdown: what a person reads
+    expect(form).to_contain_text("as tunegate run --set takes them")
+    expect(form).to_contain_text("or tunegate- and the task (tunegate-chat)")
     expect(form).not_to_contain_text("Property is type")
-    shot = tmp_path / "retrain-manual-run-form.png"
-    page.screenshot(path=str(shot), full_page=True)
-    print(f"run form screenshot: {shot}")
+    last = form.locator(".schema-form-property", has_text="Registered model name").last
+    print(
+        f"the form's last field ends {last.bounding_box()['y'] + last.bounding_box()['height']:.0f} px down"
+    )
