@@ -5,7 +5,7 @@ used as the `retrain` flow's parameter (`tunegate run`). Unknown keys and bad va
 with the field's dotted name before any work starts.
 
 `RetrainRequest` is the few fields a person fills in on a deployment's form in the Prefect UI
-(inputs, approval mode, config file, `--set` overrides, model name); `RetrainRequest.config()`
+(inputs, approval mode, config file, `--set` overrides); `RetrainRequest.config()`
 turns it into a PipelineConfig through the same `load_config` as `tunegate run --set`.
 """
 
@@ -230,8 +230,9 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
 
 class RetrainRequest(BaseModel):
     """A retrain run asked for from a deployment's form: what to read, who approves, which
-    config. Everything else comes from the config file and the overrides. The descriptions are
-    one line each at 1280 px: the form fits a screen."""
+    config. Everything else (the model's name: `registry.model_name=...`) comes from the config
+    file and the overrides. Four fields, one line of description each at 1280 px: the form fits
+    a screen under Prefect's own run name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     inputs: list[str] = Field(
@@ -258,12 +259,6 @@ class RetrainRequest(BaseModel):
         description="Config fields to change, one key=value each, as tunegate run --set takes "
         "them (train.epochs=2).",
     )
-    model_name: str = Field(
-        "",
-        title="Model name",
-        description="Registered model name; empty: the config's registry.model_name, or "
-        "tunegate- and the task (tunegate-chat).",
-    )
 
     def config(self) -> PipelineConfig:
         """The config file with the overrides, then the form's own fields, applied as
@@ -272,7 +267,6 @@ class RetrainRequest(BaseModel):
             {
                 "ingest.inputs": self.inputs or None,
                 "approval.mode": self.approval.value,
-                "registry.model_name": self.model_name or None,
             }
         )
         path = Path(self.config_file) if self.config_file.strip() else None

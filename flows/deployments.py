@@ -7,7 +7,7 @@ holds the names, schedule, tags and each deployment's `request` (the nightly one
 and `inputs` override the nightly run.
 
 Both run `flows.retrain.retrain_request`, whose one parameter is the small `RetrainRequest`
-(inputs, approval, config file, `--set` overrides, model name): the form the Prefect UI shows
+(inputs, approval, config file, `--set` overrides): the form the Prefect UI shows
 fits one screen, and a run loads its config when it starts, as `tunegate run --set` does.
 
 `deployments/serve.py` is the runnable script around `serve_deployments` (`python

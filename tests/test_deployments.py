@@ -115,7 +115,7 @@ def _null_typed(node: Any, where: str = "") -> list[str]:
 
 def test_the_deployment_form_is_the_small_request_and_fits_a_screen() -> None:
     """What the Prefect UI builds the run form from (the flow's parameter schema, as
-    `to_deployment` stores it): the request's five fields, titled and described, none null."""
+    `to_deployment` stores it): the request's four fields, titled and described, none null."""
     from prefect.utilities.callables import parameter_schema
 
     from flows.retrain import retrain_request
@@ -126,7 +126,7 @@ def test_the_deployment_form_is_the_small_request_and_fits_a_screen() -> None:
     assert list(schema["properties"]) == ["request"] and schema["required"] == []
     request = _resolve({"$defs": schema["definitions"]}, schema["properties"]["request"])
     fields = request["properties"]
-    assert list(fields) == ["inputs", "approval", "config_file", "overrides", "model_name"]
+    assert list(fields) == ["inputs", "approval", "config_file", "overrides"]
     for name, prop in fields.items():
         assert prop["title"] and len(prop["description"]) > 30, name
     assert schema["definitions"]["ApprovalMode"]["enum"] == ["manual", "auto", "auto-if-clean"]
@@ -139,13 +139,12 @@ def test_a_request_loads_its_config_as_tunegate_run_set_does(tmp_path: Path) -> 
 
     config_file = tmp_path / "team.yaml"
     config_file.write_text(f"store: {tmp_path / 'store'}\ntrain:\n  epochs: 3\n")
-    overrides = ["train.epochs=1", "screen.toxicity.threshold=0.9"]
+    overrides = ["train.epochs=1", "registry.model_name=helpdesk-qa"]
     request = RetrainRequest(
         inputs=["inbox/*.csv"],
         approval="auto-if-clean",
         config_file=str(config_file),
         overrides=overrides,
-        model_name="helpdesk-qa",
     )
     assert request.config() == load_cli_config(
         config_file,
@@ -153,10 +152,12 @@ def test_a_request_loads_its_config_as_tunegate_run_set_does(tmp_path: Path) -> 
         **{
             "ingest.inputs": ["inbox/*.csv"],
             "approval.mode": "auto-if-clean",
-            "registry.model_name": "helpdesk-qa",
         },
     )
-    assert request.config().train.epochs == 1
+    assert (request.config().train.epochs, request.config().registry.model_name) == (
+        1,
+        "helpdesk-qa",
+    )
 
 
 def test_a_bad_override_fails_the_run_with_one_line_naming_the_field() -> None:
