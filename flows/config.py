@@ -231,10 +231,15 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
 class RetrainRequest(BaseModel):
     """A retrain run asked for from a deployment's form: what to read, who approves, which
     config. Everything else (the model's name: `registry.model_name=...`) comes from the config
-    file and the overrides. Four fields, one line of description each at 1280 px: the form fits
-    a screen under Prefect's own run name."""
+    file and the overrides. Four fields, one line of description each at 1280 px, and no
+    description of the whole in the schema (the UI would spend three lines on it): the form
+    fits a screen under Prefect's own run name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra=lambda schema: schema.pop("description", None),
+    )
     inputs: list[str] = Field(
         default_factory=list,
         title="Inputs",
@@ -247,17 +252,18 @@ class RetrainRequest(BaseModel):
         description="manual: a person approves (UI or tunegate approve); auto: by policy; "
         "auto-if-clean: by policy unless the screen flags something.",
     )
-    config_file: str = Field(
-        "",
-        title="Config file",
-        description="Pipeline config YAML on the machine that runs the flow (configs/local.yaml); "
-        "empty: the built-in defaults.",
-    )
     overrides: list[str] = Field(
         default_factory=list,
         title="Overrides",
         description="Config fields to change, one key=value each, as tunegate run --set takes "
         "them (train.epochs=2).",
+    )
+
+    config_file: str = Field(
+        "",
+        title="Config file",
+        description="Pipeline config YAML on the machine that runs the flow (configs/local.yaml); "
+        "empty: the built-in defaults.",
     )
 
     def config(self) -> PipelineConfig:

@@ -84,10 +84,8 @@ def _request_run_name() -> str:
 )
 def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noqa: B008
     """The run a deployment's form asks for: its config file with its overrides, run through the
-    same pipeline as `tunegate run`; nothing new to read ends the run Completed.
-
-    Args:
-        request: What to read, who approves, the config file, --set overrides.
+    same pipeline as `tunegate run`; nothing new to read ends the run Completed. (`request`
+    has no Args entry on purpose: the UI form would spend a line on it.)
     """
     try:
         config = request.config()

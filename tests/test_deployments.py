@@ -126,7 +126,7 @@ def test_the_deployment_form_is_the_small_request_and_fits_a_screen() -> None:
     assert list(schema["properties"]) == ["request"] and schema["required"] == []
     request = _resolve({"$defs": schema["definitions"]}, schema["properties"]["request"])
     fields = request["properties"]
-    assert list(fields) == ["inputs", "approval", "config_file", "overrides"]
+    assert list(fields) == ["inputs", "approval", "overrides", "config_file"]
     for name, prop in fields.items():
         assert prop["title"] and len(prop["description"]) > 30, name
     assert schema["definitions"]["ApprovalMode"]["enum"] == ["manual", "auto", "auto-if-clean"]
