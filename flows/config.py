@@ -258,7 +258,6 @@ class RetrainRequest(BaseModel):
         description="Config fields to change, one key=value each, as tunegate run --set takes "
         "them (train.epochs=2).",
     )
-
     config_file: str = Field(
         "",
         title="Config file",

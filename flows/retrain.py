@@ -17,15 +17,13 @@ data an earlier run already had approved and trained on: a quiet night is not a 
 
 from __future__ import annotations
 
-import logging
-
 from prefect import flow
 from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
-from flows.summary import STOPS, RunSummary, lineage
+from flows.summary import STOPS, RunSummary, lineage, run_logger
 from platforms.backends import Backends
 from platforms.store import DatasetRef
 from tasks.approve import approve_task
@@ -40,7 +38,6 @@ from tasks.screen import screen_task
 from tasks.split import split_task
 from tasks.train import job_name_for, train_task
 
-log = logging.getLogger(__name__)
 DESCRIPTION = (
     "Ingest, screen, approve and split training data; fine-tune, evaluate against the base "
     "model and the champion, and register the model that passes the gate."
@@ -90,7 +87,7 @@ def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noq
     try:
         config = request.config()
     except ConfigError as exc:  # the one line naming the field, as `tunegate run --set` prints
-        log.error("%s", exc)
+        run_logger().error("%s", exc)
         return RunSummary(flow_run_id=_flow_run_id()).failed("invalid-config", str(exc))
     return run_pipeline(config, only_new=True)
 

@@ -126,7 +126,7 @@ class RunSummary(BaseModel):
         """A deployment's run found nothing new to read: a quiet night ends Completed, status
         `nothing-new`, its message (`nothing new since ...`) in the log and the summary."""
         self.end("nothing-new", message)
-        _run_logger().info(message)
+        run_logger().info(message)
         return Completed(message=message, data=self)
 
     def failed(self, status: str, message: str) -> State:
@@ -227,7 +227,7 @@ def stop_signal(stop: BaseException) -> signal.Signals | None:
         return None
 
 
-def _run_logger() -> logging.Logger | logging.LoggerAdapter:
+def run_logger() -> logging.Logger | logging.LoggerAdapter:
     """The flow run's logger (its lines go to the run's log in the UI), this module's outside a run."""
     from prefect.exceptions import MissingContextError
     from prefect.logging import get_run_logger
