@@ -51,11 +51,10 @@ def load_cli_config(
 ) -> PipelineConfig:
     """The config at `path` (defaults when None) with `--set` overrides and the `fields` a command
     takes as options (dotted names, None for not given); a ConfigError exits 2 with its message."""
-    extra = [f"{k}={json.dumps(v)}" for k, v in fields.items() if v is not None]
-    from flows.config import ConfigError, load_config  # prefect and Dask load here
+    from flows.config import ConfigError, field_overrides, load_config  # prefect, Dask load here
 
     try:
-        return load_config(path, [*(overrides or []), *extra])
+        return load_config(path, [*(overrides or []), *field_overrides(fields)])
     except ConfigError as exc:
         fail(str(exc))
 

@@ -22,7 +22,7 @@ def config_show(config: ConfigOpt = None, set: SetOpt = None) -> None:
 
 @config_app.command("schema")
 def config_schema() -> None:
-    """Print the JSON schema of the config (what the Prefect UI form is built from)."""
+    """Print the JSON schema of the whole pipeline config (every field, with its description)."""
     from flows.config import PipelineConfig
 
     print(json.dumps(PipelineConfig.model_json_schema(), indent=2))

@@ -1,12 +1,17 @@
 """PipelineConfig: every stage's config in one validated model.
 
 Loaded from YAML, overridden from the command line (`--set screen.toxicity.threshold=0.9`) and
-used as the `retrain` flow's parameter, so the Prefect UI renders it as a form. Unknown keys and
-bad values are rejected with the field's dotted name before any work starts.
+used as the `retrain` flow's parameter (`tunegate run`). Unknown keys and bad values are rejected
+with the field's dotted name before any work starts.
+
+`RetrainRequest` is the few fields a person fills in on a deployment's form in the Prefect UI
+(inputs, approval mode, config file, `--set` overrides); `RetrainRequest.config()`
+turns it into a PipelineConfig through the same `load_config` as `tunegate run --set`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from platforms.approvals import ApprovalMode
 from platforms.azureml.config import AzureMLConfig
 from platforms.backends import Backends, BackendSettings
 from platforms.blob import AzureStorageConfig, storage_options
@@ -220,3 +226,59 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
             raise ConfigError(f"--set {override!r}: {k} is not a section")
         node = child
     node[keys[-1]] = yaml.safe_load(raw) if raw.strip() else None
+
+
+class RetrainRequest(BaseModel):
+    """A retrain run asked for from a deployment's form: what to read, who approves, which
+    config. Everything else (the model's name: `registry.model_name=...`) comes from the config
+    file and the overrides. Four fields, one line of description each at 1280 px, and no
+    description of the whole in the schema (the UI would spend three lines on it): the form
+    fits a screen under Prefect's own run name."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra=lambda schema: schema.pop("description", None),
+    )
+    inputs: list[str] = Field(
+        default_factory=list,
+        title="Inputs",
+        description="Files, folders or globs, local or az:// (inbox/*.jsonl); empty: the config "
+        "file's. Nothing new in them ends the run Completed.",
+    )
+    approval: ApprovalMode = Field(
+        ApprovalMode.manual,
+        title="Approval",
+        description="manual: a person approves (UI or tunegate approve); auto: by policy; "
+        "auto-if-clean: by policy unless the screen flags something.",
+    )
+    overrides: list[str] = Field(
+        default_factory=list,
+        title="Overrides",
+        description="Config fields to change, one key=value each, as tunegate run --set takes "
+        "them (train.epochs=2).",
+    )
+    config_file: str = Field(
+        "",
+        title="Config file",
+        description="Pipeline config YAML on the machine that runs the flow (configs/local.yaml); "
+        "empty: the built-in defaults.",
+    )
+
+    def config(self) -> PipelineConfig:
+        """The config file with the overrides, then the form's own fields, applied as
+        `tunegate run --set` applies them; ConfigError (naming the field) when it cannot run."""
+        given = field_overrides(
+            {
+                "ingest.inputs": self.inputs or None,
+                "approval.mode": self.approval.value,
+            }
+        )
+        path = Path(self.config_file) if self.config_file.strip() else None
+        return load_config(path, [*self.overrides, *given])
+
+
+def field_overrides(fields: dict[str, Any]) -> list[str]:
+    """`key.path=value` overrides (values as JSON) for the fields given (None: not given): how
+    a command's options and a deployment form's fields join the `--set` ones."""
+    return [f"{k}={json.dumps(v)}" for k, v in fields.items() if v is not None]

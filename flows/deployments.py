@@ -2,9 +2,13 @@
 
 Both are read from `deployments/prefect.yaml`, so the deployments `tunegate deployments serve`
 serves and the work-pool deployments `tunegate deployments apply` registers are the same: the yaml
-holds the names, schedule, tags and the nightly overrides (approval `auto-if-clean`, the inbox to
-read); a pipeline config file is the base, and `cron`, `timezone` and `inputs` override the
-nightly run. Parameters are stored as the full validated config, so the UI form opens filled in.
+holds the names, schedule, tags and each deployment's `request` (the nightly one's approval
+`auto-if-clean` and inbox); `--config` becomes the request's config file, and `cron`, `timezone`
+and `inputs` override the nightly run.
+
+Both run `flows.retrain.retrain_request`, whose one parameter is the small `RetrainRequest`
+(inputs, approval, config file, `--set` overrides): the form the Prefect UI shows
+fits one screen, and a run loads its config when it starts, as `tunegate run --set` does.
 
 `deployments/serve.py` is the runnable script around `serve_deployments` (`python
 deployments/serve.py`).
@@ -20,12 +24,14 @@ import yaml
 from prefect.deployments.runner import RunnerDeployment
 from prefect.schedules import Cron, Schedule
 from prefect.types.entrypoint import EntrypointType
+from pydantic import ValidationError
 
-from flows.config import ConfigError, PipelineConfig, load_config, validate_config
+from flows.config import ConfigError, RetrainRequest, format_errors, load_config
 
 PREFECT_YAML = Path(__file__).resolve().parents[1] / "deployments" / "prefect.yaml"
 NIGHTLY = "nightly"
 MANUAL = "manual"
+ENTRYPOINT = "flows.retrain.retrain_request"
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,7 @@ class DeploymentSpec:
     description: str
     tags: list[str]
     schedules: list[dict[str, Any]]
-    config_overrides: dict[str, Any]
+    request: dict[str, Any]
     work_pool: str | None
     work_queue: str | None
 
@@ -49,10 +55,10 @@ def read_specs(path: Path = PREFECT_YAML) -> dict[str, DeploymentSpec]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     specs = {}
     for entry in data.get("deployments") or []:
-        if entry.get("entrypoint") != "flows.retrain.retrain":
+        if entry.get("entrypoint") != ENTRYPOINT:
             raise ConfigError(
                 f"{path}: deployment {entry.get('name')!r} must have entrypoint "
-                "flows.retrain.retrain (the only flow tunegate deploys)"
+                f"{ENTRYPOINT} (the only flow tunegate deploys)"
             )
         pool = entry.get("work_pool") or {}
         specs[entry["name"]] = DeploymentSpec(
@@ -60,7 +66,7 @@ def read_specs(path: Path = PREFECT_YAML) -> dict[str, DeploymentSpec]:
             description=" ".join(str(entry.get("description", "")).split()),
             tags=list(entry.get("tags") or []),
             schedules=list(entry.get("schedules") or []),
-            config_overrides=(entry.get("parameters") or {}).get("config") or {},
+            request=(entry.get("parameters") or {}).get("request") or {},
             work_pool=pool.get("name"),
             work_queue=pool.get("work_queue_name"),
         )
@@ -81,35 +87,36 @@ def build_deployments(
 ) -> list[RunnerDeployment]:
     """`retrain/nightly` and `retrain/manual` as RunnerDeployments.
 
-    `config` is the base pipeline config (defaults when None); `cron`, `timezone` and `inputs`
-    override the nightly schedule and inbox. With `with_work_pool` the deployments target the
-    work pool named in prefect.yaml (for `tunegate deployments apply`); without, they are for
-    `serve_deployments`.
+    `config` becomes each deployment's `RetrainRequest.config_file` (absolute, so a worker
+    finds it; the built-in defaults when None) and is checked now, with the request's
+    overrides, so a config that cannot run is refused before anything is registered. `cron`,
+    `timezone` and `inputs` override the nightly schedule and inbox. With `with_work_pool` the
+    deployments target the work pool named in prefect.yaml (for `tunegate deployments apply`);
+    without, they are for `serve_deployments`.
 
     A process worker starts each run in a temporary directory unless told otherwise, where the
     relative `store` (.tunegate) and inbox would be lost; pooled deployments therefore run in this
     process's working directory, as `serve` runs them in its own.
     """
-    from flows.retrain import retrain
+    from flows.retrain import retrain_request
 
     specs = read_specs(prefect_yaml)
-    base = load_config(config)
-    nightly_inputs = {"ingest": {"inputs": list(inputs)}} if inputs else {}
+    config_file = {"config_file": str(config.resolve())} if config is not None else {}
     job_variables = {"working_dir": str(Path.cwd())} if with_work_pool else None
     deployments = []
     for spec in (specs[NIGHTLY], specs[MANUAL]):
-        overrides = spec.config_overrides
-        if spec.name == NIGHTLY:
-            overrides = _merge(overrides, nightly_inputs)
-        params = _parameters(base, overrides)
+        fields = {**spec.request, **config_file}
+        if spec.name == NIGHTLY and inputs:
+            fields["inputs"] = list(inputs)
+        request = _request(prefect_yaml, spec.name, fields)
         schedules = [_schedule(s, cron, timezone) for s in spec.schedules]
         if spec.name == NIGHTLY and not schedules:
             raise ConfigError(f"{prefect_yaml}: retrain/nightly needs a cron schedule")
         deployments.append(
-            retrain.to_deployment(
+            retrain_request.to_deployment(
                 spec.name,
                 schedules=schedules,
-                parameters=params,
+                parameters={"request": request.model_dump(mode="json")},
                 description=spec.description,
                 tags=spec.tags,
                 work_pool_name=spec.work_pool if with_work_pool else None,
@@ -119,6 +126,21 @@ def build_deployments(
             )
         )
     return deployments
+
+
+def _request(path: Path, name: str, fields: dict[str, Any]) -> RetrainRequest:
+    """The deployment's request from prefect.yaml (and the command's options), its config
+    loaded once so that a bad file or override is refused now, not at 02:00."""
+    try:
+        request = RetrainRequest.model_validate(fields)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: retrain/{name}: {format_errors(exc)}") from None
+    if "approval" not in fields:  # not named in prefect.yaml: the form opens on the file's mode
+        path = Path(request.config_file) if request.config_file else None
+        mode = load_config(path, list(request.overrides)).approval.mode
+        request = request.model_copy(update={"approval": mode})
+    request.config()
+    return request
 
 
 def serve_deployments(
@@ -145,19 +167,3 @@ def _schedule(entry: dict[str, Any], cron: str | None, timezone: str | None) -> 
         timezone=timezone or entry.get("timezone") or "UTC",
         active=entry.get("active", True),
     )
-
-
-def _parameters(base: PipelineConfig, overrides: dict[str, Any]) -> dict[str, Any]:
-    merged = _merge(base.model_dump(mode="json", exclude_unset=True), overrides)
-    return {"config": validate_config(merged).model_dump(mode="json")}
-
-
-def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Nested dict merge; overrides win, sections merge key by key."""
-    out = dict(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out

@@ -7,6 +7,12 @@ and keeps how it ended); the lineage is built from the typed results in hand. Ev
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
 interval wider than the regression it must detect).
+
+Two flows, both named `retrain`, run that one pipeline (`run_pipeline`): `retrain` takes the whole
+`PipelineConfig` (`tunegate run`, tests); `retrain_request` takes the small `RetrainRequest` a
+deployment's form holds (flows/deployments.py), builds the config from its config file and
+overrides, and ends Completed with "nothing new since ..." when its inputs hold no file, or only
+data an earlier run already had approved and trained on: a quiet night is not a failure.
 """
 
 from __future__ import annotations
@@ -16,26 +22,32 @@ from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
 from prefect.states import State
 
-from flows.config import PipelineConfig
-from flows.summary import STOPS, RunSummary, lineage
+from flows.config import ConfigError, PipelineConfig, RetrainRequest
+from flows.summary import STOPS, RunSummary, lineage, run_logger
+from platforms.backends import Backends
+from platforms.store import DatasetRef
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
-from tasks.ingest import ingest_task, quarantine_reasons
+from tasks.ingest import expand_inputs, ingest_task, last_ingest_time, quarantine_reasons
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
 from tasks.register import register_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
-from tasks.train import train_task
+from tasks.train import job_name_for, train_task
+
+DESCRIPTION = (
+    "Ingest, screen, approve and split training data; fine-tune, evaluate against the base "
+    "model and the champion, and register the model that passes the gate."
+)
 
 
 @flow(
     name="retrain",
     flow_run_name="retrain-{config.task.value}",
-    description="Ingest, screen, approve and split training data; fine-tune, evaluate against "
-    "the base model and the champion, and register the model that passes the gate.",
+    description=DESCRIPTION,
     log_prints=True,
 )
 def retrain(config: PipelineConfig) -> State:
@@ -45,15 +57,69 @@ def retrain(config: PipelineConfig) -> State:
         config: Every stage's settings: the data to read, the screening policy, the approval
             mode, the split, training, the gate, the registry and the rollout.
     """
+    return run_pipeline(config)
+
+
+def _request_run_name() -> str:
+    """`retrain-<task>`, the task read from the request's config (`retrain` when it cannot be)."""
+    from prefect.runtime import flow_run
+
+    request = flow_run.parameters.get("request")
+    try:
+        if not isinstance(request, RetrainRequest):
+            request = RetrainRequest.model_validate(request or {})
+        return f"retrain-{request.config().task.value}"
+    except (ConfigError, ValueError):
+        return "retrain"
+
+
+@flow(
+    name="retrain",
+    flow_run_name=_request_run_name,
+    description=DESCRIPTION,
+    log_prints=True,
+)
+def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noqa: B008
+    """The run a deployment's form asks for: its config file with its overrides, run through the
+    same pipeline as `tunegate run`; nothing new to read ends the run Completed. (`request`
+    has no Args entry on purpose: the UI form would spend a line on it.)
+    """
+    try:
+        config = request.config()
+    except ConfigError as exc:  # the one line naming the field, as `tunegate run --set` prints
+        run_logger().error("%s", exc)
+        return RunSummary(flow_run_id=_flow_run_id()).failed("invalid-config", str(exc))
+    return run_pipeline(config, only_new=True)
+
+
+def _flow_run_id() -> str | None:
     context = FlowRunContext.get()
-    summary = RunSummary(flow_run_id=str(context.flow_run.id) if context else None)
+    return str(context.flow_run.id) if context else None
+
+
+def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
+    """The pipeline every `retrain` flow runs, up to `config.until`; the state carries the
+    RunSummary. With `only_new` (a deployment's run) inputs that hold no file, or only data an
+    earlier run already had approved and trained on, end it Completed: "nothing new since ..."."""
+    summary = RunSummary(flow_run_id=_flow_run_id())
     backends = config.backends()
     try:
+        if only_new and not expand_inputs(
+            config.ingest.inputs, config.azure, config.task, allow_empty=True
+        ):
+            since = last_ingest_time(backends.store) or "this store was created (no data yet)"
+            where = ", ".join(config.ingest.inputs)
+            return summary.nothing_new(f"nothing new since {since}: {where} hold no file")
         with summary.stage("ingest"):
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
         summary.dataset("ingest", ingested)
+        if only_new and ingested.reused and (since := _already_trained(config, backends, ingested)):
+            return summary.nothing_new(
+                f"nothing new since {since}: the inputs hold only data an earlier run already "
+                f"had approved and trained on ({ingested.content_hash[:12]})"
+            )
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
@@ -109,6 +175,32 @@ def retrain(config: PipelineConfig) -> State:
         summary.stopped(stop)
         raise
     return _rolled_out(config, summary, rollout)
+
+
+def _already_trained(
+    config: PipelineConfig, backends: Backends, ingested: DatasetRef
+) -> str | None:
+    """When the ingest dataset `ingested` was first made, if an earlier run already had it
+    approved and trained on with these settings (a registered version whose lineage holds it and
+    this config's training job; with `until: split`, a split of it), else None."""
+    store = backends.store
+    made = store.read_manifest(ingested.uri).created_at
+    if config.until == "split":
+        manifests = store.manifests()
+        screened = {
+            m.content_hash
+            for m in manifests
+            if m.stage == "screen" and m.parent_hashes == [ingested.content_hash]
+        }
+        split = any(m.stage == "split" and set(m.parent_hashes) & screened for m in manifests)
+        return made if split else None
+    for version in backends.registry.versions(config.registry.name_for(config.task.value)):
+        data = version.lineage.datasets
+        if data.get("ingest") == ingested.content_hash and version.lineage.training_job == (
+            job_name_for(data.get("split", ""), config.task.value, config.train)
+        ):
+            return made
+    return None
 
 
 def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision) -> State:

@@ -1,7 +1,7 @@
 """What a `retrain` run did and where its model came from: the run summary and the lineage.
 
 `RunSummary` times each stage (`with summary.stage("train"): ...`), records how it ended
-(completed, rejected, failed, gate-failed, cannot-judge) and the details a person reads in `tunegate run`'s
+(completed, nothing-new, rejected, failed, gate-failed, cannot-judge) and the details a person reads in `tunegate run`'s
 table and `--summary` file; it also turns the run's end into the flow's final Prefect state.
 `lineage` is what the registry keeps beside a version: a typed `Lineage` built from the typed
 results the flow holds (dataset refs, the approval record, the evaluation report, the training
@@ -122,6 +122,13 @@ class RunSummary(BaseModel):
         self.end("completed")
         return Completed(message=message, data=self)
 
+    def nothing_new(self, message: str) -> State:
+        """A deployment's run found nothing new to read: a quiet night ends Completed, status
+        `nothing-new`, its message (`nothing new since ...`) in the log and the summary."""
+        self.end("nothing-new", message)
+        run_logger().info(message)
+        return Completed(message=message, data=self)
+
     def failed(self, status: str, message: str) -> State:
         """The run ends here without a new model serving: `status` says why."""
         self.end(status, message)
@@ -218,6 +225,17 @@ def stop_signal(stop: BaseException) -> signal.Signals | None:
         return signal.Signals(number) if isinstance(number, int) else None
     except ValueError:
         return None
+
+
+def run_logger() -> logging.Logger | logging.LoggerAdapter:
+    """The flow run's logger (its lines go to the run's log in the UI), this module's outside a run."""
+    from prefect.exceptions import MissingContextError
+    from prefect.logging import get_run_logger
+
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return log
 
 
 def _since(start: float) -> float:

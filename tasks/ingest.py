@@ -80,9 +80,14 @@ class IngestConfig(BaseModel):
 
 
 def expand_inputs(
-    inputs: list[str], azure: AzureStorageConfig, task: TaskType | str | None = None
+    inputs: list[str],
+    azure: AzureStorageConfig,
+    task: TaskType | str | None = None,
+    *,
+    allow_empty: bool = False,
 ) -> list[str]:
-    """Every input the inputs name, sorted; a ValueError names an input that matches nothing.
+    """Every input the inputs name, sorted; a ValueError names an input that matches nothing
+    (with `allow_empty`, such an input adds nothing: a scheduled run's empty inbox).
 
     An input is a file or a `datasets` folder: a folder met in a directory, or matched by a glob
     together with its marker file, is one input, never its Arrow and JSON files one by one. A
@@ -110,7 +115,7 @@ def expand_inputs(
             _regular_file(spec, path, protocol)
         else:
             found = []
-        if not found:
+        if not found and not allow_empty:
             raise ValueError(f"ingest.inputs: nothing matches {spec!r}")
         files.extend(protocol + p if protocol else p for p in found)
     return sorted(dict.fromkeys(files))
@@ -420,6 +425,12 @@ def ingest_task(
     return ref
 
 
+def last_ingest_time(store: Store) -> str | None:
+    """When the newest ingest dataset in the store was made (ISO 8601, UTC), None when none."""
+    times = [m.created_at for m in store.manifests() if m.stage == STAGE]
+    return max(times, default=None)
+
+
 def quarantine_reasons(store: Store, dataset: DatasetRef) -> dict[str, int]:
     """An ingest dataset's quarantined records per reason, most common first (its manifest's)."""
     return dict(store.read_manifest(dataset.uri).extra.get("quarantine_reasons", {}))
@@ -431,6 +442,7 @@ __all__ = [
     "expand_inputs",
     "ingest_task",
     "input_format",
+    "last_ingest_time",
     "quarantine_reasons",
     "run_ingest",
 ]

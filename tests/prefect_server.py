@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import yaml
 from prefect import get_client
 from prefect.client.schemas.objects import FlowRun
 
@@ -145,19 +146,22 @@ def wait_for_state(run_id: UUID, done: Callable[[FlowRun], bool], seconds: float
 
 def start_manual_run(store: Path, inputs: Path, **sections: Any) -> UUID:
     """Trigger retrain/manual through the API with approval `manual`, stopping after split
-    unless `sections` (config sections, e.g. `until="rollout"`) say otherwise."""
+    unless `sections` (config sections, e.g. `until="rollout"`) say otherwise: the form's
+    request names a config file written beside the store."""
     config = {
         "store": str(store),
         "until": "split",
-        "approval": {"mode": "manual", "poll_seconds": 1},
-        "ingest": {"inputs": [str(inputs)]},
+        "approval": {"poll_seconds": 1},
         "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
         **sections,
     }
+    config_file = store.parent / f"{store.name}-config.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    request = {"inputs": [str(inputs)], "approval": "manual", "config_file": str(config_file)}
     # The sync client, not run_deployment: that returns a coroutine under Playwright's event loop.
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("retrain/manual")
-        run = client.create_flow_run_from_deployment(deployment.id, parameters={"config": config})
+        run = client.create_flow_run_from_deployment(deployment.id, parameters={"request": request})
     return run.id
 
 

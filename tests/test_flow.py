@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+import yaml
 from prefect import get_client
 from prefect.client.schemas.filters import (
     ArtifactFilter,
@@ -24,7 +25,8 @@ from prefect.input.run_input import keyset_from_paused_state
 from typer.testing import CliRunner
 
 from cli.main import app
-from flows.retrain import retrain
+from flows.config import RetrainRequest
+from flows.retrain import retrain, retrain_request
 from flows.summary import RunSummary
 from tests.tickets import qa_tickets
 
@@ -105,6 +107,20 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
     } <= set(by_key)
     report = str(by_key["screening-report"].data)
     assert "&lt;PERSON&gt;" in report and "Kenji" not in report  # shown as <PERSON>
+
+    # The same inbox again, from a deployment's form: already approved and split, nothing new.
+    config_file = tmp_path / "deployed.yaml"
+    config_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    again = retrain_request(
+        RetrainRequest(config_file=str(config_file), approval="auto"), return_state=True
+    )
+    quiet: RunSummary = again.result()
+    assert again.is_completed() and quiet.status == "nothing-new"
+    [ingested] = (Path(cfg.store) / "datasets" / "ingest").glob("*/manifest.json")
+    made = json.loads(ingested.read_text())["created_at"]
+    assert again.message == quiet.message
+    assert quiet.message.startswith(f"nothing new since {made}: the inputs hold only data")
+    assert list(quiet.stages) == ["ingest"] and quiet.stages["ingest"].details["reused"]
 
 
 def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(

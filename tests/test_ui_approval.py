@@ -102,3 +102,30 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     assert audit["flow_run_id"] == str(run_id) and audit["exclude_ids"] == []
     assert list((store / "datasets" / "split").iterdir())
     assert "uma@example.com" in artifacts(run_id)["approval"]
+
+
+def test_the_manual_deployments_run_form_is_the_short_request(
+    served: Path, prefect_server: dict[str, str], page, tmp_path: Path
+) -> None:
+    """retrain/manual's *Custom run* form at 1280x800: the request's four fields, described, on
+    the first screen, no "Property is type 'None'" widget (the whole PipelineConfig had 32).
+    Screenshots in tmp_path."""
+    from playwright.sync_api import expect
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("retrain/manual")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{prefect_server['PREFECT_UI_URL']}/deployments/deployment/{deployment.id}/run")
+    form = page.locator("form")
+    expect(page.get_by_role("link", name="retrain")).to_be_visible()  # the page has loaded
+    for title in ("Inputs", "Approval", "Overrides", "Config file"):
+        expect(form.locator(".schema-form-property__label", has_text=title)).to_be_visible()
+    expect(form).to_contain_text("as tunegate run --set takes them")  # markdown, as read
+    expect(form).not_to_contain_text("Property is type")
+    page.screenshot(path=str(tmp_path / "retrain-manual-run-form.png"))  # what a person sees
+    print(f"run form screenshot in {tmp_path}")
+    # every field on the first screen, without scrolling: the last one's text box (its bottom
+    # edge ends ~802 px down, under Prefect's own Run Name field)
+    config_file = form.locator(".schema-form-property", has_text="Pipeline config YAML").last
+    expect(config_file.get_by_role("textbox")).to_be_in_viewport(ratio=0.9)

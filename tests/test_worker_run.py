@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.prefect_server import process_worker, wait_for_state
 from tests.tickets import qa_tickets
@@ -44,20 +45,23 @@ def test_a_deployed_manual_run_completes_on_a_process_worker(
     assert "deployed retrain/manual" in deploy.stderr
 
     qa_tickets(tmp_path, n_contexts=4)  # tmp_path/tickets.jsonl
-    config = {
-        "store": "store",  # relative: resolved in the directory `deployments apply` ran in
-        "until": "split",
-        "approval": {"mode": "auto"},
-        "ingest": {"inputs": ["tickets.jsonl"]},
-        "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
-    }
+    (tmp_path / "run.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "store": "store",  # relative: resolved in the directory `deployments apply` ran in
+                "until": "split",
+                "dask": {"n_workers": 1, "threads_per_worker": 1, "memory_limit": "2GiB"},
+            }
+        )
+    )
+    request = {"inputs": ["tickets.jsonl"], "approval": "auto", "config_file": "run.yaml"}
     log = tmp_path / "worker.log"
     with process_worker(prefect_server, log, POOL):
         with get_client(sync_client=True) as client:
             deployment = client.read_deployment_by_name("retrain/manual")
             assert deployment.job_variables == {"working_dir": str(tmp_path)}
             run = client.create_flow_run_from_deployment(
-                deployment.id, parameters={"config": config}
+                deployment.id, parameters={"request": request}
             )
         run = wait_for_state(run.id, lambda r: bool(r.state and r.state.is_final()), FINISH_SECONDS)
 
