@@ -6,7 +6,9 @@ and keeps how it ended); the lineage is built from the typed results in hand. Ev
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
-interval wider than the regression it must detect).
+interval wider than the regression it must detect). Every run is an MLflow run
+(flows/run_tracking.py): each stage's results are logged as they come, and the run ends with the
+flow's outcome.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import PipelineConfig
+from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage
+from platforms.backends import Backends
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
@@ -48,36 +52,56 @@ def retrain(config: PipelineConfig) -> State:
     context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=str(context.flow_run.id) if context else None)
     backends = config.backends()
+    with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run as the flow ends
+        return _stages(
+            config, summary, backends, tracker, context.flow_run.name if context else None
+        )
+
+
+def _stages(
+    config: PipelineConfig,
+    summary: RunSummary,
+    backends: Backends,
+    tracker: RunTracker,
+    run_name: str | None,
+) -> State:
     try:
+        tracker.open(run_name)  # the MLflow run: parameters now, each stage's results below
         with summary.stage("ingest"):
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
         summary.dataset("ingest", ingested)
+        tracker.dataset("ingest", ingested)
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
         summary.dataset("screen", screened.dataset)
+        tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
             approval = approve_task(backends, screened, config.approval, config.notify)
         summary.approved(screened.dataset, approval)
+        tracker.approved(approval)
         with summary.stage("split"):
             split = split_task(backends, screened.dataset, config.split, approval.exclude_ids)
         summary.dataset("split", split, uri=split.uri)
+        tracker.dataset("split", split)
         if config.until == "split":
             return summary.completed("data ingested, screened, approved and split")
         require_trainable(split)
 
         with summary.stage("train"):
-            job = train_task(backends, split, config.train)
+            job = train_task(backends, split, config.train, tracker.run_id)
         summary.trained(job)
+        tracker.trained(job)
         name = config.registry.name_for(config.task.value)
         with summary.stage("evaluate"):
             evaluation = evaluate_task(
                 backends, split, job, name, config.evaluate, config.screen, config.served_with
             )
         summary.evaluated(evaluation)
+        tracker.evaluated(evaluation)
         if not evaluation.gate.passed:
             return _gate_failed(config, summary, evaluation.gate)
         datasets = {"ingest": ingested, "screen": screened.dataset, "split": split}
@@ -87,11 +111,14 @@ def retrain(config: PipelineConfig) -> State:
                 name,
                 job.output_dir,
                 evaluation.candidate,
-                lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
+                lineage(
+                    config, summary.flow_run_id, datasets, approval, job, evaluation, tracker.run_id
+                ),
                 config.promotes_at_registration,
                 evaluation.serving,
             )
         summary.registered(version)
+        tracker.registered(version)
         if config.until == "register":
             return summary.completed(f"registered {summary.model_version}")
 
@@ -106,6 +133,7 @@ def retrain(config: PipelineConfig) -> State:
     except STOPS as stop:  # a signal between stages (one inside a stage is seen there)
         summary.stopped(stop)
         raise
+    tracker.rolled_out(rollout.outcome)
     return _rolled_out(config, summary, rollout)
 
 

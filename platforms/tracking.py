@@ -275,7 +275,8 @@ def flat_params(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _param_value(value: Any) -> str:
     from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
 
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    # as MLflow writes a value (str()), a list or mapping as JSON
+    text = json.dumps(value, default=str) if isinstance(value, list | dict) else str(value)
     return text if len(text) <= MAX_PARAM_VAL_LENGTH else text[: MAX_PARAM_VAL_LENGTH - 1] + "…"
 
 
