@@ -6,6 +6,12 @@ A local store keeps MLflow's tracking and model-registry database at `{store}/ml
 `azureml://` tracking URI). `mlflow ui --backend-store-uri sqlite:///{store}/mlflow/mlflow.db`
 (or `tunegate ui`) browses it.
 
+A `retrain` run is one `TrackedRun` (`start_run`: found again by its flow run's id when that flow
+run is retried or resumed): parameters (the config, `flat_params`), metrics and curves, tags,
+text and file artifacts, a loss plot (`loss_curve_png`, matplotlib's Agg canvas: no display),
+and its end status; flows/run_tracking.py says what goes in. The trainer logs into the same run
+(trainer/tracking.py).
+
 A new SQLite database is a copy of an empty one migrated once per MLflow version and kept in the
 user's cache (`~/.cache/tunegate/`): MLflow's own migrations take seconds, a copy milliseconds.
 """
