@@ -55,7 +55,7 @@ def ui(
     if not _free(host, port):
         fail(f"port {port} on {host} is in use (another `tunegate ui`?): choose one with --port")
     command = server_command(uri, backends.tracking_artifact_root, host, port)
-    console.print(f"MLflow UI on {uri}: http://{host}:{port}  (Ctrl-C stops it)")
+    console.print(f"MLflow UI on {uri}: {ui_url(host, port)}  (Ctrl-C stops it)")
     # MLflow's job runner (GenAI evaluation jobs) would start a dozen consumer processes
     environment = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     server = subprocess.Popen(command, start_new_session=True, env=environment)
@@ -68,6 +68,12 @@ def ui(
         _stop(server)
     if code:
         fail(f"mlflow server exited with {code}", 1)
+
+
+def ui_url(host: str, port: int) -> str:
+    """The experiments page, in MLflow's "Model training" view (runs, parameters, metrics; the UI
+    otherwise opens an experiment on its GenAI traces overview)."""
+    return f"http://{host}:{port}/#/experiments?workflowType=machine_learning"
 
 
 def server_command(uri: str, artifact_root: Path | None, host: str, port: int) -> list[str]:

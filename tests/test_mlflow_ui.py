@@ -18,12 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from cli.ui import ui_url
 from platforms import tracking
 from tests.test_ui_approval import page  # noqa: F401 (the Chromium page fixture)
 
 pytestmark = pytest.mark.slow
 
 MODEL = "tunegate-extractive-qa"
+ML_VIEW = "?workflowType=machine_learning"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -91,8 +93,10 @@ def test_tunegate_ui_compares_two_runs_and_shows_the_model_s_aliases(
             assert time.monotonic() < deadline, "tunegate ui did not answer in 120 s"
             time.sleep(0.5)
 
-        # The experiment (one per model name) lists both runs.
-        page.goto(f"{url}/#/experiments/{experiment}")
+        # The experiment (one per model name) lists both runs, in the "Model training" view
+        # the printed address opens.
+        assert ui_url("127.0.0.1", port).endswith(ML_VIEW)
+        page.goto(f"{url}/#/experiments/{experiment}{ML_VIEW}")
         for name in ("retrain-lr-0.002", "retrain-lr-0.0005"):
             expect(page.get_by_text(name).first).to_be_visible()
         page.screenshot(path=tmp_path / "experiment.png")
