@@ -106,6 +106,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         run.data.params["train.max_length"] == "96" and run.data.params["task"] == "extractive-qa"
     )
     assert run.data.params["trainer.logging_steps"] == "1"  # resolved trainer arguments too
+    # the trainer subprocess logged into this run itself (only it knows its output folder)
+    assert run.data.params["trainer.output_dir"] == summary.stages["train"].details["output_dir"]
     losses = client.get_metric_history(run.info.run_id, "loss")
     assert len(losses) >= 10 and len(losses) == len(metrics["loss_curve"])
     assert run.data.metrics["base.f1"] == evaluation["base"]["f1"]
