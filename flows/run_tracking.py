@@ -221,7 +221,7 @@ def evaluation_metrics(report: EvalReport) -> dict[str, float]:
         metrics |= {f"{who}.{k}": v for k, v in (getattr(report, who) or {}).items()}
     metrics["gate.passed"] = report.gate.passed
     for check in report.gate.checks:
-        name = _NAME.sub("_", check.name)
+        name = _check_key(check.name)
         metrics |= {
             f"gate.{name}.value": check.value,
             f"gate.{name}.required": check.required,
@@ -234,6 +234,13 @@ def evaluation_metrics(report: EvalReport) -> dict[str, float]:
     if report.serving is not None:
         metrics |= {f"serving.{k}": v for k, v in report.serving.scores.items()}
     return {_NAME.sub("_", k): v for k, v in metrics.items() if _number(v)}
+
+
+def _check_key(name: str) -> str:
+    """A gate check's name as a metric key: `f1 >= 50.0` is `f1_at_least_50.0`, `f1 gain over
+    base (%)` is `f1_gain_over_base_pct`."""
+    words = name.replace(">=", " at least ").replace("<=", " at most ").replace("%", "pct")
+    return re.sub(r"[^0-9A-Za-z.]+", "_", words).strip("_")
 
 
 def log_history(model_dir: Path) -> list[dict[str, Any]]:

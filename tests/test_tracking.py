@@ -15,10 +15,12 @@ import pytest
 from prefect.exceptions import Pause
 
 from flows.config import load_config
-from flows.run_tracking import RunTracker, config_params
+from flows.run_tracking import RunTracker, config_params, evaluation_metrics
 from flows.summary import RunSummary
 from platforms import tracking
 from platforms.training import TrainingJob
+from tasks.evaluation_report import EvalReport
+from tasks.gate import GatePolicy, decide_gate
 
 
 def test_a_flow_run_has_one_mlflow_run_resumed_by_its_id(tmp_path: Path) -> None:
@@ -158,3 +160,31 @@ def test_a_reused_job_s_curves_plot_and_model_card_come_from_its_files(tmp_path:
         a.path for top in ("training", "model") for a in run.client.list_artifacts(run.run_id, top)
     }
     assert artifacts == {"training/loss-curve.png", "model/README.md"}
+
+
+def test_every_number_the_gate_compared_is_a_metric() -> None:
+    policy = GatePolicy(thresholds={"f1": 50.0}, min_gain_over_base=20.0, max_regression=1.0)
+    candidate, base, champion = {"f1": 71.2, "exact_match": 60.0}, {"f1": 6.1}, {"f1": 75.0}
+    gate = decide_gate(candidate, base, champion, policy, "f1", pii_leaks=0, test_records=40)
+    report = EvalReport(
+        task="extractive-qa",
+        primary_metric="f1",
+        test_records=40,
+        base=base,
+        candidate=candidate,
+        champion=champion,
+        champion_version=3,
+        interval=(-5.5, -2.1),
+        pii_leaks=0,
+        gate=gate,
+    )
+    metrics = evaluation_metrics(report)
+    assert not gate.passed and metrics["gate.passed"] is False  # logged as 0
+    assert (metrics["base.f1"], metrics["candidate.f1"], metrics["champion.f1"]) == (6.1, 71.2, 75)
+    assert metrics["candidate.exact_match"] == 60.0
+    assert metrics["gate.f1_at_least_50.0.value"] == 71.2
+    assert metrics["gate.f1_at_least_50.0.required"] == 50.0
+    assert metrics["gate.f1_gain_over_base.passed"] is True
+    assert metrics["gate.f1_change_vs_champion.passed"] is False
+    assert (metrics["gate.interval.low"], metrics["gate.interval.high"]) == (-5.5, -2.1)
+    assert (metrics["evaluation.test_records"], metrics["evaluation.pii_leaks"]) == (40, 0)
