@@ -7,6 +7,7 @@
     tunegate rollback, tunegate models ...     cli/models.py
     tunegate data ...                          cli/data.py
     tunegate store verify                      cli/store.py
+    tunegate ui                                cli/ui.py  (MLflow's UI on the tracked runs)
     tunegate config ...                        cli/config.py
     tunegate endpoint ...                      cli/endpoint.py  (model serving)
     tunegate azureml ...                       cli/azureml.py
@@ -32,7 +33,7 @@ os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
 
 import typer
 
-from cli import metrics, models, predict, review, stages
+from cli import metrics, models, predict, review, stages, ui
 from cli.azureml import azureml_app
 from cli.config import config_app
 from cli.data import data_app
@@ -59,6 +60,7 @@ for command in (
     metrics.metrics,
     predict.predict,
     models.rollback,
+    ui.ui,
 ):
     app.command()(command)
 app.add_typer(data_app, name="data")

@@ -132,6 +132,8 @@ def _print_summary(summary: Any) -> None:
         from flows.summary import gate_line
 
         console.print(gate_line(summary.evaluation))
+    if getattr(summary, "tracking_run", None):
+        console.print(f"MLflow run: {summary.tracking_run}")
 
 
 def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:

@@ -34,6 +34,7 @@ from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
 from platforms.store import Store
+from platforms.tracking import TrackingConfig
 from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
@@ -83,6 +84,10 @@ class PipelineConfig(BaseModel):
     )
     notify: NotifyConfig = Field(
         default_factory=NotifyConfig, description="Webhook for runs that need attention."
+    )
+    tracking: TrackingConfig = Field(
+        default_factory=TrackingConfig,
+        description="Where every run is tracked in MLflow (parameters, curves, metrics, reports).",
     )
     until: Literal["split", "register", "rollout"] = Field(
         "rollout",
@@ -158,6 +163,7 @@ class PipelineConfig(BaseModel):
             evaluation=self.evaluate.backend,
             endpoint_port=self.rollout.port,
             endpoint_workers=self.rollout.workers,
+            tracking_uri=self.tracking.uri,
         )
 
     def backends(self) -> Backends:

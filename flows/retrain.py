@@ -6,7 +6,9 @@ and keeps how it ended); the lineage is built from the typed results in hand. Ev
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
-interval wider than the regression it must detect).
+interval wider than the regression it must detect). Every run is an MLflow run
+(flows/run_tracking.py): each stage's results are logged as they come, and the run ends with the
+flow's outcome.
 
 Two flows, both named `retrain`, run that one pipeline (`run_pipeline`): `retrain` takes the whole
 `PipelineConfig` (`tunegate run`, tests); `retrain_request` takes the small `RetrainRequest` a
@@ -23,6 +25,7 @@ from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
+from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage, run_logger
 from platforms.backends import Backends
 from platforms.store import DatasetRef
@@ -101,9 +104,24 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
     """The pipeline every `retrain` flow runs, up to `config.until`; the state carries the
     RunSummary. With `only_new` (a deployment's run) inputs that hold no file, or only data an
     earlier run already had approved and trained on, end it Completed: "nothing new since ..."."""
+    context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=_flow_run_id())
     backends = config.backends()
+    with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run as the flow ends
+        run_name = context.flow_run.name if context else None
+        return _stages(config, summary, backends, tracker, run_name, only_new)
+
+
+def _stages(
+    config: PipelineConfig,
+    summary: RunSummary,
+    backends: Backends,
+    tracker: RunTracker,
+    run_name: str | None,
+    only_new: bool,
+) -> State:
     try:
+        tracker.open(run_name)  # the MLflow run: parameters now, each stage's results below
         if only_new and not expand_inputs(
             config.ingest.inputs, config.azure, config.task, allow_empty=True
         ):
@@ -115,6 +133,7 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
         summary.dataset("ingest", ingested)
+        tracker.dataset("ingest", ingested)
         if only_new and ingested.reused and (since := _already_trained(config, backends, ingested)):
             return summary.nothing_new(
                 f"nothing new since {since}: the inputs hold only data an earlier run already "
@@ -124,26 +143,31 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
         summary.dataset("screen", screened.dataset)
+        tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
             approval = approve_task(backends, screened, config.approval, config.notify)
         summary.approved(screened.dataset, approval)
+        tracker.approved(approval)
         with summary.stage("split"):
             split = split_task(backends, screened.dataset, config.split, approval.exclude_ids)
         summary.dataset("split", split, uri=split.uri)
+        tracker.dataset("split", split)
         if config.until == "split":
             return summary.completed("data ingested, screened, approved and split")
         require_trainable(split)
 
         with summary.stage("train"):
-            job = train_task(backends, split, config.train)
+            job = train_task(backends, split, config.train, tracker.run_id)
         summary.trained(job)
+        tracker.trained(job)
         name = config.registry.name_for(config.task.value)
         with summary.stage("evaluate"):
             evaluation = evaluate_task(
                 backends, split, job, name, config.evaluate, config.screen, config.served_with
             )
         summary.evaluated(evaluation)
+        tracker.evaluated(evaluation)
         if not evaluation.gate.passed:
             return _gate_failed(config, summary, evaluation.gate)
         datasets = {"ingest": ingested, "screen": screened.dataset, "split": split}
@@ -153,13 +177,16 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
                 name,
                 job.output_dir,
                 evaluation.candidate,
-                lineage(config, summary.flow_run_id, datasets, approval, job, evaluation),
+                lineage(
+                    config, summary.flow_run_id, datasets, approval, job, evaluation, tracker.run_id
+                ),
                 config.promotes_at_registration,
                 evaluation.serving,
                 screened.report,
                 split.counts,
             )
         summary.registered(version)
+        tracker.registered(version)
         if config.until == "register":
             return summary.completed(f"registered {summary.model_version}")
 
@@ -174,6 +201,7 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
     except STOPS as stop:  # a signal between stages (one inside a stage is seen there)
         summary.stopped(stop)
         raise
+    tracker.rolled_out(rollout.outcome)
     return _rolled_out(config, summary, rollout)
 
 

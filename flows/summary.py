@@ -57,6 +57,9 @@ class RunSummary(BaseModel):
     evaluation: dict[str, Any] | None = None
     model_version: str | None = None
     endpoint: dict[str, Any] | None = None
+    tracking_run: str | None = Field(
+        None, description="Where the run's MLflow run is seen (flows/run_tracking.py)."
+    )
 
     @contextmanager
     def stage(self, stage: str) -> Iterator[None]:
@@ -199,14 +202,17 @@ def lineage(
     approval: ApprovalRecord,
     job: TrainingJob,
     report: EvalReport,
+    tracking_run_id: str | None = None,
 ) -> Lineage:
-    """Where a registered model came from: data hashes, approval, evaluation, run and config."""
+    """Where a registered model came from: data hashes, approval, evaluation, run (Prefect's and
+    MLflow's) and config."""
     return Lineage(
         datasets={stage: ref.content_hash for stage, ref in datasets.items()},
         approval=approval,
         approval_hash=approval.record_hash,  # of the signed record, as stored
         evaluation=report.model_dump(mode="json", exclude={"loss_curve"}),
         flow_run_id=flow_run_id,
+        tracking_run_id=tracking_run_id,
         config_hash=sha256_text(stable_json(config.model_dump(mode="json"))),
         training_job=job.name,
         training_backend=config.train.backend,

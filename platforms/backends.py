@@ -61,6 +61,7 @@ class BackendSettings:
     evaluation: PlatformKind | None = None  # evaluate.backend (None: the training platform's)
     endpoint_port: int = 0  # rollout.port: the local endpoint's port (0: a free one)
     endpoint_workers: int = 1  # rollout.workers: scoring processes per local deployment
+    tracking_uri: str | None = None  # tracking.uri (None: the training platform's own)
 
     def __post_init__(self) -> None:
         for part in ("training", "registry", "endpoint", "evaluation"):
@@ -72,6 +73,8 @@ class BackendSettings:
         """Raise a ValueError naming the config fields of a combination no platform runs."""
         if self.evaluation is not None:
             PLATFORMS[self.evaluation].check_evaluation(self)
+        if self.tracking_uri is None:
+            PLATFORMS[self.training].check_tracking(self)
 
     @property
     def endpoint_on_gpu(self) -> bool:
@@ -89,7 +92,9 @@ class Platform(Protocol):
     def endpoint_state(self, backends: Backends, model_name: str) -> Path: ...
     def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None: ...
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str: ...
+    def tracking_uri(self, backends: Backends) -> str: ...
     def check_evaluation(self, settings: BackendSettings) -> None: ...
+    def check_tracking(self, settings: BackendSettings) -> None: ...
     def check_base_model(self, model: str | None) -> None: ...
     def serves_on_gpu(self, settings: BackendSettings) -> bool: ...
 
@@ -149,8 +154,23 @@ class LocalPlatform:
         first (a local registry keeps a copy of them)."""
         return _model_here(backends, model_dir, job)
 
+    def tracking_uri(self, backends: Backends) -> str:
+        """The local store's MLflow database (created from a migrated template when missing)."""
+        from platforms.tracking import ensure_local_database
+
+        return ensure_local_database(Path(backends.store.uri))
+
     def check_evaluation(self, settings: BackendSettings) -> None:
         return None  # any platform's model can be evaluated here
+
+    def check_tracking(self, settings: BackendSettings) -> None:
+        """A run trained here is tracked in the store's database: a remote store has none."""
+        if "://" in settings.store:
+            raise ValueError(
+                f"tracking.uri is unset and the store {settings.store} is remote: runs trained "
+                "here are tracked in a local store's database; set tracking.uri to an MLflow "
+                "server (or database URL) this machine reaches"
+            )
 
     def check_base_model(self, model: str | None) -> None:
         """An Azure ML model asset is mounted into Azure ML jobs; nothing here can load it."""
@@ -214,6 +234,14 @@ class AzureMLPlatform:
             return job_output(job)
         return _model_here(backends, model_dir, job)  # an MLflow model is built from its files
 
+    def tracking_uri(self, backends: Backends) -> str:
+        """The workspace's own MLflow tracking (its jobs log there too)."""
+        workspace = backends.workspace
+        return workspace.workspaces.get(workspace.workspace_name).mlflow_tracking_uri
+
+    def check_tracking(self, settings: BackendSettings) -> None:
+        return None  # the workspace's tracking takes every run
+
     def check_evaluation(self, settings: BackendSettings) -> None:
         if settings.training is not PlatformKind.azureml:
             raise ValueError(
@@ -275,6 +303,24 @@ class Backends:
         from platforms.azureml import client
 
         return client.connect(self.settings.azureml.workspace)
+
+    @cached_property
+    def tracking_uri(self) -> str:
+        """Where runs are tracked (and the local registry's models registered): `tracking.uri`,
+        else the training platform's (the local store's SQLite database, the Azure ML
+        workspace's tracking)."""
+        return self.settings.tracking_uri or PLATFORMS[self.settings.training].tracking_uri(self)
+
+    @property
+    def tracking_artifact_root(self) -> Path | None:
+        """Where a local store's runs keep their files (`{store}/mlflow/artifacts`); None: the
+        tracking server's own artifact store."""
+        from platforms.tracking import local_artifact_root, local_tracking_uri
+
+        store = Path(self.store.uri)
+        if self.store.is_local and self.tracking_uri == local_tracking_uri(store):
+            return local_artifact_root(store)
+        return None
 
     @cached_property
     def registry(self) -> ModelRegistry:

@@ -51,7 +51,7 @@ def notification(event: Event, message: str, details: dict[str, Any]) -> dict[st
         "event": event,
         "message": message,
         "flow_run_id": run_id,
-        "ui_url": _ui_url(run_id),
+        "ui_url": flow_run_url(run_id),
         "details": details,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "text": f"tunegate {event}: {message}",  # what Slack and Teams show
@@ -80,7 +80,8 @@ def send(config: NotifyConfig, event: Event, message: str, details: dict[str, An
     return False
 
 
-def _ui_url(run_id: str | None) -> str | None:
+def flow_run_url(run_id: str | None) -> str | None:
+    """The flow run's page in the Prefect UI, when a UI URL is configured."""
     from prefect.settings import PREFECT_UI_URL
 
     base = PREFECT_UI_URL.value()

@@ -6,18 +6,32 @@ A local store keeps MLflow's tracking and model-registry database at `{store}/ml
 `azureml://` tracking URI). `mlflow ui --backend-store-uri sqlite:///{store}/mlflow/mlflow.db`
 (or `tunegate ui`) browses it.
 
+A `retrain` run is one `TrackedRun` (`start_run`: found again by its flow run's id when that flow
+run is retried or resumed): parameters (the config, `flat_params`), metrics and curves, tags,
+text and file artifacts, a loss plot (`loss_curve_png`, matplotlib's Agg canvas: no display),
+and its end status; flows/run_tracking.py says what goes in. The trainer logs into the same run
+(trainer/tracking.py).
+
 A new SQLite database is a copy of an empty one migrated once per MLflow version and kept in the
 user's cache (`~/.cache/tunegate/`): MLflow's own migrations take seconds, a copy milliseconds.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
+import math
 import os
 import shutil
+import time
 import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -116,3 +130,188 @@ def experiment_id(mlflow_client: MlflowClient, name: str, artifact_root: Path | 
         if found is None:
             raise
         return found.experiment_id
+
+
+class TrackingConfig(BaseModel):
+    """Where runs are tracked (and, with the local registry, models registered)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    uri: str | None = Field(
+        None,
+        description="An MLflow tracking URI (http://host:5000, a database URL, an azureml:// "
+        "URI). Unset: the local store's SQLite database ({store}/mlflow/mlflow.db), or the Azure "
+        "ML workspace's tracking when train.backend is azureml.",
+    )
+
+
+# the tag that finds the MLflow run of a Prefect flow run again (a retried or resumed flow run)
+FLOW_RUN_TAG = "tunegate.flow_run_id"
+RunStatus = Literal["FINISHED", "FAILED", "KILLED"]
+
+
+def check_uri(uri: str) -> None:
+    """Refuse, naming the fix, a tracking URI this installation cannot open: Azure ML's
+    `azureml://` needs the azureml-mlflow plugin."""
+    if uri.startswith("azureml:") and importlib.util.find_spec("azureml.mlflow") is None:
+        raise ValueError(
+            f"the tracking URI {uri} is an Azure ML workspace's, which MLflow reads through the "
+            "azureml-mlflow plugin: pip install azureml-mlflow, or set tracking.uri to an MLflow "
+            "server"
+        )
+
+
+@dataclass(frozen=True)
+class TrackedRun:
+    """One MLflow run: a `retrain` flow run's parameters, curves, metrics, tags and reports."""
+
+    client: MlflowClient
+    uri: str
+    experiment_id: str
+    run_id: str
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        """Log parameters not logged yet (a resumed run keeps those it has: MLflow refuses to
+        change a logged one); values longer than MLflow takes are cut."""
+        from mlflow.entities import Param
+
+        logged = self.client.get_run(self.run_id).data.params
+        fresh = [
+            Param(key, _param_value(value)) for key, value in params.items() if key not in logged
+        ]
+        for start in range(0, len(fresh), _BATCH):
+            self.client.log_batch(self.run_id, params=fresh[start : start + _BATCH])
+
+    def log_metrics(self, metrics: Mapping[str, float | int | bool], step: int = 0) -> None:
+        """Numbers at `step` (booleans as 0/1); a metric logged again adds a point to its curve."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        points = [
+            Metric(key, float(value), now, step)
+            for key, value in metrics.items()
+            if isinstance(value, int | float) and math.isfinite(value)
+        ]
+        for start in range(0, len(points), _BATCH):
+            self.client.log_batch(self.run_id, metrics=points[start : start + _BATCH])
+
+    def log_curve(self, key: str, points: Sequence[tuple[int, float]]) -> None:
+        """A metric's whole curve: (step, value) pairs."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(key, float(value), now, int(step)) for step, value in points]
+        for start in range(0, len(metrics), _BATCH):
+            self.client.log_batch(self.run_id, metrics=metrics[start : start + _BATCH])
+
+    def history(self, key: str) -> list[tuple[int, float]]:
+        """The (step, value) points of a logged metric (empty when it was never logged)."""
+        return [(m.step, m.value) for m in self.client.get_metric_history(self.run_id, key)]
+
+    def set_tags(self, tags: Mapping[str, Any]) -> None:
+        from mlflow.entities import RunTag
+
+        found = [RunTag(key, str(value)) for key, value in tags.items() if value is not None]
+        if found:
+            self.client.log_batch(self.run_id, tags=found)
+
+    def log_text(self, text: str, artifact_file: str) -> None:
+        """A text artifact (a report's markdown or JSON) at `artifact_file` in the run."""
+        self.client.log_text(self.run_id, text, artifact_file)
+
+    def log_file(self, path: Path, artifact_path: str | None = None) -> None:
+        """A file of this machine copied into the run's artifacts (under `artifact_path`)."""
+        self.client.log_artifact(self.run_id, str(path), artifact_path)
+
+    def end(self, status: RunStatus) -> None:
+        """The run ends: FINISHED, FAILED or KILLED (never left RUNNING)."""
+        self.client.set_terminated(self.run_id, status)
+
+    @property
+    def link(self) -> str:
+        """Where a person sees the run: its page on an MLflow server, else how to open one."""
+        if self.uri.startswith(("http://", "https://")):
+            return f"{self.uri.rstrip('/')}/#/experiments/{self.experiment_id}/runs/{self.run_id}"
+        return f"`tunegate ui`, then run {self.run_id} (experiment {self.experiment_id})"
+
+
+_BATCH = 100  # MLflow takes at most 100 params or tags and 1000 metrics in one batch
+
+
+def start_run(
+    uri: str,
+    experiment: str,
+    run_name: str | None,
+    flow_run_id: str | None,
+    tags: Mapping[str, Any],
+    artifact_root: Path | None = None,
+) -> TrackedRun:
+    """The MLflow run of a flow run in experiment `experiment` (one per model name): the one
+    tagged with `flow_run_id` when that flow run already has one (a retried or resumed flow run
+    goes on in it, RUNNING again), else a new run named `run_name`, with `tags`."""
+    check_uri(uri)
+    mlflow_client = client(uri)
+    experiment_key = experiment_id(mlflow_client, experiment, artifact_root)
+    found = []
+    if flow_run_id:
+        found = mlflow_client.search_runs(
+            [experiment_key], f"tags.`{FLOW_RUN_TAG}` = '{flow_run_id}'", max_results=1
+        )
+    if found:
+        run_id = found[0].info.run_id
+        mlflow_client.update_run(run_id, "RUNNING")
+    else:
+        run_id = mlflow_client.create_run(experiment_key, run_name=run_name).info.run_id
+    run = TrackedRun(mlflow_client, uri, experiment_key, run_id)
+    run.set_tags({**tags, FLOW_RUN_TAG: flow_run_id})
+    return run
+
+
+def flat_params(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested mapping (a validated config) as `section.field` keys; lists stay one value."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flat_params(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _param_value(value: Any) -> str:
+    from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
+
+    # as MLflow writes a value (str()), a list or mapping as JSON
+    text = json.dumps(value, default=str) if isinstance(value, list | dict) else str(value)
+    return text if len(text) <= MAX_PARAM_VAL_LENGTH else text[: MAX_PARAM_VAL_LENGTH - 1] + "…"
+
+
+def loss_curve_png(history: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
+    """A plot of the training loss (and the evaluation loss, when logged) by step, from a
+    trainer's log history (`trainer_state.json`'s `log_history`, or metrics.json's
+    `loss_curve`); None when the history holds no loss."""
+    curves = {
+        name: [(h["step"], h[key]) for h in history if key in h and "step" in h]
+        for name, key in (("training loss", "loss"), ("evaluation loss", "eval_loss"))
+    }
+    if not curves["training loss"]:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 4), dpi=100)
+    FigureCanvasAgg(figure)  # a figure of its own: no pyplot state, no display
+    axes = figure.add_subplot()
+    for (name, points), style in zip(curves.items(), ("-", "o--"), strict=True):
+        if points:
+            steps, values = zip(*points, strict=True)
+            axes.plot(steps, values, style, label=name)
+    axes.set_xlabel("step")
+    axes.set_ylabel("loss")
+    axes.set_title("Training loss")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png")
+    return path

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from platforms.locks import process_alive
 from trainer.args import command_line
+from trainer.tracking import job_variables
 
 if TYPE_CHECKING:
     from platforms.registry import ModelRegistry, ModelVersion
@@ -39,6 +40,8 @@ class TrainSpec(BaseModel):
     args: dict[str, Any]
     nproc: int = 1
     accelerate_config: str | None = None
+    tracking_uri: str | None = None  # the flow's MLflow run, which the trainer logs into
+    tracking_run_id: str | None = None
 
 
 class TrainingJob(BaseModel):
@@ -135,6 +138,7 @@ class LocalTrainingBackend:
                 "TUNEGATE_EXIT_FILE": str(folder / "exit_code"),
                 "HF_HUB_OFFLINE": "1",
                 "PYTHONUNBUFFERED": "1",
+                **job_variables(spec.tracking_uri, spec.tracking_run_id),
             },
         )
         log.close()

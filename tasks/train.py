@@ -126,15 +126,23 @@ def job_name_for(data: str, task: str, config: TrainConfig) -> str:
 
 
 def run_training(
-    backend: TrainingBackend, split: DatasetRef, config: TrainConfig, on_log: Any = log.info
+    backend: TrainingBackend,
+    split: DatasetRef,
+    config: TrainConfig,
+    on_log: Any = log.info,
+    tracking: tuple[str, str] | None = None,
 ) -> TrainingJob:
-    """Submit (or reattach to, or reuse) the job for this data and config; wait for it."""
+    """Submit (or reattach to, or reuse) the job for this data and config; wait for it. With
+    `tracking` (tracking URI, run id) the trainer logs its curves into that MLflow run."""
+    uri, run_id = tracking or (None, None)
     spec = TrainSpec(
         name=job_name(split, config),
         data_dir=split.uri,
         args=config.trainer_args(split.task),
         nproc=config.nproc,
         accelerate_config=config.accelerate_config,
+        tracking_uri=uri,
+        tracking_run_id=run_id,
     )
     job = backend.submit(spec)
     if job.status == "running":
@@ -144,13 +152,17 @@ def run_training(
 
 
 @task(name="train", cache_policy=NONE)
-def train_task(backends: Backends, split: DatasetRef, config: TrainConfig) -> TrainingJob:
-    """Fine-tune the base model on the split dataset; training logs stream into this run.
+def train_task(
+    backends: Backends, split: DatasetRef, config: TrainConfig, tracking_run_id: str | None = None
+) -> TrainingJob:
+    """Fine-tune the base model on the split dataset; training logs stream into this run, and
+    the loss and evaluation curves into the MLflow run `tracking_run_id` (when given).
 
     The split's files are checked against its manifest first: a model never trains on data that
     changed after it was approved and split."""
     logger = get_run_logger()
     backends.store.verify(backends.store.read_manifest(split.uri))
+    tracking = (backends.tracking_uri, tracking_run_id) if tracking_run_id else None
     return run_training(
-        backends.training, split, config, lambda line: logger.info("trainer | %s", line)
+        backends.training, split, config, lambda line: logger.info("trainer | %s", line), tracking
     )

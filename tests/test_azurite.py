@@ -44,7 +44,9 @@ def test_data_stages_read_and_write_blob_storage(azurite: str, make_config, monk
         service.get_blob_client("incoming", name).upload_blob("\n".join(lines).encode())
 
     cfg = make_config(
-        store="az://tunegate/store", ingest={"inputs": ["az://incoming/tickets/*.jsonl"]}
+        store="az://tunegate/store",
+        ingest={"inputs": ["az://incoming/tickets/*.jsonl"]},
+        tracking={"uri": "http://mlflow.example:5000"},  # a remote store has no database
     )
     client, store = shared_client(cfg.dask), cfg.open_store()
     ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)

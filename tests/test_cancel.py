@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from platforms import tracking
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow
@@ -90,6 +91,10 @@ def test_a_signal_stops_the_run_and_its_training_job(
         assert signal.Signals(signum).name in ended["message"]
         assert ended["stages"]["split"]["status"] == "completed"
         assert ended["stages"]["train"]["status"] == "cancelled"
+        # Its MLflow run ended KILLED (never left RUNNING), and the summary says where it is.
+        client = tracking.client(tracking.local_tracking_uri(store))
+        [tracked] = client.search_runs([e.experiment_id for e in client.search_experiments()])
+        assert tracked.info.status == "KILLED" and tracked.info.run_id in ended["tracking_run"]
         # Nothing the run started in its session outlives it: not Prefect's temporary API
         # server, not Dask.
         deadline = time.monotonic() + 10

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.retrain import retrain
 from flows.summary import RunSummary
+from platforms import tracking
 from platforms.approvals import ApprovalRecord
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import MlflowRegistry
@@ -26,9 +27,18 @@ pytestmark = pytest.mark.slow
 TRAIN = {
     "epochs": 1,
     "max_length": 96,
-    "batch_size": 8,
+    "batch_size": 2,  # a step per two windows: a loss curve of 10+ points in one short epoch
     "args": {"doc_stride": 32, "logging_steps": 1},
 }
+
+
+def _mlflow_run(client, flow_run_id: str | None):
+    """The MLflow run of a Prefect flow run (found by its tag)."""
+    [found] = client.search_runs(
+        [e.experiment_id for e in client.search_experiments()],
+        f"tags.`{tracking.FLOW_RUN_TAG}` = '{flow_run_id}'",
+    )
+    return found
 
 
 def _config(make_config, tmp_path: Path, **evaluate):
@@ -90,6 +100,32 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert (Path(champion.path) / record["path"] / "model.onnx").is_file()
     metrics = json.loads((Path(champion.path) / "metrics.json").read_text())
     assert metrics["loss_curve"] and metrics["train_records"] > 0
+    # The run is an MLflow run in the store's database: parameters, the trainer's live loss
+    # curve, base/candidate metrics, the gate's decision, the reports and the loss plot.
+    client = tracking.client(tracking.local_tracking_uri(Path(cfg.store)))
+    run = client.get_run(lineage.tracking_run_id)
+    assert _mlflow_run(client, summary.flow_run_id).info.run_id == run.info.run_id
+    assert run.info.status == "FINISHED" and run.info.run_name == "retrain-extractive-qa"
+    assert client.get_experiment(run.info.experiment_id).name == "tunegate-extractive-qa"
+    assert (
+        run.data.params["train.max_length"] == "96" and run.data.params["task"] == "extractive-qa"
+    )
+    assert run.data.params["trainer.logging_steps"] == "1"  # resolved trainer arguments too
+    # the trainer subprocess logged into this run itself (only it knows its output folder)
+    assert run.data.params["trainer.output_dir"] == summary.stages["train"].details["output_dir"]
+    losses = client.get_metric_history(run.info.run_id, "loss")
+    assert len(losses) >= 10 and len(losses) == len(metrics["loss_curve"])
+    assert run.data.metrics["base.f1"] == evaluation["base"]["f1"]
+    assert run.data.metrics["candidate.f1"] == evaluation["candidate"]["f1"]
+    assert run.data.metrics["gate.passed"] == 1.0 and run.data.tags["tunegate.gate"] == "passed"
+    assert run.data.tags["tunegate.dataset.split"] == lineage.datasets["split"]
+    assert run.data.tags["tunegate.approval_hash"] == lineage.approval_hash
+    assert run.data.tags["mlflow.source.git.commit"] == lineage.code_version
+    assert {"training/loss-curve.png", "evaluation/report.md", "screening/report.md"} <= {
+        a.path
+        for top in ("training", "evaluation", "screening")
+        for a in client.list_artifacts(run.info.run_id, top)
+    }
 
     # Same data and training config, a stricter gate: the finished job is reused, the champion is
     # scored beside the candidate, and a gate no model can pass stops before registration.
@@ -109,6 +145,14 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert failed.evaluation["champion"] == evaluation["candidate"]
     assert "register" not in failed.stages
     assert [v.version for v in registry.versions("tunegate-extractive-qa")] == [1]
+    # its own MLflow run, FAILED: the champion's metrics beside the candidate's, the gate's
+    # decision, and the reused job's loss curve (from its files: it trained in the first run)
+    failed_run = _mlflow_run(client, failed.flow_run_id)
+    assert failed_run.info.status == "FAILED" and failed_run.info.run_id != run.info.run_id
+    assert failed_run.data.metrics["champion.f1"] == evaluation["candidate"]["f1"]
+    assert failed_run.data.metrics["gate.passed"] == 0.0
+    assert failed_run.data.tags["tunegate.gate"] == "failed"
+    assert len(client.get_metric_history(failed_run.info.run_id, "loss")) == len(losses)
 
     # The original config again: the same finished job was registered already, so the run
     # reuses version 1 instead of registering a copy.

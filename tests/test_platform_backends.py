@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.config import load_config
+from flows.config import ConfigError, load_config
 from platforms.backends import Backends, BackendSettings
 from platforms.lineage import Lineage
 from platforms.registry import MlflowRegistry
@@ -28,19 +28,38 @@ def test_the_config_chooses_the_backends_and_each_is_built_once(tmp_path: Path) 
     assert backends.training is backends.training
 
 
+ON_BLOB = ["store=az://container/prefix", "azure.account_name=acct"]
+
+
+def test_a_blob_store_training_here_needs_a_tracking_uri(tmp_path: Path) -> None:
+    """A local store tracks its runs in its own database; a remote one has none, so a run
+    trained here names `tracking.uri` before any work starts (Azure ML training: the
+    workspace's tracking)."""
+    with pytest.raises(ConfigError, match=r"tracking\.uri is unset and the store az://"):
+        load_config(None, ON_BLOB)
+    assert load_config(None, [*ON_BLOB, "train.backend=azureml"]).tracking.uri is None
+    local = load_config(None, [f"store={tmp_path}"]).backends()
+    assert local.tracking_uri == f"sqlite:///{tmp_path.resolve()}/mlflow/mlflow.db"
+    assert (tmp_path / "mlflow" / "mlflow.db").is_file()
+    assert local.tracking_artifact_root == tmp_path.resolve() / "mlflow" / "artifacts"
+    server = load_config(None, [*ON_BLOB, "tracking.uri=http://mlflow.example:5000"])
+    assert server.backends().tracking_uri == "http://mlflow.example:5000"
+    assert server.backends().tracking_artifact_root is None  # the server's own
+
+
 @pytest.mark.parametrize(
     ("field", "part"),
     [("registry.backend", "registry"), ("train.backend", "training")],
 )
 def test_a_local_backend_on_a_blob_store_names_the_field_to_change(field: str, part: str) -> None:
-    cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
+    cfg = load_config(None, [*ON_BLOB, "tracking.uri=http://mlflow.example:5000"])
     backends = cfg.backends()
     with pytest.raises(ValueError, match=f"{field}=local needs a local store.*{field}=azureml"):
         getattr(backends, part)
 
 
 def test_a_local_endpoint_on_a_blob_store_names_the_field_to_change() -> None:
-    cfg = load_config(None, ["store=az://container/prefix", "azure.account_name=acct"])
+    cfg = load_config(None, [*ON_BLOB, "tracking.uri=http://mlflow.example:5000"])
     backends = cfg.backends()
     with pytest.raises(ValueError, match=r"rollout\.backend=local needs a local store"):
         backends.open_endpoint("qa")

@@ -14,7 +14,8 @@ Multi-node on Azure ML (one launcher per node; Azure ML sets the rank and rendez
 
 Writes to --output-dir: the LoRA adapter (or full weights), the tokenizer, `model_info.json`,
 `metrics.json` (loss curve, eval loss, tokens/s, peak memory, steps) and the trainer state; with
---merge-adapter also `merged/`. Logs to MLflow when MLFLOW_TRACKING_URI is set.
+--merge-adapter also `merged/`. Logs to MLflow when MLFLOW_TRACKING_URI is set: into the flow's
+run when the training backend names one (trainer/tracking.py).
 
 Every --save-steps optimizer steps a checkpoint goes to --checkpoint-dir (default
 `OUTPUT/checkpoints`); started again with the same arguments (a preempted job's rerun), it resumes
@@ -24,6 +25,7 @@ saved (trainer/checkpoints.py).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -53,6 +55,7 @@ from trainer.modeling import (
     write_model_info,
 )
 from trainer.taskspec import task_spec
+from trainer.tracking import attached_run, given_run
 
 log = logging.getLogger("trainer.train")  # not __name__: that is __main__ under `python -m`
 
@@ -63,7 +66,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     _log_to_stdout()
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_dir = checkpoint_folder(args)
 
     # data
     tokenizer = load_tokenizer(args.model)  # with a pad token
@@ -91,7 +93,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
-    # trainer
+    # trainer: its curves go into the flow's MLflow run when the training backend names one
+    with attached_run(dataclasses.asdict(args), training_args.process_index):
+        return _train(args, training_args, model, tokenizer, code, train_set, eval_set)
+
+
+def _train(
+    args: TrainArgs,
+    training_args: TrainingArguments,
+    model: Any,
+    tokenizer: Any,
+    code: Any,
+    train_set: Any,
+    eval_set: Any,
+) -> dict[str, Any]:
+    output_dir, checkpoint_dir = Path(args.output_dir), checkpoint_folder(args)
     trainer = Trainer(
         model=model,
         args=training_args,
@@ -253,8 +269,9 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
 
 
 def report_to() -> list[str] | str:
-    """MLflow when a tracking URI is set (Azure ML jobs set one) and mlflow is installed."""
-    if not os.environ.get("MLFLOW_TRACKING_URI"):
+    """MLflow when a tracking URI is set (Azure ML jobs set one; a training backend hands its
+    flow's run, trainer/tracking.py) and mlflow is installed."""
+    if not os.environ.get("MLFLOW_TRACKING_URI") and given_run() is None:
         return "none"
     if importlib.util.find_spec("mlflow") is None:
         print(

@@ -48,6 +48,7 @@ from platforms.azureml.environment import (
 )
 from platforms.training import TrainSpec, trainer_arguments
 from trainer.args import MIXED_PRECISION, TrainArgs
+from trainer.tracking import job_variables
 
 _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
@@ -209,7 +210,10 @@ def training_job(
         code=str(code_dir),
         command=training_command(spec, launch, config.job),
         environment=environment(config.environment, env_context),
-        environment_variables=base_model.environment_variables(model, config.job),
+        environment_variables={
+            **base_model.environment_variables(model, config.job),
+            **job_variables(spec.tracking_uri, spec.tracking_run_id),  # the flow's MLflow run
+        },
         compute=config.compute.name,
         instance_count=launch.instance_count,
         distribution=PyTorchDistribution(process_count_per_instance=processes),

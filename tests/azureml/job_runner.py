@@ -23,7 +23,7 @@ What Azure ML does on each node of a command job, and what `run_job` does here:
   context: `AZUREML_RUN_ID`, `AZUREML_ARM_SUBSCRIPTION`, `AZUREML_ARM_RESOURCEGROUP`,
   `AZUREML_ARM_WORKSPACE_NAME`, `AZUREML_ARM_PROJECT_NAME` (the experiment), `AZUREML_CR_*`,
   `MLFLOW_TRACKING_URI` / `MLFLOW_EXPERIMENT_NAME` / `MLFLOW_RUN_ID` (the job is the MLflow run).
-  Here the tracking URI is a file store under the job's folder (the real one is the workspace's
+  Here the tracking URI is a SQLite database in the job's folder (the real one is the workspace's
   `azureml://` URI, which needs the service); the run is created in it when mlflow is installed.
 - **Distribution** (`distribution: {type: pytorch, process_count_per_instance: P}` on
   `instance_count: N` nodes): Azure ML starts the command P times on each node and "sets the
@@ -351,18 +351,19 @@ def _run_context(job: dict[str, Any], run_id: str, workdir: Path) -> dict[str, s
                 "root_run_id": run_id,
             }
         ),
-        "MLFLOW_TRACKING_URI": (workdir / "mlruns").resolve().as_uri(),
         "MLFLOW_EXPERIMENT_NAME": experiment,
     }
-    try:
-        import mlflow
-    except ImportError:  # the trainer then says it does not log to MLflow
-        return context
-    mlflow.set_tracking_uri(context["MLFLOW_TRACKING_URI"])
-    experiment_id = mlflow.set_experiment(experiment).experiment_id
-    with mlflow.start_run(run_name=run_id) as run:  # Azure ML creates the run before the job
-        context |= {"MLFLOW_RUN_ID": run.info.run_id, "MLFLOW_EXPERIMENT_ID": experiment_id}
-    return context
+    from platforms import tracking
+
+    uri = tracking.ensure_local_database(workdir)  # MLflow 3 refuses a new file store
+    client = tracking.client(uri)
+    experiment_key = tracking.experiment_id(client, experiment, workdir / "artifacts")
+    run = client.create_run(experiment_key, run_name=run_id)  # Azure ML creates it before the job
+    return context | {
+        "MLFLOW_TRACKING_URI": uri,
+        "MLFLOW_RUN_ID": run.info.run_id,
+        "MLFLOW_EXPERIMENT_ID": experiment_key,
+    }
 
 
 def _mount_input(source: Path, target: Path, spec: dict[str, Any] | None) -> Path:

@@ -21,6 +21,9 @@ from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 from cli.main import app
+from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.entities import training_job
+from platforms.training import TrainSpec
 from tasks.records import TaskType
 from tests.azureml.job_runner import JobRun, run_job
 from tests.trainer.tiny import qa_record, write_dataset
@@ -108,14 +111,18 @@ def test_the_node_runs_the_staged_code_with_azure_ml_s_variables(tmp_path: Path)
     what the slow tests below rely on (a probe in place of the trainer)."""
     job_yml = _export(tmp_path, {"launcher": "torchrun", "gpus_per_node": 2})
     job = yaml.safe_load(job_yml.read_text())
+    # what the training backend adds for a flow's MLflow run (entities.training_job)
+    flow_run = ("http://mlflow.example:5000", "0123456789abcdef0123456789abcdef")
+    job["environment_variables"].update(_tracked_job_variables(tmp_path, *flow_run))
     probe = (
-        "import json, os, pathlib, trainer; "
+        "import json, os, pathlib, trainer, trainer.tracking; "
         "data = pathlib.Path(os.environ['AZURE_ML_INPUT_data']); "
         "out = pathlib.Path(os.environ['AZURE_ML_OUTPUT_model']); "
         "(out / ('rank-' + os.environ['RANK'])).write_text(os.environ['LOCAL_RANK']); "
         "os.environ['RANK'] == '1' and (data / 'stray').write_text('x'); "
         "print(json.dumps({'trainer': trainer.__file__, 'cwd': os.getcwd(), "
-        "'argv': __import__('sys').argv[1:], 'env': dict(os.environ)}))"
+        "'argv': __import__('sys').argv[1:], 'env': dict(os.environ), "
+        "'run': trainer.tracking.given_run()}))"
     )
     job["command"] = (
         shlex.join(["python", "-c", probe, "${{inputs.data}}", "${{outputs.model}}"])
@@ -142,10 +149,27 @@ def test_the_node_runs_the_staged_code_with_azure_ml_s_variables(tmp_path: Path)
         assert env["PYTHONUNBUFFERED"] == "1"  # the job's environment_variables
         assert env["AZUREML_ARM_PROJECT_NAME"] == "tunegate-job-command"
         assert env["AZUREML_RUN_ID"].startswith(job["name"])
+        # the job is an MLflow run of its own (Azure ML's MLFLOW_RUN_ID wins over the job's);
+        # the trainer logs into the flow's run all the same
+        assert probe_out["run"] == list(flow_run) and env["MLFLOW_RUN_ID"] != flow_run[1]
     assert seen[0]["env"]["MASTER_PORT"] == seen[1]["env"]["MASTER_PORT"]
     # Both processes' files were uploaded to the job's output; each is seen writing its own.
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["rank-0", "rank-1"]
     assert run.writes == {"0": ["rank-0"], "1": ["rank-1"]}
+
+
+def _tracked_job_variables(tmp_path: Path, uri: str, run_id: str) -> dict[str, str]:
+    """The variables `training_job` gives a job whose spec names the flow's MLflow run."""
+    spec = TrainSpec(
+        name="train-0123",
+        data_dir=str(tmp_path),
+        args={"task": "extractive-qa", "model": PACKAGED_MODEL},
+        tracking_uri=uri,
+        tracking_run_id=run_id,
+    )
+    config = AzureMLConfig.model_validate({})
+    job = training_job(spec, config, tmp_path, "azureml:tunegate-split:1")
+    return {k: v for k, v in job.environment_variables.items() if "MLFLOW" in k}
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import torch
 from transformers import AutoModelForQuestionAnswering, TrainingArguments
 
+from platforms import tracking
 from tasks.records import TaskType
 from tests.trainer.tiny import (
     chat_record,
@@ -22,6 +24,7 @@ from tests.trainer.tiny import (
 )
 from trainer.args import parse_args
 from trainer.modeling import load_trained
+from trainer.tracking import job_variables
 from trainer.train import main, report_to
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +38,10 @@ ROOT = Path(__file__).resolve().parents[2]
         (TaskType.chat, chat_record, "gpt2"),
     ],
 )
-def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: str) -> None:
+def test_trainer_runs_each_task(
+    tmp_path: Path, task: TaskType, records, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _flow_run(tmp_path, monkeypatch) if kind == "bert" else None
     data = write_dataset(tmp_path, task, records)
     model = tiny_model(tmp_path, kind)
     trainer_task = {
@@ -69,6 +75,8 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
         ]
     )
     assert metrics["loss_curve"] and metrics["tokens_per_second"] > 0
+    if run is not None:
+        _logged_into_the_flow_run(*run, metrics)
     assert metrics["eval"]["eval_loss"] > 0 and metrics["peak_memory_bytes"] > 0
     out = tmp_path / "out"
     assert (out / "adapter_model.safetensors").exists() and (out / "metrics.json").exists()
@@ -98,6 +106,38 @@ def test_trainer_runs_each_task(tmp_path: Path, task: TaskType, records, kind: s
         assert not any("lora" in name for name, _ in served.named_parameters())
         with torch.no_grad():
             torch.testing.assert_close(served(**inputs).start_logits, adapter_logits)
+
+
+def _flow_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A flow's MLflow run on a temp store, handed to the trainer as a training backend does."""
+    uri = tracking.ensure_local_database(tmp_path / "store")
+    client = tracking.client(uri)
+    experiment = tracking.experiment_id(client, "m", tmp_path / "artifacts")
+    run_id = client.create_run(experiment).info.run_id
+    client.log_param(run_id, "train.learning_rate", "0.001")  # the flow's, logged before
+    for name, value in job_variables(uri, run_id).items():
+        monkeypatch.setenv(name, value)
+    for name in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_MAX_LOG_PARAMS"):
+        monkeypatch.delenv(name, raising=False)
+    return uri, run_id
+
+
+def _logged_into_the_flow_run(uri: str, run_id: str, metrics: dict) -> None:
+    """The curves went live into the given run, and only there; the run is still the flow's
+    (RUNNING); the trainer's arguments sit beside the flow's parameters without clashing."""
+    client = tracking.client(uri)
+    losses = [(m.step, m.value) for m in client.get_metric_history(run_id, "loss")]
+    assert losses == [(p["step"], pytest.approx(p["loss"])) for p in metrics["loss_curve"]]
+    assert client.get_metric_history(run_id, "eval_loss")  # per epoch and after training
+    run = client.get_run(run_id)
+    assert run.info.status == "RUNNING"
+    assert run.data.params["train.learning_rate"] == "0.001"
+    assert float(run.data.params["trainer.epochs"]) == 2 and "learning_rate" not in run.data.params
+    every_run = client.search_runs(
+        [e.experiment_id for e in client.search_experiments()], run_view_type=3
+    )
+    assert [r.info.run_id for r in every_run] == [run_id]  # no run of the callback's own
+    assert "MLFLOW_TRACKING_URI" not in os.environ  # the variables are as they were
 
 
 def test_mlflow_only_with_a_tracking_uri_and_the_package(monkeypatch, capsys) -> None:
