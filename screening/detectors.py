@@ -158,6 +158,7 @@ class PatternDetectors:
 def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetectors:
     """`install_recognizers`' recognizers and Presidio's pattern ones for `language`, without
     spaCy (so without person names, which need its NER): one per process and configuration."""
+    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)  # other languages' recognizers
     registry = RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language])
     replaced = {"PhoneRecognizer", "CreditCardRecognizer"}  # as install_recognizers does

@@ -20,6 +20,8 @@ from azure.ai.ml.entities import (
     CodeConfiguration,
     Command,
     Data,
+    DataCollector,
+    DeploymentCollection,
     Environment,
     ManagedOnlineDeployment,
     ManagedOnlineEndpoint,
@@ -46,15 +48,25 @@ from platforms.azureml.environment import (
     staged_context,
 )
 from platforms.training import TrainSpec, trainer_arguments
+from serving.collect import INPUTS, OUTPUTS
 from trainer.args import MIXED_PRECISION, TrainArgs
 
 _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
-SERVING_PACKAGES = ("serving", "trainer")
+SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks collected traffic
 SCORE_SCRIPT = "score.py"
-_SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's."""
+_SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's.
 
-from serving.scoring import init, run  # noqa: F401
+Requests and answers are collected masked by the screen's recognizers (serving/collect.py).
+"""
+
+from screening.outputs import traffic_masker
+from serving import scoring
+from serving.scoring import run  # noqa: F401
+
+
+def init() -> None:
+    scoring.init(traffic_masker)
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"
@@ -380,7 +392,15 @@ def online_deployment(
     tags: dict[str, Any],
     env_context: Path | None = None,
 ) -> ManagedOnlineDeployment:
-    """A deployment running serving/'s init()/run() with probes fit for slow-loading models."""
+    """A deployment running serving/'s init()/run() with probes fit for slow-loading models,
+    Application Insights and data collection (the scoring script masks what it collects) as
+    the config says."""
+    collector = None
+    if config.collect:
+        collector = DataCollector(
+            collections={name: DeploymentCollection(enabled="true") for name in (INPUTS, OUTPUTS)},
+            sampling_rate=config.collect_sample_rate,
+        )
     probe = ProbeSettings(
         initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
     )
@@ -398,10 +418,14 @@ def online_deployment(
         ),
         liveness_probe=probe,
         readiness_probe=probe,
+        app_insights_enabled=config.app_insights,
+        data_collector=collector,
         environment_variables={
             "TOKENIZERS_PARALLELISM": "false",
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
+            "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
+            "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
         },
         tags=tags,
     )
