@@ -105,7 +105,15 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     imported = [
         n.module for n in ast.walk(ast.parse(score.read_text())) if isinstance(n, ast.ImportFrom)
     ]
-    assert imported == ["serving.scoring"]
+    assert set(imported) == {"serving.scoring", "serving", "screening.outputs"}
+    # watched: App Insights on, and the masked requests and answers collected (by default)
+    assert deployment.app_insights_enabled is cfg.azureml.endpoint.app_insights is True
+    collections = deployment.data_collector.collections
+    assert {n: c.enabled for n, c in collections.items()} == {
+        "model_inputs": "true",
+        "model_outputs": "true",
+    }
+    assert (serve_code / "screening" / "outputs.py").is_file()
     assert (serve_code / "serving" / "scoring.py").is_file()
     assert (serve_code / "trainer" / "modeling.py").is_file()
 
