@@ -86,6 +86,7 @@ COLLECT_PACKAGES = (
     "presidio-analyzer",
     "phonenumbers",
     "detect-secrets",
+    "faker",  # screening.addresses: the street suffixes the address recognizer knows
     "azureml-ai-monitoring",
     "pandas",
 )
