@@ -29,7 +29,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 from serve import _load, _payloads, _pooled  # benchmarks/serve.py's load generator
 
-from screening.outputs import traffic_masker
+from cli.endpoint import MASKER
 from serving.client import serve_in_thread
 from serving.collect import COLLECTED, read_records
 from serving.server import ServerSettings
@@ -51,10 +51,10 @@ def main() -> None:
         load_tokenizer(PACKAGED_MODEL).save_pretrained(model_dir)
         write_model_info(model_dir, "extractive-qa", PACKAGED_MODEL, adapter=False)
         endpoints = {}
-        for side, masker in (("collecting", traffic_masker), ("not collecting", None)):
+        for side, masker in (("collecting", MASKER), ("not collecting", None)):
             state = tmp / side.replace(" ", "-")
             settings = ServerSettings(key_file=state / "key", state_dir=state)
-            endpoint = stack.enter_context(serve_in_thread(settings, masker_factory=masker))
+            endpoint = stack.enter_context(serve_in_thread(settings, masker=masker))
             with endpoint.client() as admin:
                 admin.put_deployment("blue", str(model_dir), version="qa:1")
                 admin.set_traffic({"blue": 100})

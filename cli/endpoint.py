@@ -23,6 +23,7 @@ endpoint_app = typer.Typer(
 )
 
 DEFAULT_STORE = Path(".tunegate")
+MASKER = "screening.outputs:traffic_masker"  # what masks the collected traffic (serving.collect)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 StateDirOpt = Annotated[
@@ -82,8 +83,10 @@ def serve(
     collect: Annotated[
         bool,
         typer.Option(
+            envvar="TUNEGATE_COLLECT",
             help="Write every scoring request and its answer, masked by the screen's "
-            "recognizers, to <state-dir>/collected/ (`tunegate endpoint traffic` reads them)."
+            "recognizers, to <state-dir>/collected/ (`tunegate endpoint traffic` reads them). "
+            "TUNEGATE_COLLECT=0 turns it off, also for the endpoints a rollout starts.",
         ),
     ] = True,
     collect_max_mb: Annotated[
@@ -97,7 +100,6 @@ def serve(
     --key-file may only POST /score, the admin key beside it (admin-<name>) may do everything
     (both generated on first start, mode 0600).
     """
-    from screening.outputs import traffic_masker
     from serving.server import ServerSettings, run_server
 
     if state_dir is None:
@@ -121,7 +123,7 @@ def serve(
     )
     console.print(f"endpoint http://{host}:{port}  key file {key_file}  state {state_dir}")
     try:
-        run_server(settings, host, port, traffic_masker)
+        run_server(settings, host, port, MASKER)
     except ValueError as exc:
         fail(str(exc))
 

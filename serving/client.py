@@ -10,7 +10,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,6 @@ from serving.traffic import TrafficSettings
 if TYPE_CHECKING:  # the server loads torch and the scoring code: only `serve_in_thread` needs it
     import uvicorn
 
-    from serving.collect import Masker
     from serving.server import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -149,7 +148,7 @@ def serve_in_thread(
     settings: ServerSettings,
     host: str = "127.0.0.1",
     startup_timeout: float = 60.0,
-    masker_factory: Callable[[], Masker] | None = None,
+    masker: str | None = None,
 ) -> Iterator[RunningEndpoint]:
     """A running endpoint on a free port of `host`, stopped on exit; yields once it is live
     (collecting its traffic, masked, when given a masker: `create_app`).
@@ -161,7 +160,7 @@ def serve_in_thread(
     from serving.auth import admin_key_file, read_key
     from serving.server import create_app
 
-    app = create_app(settings, masker_factory)
+    app = create_app(settings, masker)
     key, admin = read_key(settings.key_file), read_key(admin_key_file(settings.key_file))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -2,33 +2,45 @@
 request path.
 
 A scoring process hands each request it answered (or failed) to a `Collection`, which returns at
-once: a background thread masks the request and the answer together (a function the caller
-gives, `screening.outputs.traffic_masker`: the screen's recognizers, so a value the screen would
-redact never reaches a record) and writes it to its sinks. Nothing is written unmasked: with no
-masker, or one that fails to load, nothing is collected. When the thread falls behind, the queue
+once: a feeder thread passes it, as a JSON line, to a writer process (`python -m
+serving.collect`, niced), which masks the request and the answer together (a masker the caller
+names, `screening.outputs:traffic_masker`: the screen's recognizers, so a value the screen would
+redact never reaches a record) and writes it to its sinks. Masking is pure-Python regex work, ~1
+to 3 ms a text: in a thread of the scoring process it would hold the GIL the event loop and the
+batcher need (measured: concurrent requests on the local endpoint went from 27 to 12 per second),
+so it runs in a process of its own that the OS schedules after the scoring one. The writer never
+imports torch or transformers (presidio's optional transformers engine would): it loads in ~1.5 s
+of CPU and ~180 MB. Nothing is written unmasked: with no masker, or one that fails to load,
+nothing is collected (`failed` says why). When the writer falls behind, the queue
 (`max_pending` records) is full and further records are dropped and counted, never waited for.
 
-Sinks:
-- `JsonlSink`: the local endpoint's records, one JSON object a line, in
-  `{endpoint folder}/collected/requests.jsonl` (mode 0600), rotated at `max_bytes` into
-  `requests.1.jsonl` ... `requests.{keep}.jsonl`, so the folder never holds more than
-  `(keep + 1) * max_bytes`. `tunegate endpoint traffic` reads them (`read_records`, `summarise`).
-- `AzureMLSink`: Azure ML's data collector (`azureml-ai-monitoring`'s `Collector`), the
-  deployment's `model_inputs` and `model_outputs` collections (`data_collector` of the
-  deployment), rows correlated by request. Used by the scoring script when the package imports
-  and the deployment enables collection; the collector sends to the deployment's own sidecar.
+Sinks (`--sink` of the writer):
+- `jsonl:<folder>:<max_bytes>:<keep>` (`JsonlSink`): the local endpoint's records, one JSON
+  object a line, in `{endpoint folder}/collected/requests.jsonl` (mode 0600), rotated at
+  `max_bytes` into `requests.1.jsonl` ... `requests.{keep}.jsonl`, so the folder never holds more
+  than `(keep + 1) * max_bytes`. `tunegate endpoint traffic` reads them (`read_records`,
+  `summarise`).
+- `azureml` (`AzureMLSink`): Azure ML's data collector (`azureml-ai-monitoring`'s `Collector`),
+  the deployment's `model_inputs` and `model_outputs` collections (`data_collector` of the
+  deployment), rows correlated by request; the collector sends them to the deployment's sidecar.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import importlib
+import importlib.util
 import json
 import logging
 import os
 import queue
+import subprocess
+import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,9 +49,11 @@ from typing import Any, Protocol
 from serving.metrics import percentile
 
 log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]  # where `serving` is importable from
 COLLECTED = "collected"  # in an endpoint's folder
 RECORDS = "requests.jsonl"
 INPUTS, OUTPUTS = "model_inputs", "model_outputs"  # Azure ML's collection names
+WRITER_NICE = 10
 
 Masker = Callable[[Any], Any]  # a JSON value -> the same value with personal data masked
 
@@ -64,22 +78,35 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-class Collection:
-    """A background writer: `submit` queues an exchange; the thread masks it and writes it to
-    every sink. The masker is made by `masker_factory` on the thread, at its first record (loading
-    the recognizers takes seconds, which neither the endpoint's start nor a request waits for)."""
+def jsonl_sink(folder: Path, max_bytes: int, keep: int) -> str:
+    """The `--sink` of a `JsonlSink`."""
+    return f"jsonl:{folder}:{max_bytes}:{keep}"
 
-    def __init__(
-        self, masker_factory: Callable[[], Masker], sinks: Sequence[Sink], max_pending: int = 1000
-    ) -> None:
-        self._factory = masker_factory
-        self._mask: Masker | None = None
-        self.sinks = list(sinks)
-        self.dropped = 0  # records not collected: the queue was full
-        self.failed: str | None = None  # why nothing is collected (the masker did not load)
+
+class Collection:
+    """The scoring process's side: `submit` queues an exchange and returns; a feeder thread
+    hands it to the writer process, started here with the masker named `masker`
+    ("module:function", the function making the masking function) and `sinks`."""
+
+    def __init__(self, masker: str, sinks: list[str], max_pending: int = 1000) -> None:
+        self.dropped = 0  # records not collected: the queue was full, or the writer gone
         self._queue: queue.Queue[Exchange | None] = queue.Queue(max_pending)
-        self._thread = threading.Thread(target=self._work, name="collect", daemon=True)
-        self._thread.start()
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        command = [sys.executable, "-m", "serving.collect", "--masker", masker]
+        for sink in sinks:
+            command += ["--sink", sink]
+        self._writer = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+        self._feeder = threading.Thread(target=self._feed, name="collect-feeder", daemon=True)
+        self._feeder.start()
+
+    @property
+    def failed(self) -> str | None:
+        """Why nothing is collected any more (the writer exited), or None."""
+        code = self._writer.poll()
+        return None if code in (None, 0) else f"the collection writer exited with code {code}"
 
     def submit(self, exchange: Exchange) -> bool:
         """Queue `exchange`; False (and counted in `dropped`) when the queue is full."""
@@ -90,59 +117,96 @@ class Collection:
             return False
         return True
 
-    def flush(self) -> None:
-        """Wait until every queued exchange is written (or dropped)."""
-        self._queue.join()
-
-    def close(self) -> None:
-        """Write what is queued, then stop the thread and the sinks."""
+    def close(self, timeout: float = 30.0) -> None:
+        """Hand over what is queued, then let the writer finish it and exit."""
         self._queue.put(None)
-        self._thread.join()
-        for sink in self.sinks:
-            sink.close()
+        self._feeder.join(timeout)
+        try:
+            self._writer.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._writer.kill()
+            self._writer.wait()
 
-    def _work(self) -> None:
-        while True:
-            exchange = self._queue.get()
+    def _feed(self) -> None:
+        stdin = self._writer.stdin
+        assert stdin is not None
+        while (exchange := self._queue.get()) is not None:
             try:
-                if exchange is None:
-                    return
-                self._write(exchange)
-            finally:
-                self._queue.task_done()
+                stdin.write(json.dumps(asdict(exchange), ensure_ascii=False).encode() + b"\n")
+                stdin.flush()
+            except (BrokenPipeError, OSError):
+                self.dropped += 1  # the writer is gone (its log says why)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            stdin.close()
 
-    def _write(self, exchange: Exchange) -> None:
-        if self._mask is None and self.failed is None:
-            try:
-                self._mask = self._factory()
-            except Exception as exc:  # noqa: BLE001 (any failure: collect nothing, say why)
-                self.failed = f"the masker did not load ({type(exc).__name__}: {exc})"
-                log.error("nothing is collected: %s", self.failed)
-        if self._mask is None:
-            return
-        try:  # request and answer masked together: a value found in one is masked in both
-            masked = self._mask(
-                {"inputs": exchange.inputs, "outputs": exchange.outputs, "error": exchange.error}
-            )
-        except Exception:  # a record that cannot be masked is not written
-            log.warning("a collected record could not be masked; not written", exc_info=True)
-            return
-        clean = Exchange(
-            exchange.deployment,
-            exchange.version,
-            exchange.status,
-            round(exchange.latency_ms, 3),
-            masked["inputs"],
-            masked["outputs"],
-            masked["error"],
-            exchange.time,
-            exchange.id,
+
+def _load_masker(name: str) -> Masker:
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)()
+
+
+def mask_exchange(mask: Masker, exchange: Exchange) -> Exchange:
+    """`exchange` with its request, answers and error masked together (a value found in one is
+    masked in all)."""
+    masked = mask({"inputs": exchange.inputs, "outputs": exchange.outputs, "error": exchange.error})
+    return Exchange(
+        exchange.deployment,
+        exchange.version,
+        exchange.status,
+        round(exchange.latency_ms, 3),
+        masked["inputs"],
+        masked["outputs"],
+        masked["error"],
+        exchange.time,
+        exchange.id,
+    )
+
+
+def _sink(spec: str) -> Sink:
+    kind, _, rest = spec.partition(":")
+    if kind == "azureml":
+        return AzureMLSink()
+    if kind == "jsonl":
+        folder, max_bytes, keep = rest.rsplit(":", 2)
+        return JsonlSink(Path(folder), int(max_bytes), int(keep))
+    raise ValueError(f"unknown sink {spec!r}: jsonl:<folder>:<max_bytes>:<keep> or azureml")
+
+
+def writer(argv: list[str] | None = None) -> int:
+    """The writer process: exchanges as JSON lines on stdin, masked, written to the sinks."""
+    parser = argparse.ArgumentParser(prog="python -m serving.collect")
+    parser.add_argument("--masker", required=True, help="module:function making the masker")
+    parser.add_argument("--sink", action="append", default=[], help="where records go")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s collect %(levelname)s %(message)s")
+    os.nice(WRITER_NICE)  # the scoring process first
+    for heavy in ("torch", "transformers"):  # presidio imports them when present; unused here
+        sys.modules.setdefault(heavy, None)  # type: ignore[arg-type]
+    try:
+        mask = _load_masker(args.masker)
+    except Exception as exc:  # noqa: BLE001 (any failure: collect nothing, say why)
+        log.error(
+            "nothing is collected: the masker %s did not load (%s: %s)",
+            args.masker,
+            type(exc).__name__,
+            exc,
         )
-        for sink in self.sinks:
+        return 3
+    sinks = [_sink(s) for s in args.sink]
+    for line in sys.stdin.buffer:
+        try:
+            exchange = mask_exchange(mask, Exchange(**json.loads(line)))
+        except Exception:  # a record that cannot be read or masked is not written
+            log.warning("a collected record could not be masked; not written", exc_info=True)
+            continue
+        for sink in sinks:
             try:
-                sink.write(clean)
+                sink.write(exchange)
             except Exception:  # a sink's failure never stops the others
                 log.warning("collecting to %s failed", type(sink).__name__, exc_info=True)
+    for sink in sinks:
+        sink.close()
+    return 0
 
 
 class JsonlSink:
@@ -194,10 +258,9 @@ class AzureMLSink:
     @staticmethod
     def available() -> bool:
         try:
-            import azureml.ai.monitoring  # noqa: F401
-        except ImportError:
+            return importlib.util.find_spec("azureml.ai.monitoring") is not None
+        except ModuleNotFoundError:
             return False
-        return True
 
     def write(self, exchange: Exchange) -> None:
         import pandas as pd
@@ -207,7 +270,10 @@ class AzureMLSink:
             self.outputs.collect(pd.DataFrame(_rows(exchange.outputs)), context)
 
     def close(self) -> None:
-        """The collector's own worker sends what it has queued."""
+        """Send what the collector has queued, then stop its worker."""
+        from azureml.ai.monitoring.init import teardown
+
+        teardown(wait_for_flush=True)
 
 
 def _rows(values: list[Any]) -> list[dict[str, Any]]:
@@ -274,3 +340,7 @@ def summarise(records: Iterator[dict[str, Any]], examples: int = 3) -> list[Traf
 
 def ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
+
+
+if __name__ == "__main__":
+    sys.exit(writer())

@@ -7,7 +7,7 @@ uses the same `Scorer`, through a micro-batcher that hands `score()` several rec
 On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
 float16); on a CPU it scores in float32.
 
-Given a masker (the deployment's `score.py` passes the screen's, `screening.outputs`), `init()`
+Given a masker (the deployment's `score.py` names the screen's, `screening.outputs`), `init()`
 collects every request and its answer, masked off the request path, into Azure ML's data
 collector (`serving.collect.AzureMLSink`: the deployment's `model_inputs` / `model_outputs`)
 when `azureml-ai-monitoring` imports and `TUNEGATE_COLLECT` is not 0.
@@ -18,14 +18,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from serving import runtimes
-from serving.collect import AzureMLSink, Collection, Exchange, Masker, ms_since
+from serving.collect import AzureMLSink, Collection, Exchange, ms_since
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
 from trainer.predict import model_lengths
@@ -120,7 +120,7 @@ _scorer: Scorer | None = None
 _collection: Collection | None = None
 
 
-def init(masker_factory: Callable[[], Masker] | None = None) -> None:
+def init(masker: str | None = None) -> None:
     """Azure ML entry point: load the model named by `AZUREML_MODEL_DIR` once per worker; with a
     masker, collect the traffic (see the module's docstring)."""
     global _scorer, _collection
@@ -129,12 +129,12 @@ def init(masker_factory: Callable[[], Masker] | None = None) -> None:
         raise ValueError("AZUREML_MODEL_DIR is not set: set it to a trained model directory")
     _scorer = Scorer(model_dir)
     _collection = None
-    if masker_factory is None or os.environ.get("TUNEGATE_COLLECT", "1") == "0":
+    if masker is None or os.environ.get("TUNEGATE_COLLECT", "1") == "0":
         return
     if not AzureMLSink.available():
         log.warning("azureml-ai-monitoring is not installed: requests are not collected")
         return
-    _collection = Collection(masker_factory, [AzureMLSink()])
+    _collection = Collection(masker, ["azureml"])
 
 
 def run(raw_json: str) -> Any:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -49,7 +49,7 @@ from serving.api import (
     EndpointStatus,
 )
 from serving.auth import admin_key_file, bearer_matches, load_or_create_key
-from serving.collect import COLLECTED, Collection, Exchange, JsonlSink, Masker, ms_since
+from serving.collect import COLLECTED, Collection, Exchange, jsonl_sink, ms_since
 from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
 from serving.payloads import parse_json
 from serving.traffic import TrafficSettings
@@ -95,11 +95,10 @@ class BodyTooLarge(ValueError):
     pass
 
 
-def create_app(
-    settings: ServerSettings, masker_factory: Callable[[], Masker] | None = None
-) -> FastAPI:
+def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
     """The endpoint app; its key is read from (or generated into) `settings.key_file`. With a
-    `masker_factory` (`screening.outputs.traffic_masker`), `settings.collect` and a state folder,
+    `masker` ("module:function": `screening.outputs:traffic_masker`), `settings.collect` and a
+    state folder,
     every scoring request and its answer are collected, masked, under `<state_dir>/collected/`
     (`serving.collect`); without a masker nothing is collected."""
     key = load_or_create_key(settings.key_file)
@@ -110,11 +109,11 @@ def create_app(
     )
 
     collection = None
-    if settings.collect and masker_factory is not None and settings.state_dir is not None:
-        sink = JsonlSink(
+    if settings.collect and masker is not None and settings.state_dir is not None:
+        sink = jsonl_sink(
             settings.state_dir / COLLECTED, settings.collect_max_bytes, settings.collect_keep
         )
-        collection = Collection(masker_factory, [sink])
+        collection = Collection(masker, [sink])
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -295,11 +294,11 @@ def run_server(
     settings: ServerSettings,
     host: str = "127.0.0.1",
     port: int = 8000,
-    masker_factory: Callable[[], Masker] | None = None,
+    masker: str | None = None,
 ) -> None:
     """Serve in the foreground until interrupted; the access log never shows a query string."""
     logging.getLogger("uvicorn.access").addFilter(NoQueryStrings())
-    uvicorn.run(create_app(settings, masker_factory), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(settings, masker), host=host, port=port, log_level="info")
 
 
 class NoQueryStrings(logging.Filter):

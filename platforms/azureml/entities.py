@@ -60,13 +60,12 @@ _SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the
 Requests and answers are collected masked by the screen's recognizers (serving/collect.py).
 """
 
-from screening.outputs import traffic_masker
 from serving import scoring
 from serving.scoring import run  # noqa: F401
 
 
 def init() -> None:
-    scoring.init(traffic_masker)
+    scoring.init("screening.outputs:traffic_masker")  # the writer process imports it
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"

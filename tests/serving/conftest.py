@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.endpoint import MASKER
 from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
 from serving.server import ServerSettings
 
@@ -19,7 +20,6 @@ def running(
 ) -> Iterator[RunningEndpoint]:
     """An endpoint on a free loopback port serving `qa_model_dir` as `blue` and `green`, its
     traffic collected masked by the screen's recognizers (as `tunegate endpoint serve` does)."""
-    from screening.outputs import traffic_masker
 
     state = tmp_path_factory.mktemp("endpoint")
     settings = ServerSettings(
@@ -31,7 +31,7 @@ def running(
         seed=7,
     )
     with (
-        serve_in_thread(settings, masker_factory=traffic_masker) as endpoint,
+        serve_in_thread(settings, masker=MASKER) as endpoint,
         endpoint.client() as client,
     ):
         client.put_deployment("blue", str(qa_model_dir), version="qa:1")

@@ -5,7 +5,7 @@ same masked records to Azure ML's data collector."""
 from __future__ import annotations
 
 import json
-import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +14,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from cli.endpoint import MASKER
 from cli.main import app
 from serving import scoring
 from serving.client import EndpointClient, RunningEndpoint
-from serving.collect import COLLECTED, Collection, Exchange, JsonlSink, read_records
+from serving.collect import COLLECTED, Collection, Exchange, JsonlSink, jsonl_sink, read_records
 
 EMAIL = "dana.whitfield@example.org"
 QUESTION = f"Which depot shipped parcel 81 for {EMAIL}?"
@@ -108,53 +109,75 @@ def test_collected_files_are_rotated_and_bounded(tmp_path: Path) -> None:
     assert kept == list(range(200 - len(kept), 200))  # the newest, oldest first
 
 
-def test_nothing_is_collected_unmasked_when_the_masker_fails(tmp_path: Path) -> None:
-    def broken() -> None:
-        raise ImportError("no presidio here")
-
-    collection = Collection(broken, [JsonlSink(tmp_path)])  # type: ignore[arg-type]
+def test_nothing_is_collected_when_the_masker_cannot_load(tmp_path: Path) -> None:
+    collection = Collection("serving.no_such_module:masker", [jsonl_sink(tmp_path, 4096, 1)])
     collection.submit(_exchange(1))
     collection.close()
-    assert not list(tmp_path.iterdir())
-    assert collection.failed and "no presidio here" in collection.failed
+    assert not list(tmp_path.iterdir())  # never written unmasked
+    assert collection.failed == "the collection writer exited with code 3"
+
+
+class Sidecar:
+    """Azure ML's data collection sidecar as the collector's sender reaches it: every POST."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        received = self.received = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((self.path, dict(self.headers), json.loads(body)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 @pytest.fixture
-def data_collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
-    """Azure ML's data collector as a deployment with data collection runs it, its sender off:
-    what the scoring script collects stays in the collector's queue."""
-    from azureml.ai.monitoring import init as mdc
-
+def sidecar(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sidecar]:
+    """The variables a deployment with data collection gives the scoring process, pointing at a
+    local sidecar."""
+    receiver = Sidecar()
     monkeypatch.setenv("AZUREML_MDC_ENABLED", "true")
-    monkeypatch.setenv("AZUREML_MDC_WORKER_DISABLED", "true")
-    mdc.teardown()
-    yield []
-    mdc.teardown()
+    monkeypatch.setenv("AZUREML_MDC_HOST", "127.0.0.1")
+    monkeypatch.setenv("AZUREML_MDC_PORT", str(receiver.port))
+    monkeypatch.setenv("TUNEGATE_COLLECT", "1")  # the deployment's (tests/conftest.py: 0)
+    yield receiver
+    receiver.server.shutdown()
 
 
 def test_the_azure_ml_scoring_script_collects_masked_records(
-    data_collector: list, qa_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    sidecar: Sidecar, qa_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from azureml.ai.monitoring.queue import get_queue
-
-    from screening.outputs import traffic_masker
-
     monkeypatch.setenv("AZUREML_MODEL_DIR", str(qa_model_dir))
-    scoring.init(traffic_masker)
+    scoring.init(MASKER)  # what the deployment's score.py calls
     try:
         answer = scoring.run(json.dumps({"question": QUESTION, "context": CONTEXT}))
-        assert scoring._collection is not None
-        scoring._collection.flush()
     finally:
+        assert scoring._collection is not None
+        scoring._collection.close()  # the writer sends what it holds, then exits
         scoring._collection, scoring._scorer = None, None
-    queued = get_queue()
-    payloads = [queued.dequeue()[0] for _ in range(queued.length())]
-    by_name = {p.designation(): json.loads(p._data.to_json()) for p in payloads}
-    assert set(by_name) == {"model_inputs", "model_outputs"}
-    assert by_name["model_inputs"][0]["question"].endswith("for <EMAIL_ADDRESS>?")
-    assert EMAIL not in json.dumps(by_name)
-    assert EMAIL not in by_name["model_outputs"][0]["answer"]
-    assert len(by_name["model_outputs"]) == 1 and answer["answer"]
-    inputs, outputs = payloads if payloads[0].designation() == "model_inputs" else payloads[::-1]
-    assert inputs.correlation_id() == outputs.correlation_id()  # one request's rows, joined
-    assert os.environ["AZUREML_MDC_ENABLED"] == "true"
+    sent = {h["ce-type"]: (path, h, body) for path, h, body in sidecar.received}
+    assert set(sent) == {"azureml.inference.model_inputs", "azureml.inference.model_outputs"}
+    (path, inputs_headers, inputs), (_, outputs_headers, outputs) = (
+        sent["azureml.inference.model_inputs"],
+        sent["azureml.inference.model_outputs"],
+    )
+    assert path == "/modeldata/log"
+    assert inputs == [
+        {
+            "question": "Which depot shipped parcel 81 for <EMAIL_ADDRESS>?",
+            "context": "Parcel 81 for <EMAIL_ADDRESS> (call <PHONE_NUMBER>) left the Leeds "
+            "depot on Monday.",
+        }
+    ]
+    assert len(outputs) == 1 and answer["answer"] and EMAIL not in json.dumps(outputs)
+    # one request's rows, joined by its correlation id
+    assert inputs_headers["ce-x-request-id"] == outputs_headers["ce-x-request-id"]
