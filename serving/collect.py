@@ -20,7 +20,7 @@ Sinks (`--sink` of the writer):
   `max_bytes` into `requests.1.jsonl` ... `requests.{keep}.jsonl`, so the folder never holds more
   than `(keep + 1) * max_bytes`. `tunegate endpoint traffic` reads them (`read_records`,
   `summarise`).
-- `azureml` (`AzureMLSink`): Azure ML's data collector (`azureml-ai-monitoring`'s `Collector`),
+- `mdc` (`AzureMLSink`): Azure ML's data collector (`azureml-ai-monitoring`'s `Collector`),
   the deployment's `model_inputs` and `model_outputs` collections (`data_collector` of the
   deployment), rows correlated by request; the collector sends them to the deployment's sidecar.
 """
@@ -54,6 +54,7 @@ COLLECTED = "collected"  # in an endpoint's folder
 RECORDS = "requests.jsonl"
 INPUTS, OUTPUTS = "model_inputs", "model_outputs"  # Azure ML's collection names
 WRITER_NICE = 10
+AZUREML_SINK = "mdc"  # the `--sink` of Azure ML's model data collector (AzureMLSink)
 
 Masker = Callable[[Any], Any]  # a JSON value -> the same value with personal data masked
 
@@ -164,12 +165,12 @@ def mask_exchange(mask: Masker, exchange: Exchange) -> Exchange:
 
 def _sink(spec: str) -> Sink:
     kind, _, rest = spec.partition(":")
-    if kind == "azureml":
+    if kind == AZUREML_SINK:
         return AzureMLSink()
     if kind == "jsonl":
         folder, max_bytes, keep = rest.rsplit(":", 2)
         return JsonlSink(Path(folder), int(max_bytes), int(keep))
-    raise ValueError(f"unknown sink {spec!r}: jsonl:<folder>:<max_bytes>:<keep> or azureml")
+    raise ValueError(f"unknown sink {spec!r}: jsonl:<folder>:<max_bytes>:<keep> or {AZUREML_SINK}")
 
 
 def writer(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from serving import runtimes
-from serving.collect import AzureMLSink, Collection, Exchange, ms_since
+from serving.collect import AZUREML_SINK, AzureMLSink, Collection, Exchange, ms_since
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import MODEL_INFO, find_model_dir, load_tokenizer_and_info, load_trained
 from trainer.predict import model_lengths
@@ -134,7 +134,7 @@ def init(masker: str | None = None) -> None:
     if not AzureMLSink.available():
         log.warning("azureml-ai-monitoring is not installed: requests are not collected")
         return
-    _collection = Collection(masker, ["azureml"])
+    _collection = Collection(masker, [AZUREML_SINK])
 
 
 def run(raw_json: str) -> Any:
