@@ -250,8 +250,12 @@ class AzureMLSink:
     def __init__(self) -> None:
         from azureml.ai.monitoring import Collector
 
-        def report(exc: Exception) -> None:
-            log.warning("Azure ML data collector: %s", exc)
+        reported: set[str] = set()
+
+        def report(exc: Exception) -> None:  # once per kind: it is called for every record
+            if str(exc) not in reported:
+                reported.add(str(exc))
+                log.warning("Azure ML data collector: %s", exc)
 
         self.inputs = Collector(name=INPUTS, on_error=report)
         self.outputs = Collector(name=OUTPUTS, on_error=report)

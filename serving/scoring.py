@@ -128,6 +128,8 @@ def init(masker: str | None = None) -> None:
     if not model_dir:
         raise ValueError("AZUREML_MODEL_DIR is not set: set it to a trained model directory")
     _scorer = Scorer(model_dir)
+    if _collection is not None:  # initialised again: the previous writer finishes and exits
+        _collection.close()
     _collection = None
     if masker is None or os.environ.get("TUNEGATE_COLLECT", "1") == "0":
         return
