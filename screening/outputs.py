@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from screening.policy import Action, ScreenConfig
-from screening.redact import Span, occurrences, redact_text
+from screening.redact import MIN_PROPAGATED_LENGTH, Span, occurrences, redact_text
 
 
 def count_pii_leaks(
@@ -45,7 +45,9 @@ def traffic_masker(screen: ScreenConfig | None = None) -> Callable[[Any], Any]:
     """A function that returns a JSON value (a request's records, a model's answers) with every
     string in it masked: each finding of a type `screen` has a rule for (default: the screen's
     default rules) replaced by its placeholder, as the screen masks the samples a reviewer sees,
-    and every other occurrence of a found value in the same value masked too."""
+    and every other occurrence of a found value in the same value masked too, whole or cut: a
+    text that is a piece of a found value, or that begins or ends with one (an extractive
+    answer whose span cuts through an e-mail), has that piece masked as the value is."""
     from screening.detectors import pattern_detectors  # Presidio's recognizers, no spaCy
 
     # the defaults without validation: the serving image has no spaCy pipeline to check for
@@ -68,11 +70,28 @@ def traffic_masker(screen: ScreenConfig | None = None) -> Callable[[Any], Any]:
         for text, spans in zip(texts, findings, strict=True):
             kept: list[Span] = [s for s in spans if screen.rule(s.entity)]
             for found_value, entity in found.items():
-                kept += occurrences(text, found_value, entity)
+                kept += occurrences(text, found_value, entity) + _cut(text, found_value, entity)
             masked[text] = redact_text(text, kept)[0]
         return _replace_strings(value, masked)
 
     return mask
+
+
+def _cut(text: str, value: str, entity: str) -> list[Span]:
+    """Where `text` holds a piece of `value` cut by its own start or end (at least
+    MIN_PROPAGATED_LENGTH characters): all of it when `text` lies inside `value`."""
+    if len(text.strip()) >= MIN_PROPAGATED_LENGTH and text in value:
+        return [Span(0, len(text), entity)]
+    spans = []
+    for k in range(min(len(value), len(text)) - 1, MIN_PROPAGATED_LENGTH - 1, -1):
+        if text.endswith(value[:k]):  # the value's beginning ends the text
+            spans.append(Span(len(text) - k, len(text), entity))
+            break
+    for k in range(min(len(value), len(text)) - 1, MIN_PROPAGATED_LENGTH - 1, -1):
+        if text.startswith(value[-k:]):  # the value's end begins the text
+            spans.append(Span(0, k, entity))
+            break
+    return spans
 
 
 def _strings(value: Any, out: list[str]) -> None:

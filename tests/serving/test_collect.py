@@ -94,6 +94,22 @@ def test_a_request_is_collected_masked_and_summarised(
     assert table.exit_code == 0 and "qa:1" in table.output and EMAIL not in table.output
 
 
+def test_a_value_found_in_the_request_is_masked_in_the_answers_whole_or_cut() -> None:
+    from screening.outputs import traffic_masker
+
+    mask = traffic_masker()
+    answers = [EMAIL, "dana.whitfield@exa", "Parcel 81 for dana.whit", "field@example.org (call"]
+    masked = mask({"inputs": [{"question": QUESTION, "context": CONTEXT}], "outputs": answers})
+    assert masked["outputs"] == [
+        "<EMAIL_ADDRESS>",
+        "<EMAIL_ADDRESS>",
+        "Parcel 81 for <EMAIL_ADDRESS>",
+        "<EMAIL_ADDRESS> (call",
+    ]
+    # pieces of nothing found, and short ones, stay
+    assert mask(["Leeds depot", "dana", "81"]) == ["Leeds depot", "dana", "81"]
+
+
 def _exchange(i: int) -> Exchange:
     return Exchange("blue", "qa:1", 200, 1.0, [{"question": f"q{i:04d}" + "x" * 200}], [{"a": i}])
 
