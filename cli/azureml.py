@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.common import console, load_cli_config
+from cli.common import console, fail, load_cli_config
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
+    from platforms.store import DatasetRef
 
 azureml_app = typer.Typer(
     help="Azure ML: export the training job, compute, endpoint and deployment a run submits.",
@@ -33,35 +35,40 @@ def export_command(
     data: Annotated[
         str | None,
         typer.Option(
-            help="Training data: a split dataset folder in the store (uploaded by `az ml job "
-            "create`), or an Azure ML reference. Default: azureml:<azureml.data_asset>@latest."
+            help="Training data: a split dataset folder (local or az://; data.yml registers it "
+            "as the data asset the jobs read), or an Azure ML reference (azureml:...). Default: "
+            "azureml:<azureml.data_asset>@latest."
         ),
     ] = None,
     model_version: Annotated[
         str, typer.Option(help="Model asset version the exported deployment serves.")
     ] = "1",
 ) -> None:
-    """Write compute.yml, job.yml, endpoint.yml and deployment.yml; no credentials needed."""
+    """Write the Azure ML files of a run and print the commands that submit them, in order;
+    no credentials needed. Run by hand, they skip the approval and the gate."""
     write_export(load_cli_config(config, set), out, data, model_version)
 
 
 def write_export(
     cfg: PipelineConfig, out: Path, data: str | None, model_version: str = "1"
 ) -> None:
-    """Export what a run with `cfg` submits; `data` is a split folder or an Azure ML reference."""
+    """Export what a run with `cfg` submits; `data` is a split folder or an Azure ML reference.
+    Prints the files and the next steps (also written to `steps.sh`); a mistake in the config
+    or the data exits 2 with one line."""
     import os
 
-    from platforms.azureml.entities import account_of
-    from platforms.azureml.export import export
-    from platforms.blob import is_azure
+    from platforms.azureml.entities import account_of, data_version
+    from platforms.azureml.export import BANNER, export, next_steps, workspace_flags
     from platforms.training import TrainSpec
-    from tasks.train import job_name
+    from tasks.train import job_name, job_name_for
 
-    data_ref = data or f"azureml:{cfg.azureml.data_asset}@latest"
-    name = f"tunegate-{cfg.task.value}-train"
-    if data and (is_azure(data) or Path(data).is_dir()):  # a split dataset in the store
-        split = cfg.open_store().dataset_at(data if is_azure(data) else str(Path(data).resolve()))
-        name, data_ref = job_name(split, cfg.train), split.uri
+    split = _split(cfg, data) if data and not _is_reference(data) else None
+    if split is None:
+        data_ref, version = data or f"azureml:{cfg.azureml.data_asset}@latest", None
+        name = job_name_for(data_ref, cfg.task.value, cfg.train)
+    else:
+        data_ref, version = split.uri, data_version(split.content_hash)
+        name = job_name(split, cfg.train)  # the job `tunegate run` submits for this split
     args = cfg.train.trainer_args(cfg.task.value)
     spec = TrainSpec(name=name, data_dir=data_ref, args=args)
     env = cfg.azureml.environment
@@ -72,33 +79,67 @@ def write_export(
             "configured container may not have (the tunegate environment has it).[/]"
         )
     endpoint = cfg.azureml.endpoint.for_model(cfg.registry.name_for(cfg.task.value))
+    azureml = cfg.azureml.model_copy(update={"endpoint": endpoint})
     try:
         written = export(
-            cfg.azureml.model_copy(update={"endpoint": endpoint}),
+            azureml,
             spec,
             out,
             data=data_ref,
             model=f"azureml:{cfg.azureml.model_name}:{model_version}",
             storage_account=cfg.azure.account_name
             or account_of(os.environ.get(cfg.azure.connection_string_env)),
+            data_version=version,
         )
     except ValueError as error:
-        console.print(f"[red]{error}[/]")
-        raise typer.Exit(2) from None
+        fail(str(error))
     for kind, path in written.items():
         typer.echo(f"{kind:<10} {path}")
-    environments = ("environment", "serving-environment", "serving-environment-gpu")
-    first = "".join(
-        f"az ml {'environment' if kind in environments else kind} create -f {kind}.yml && "
-        for kind in (*environments, "datastore")
-        if kind in written
-    )
-    typer.echo(
-        f"submit: cd {out} && {first}az ml compute create -f compute.yml && "
-        "az ml job create -f job.yml"
-    )
-    typer.echo(
-        "then, once the job has completed: az ml job create -f evaluate-job.yml; to serve its "
-        "registered model: az ml online-endpoint create -f endpoint.yml && "
-        "az ml online-deployment create -f deployment.yml --all-traffic"
-    )
+    flags, missing = workspace_flags(cfg.azureml.workspace)
+    if missing:
+        console.print(f"[yellow]{missing}; the commands below say <resource-group>.[/]")
+    steps = next_steps(written, azureml, name, model_version, flags)
+    banner = textwrap.wrap(BANNER, 96)
+    typer.echo("\n".join(["", *(f"# {line}" for line in banner), f"cd {out}", *steps]))
+    script = out / "steps.sh"
+    header = ["#!/usr/bin/env bash", *(f"# {line}" for line in banner), "set -euo pipefail"]
+    script.write_text("\n".join([*header, 'cd "$(dirname "$0")"', *steps, ""]))
+    typer.echo(f"(also in {script})")
+
+
+def _is_reference(data: str) -> bool:
+    """An Azure ML reference (data asset, datastore path) or a URL: the job reads it as is."""
+    return data.startswith(("azureml:", "https://", "http://"))
+
+
+def _split(cfg: PipelineConfig, data: str) -> DatasetRef:
+    """The split dataset at `data` (a folder here, or az:// read with the config's azure
+    credentials), verified; exits 2 with one line when it cannot be read, is no split, or is a
+    split of another task than the config's."""
+    from azure.core.exceptions import AzureError
+
+    from platforms.blob import check_sign_in, is_azure, storage_options
+    from platforms.store import Store
+
+    if not is_azure(data) and not Path(data).is_dir():
+        fail(
+            f"--data {data}: no such folder; give a split dataset folder of the store "
+            "(datasets/split/<key>), an az:// one, or an Azure ML reference (azureml:...)"
+        )
+    where = data if is_azure(data) else str(Path(data).resolve())
+    try:
+        check_sign_in(where, cfg.azure)
+        store = Store(where, storage_options(where, cfg.azure), cfg.approval.signing_key())
+        split = store.dataset_at(where)
+    except (ValueError, OSError, AzureError) as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        fail(f"--data {data}: cannot read the split: {reason}")
+    if split.stage != "split":
+        fail(f"--data {data} is a {split.stage} dataset, not a split one (datasets/split/<key>)")
+    if split.task != cfg.task.value:
+        fail(
+            f"--data {data} is a split of {split.task} records, but the config's task is "
+            f"{cfg.task.value}: export a split of {cfg.task.value} records, or set task: "
+            f"{split.task}"
+        )
+    return split

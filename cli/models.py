@@ -1,4 +1,4 @@
-"""`tunegate models list|show` (registered models, versions, aliases, lineage) and
+"""`tunegate models list|show|promote` (registered models, versions, aliases, lineage) and
 `tunegate rollback` (the previous champion served again)."""
 
 from __future__ import annotations
@@ -57,14 +57,15 @@ def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
     model's own endpoint: its deployment, traffic and address)."""
     backends = load_cli_config(config, set).backends()
     registry = backends.registry
-    run_stage(registry.names)  # a corrupt index exits 2 naming the file and the repair
+    run_stage(registry.names)  # an unreachable tracking database exits 2 naming it
     table = Table(title="models")
     for column in ("model", "version", "aliases", "serves", "created", "metrics"):
         table.add_column(column)
     for name in registry.names():
         aliases = registry.aliases(name)
         serving = backends.serving(name)
-        for v in registry.versions(name):
+        # a version whose record was edited exits 2 naming it
+        for v in run_stage(lambda name=name: registry.versions(name)):
             tags = ", ".join(a for a, n in aliases.items() if n == v.version)
             shown = ", ".join(f"{k}={val:.1f}" for k, val in v.metrics.items())
             where = serves(serving, f"{name}:{v.version}")
@@ -103,21 +104,27 @@ def models_show(
     print(find_version(registry, name, version).model_dump_json(indent=2))
 
 
-@models_app.command("repair")
-def models_repair(config: ConfigOpt = None, set: SetOpt = None) -> None:
-    """Rebuild the local registry's index from its version folders and alias logs (after the
-    index was lost, corrupted or edited); every version, alias and alias history is kept."""
+@models_app.command("promote")
+def models_promote(
+    name: Annotated[str, typer.Argument(help="Registered model name.")],
+    version: Annotated[int, typer.Argument(help="The version to point the alias at.")],
+    alias: Annotated[
+        str, typer.Option(help="champion (what evaluations compare with) or challenger.")
+    ] = "champion",
+    config: ConfigOpt = None,
+    set: SetOpt = None,
+) -> None:
+    """Point an alias at a version by hand (the registry keeps the alias's history, which
+    `tunegate rollback` reads). The endpoint is not changed: the next rollout serves it."""
+    from platforms.registry import ALIASES
+
+    if alias not in ALIASES:
+        fail(f"--alias must be one of {', '.join(ALIASES)}, got {alias!r}")
     registry = load_cli_config(config, set).backends().registry
-    if not hasattr(registry, "repair"):
-        fail("registry.backend=azureml keeps its index in Azure ML: nothing to repair here")
-    index = registry.repair()
-    for name, entry in sorted(index.items()):
-        aliases = ", ".join(f"@{a} = {v}" for a, v in sorted(entry["aliases"].items()))
-        console.print(
-            f"{name}: versions {', '.join(sorted(entry['versions'], key=int))}; "
-            f"aliases {aliases or 'none'}"
-        )
-    console.print(f"rebuilt {registry.index_path} ({len(index)} model(s))")
+    run_stage(registry.names)
+    chosen = find_version(registry, name, str(version))
+    registry.set_alias(name, alias, chosen.version)
+    console.print(f"{name}@{alias} = version {chosen.version}")
 
 
 def find_version(registry: Any, name: str, ref: str) -> ModelVersion:

@@ -192,14 +192,17 @@ def validate_config(data: dict[str, Any]) -> PipelineConfig:
 
 
 def format_errors(exc: ValidationError) -> str:
-    """One line per problem, each starting with the dotted field name."""
+    """One line per problem (one problem: one line), each starting with the dotted field name."""
     lines = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error["loc"]) or "config"
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown field (check the spelling; see configs/local.yaml)"
-        lines.append(f"{where}: {message}")
+        # A check of a section that names the field itself (azureml.launch.gpus_per_node ...)
+        lines.append(message if message.startswith(f"{where}.") else f"{where}: {message}")
+    if len(lines) == 1:
+        return f"invalid config: {lines[0]}"
     return "invalid config:\n  " + "\n  ".join(lines)
 
 

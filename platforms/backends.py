@@ -99,10 +99,10 @@ class LocalPlatform:
     `{store}/endpoints/{model name}`, one local endpoint per model)."""
 
     def registry(self, backends: Backends) -> ModelRegistry:
-        from platforms.registry import LocalRegistry
+        from platforms.registry import MlflowRegistry
 
-        state = backends.local_state("registry.backend", "the registry index")
-        return LocalRegistry(state, backends.settings.signing_key)
+        state = backends.local_state("registry.backend", "the registry's database")
+        return MlflowRegistry.local(state, backends.settings.signing_key)
 
     def training(self, backends: Backends) -> TrainingBackend:
         from platforms.training import LocalTrainingBackend
@@ -167,7 +167,9 @@ class AzureMLPlatform:
     def registry(self, backends: Backends) -> ModelRegistry:
         from platforms.azureml.registry import AzureMLRegistry
 
-        return AzureMLRegistry(backends.workspace, local_cache() / "models")
+        return AzureMLRegistry(
+            backends.workspace, local_cache() / "models", backends.settings.azureml.model_type
+        )
 
     def training(self, backends: Backends) -> TrainingBackend:
         from platforms.azureml.training import AzureMLTrainingBackend
@@ -187,7 +189,9 @@ class AzureMLPlatform:
 
         endpoint = backends.settings.azureml.endpoint.for_model(model_name)
         state = backends.endpoint_state(model_name)
-        return AzureMLEndpointBackend(backends.workspace, endpoint, state)
+        return AzureMLEndpointBackend(
+            backends.workspace, endpoint, state, model_type=backends.settings.azureml.model_type
+        )
 
     def endpoint_state(self, backends: Backends, model_name: str) -> Path:
         name = backends.settings.azureml.endpoint.for_model(model_name).name
@@ -197,8 +201,10 @@ class AzureMLPlatform:
         return None  # asking Azure ML's control plane is `tunegate endpoint status`'s to do
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
-        """The training job's own output when it ran on Azure ML too (nothing is uploaded)."""
-        if backends.settings.training is PlatformKind.azureml and job:
+        """The training job's own output when it ran on Azure ML too (nothing is uploaded);
+        the local folder when versions are MLflow models (built from it, then uploaded)."""
+        mlflow = backends.settings.azureml.model_type == "mlflow_model"
+        if backends.settings.training is PlatformKind.azureml and job and not mlflow:
             from platforms.azureml.entities import job_output
 
             return job_output(job)
@@ -250,7 +256,8 @@ class Backends:
 
     @cached_property
     def registry(self) -> ModelRegistry:
-        """Where versions and aliases live: the store's JSON index, or Azure ML model assets."""
+        """Where versions and aliases live: MLflow's Model Registry on the store's tracking
+        database, or Azure ML model assets."""
         return PLATFORMS[self.settings.registry].registry(self)
 
     @cached_property

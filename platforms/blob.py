@@ -7,12 +7,14 @@ Azure CLI login, environment service principal) with the configured account name
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 AZURE_SCHEMES = ("az://", "abfs://", "abfss://")
+STORAGE_SCOPE = "https://storage.azure.com/.default"
 
 
 class AzureStorageConfig(BaseModel):
@@ -47,3 +49,30 @@ def storage_options(uri: str, config: AzureStorageConfig) -> dict[str, Any]:
         f"{config.connection_string_env} to a connection string, or set azure.account_name to use "
         "DefaultAzureCredential (az login, managed identity)"
     )
+
+
+def check_sign_in(uri: str, config: AzureStorageConfig) -> None:
+    """A one-line ValueError when reading `uri` needs a `DefaultAzureCredential` sign-in (no
+    connection string, `azure.account_name` set) and none works. Asked once, before fsspec reads
+    (it retries a failed sign-in for over a minute and then raises a page of traceback); the
+    credential chain's own warnings are kept out of the output."""
+    if not is_azure(uri) or os.environ.get(config.connection_string_env):
+        return
+    storage_options(uri, config)  # no credentials configured at all: its ValueError
+    from azure.core.exceptions import ClientAuthenticationError
+    from azure.identity import DefaultAzureCredential
+
+    identity_log = logging.getLogger("azure.identity")
+    level = identity_log.level
+    identity_log.setLevel(logging.CRITICAL)
+    try:
+        with DefaultAzureCredential() as credential:
+            credential.get_token(STORAGE_SCOPE)
+    except ClientAuthenticationError:
+        raise ValueError(
+            f"no Azure sign-in works for storage account {config.account_name} "
+            "(azure.account_name): run `az login`, use a managed identity or set AZURE_CLIENT_ID, "
+            f"AZURE_TENANT_ID and AZURE_CLIENT_SECRET; or set {config.connection_string_env}"
+        ) from None
+    finally:
+        identity_log.setLevel(level)

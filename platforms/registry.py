@@ -1,24 +1,28 @@
 """Model registry: versions, aliases (`champion`, `challenger`) and lineage.
 
-The local registry keeps every version's files under `{root}/models/{name}/{version}/`, each with
-its own `version.json` (the version's record: metrics, lineage), every alias move appended to
-`{root}/models/{name}/aliases.jsonl`, and one JSON index, `{root}/models/index.json`, that is only
-a cache of those: when it is lost it is rebuilt from them (versions, aliases and their history all
-survive), a corrupt one is an error naming the file, and `tunegate models repair` rebuilds it.
-Every change happens under an exclusive file lock and replaces the index atomically (temporary
-file + rename), so two concurrent registrations get two versions and a crash at any point leaves
-the previous index intact. A version folder is never overwritten: a new version's number is above
-every folder there, indexed or not.
+The local registry is MLflow's Model Registry on the store's tracking database
+(platforms/tracking.py: `{store}/mlflow/mlflow.db` unless `tracking.uri` says otherwise), so
+`mlflow ui`, `MlflowClient` and `models:/NAME@champion` see what tunegate registers. A version's
+files are uploaded to the registered model's artifact location (`.../registered/<id>/`) with its
+record, `version.json` (metrics, typed lineage, the sha256 of every file, signed with the approval
+key); the version's tags carry the scalar lineage fields, the metrics and the record's sha256,
+and its description says where it came from. A version becomes visible once its record is
+written; one whose registration died half way (its writer process gone) is deleted by the next
+registration. Two runs registering at once get two versions (MLflow numbers them); two runs
+registering the same training job keep one (the lower number: the other deletes its own).
+Aliases are MLflow's own; every version that held an alias keeps the tag `alias.<name>.at`
+(when it last got it), which is the history a rollback reads.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import json
 import os
 import shutil
+import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -29,14 +33,10 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.lineage import Lineage
+from platforms.locks import process_alive
 
 ALIASES = ("champion", "challenger")
 VERSION_FILE = "version.json"
-ALIAS_LOG = "aliases.jsonl"
-
-
-class RegistryCorrupt(ValueError):
-    """The index cannot be read: the message names the file and the command that rebuilds it."""
 
 
 class ModelFilesChanged(ValueError):
@@ -61,6 +61,19 @@ class ModelVersion(BaseModel):
     signature: str = Field(
         "", description="HMAC-SHA256 of the record (but its path) with the approval key."
     )
+    model_subdir: str = Field(
+        "",
+        description="Where the model folder sits inside the version's files (`artifacts/model`:"
+        " the version is an MLflow model, serving/mlflow_model.py); `path` ends with it, `files`"
+        " hash the whole version.",
+    )
+
+    @property
+    def root(self) -> str:
+        """The folder (or URI) of all the version's files: `path` without `model_subdir`."""
+        if self.model_subdir and self.path.endswith("/" + self.model_subdir):
+            return self.path[: -len(self.model_subdir) - 1]
+        return self.path
 
     def signed_content(self) -> bytes:
         content = self.model_dump(mode="json", exclude={"path", "signature"})
@@ -88,72 +101,116 @@ class ModelRegistry(Protocol):
     def verify(self, version: ModelVersion) -> None: ...
 
 
-class LocalRegistry:
-    def __init__(self, root: Path, signing_key: bytes | None = None) -> None:
+class MlflowRegistry:
+    """`ModelRegistry` on MLflow's Model Registry at `uri` (see the module docstring)."""
+
+    def __init__(
+        self,
+        uri: str,
+        signing_key: bytes | None = None,
+        download_root: Path | None = None,
+    ) -> None:
         """`signing_key` (the approval key, outside the store): version records are signed with
-        it at registration and checked with it whenever a version's files are used."""
-        self.root = root / "models"
-        self.index_path = self.root / "index.json"
+        it at registration and checked with it whenever a version's files are used.
+        `download_root`: where files of versions kept elsewhere (an MLflow server's artifact
+        store) are downloaded to."""
+        from platforms import tracking
+
+        self.uri = uri
+        self.client = tracking.client(uri)
         self.signing_key = signing_key
+        self.download_root = download_root
+
+    @classmethod
+    def local(cls, store: Path, signing_key: bytes | None = None) -> MlflowRegistry:
+        """The registry of a local store: its own MLflow database (created when missing)."""
+        from platforms import tracking
+
+        store = Path(store)
+        return cls(tracking.ensure_local_database(store), signing_key, store / "mlflow" / "cache")
 
     def register(
         self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
     ) -> ModelVersion:
-        """Copy `source` in as the next version of `name`.
+        """Upload `source` as the next version of `name`; a failed registration leaves no
+        version. A training job is registered once: when `lineage.training_job` names a job
+        some version already came from, that version is returned."""
+        from mlflow.entities.model_registry import ModelVersion as MlflowVersion
 
-        A training job is registered once: when `lineage.training_job` names a job some
-        version already came from, that version is returned (checked under the lock, so two runs
-        finishing the same job at once register it once).
-        """
-        with self._locked() as index:
-            self._remove_scratch(name)
-            known = index.get(name, {}).get("versions", {})
-            if set(map(str, self._folders(name))) - set(known):  # a stale index: rebuilt first
-                index.update(self._rebuilt(dict(index)))
-                self._write(index)
-            entry = index.setdefault(name, {"versions": {}, "aliases": {}})
-            for existing in map(ModelVersion.model_validate, entry["versions"].values()):
-                if lineage.same_job(existing.lineage):
-                    return existing
-            version = max([*map(int, entry["versions"]), *self._folders(name)], default=0) + 1
-            target = self.root / name / str(version)
-            scratch = self.root / name / f".tmp-{uuid.uuid4().hex[:8]}"
-            shutil.copytree(source, scratch)
-            record = ModelVersion(
-                name=name,
-                version=version,
-                path=str(target),
-                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                metrics=metrics,
-                lineage=lineage,
-                files=_file_hashes(scratch),
+        existing = self._same_job(name, lineage)
+        if existing:
+            return existing[0]
+        self._ensure_model(name)
+        self._remove_dead(name)
+        location = f"{self._model_location(name)}/registered/{uuid.uuid4().hex}"
+        tags = {**lineage.tags(), **{f"{_METRIC}{k}": repr(float(v)) for k, v in metrics.items()}}
+        tags[_WRITER] = f"{socket.gethostname()}:{os.getpid()}"
+        created: MlflowVersion | None = None
+        try:
+            created = self.client.create_model_version(
+                name,
+                source=location,
+                run_id=self._run_id(lineage.tracking_run_id),
+                tags=tags,
+                description=_description(lineage, metrics),
             )
-            if self.signing_key is not None:
-                record = record.signed(self.signing_key)
-            (scratch / VERSION_FILE).write_text(record.model_dump_json(indent=2))
-            os.rename(scratch, target)  # never over an existing folder (the number is above all)
-            entry["versions"][str(version)] = record.model_dump(mode="json")
-            self._write(index)
+            with _staged(location) as staged:
+                subdir = _stage(Path(source), staged)
+                root = str(_local_path(location) or location)
+                record = ModelVersion(
+                    name=name,
+                    version=int(created.version),
+                    path=f"{root}/{subdir}" if subdir else root,
+                    created_at=_created_at(created.creation_timestamp),
+                    metrics=metrics,
+                    lineage=lineage,
+                    files=_file_hashes(staged),
+                    model_subdir=subdir,
+                )
+                if self.signing_key is not None:
+                    record = record.signed(self.signing_key)
+                text = record.model_dump_json(indent=2)
+                (staged / VERSION_FILE).write_text(text)
+                _upload(staged, location)
+            self.client.set_model_version_tag(name, created.version, _RECORD, _sha256(text))
+            self.client.delete_model_version_tag(name, created.version, _WRITER)
+        except BaseException:
+            if created is not None:
+                self._delete(name, created.version, location)
+            raise
+        earlier = [v for v in self._same_job(name, lineage) if v.version < record.version]
+        if earlier:  # another run registered the same job meanwhile: keep the first
+            self._delete(name, created.version, location)
+            return earlier[0]
         return record
 
     def get(self, name: str, version: int) -> ModelVersion:
-        entry = self._current().get(name)
-        if entry is None or str(version) not in entry["versions"]:
-            raise KeyError(f"no model {name} version {version} in {self.index_path}")
-        return ModelVersion.model_validate(entry["versions"][str(version)])
+        from mlflow.exceptions import MlflowException
+
+        try:
+            found = self.client.get_model_version(name, str(version))
+        except MlflowException:
+            raise KeyError(f"no model {name} version {version} in {self.uri}") from None
+        record = self._record(found)
+        if record is None:
+            raise KeyError(f"no model {name} version {version} in {self.uri} (not registered)")
+        return record
 
     def versions(self, name: str) -> list[ModelVersion]:
-        entry = self._current().get(name, {"versions": {}})
-        return [
-            ModelVersion.model_validate(v)
-            for _, v in sorted(entry["versions"].items(), key=lambda kv: int(kv[0]))
-        ]
+        found = [self._record(v) for v in self._mlflow_versions(name)]
+        return sorted((v for v in found if v is not None), key=lambda v: v.version)
 
     def names(self) -> list[str]:
-        return sorted(self._current())
+        return sorted(m.name for m in self._search_models())
 
     def aliases(self, name: str) -> dict[str, int]:
-        return dict(self._current().get(name, {}).get("aliases", {}))
+        from mlflow.exceptions import MlflowException
+
+        try:
+            model = self.client.get_registered_model(name)
+        except MlflowException:
+            return {}
+        return {a: int(v) for a, v in (model.aliases or {}).items()}
 
     def alias(self, name: str, alias: str) -> ModelVersion | None:
         version = self.aliases(name).get(alias)
@@ -162,37 +219,31 @@ class LocalRegistry:
     def set_alias(self, name: str, alias: str, version: int) -> None:
         if alias not in ALIASES:
             raise ValueError(f"alias must be one of {ALIASES}, got {alias!r}")
-        with self._locked() as index:
-            entry = index.get(name)
-            if entry is None or str(version) not in entry["versions"]:
-                raise KeyError(f"no model {name} version {version}")
-            move = {
-                "alias": alias,
-                "version": version,
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-            with (self.root / name / ALIAS_LOG).open("a") as log:  # the record; the index caches
-                log.write(json.dumps(move) + "\n")
-                log.flush()
-                os.fsync(log.fileno())
-            entry["aliases"][alias] = version
-            entry.setdefault("history", []).append(move)
-            self._write(index)
+        self.get(name, version)  # KeyError when there is no such version
+        when = datetime.now(UTC).isoformat(timespec="microseconds")
+        self.client.set_model_version_tag(name, str(version), _alias_at(alias), when)
+        self.client.set_registered_model_alias(name, alias, str(version))
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version `alias` pointed at before its current one (what a rollback returns to)."""
-        entry = self._current().get(name, {})
-        current = entry.get("aliases", {}).get(alias)
-        earlier = [h["version"] for h in entry.get("history", []) if h["alias"] == alias]
-        for version in reversed(earlier):
-            if version != current:
-                return self.get(name, version)
-        return None
+        current = self.aliases(name).get(alias)
+        tag = _alias_at(alias)
+        held = [
+            (v.tags[tag], int(v.version))
+            for v in self._mlflow_versions(name)
+            if tag in (v.tags or {}) and int(v.version) != current
+        ]
+        return self.get(name, max(held)[1]) if held else None
 
     def download(self, version: ModelVersion) -> Path:
-        """The version's folder here, once its files are checked against the registered record."""
-        self.verify(version)
-        return Path(version.path)
+        """The version's folder here, once its files are checked against the registered record
+        (a version kept on an MLflow server is downloaded once)."""
+        root = _local_path(version.root)
+        if root is None:
+            root = self._fetched(version)
+        here = root / version.model_subdir if version.model_subdir else root
+        self.verify(version.model_copy(update={"path": str(here)}))
+        return here
 
     def verify(self, version: ModelVersion) -> None:
         """Raise ModelFilesChanged naming the first file (or record) that differs."""
@@ -207,18 +258,18 @@ class LocalRegistry:
     def problems(self, version: ModelVersion) -> list[str]:
         """What differs between the version's folder and its registered record: an edited
         `version.json`, a record whose signature fails, a file missing, changed or added."""
-        folder = Path(version.path)
+        folder = Path(version.root)
         found = []
         key = self.signing_key
-        if key is not None and version.files and not _signed_by(version, key):
+        if key is not None and not _signed_by(version, key):
             found.append("its record's signature does not hold (edited, or another key)")
         record_file = folder / VERSION_FILE
-        if version.files and record_file.exists():
+        if not record_file.exists():
+            found.append(f"{VERSION_FILE} is missing")
+        else:
             kept = ModelVersion.model_validate_json(record_file.read_text())
             if kept.model_dump(exclude={"path"}) != version.model_dump(exclude={"path"}):
                 found.append(f"{VERSION_FILE} was edited")
-        if not version.files:
-            return found  # registered before tunegate hashed a version's files
         actual = _file_hashes(folder) if folder.is_dir() else {}
         for name, digest in sorted(version.files.items()):
             if name not in actual:
@@ -231,98 +282,234 @@ class LocalRegistry:
         ]
         return found
 
-    @contextmanager
-    def _locked(self, rebuild: bool = False) -> Iterator[dict[str, Any]]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / ".lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield self._read(rebuild)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+    # MLflow's side
 
-    def repair(self) -> dict[str, Any]:
-        """Rebuild the index from the version folders and alias logs, and write it. Versions known
-        only to a readable old index (registered before version folders carried their record)
-        get their `version.json` first. Returns the new index."""
-        with self._locked(rebuild=True) as index:
-            self._write(index)
-            return index
+    def _record(self, found: Any) -> ModelVersion | None:
+        """The tunegate record of an MLflow version; None while it is being registered. A record
+        whose file differs from the sha256 the registry holds is read as it was registered
+        where the file is gone, and reported by `verify` where it was edited."""
+        digest = (found.tags or {}).get(_RECORD)
+        if digest is None:
+            return None
+        location = str(found.source)
+        local = _local_path(location)
+        text = None
+        if local is not None and (local / VERSION_FILE).exists():
+            text = (local / VERSION_FILE).read_text()
+        elif local is None:
+            text = _read_remote(location, VERSION_FILE)
+        if text is None:
+            raise ModelFilesChanged(
+                f"{found.name}:{found.version}: {VERSION_FILE} is missing from {location}; "
+                "restore its files or register the model again"
+            )
+        record = ModelVersion.model_validate_json(text)
+        if _sha256(text) != digest:
+            raise ModelFilesChanged(
+                f"{found.name}:{found.version} at {location} is not what was registered: "
+                f"{VERSION_FILE} was edited; restore it, or delete that version (the MLflow UI, "
+                "or MlflowClient.delete_model_version)"
+            )
+        root = location if local is None else str(local)
+        subdir = record.model_subdir
+        return record.model_copy(update={"path": f"{root}/{subdir}" if subdir else root})
 
-    def _current(self) -> dict[str, Any]:
-        """The index to read: a lost one is rebuilt and written once (not rebuilt per read)."""
-        if not self.index_path.exists() and self.root.is_dir():
-            return self.repair()
-        return self._read()
+    def _mlflow_versions(self, name: str) -> list[Any]:
+        return list(self.client.search_model_versions(f"name = '{_quoted(name)}'"))
 
-    def _remove_scratch(self, name: str) -> None:
-        """Delete what registrations killed mid-copy left (`.tmp-*`): under the lock, no
-        registration is copying, so every one there is dead."""
-        folder = self.root / name
-        for scratch in folder.glob(".tmp-*") if folder.is_dir() else []:
-            shutil.rmtree(scratch, ignore_errors=True)
+    def _search_models(self) -> list[Any]:
+        models, token = [], None
+        while True:
+            page = self.client.search_registered_models(max_results=1000, page_token=token)
+            models += list(page)
+            token = page.token
+            if not token:
+                return models
 
-    def _folders(self, name: str) -> list[int]:
-        folder = self.root / name
-        if not folder.is_dir():
+    def _same_job(self, name: str, lineage: Lineage) -> list[ModelVersion]:
+        if lineage.training_job is None:
             return []
-        return [int(p.name) for p in folder.iterdir() if p.name.isdigit() and p.is_dir()]
+        found = [
+            self._record(v)
+            for v in self._mlflow_versions(name)
+            if (v.tags or {}).get("training_job") == lineage.training_job
+        ]
+        return sorted((v for v in found if v is not None), key=lambda v: v.version)
 
-    def _rebuilt(self, old: dict[str, Any]) -> dict[str, Any]:
-        index: dict[str, Any] = {}
-        names = {p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")}
-        for name in sorted(names | set(old)):
-            known = old.get(name, {}).get("versions", {})
-            versions = {}
-            for number in sorted(self._folders(name)):
-                record_file = self.root / name / str(number) / VERSION_FILE
-                if not record_file.exists() and str(number) in known:
-                    record_file.write_text(json.dumps(known[str(number)], indent=2))
-                if record_file.exists():
-                    versions[str(number)] = json.loads(record_file.read_text())
-            moves = self._alias_log(name) or old.get(name, {}).get("history", [])
-            aliases = {m["alias"]: m["version"] for m in moves if str(m["version"]) in versions}
-            if versions:
-                index[name] = {"versions": versions, "aliases": aliases, "history": moves}
-        return index
+    def _ensure_model(self, name: str) -> None:
+        from mlflow.exceptions import MlflowException
 
-    def _alias_log(self, name: str) -> list[dict[str, Any]]:
-        log = self.root / name / ALIAS_LOG
-        if not log.exists():
-            return []
-        moves = []
-        for line in log.read_text().splitlines():
-            with suppress(ValueError):  # a line torn by a crash mid-append
-                moves.append(json.loads(line))
-        return moves
-
-    def _read(self, rebuild: bool = False) -> dict[str, Any]:
-        old: dict[str, Any] = {}
-        if self.index_path.exists():
+        try:
+            self.client.get_registered_model(name)
+        except MlflowException:
             try:
-                old = json.loads(self.index_path.read_text())
-                if not isinstance(old, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                if not rebuild:
-                    raise RegistryCorrupt(
-                        f"the model registry index {self.index_path} is corrupt ({exc}); "
-                        "`tunegate models repair` rebuilds it from the version folders"
-                    ) from None
-                old = {}
-            if not rebuild:
-                return old
-        if not self.root.is_dir():
-            return {}
-        return self._rebuilt(old)  # lost (or being repaired): every version keeps its record
+                self.client.create_registered_model(name, description=f"tunegate model {name}")
+            except MlflowException:  # created meanwhile by another run
+                self.client.get_registered_model(name)
 
-    def _write(self, index: dict[str, Any]) -> None:
-        tmp = self.index_path.with_name(f"index.json.tmp-{uuid.uuid4().hex[:8]}")
-        with tmp.open("w") as f:
-            json.dump(index, f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.index_path)
+    def _model_location(self, name: str) -> str:
+        """Where the versions of `name` keep their files: its experiment's artifact location
+        (on a local store `{store}/mlflow/artifacts/{name}`)."""
+        from platforms import tracking
+
+        root = None
+        if self.uri.startswith("sqlite:///"):  # beside the database: {store}/mlflow/artifacts
+            root = Path(self.uri.removeprefix("sqlite:///")).parent / "artifacts"
+        experiment = tracking.experiment_id(self.client, name, root)
+        return str(self.client.get_experiment(experiment).artifact_location).rstrip("/")
+
+    def _run_id(self, run_id: str | None) -> str | None:
+        """`run_id` when that run is in this tracking store (a version links to its run)."""
+        from mlflow.exceptions import MlflowException
+
+        if not run_id:
+            return None
+        try:
+            self.client.get_run(run_id)
+        except MlflowException:
+            return None
+        return run_id
+
+    def _remove_dead(self, name: str) -> None:
+        """Delete versions whose registration died half way: not yet visible, written by a
+        process of this machine that is gone."""
+        for found in self._mlflow_versions(name):
+            writer = (found.tags or {}).get(_WRITER, "")
+            host, _, pid = writer.rpartition(":")
+            if _RECORD in (found.tags or {}) or host != socket.gethostname():
+                continue
+            if pid.isdigit() and not process_alive(int(pid)):
+                self._delete(name, found.version, str(found.source))
+
+    def _delete(self, name: str, version: str | int, location: str) -> None:
+        with suppress(Exception):  # best effort: the version stays invisible without a record
+            self.client.delete_model_version(name, str(version))
+        local = _local_path(location)
+        if local is not None:
+            shutil.rmtree(local, ignore_errors=True)
+            shutil.rmtree(_scratch_of(local), ignore_errors=True)
+
+    def _fetched(self, version: ModelVersion) -> Path:
+        import mlflow.artifacts
+
+        if self.download_root is None:
+            raise ValueError(f"{version.path} is not on this machine and no download folder is set")
+        target = self.download_root / version.name / str(version.version)
+        if not (target / VERSION_FILE).exists():
+            scratch = target.with_name(f".tmp-{uuid.uuid4().hex[:8]}")
+            mlflow.artifacts.download_artifacts(
+                artifact_uri=version.root, dst_path=str(scratch), tracking_uri=self.uri
+            )
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(scratch, target)
+        return target
+
+
+_RECORD = "tunegate.record_sha256"
+_WRITER = "tunegate.registering"
+_METRIC = "metric."
+
+
+def _alias_at(alias: str) -> str:
+    return f"alias.{alias}.at"
+
+
+def _quoted(value: str) -> str:
+    return value.replace("'", "\\'")
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _created_at(millis: int | None) -> str:
+    when = datetime.fromtimestamp((millis or 0) / 1000, UTC) if millis else datetime.now(UTC)
+    return when.isoformat(timespec="seconds")
+
+
+def _local_path(location: str) -> Path | None:
+    """The folder of a `file:` location or a plain path; None for any other scheme."""
+    if location.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(location).path))
+    if "://" in location or location.startswith(("models:", "runs:")):
+        return None
+    return Path(location)
+
+
+def _stage(source: Path, staged: Path) -> str:
+    """The version's files in `staged`: a trained tunegate model as an MLflow model (its folder
+    inside, whose path is returned), any other folder as it is ("")."""
+    from trainer.modeling import MODEL_INFO
+
+    if not (source / MODEL_INFO).exists():
+        shutil.copytree(source, staged, dirs_exist_ok=True)
+        return ""
+    from serving.mlflow_model import model_files, write_mlflow_model
+
+    write_mlflow_model(source, staged)
+    return model_files(staged).relative_to(staged).as_posix()
+
+
+@contextmanager
+def _staged(location: str) -> Iterator[Path]:
+    """An empty folder to put a version's files together in: beside its final folder for a
+    local location (published by a rename), else a temporary one (uploaded)."""
+    local = _local_path(location)
+    if local is None:
+        with tempfile.TemporaryDirectory(prefix="tunegate-version-") as scratch:
+            yield Path(scratch) / "files"
+        return
+    scratch = _scratch_of(local)
+    scratch.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scratch_of(local: Path) -> Path:
+    return local.with_name(f".tmp-{local.name}")
+
+
+def _upload(staged: Path, location: str) -> None:
+    """Publish the staged files at `location`: a rename here, or MLflow's artifact repository
+    for an MLflow server's store."""
+    local = _local_path(location)
+    if local is not None:
+        os.rename(staged, local)
+        return
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    get_artifact_repository(location).log_artifacts(str(staged))
+
+
+def _read_remote(location: str, name: str) -> str | None:
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            path = get_artifact_repository(location).download_artifacts(name, scratch)
+        except Exception:  # noqa: BLE001 - any store's "not there"
+            return None
+        return Path(path).read_text()
+
+
+def _description(lineage: Lineage, metrics: dict[str, float]) -> str:
+    """What a person reads on the version's page: where it came from."""
+    parts = []
+    if lineage.training_job:
+        parts.append(f"Trained by job `{lineage.training_job}`")
+    if lineage.datasets.get("split"):
+        parts.append(f"on split `{lineage.datasets['split'][:12]}`")
+    if lineage.approval is not None:
+        parts.append(f"approved by {lineage.approval.reviewer} ({lineage.approval.mode})")
+    if metrics:
+        parts.append("metrics: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(metrics.items())))
+    if lineage.tracking_run_id:
+        parts.append(f"run `{lineage.tracking_run_id}`")
+    return "; ".join(parts) + ("." if parts else "")
 
 
 def _signed_by(version: ModelVersion, key: bytes) -> bool:

@@ -5,6 +5,8 @@ The key itself is never logged or put in an error message; messages name the key
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import secrets
 import stat
@@ -73,3 +75,14 @@ def bearer_matches(authorization: str | None, key: str) -> bool:
     return scheme.lower() == "bearer" and secrets.compare_digest(
         token.strip().encode(), key.encode()
     )
+
+
+IDENTITY_PATH = "/health/identity"
+
+
+def identity_proof(key: str, nonce: str) -> str:
+    """What only an endpoint holding `key` can answer to a client's random `nonce`: a client
+    checks it before it sends the key, so a key never goes to whatever else answers on a port
+    its endpoint once had."""
+    message = b"tunegate endpoint identity:" + nonce.encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()

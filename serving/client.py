@@ -7,6 +7,7 @@ The rollout stage and the `tunegate endpoint` CLI use `EndpointClient`; tests an
 from __future__ import annotations
 
 import logging
+import secrets
 import socket
 import threading
 import time
@@ -25,6 +26,7 @@ from serving.api import (
     EndpointStatus,
     FaultSpec,
 )
+from serving.auth import IDENTITY_PATH, identity_proof
 from serving.traffic import TrafficSettings
 
 if TYPE_CHECKING:  # the server loads torch and the scoring code: only `serve_in_thread` needs it
@@ -55,8 +57,12 @@ class EndpointClient:
 
     def __init__(self, url: str, key: str, timeout: float = 60.0) -> None:
         self.url = url.rstrip("/")
+        self._key, self._proven = key, False
         self._http = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=timeout
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=timeout,
+            event_hooks={"request": [self._prove_identity]},
         )
 
     def __enter__(self) -> EndpointClient:
@@ -67,6 +73,30 @@ class EndpointClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def _prove_identity(self, request: httpx.Request) -> None:
+        """Before the key first leaves: the server answers a random challenge with a proof only
+        an endpoint holding this key can make (serving/auth.py), else nothing is sent."""
+        if self._proven:
+            return
+        nonce = secrets.token_hex(16)
+        answer = httpx.get(f"{self.url}{IDENTITY_PATH}", params={"nonce": nonce}, timeout=10)
+        try:
+            proofs = answer.json() if answer.status_code == 200 else {}
+        except ValueError:  # not JSON: not a tunegate endpoint
+            proofs = {}
+        expected = identity_proof(self._key, nonce)
+        if not any(
+            isinstance(p, str) and secrets.compare_digest(p, expected)
+            for p in (proofs.values() if isinstance(proofs, dict) else [])
+        ):
+            raise EndpointError(
+                421,
+                f"{self.url} is not the endpoint this key belongs to (it cannot prove it holds "
+                "the key): the key was not sent. Is another program on that port? Start the "
+                "endpoint again (tunegate endpoint serve) or give its --url",
+            )
+        self._proven = True
 
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
         """The response to one request (`deployment` forces that deployment, as on Azure ML)."""

@@ -80,6 +80,9 @@ class Endpoint:
         # deployments of the state file whose model could not load at start: name -> (spec, why)
         self.failed: dict[str, tuple[DeploymentSpec, str]] = {}
         self.traffic = TrafficSettings()
+        # the traffic saved before deployments failed to load at start: kept in the state file
+        # until traffic is set again, so a restart after the files are restored serves as before
+        self.intended: TrafficSettings | None = None
         self._rng = random.Random(seed)
         self._mirrors: set[asyncio.Task[None]] = set()
         self._restoring = False
@@ -136,6 +139,10 @@ class Endpoint:
 
     def set_traffic(self, settings: TrafficSettings) -> TrafficSettings:
         """Apply new traffic and mirror settings; ValueError lists every broken rule."""
+        self.intended = None  # a person's (or a rollout's) traffic replaces what was saved
+        return self._apply_traffic(settings)
+
+    def _apply_traffic(self, settings: TrafficSettings) -> TrafficSettings:
         problems = check_traffic(settings, self.deployments)
         if problems:
             raise ValueError("; ".join(problems))
@@ -270,8 +277,21 @@ class Endpoint:
                 why = f"cannot load at start: {type(exc).__name__}: {exc}"
                 log.error("deployment %s %s; the others serve", name, why)
                 self.failed[name] = (DeploymentSpec.model_validate(spec), why)
-        saved = TrafficSettings.model_validate(state.get("traffic", {}))
-        self.set_traffic(_without_failed(saved, set(self.deployments)))
+        saved = TrafficSettings.model_validate(
+            state.get("intended_traffic") or state.get("traffic", {})
+        )
+        self._apply_traffic(_without_failed(saved, set(self.deployments)))
+        lost = {n for n in self.failed if saved.weight(n) or saved.mirror(n)}
+        self.intended = saved if lost else None
+        if lost:
+            log.error(
+                "traffic %s is served as %s until %s load%s (restore the files and restart the "
+                "endpoint, or set traffic)",
+                saved.traffic,
+                self.traffic.traffic,
+                ", ".join(sorted(lost)),
+                "s" if len(lost) == 1 else "",
+            )
 
     async def aclose(self) -> None:
         for task in list(self._mirrors):
@@ -295,6 +315,8 @@ class Endpoint:
             "deployments": {n: spec.model_dump(mode="json") for n, spec in sorted(kept.items())},
             "traffic": self.traffic.model_dump(mode="json"),
         }
+        if self.intended is not None:
+            state["intended_traffic"] = self.intended.model_dump(mode="json")
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_file.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state, indent=2))

@@ -11,6 +11,8 @@ A scoring request is one JSON object of the deployment's task (its `TaskSpec.req
 `task` is the deployment's (trainer) task name; what its requests hold comes from its `TaskSpec`.
 
 Validation happens before a request joins a batch, so one bad request never fails its neighbours.
+`mlflow_request` / `mlflow_response`: the same request and response through an Azure ML no-code
+MLflow deployment (`azureml.model_type: mlflow_model`, serving/mlflow_model.py).
 """
 
 from __future__ import annotations
@@ -135,3 +137,22 @@ def _kind(value: Any) -> str:
     return {list: "a list", bool: "a boolean", type(None): "null"}.get(
         type(value), type(value).__name__
     )
+
+
+def mlflow_request(payload: Any) -> dict[str, Any]:
+    """An endpoint request (one request object, or `{"inputs": [...]}`) as Azure ML's no-code
+    MLflow deployments take it: `{"input_data": {"columns", "index", "data"}}` (pandas' split
+    orientation, one row a request)."""
+    requests = payload["inputs"] if isinstance(payload, dict) and "inputs" in payload else [payload]
+    columns = list(dict.fromkeys(k for request in requests for k in request))
+    rows = [[request.get(column) for column in columns] for request in requests]
+    return {"input_data": {"columns": columns, "index": list(range(len(rows))), "data": rows}}
+
+
+def mlflow_response(payload: Any, answered: Any) -> Any:
+    """What the endpoint answers `payload` with, from an MLflow deployment's answer to it (the
+    predictions, bare or under `predictions`): the response object, or `{"outputs": [...]}`."""
+    predictions = answered["predictions"] if isinstance(answered, dict) else answered
+    if isinstance(payload, dict) and "inputs" in payload:
+        return {"outputs": predictions}
+    return predictions[0]

@@ -48,14 +48,20 @@ from serving.api import (
     EndpointMetrics,
     EndpointStatus,
 )
-from serving.auth import admin_key_file, bearer_matches, load_or_create_key
+from serving.auth import (
+    IDENTITY_PATH,
+    admin_key_file,
+    bearer_matches,
+    identity_proof,
+    load_or_create_key,
+)
 from serving.collect import COLLECTED, Collection, Exchange, jsonl_sink, ms_since
 from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
 from serving.payloads import parse_json
 from serving.traffic import TrafficSettings
 
 log = logging.getLogger(__name__)
-PUBLIC_PATHS = ("/health/live", "/health/ready")
+PUBLIC_PATHS = ("/health/live", "/health/ready", IDENTITY_PATH)
 INLINE_BODY_BYTES = 64 * 1024  # bodies decoded on the event loop (microseconds); larger: a thread
 MiB = 1024 * 1024
 
@@ -143,6 +149,16 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
     @app.get("/health/live")
     async def live() -> dict[str, str]:
         return {"status": "live"}
+
+    @app.get(IDENTITY_PATH)
+    async def identity(
+        nonce: Annotated[str, Query(min_length=16, max_length=128, pattern=r"^[0-9a-f]+$")],
+    ) -> dict[str, str]:
+        """Proof that this endpoint holds its keys (see serving/auth.py identity_proof)."""
+        return {
+            "score": identity_proof(key, nonce),
+            "admin": identity_proof(admin_key, nonce),
+        }
 
     @app.get("/health/ready")
     async def ready(

@@ -173,9 +173,31 @@ def _jsonl_lines(lines: Iterable[bytes | int]) -> Iterator[Line]:
             yield Line(number, error=f"unparsable JSON: {exc.msg} at column {exc.colno}", raw=raw)
 
 
+class _Recorded:
+    """A text stream that remembers the physical lines the CSV reader took for its last row."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        self.text = iter(text)
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _Recorded:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.text)
+        self.taken.append(line)
+        return line
+
+
 def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
-    """The rows of a CSV text stream (undecodable bytes kept as surrogates, then quarantined)."""
-    reader = csv.reader(text)
+    """The rows of a CSV text stream (undecodable bytes kept as surrogates, then quarantined).
+
+    A quote opened and never closed makes Python's reader take every following line into one
+    field: such a row (several lines, and not the header's number of fields) is quarantined as
+    an unterminated quote on its first line, and the lines it swallowed are read again as rows
+    of their own, so no valid row is lost with it."""
+    recorded = _Recorded(text)
+    reader = csv.reader(recorded)
     try:
         header = next(reader)
     except StopIteration:
@@ -183,8 +205,10 @@ def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
     except csv.Error as exc:
         yield Line(1, error=f"unparsable CSV header: {exc}")
         return
+    offset = 0  # lines before the reader's first (a reader restarts after a broken quote)
     while True:
-        start = reader.line_num + 1
+        recorded.taken = []
+        start = offset + reader.line_num + 1
         try:
             row = next(reader)
         except StopIteration:
@@ -192,26 +216,38 @@ def _csv_rows(text: Iterable[str], columns: ColumnMap) -> Iterator[Line]:
         except csv.Error as exc:
             yield Line(start, error=f"unparsable CSV row: {exc}")
             continue
-        raw = ",".join(row).encode("utf-8", errors="surrogateescape")
-        raw_text = raw.decode("utf-8", errors="backslashreplace")[:_RAW_LIMIT]
-        if not any(cell.strip() for cell in row):
-            yield Line(start, raw=raw_text, blank=True)
-            continue
-        if any(_has_surrogates(cell) for cell in row):
-            yield Line(start, error="non-UTF-8 bytes in CSV row", raw=raw_text)
-            continue
-        if len(row) != len(header):
+        taken = recorded.taken
+        if len(taken) > 1 and len(row) != len(header) and '"' in taken[0]:
             yield Line(
                 start,
-                error=f"CSV row has {len(row)} fields, the header has {len(header)}",
-                raw=raw_text,
+                error='unterminated quote in CSV row (a " opened and never closed): the '
+                "lines after it are read as rows of their own",
+                raw=taken[0].rstrip("\r\n")[:_RAW_LIMIT],
             )
+            recorded = _Recorded(itertools.chain(taken[1:], recorded.text))
+            reader, offset = csv.reader(recorded), start
             continue
-        obj: dict[str, Any] = dict(zip(header, row, strict=True))
-        start_value = obj.get(columns.answer_start_key)
-        if isinstance(start_value, str) and start_value.strip().isdigit():
-            obj[columns.answer_start_key] = int(start_value)  # CSV cells are all text
-        yield Line(start, obj=obj, raw=raw_text)
+        yield _csv_line(start, row, header, columns)
+
+
+def _csv_line(start: int, row: list[str], header: list[str], columns: ColumnMap) -> Line:
+    raw = ",".join(row).encode("utf-8", errors="surrogateescape")
+    raw_text = raw.decode("utf-8", errors="backslashreplace")[:_RAW_LIMIT]
+    if not any(cell.strip() for cell in row):
+        return Line(start, raw=raw_text, blank=True)
+    if any(_has_surrogates(cell) for cell in row):
+        return Line(start, error="non-UTF-8 bytes in CSV row", raw=raw_text)
+    if len(row) != len(header):
+        return Line(
+            start,
+            error=f"CSV row has {len(row)} fields, the header has {len(header)}",
+            raw=raw_text,
+        )
+    obj: dict[str, Any] = dict(zip(header, row, strict=True))
+    start_value = obj.get(columns.answer_start_key)
+    if isinstance(start_value, str) and start_value.strip().isdigit():
+        obj[columns.answer_start_key] = int(start_value)  # CSV cells are all text
+    return Line(start, obj=obj, raw=raw_text)
 
 
 def reads_plain_text(task: TaskType | str) -> bool:

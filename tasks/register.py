@@ -35,7 +35,8 @@ class RegisterConfig(BaseModel):
     )
     backend: PlatformKind = Field(
         PlatformKind.local,
-        description="local: a folder and JSON index in the store; azureml: model assets in the "
+        description="local: MLflow's Model Registry on the store's tracking database (or "
+        "tracking.uri); azureml: model assets in the "
         "azureml section's workspace (aliases as tags).",
     )
     promote: bool = Field(

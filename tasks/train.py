@@ -24,9 +24,19 @@ log = logging.getLogger(__name__)
 # The trainer arguments a `train:` config sets as fields of its own, unset by default (the
 # trainer then takes the task's choice); any other goes under `args`. Type, description and
 # bounds are the trainer's declaration of the argument (trainer/args.py).
-OWN_ARGUMENTS = ("model", "epochs", "learning_rate", "batch_size", "max_length", "lora", "lora_r")
+OWN_ARGUMENTS = (
+    "model",
+    "epochs",
+    "learning_rate",
+    "batch_size",
+    "max_length",
+    "lora",
+    "lora_r",
+    "save_steps",
+    "save_total_limit",
+)
 # Not the config's to set: the task comes from `task`, the folders from the training backend.
-_SET_BY_PIPELINE = ("task", "data_dir", "output_dir")
+_SET_BY_PIPELINE = ("task", "data_dir", "output_dir", "checkpoint_dir")
 _TRAIN_ARG_NAMES = set(ARGUMENTS) - set(_SET_BY_PIPELINE)
 _TUNED = " Unset: the task's tuned value (docs/config.md), else the trainer's default."
 
@@ -103,10 +113,16 @@ class TrainConfig(_OwnArguments):
 
 def job_name(split: DatasetRef, config: TrainConfig) -> str:
     """Same split and same resolved training (tuned defaults included): same job."""
-    resolved = dataclasses.asdict(config.resolved_args(split.task))
-    del resolved["data_dir"], resolved["output_dir"]
+    return job_name_for(split.content_hash, split.task, config)
+
+
+def job_name_for(data: str, task: str, config: TrainConfig) -> str:
+    """The job of training `task` on `data` (a split's content hash, or the reference a job
+    reads, e.g. `azureml:tunegate-split@latest`) with `config`."""
+    resolved = dataclasses.asdict(config.resolved_args(task))
+    del resolved["data_dir"], resolved["output_dir"], resolved["checkpoint_dir"]
     config_hash = sha256_text(stable_json([config.model_dump(mode="json"), resolved]))
-    return "train-" + combine_hashes([split.content_hash, config_hash])[:20]
+    return "train-" + combine_hashes([data, config_hash])[:20]
 
 
 def run_training(

@@ -30,7 +30,7 @@ COMMANDS = [
     ["models"],
     ["models", "list"],
     ["models", "show"],
-    ["models", "repair"],
+    ["models", "promote"],
     ["store"],
     ["store", "verify"],
     ["rollback"],

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from platforms.endpoint import stop_local_endpoint
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow  # real `tunegate run` processes, training and an endpoint process
@@ -102,7 +102,7 @@ def _consistent(store: Path, versions: list[int], champion: int) -> None:
     verify = CliRunner().invoke(app, ["store", "verify", "--set", f"store={store}"])
     assert verify.exit_code == 0, verify.output
     assert not list((store / "datasets").glob("*/.tmp-*"))
-    registry = LocalRegistry(store)
+    registry = MlflowRegistry.local(store)
     assert [v.version for v in registry.versions(MODEL)] == versions
     assert registry.alias(MODEL, "champion").version == champion
     state = json.loads((store / ENDPOINT / "endpoint.json").read_text())

@@ -17,7 +17,7 @@ from flows.retrain import retrain
 from flows.summary import RunSummary
 from platforms.approvals import ApprovalRecord
 from platforms.endpoint import stop_local_endpoint
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow
@@ -62,7 +62,7 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert evaluation["gate"] == {"passed": True, "verdict": "passed", "reasons": []}
     assert summary.model_version == "tunegate-extractive-qa:1"
 
-    registry = LocalRegistry(Path(cfg.store))
+    registry = MlflowRegistry.local(Path(cfg.store))
     champion = registry.alias("tunegate-extractive-qa", "champion")
     assert champion is not None and champion.version == 1
     lineage = champion.lineage

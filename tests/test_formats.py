@@ -521,3 +521,25 @@ def test_metrics_reads_every_input_format_and_a_split_directory_s_test_table(
     # --split train: that table alone, which has a record nobody predicted
     result = CliRunner().invoke(app, [*base, "-r", split_dir, "--split", "train"])
     assert result.exit_code == 2 and "1 references have no prediction" in result.output
+
+
+def test_a_csv_quote_never_closed_loses_no_row_after_it(tmp_path: Path) -> None:
+    """Python's reader takes every line after an unterminated quote into one field: the row is
+    quarantined for its quote, the rows after it (one with a real multi-line cell) read as
+    written, each on its own line number."""
+    from tasks.readers import read_lines
+    from tasks.records import ColumnMap, TaskType
+
+    path = tmp_path / "tickets.csv"
+    path.write_text(
+        "id,question,context\n"
+        'a,"Where is it?,The parcel is at the depot.\n'
+        "b,When?,It left on Monday.\n"
+        'c,Who?,"Northwind delivered it\non Friday."\n'
+        "d,How many?,Three parcels.\n"
+    )
+    lines = list(read_lines(str(path), "csv", TaskType("extractive-qa"), ColumnMap(), {}))
+    assert [line.number for line in lines] == [2, 3, 4, 6]
+    assert "unterminated quote" in (lines[0].error or "")
+    assert [line.obj["id"] for line in lines[1:]] == ["b", "c", "d"]
+    assert lines[2].obj["context"] == "Northwind delivered it\non Friday."

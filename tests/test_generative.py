@@ -15,7 +15,7 @@ import pytest
 
 from flows.retrain import retrain
 from platforms.endpoint import stop_local_endpoint
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from samples.generate import generate_sample
 from serving.client import EndpointClient
 from tasks.records import TaskType
@@ -49,7 +49,7 @@ def test_summarization_runs_every_stage_and_the_endpoint_summarizes(
         summary = state.result()
         assert summary.model_version == "tunegate-summarization:1"
         assert set(summary.evaluation["candidate"]) >= {"rouge1", "rougeL"}
-        champion = LocalRegistry(Path(cfg.store)).alias("tunegate-summarization", "champion")
+        champion = MlflowRegistry.local(Path(cfg.store)).alias("tunegate-summarization", "champion")
         info = json.loads((Path(champion.path) / "model_info.json").read_text())
         assert info["base_model"] == "packaged:minilm-bert2bert" and info["max_new_tokens"] == 8
         endpoint = summary.endpoint

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["cli", "flows", "tasks", "screening", "platforms", "serving", "trainer"]
 PACKAGES = [*LAYERS, "samples"]
 FACTORIES = {
-    "LocalRegistry",
+    "MlflowRegistry",
     "AzureMLRegistry",
     "LocalTrainingBackend",
     "AzureMLTrainingBackend",

@@ -9,7 +9,7 @@ import pytest
 from flows.config import load_config
 from platforms.backends import Backends, BackendSettings
 from platforms.lineage import Lineage
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from platforms.training import LocalTrainingBackend
 
 
@@ -21,9 +21,9 @@ def test_the_config_chooses_the_backends_and_each_is_built_once(tmp_path: Path) 
     backends = cfg.backends()
     assert backends.store.uri == str(tmp_path)
     assert backends.settings.endpoint_port == 8123 and backends.settings.endpoint_workers == 2
-    assert isinstance(backends.registry, LocalRegistry)
+    assert isinstance(backends.registry, MlflowRegistry)
     assert backends.registry is backends.registry  # one registry per run, not one per stage
-    assert backends.registry.root == tmp_path / "models"
+    assert backends.registry.uri == f"sqlite:///{tmp_path / 'mlflow' / 'mlflow.db'}"
     assert isinstance(backends.training, LocalTrainingBackend)
     assert backends.training is backends.training
 

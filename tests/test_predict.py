@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from platforms.lineage import Lineage
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from tasks.records import TaskType
 from tasks.scoring import score
 from tests.conftest import write_jsonl
@@ -122,7 +122,7 @@ def test_predict_scores_valid_records_reports_the_rest_and_metrics_reads_it(
 
     rows = _jsonl(out)
     assert [row["id"] for row in rows] == ["q0", "q1", "q2", "7", "q3"]  # files in sorted order
-    model, tokenizer, info = load_trained(LocalRegistry(store).get(NAME, 2).path)
+    model, tokenizer, info = load_trained(MlflowRegistry.local(store).get(NAME, 2).path)
     canonical = [*good[:3], {**good[4], "id": "7"}, good[3]]
     expected = predict(model, tokenizer, info["task"], canonical, batch_size=2)
     assert [row["prediction"] for row in rows] == expected
@@ -184,7 +184,7 @@ def test_a_version_served_by_onnx_is_scored_as_it_serves_unless_torch_is_asked(
     endpoint answers; `--runtime torch` scores its torch weights; an edited graph is refused."""
     from serving import runtimes
 
-    trained = Path(LocalRegistry(store).get(NAME, 2).path)
+    trained = Path(MlflowRegistry.local(store).get(NAME, 2).path)
     exported = runtimes.export(trained, tmp_path / "exported")["onnx-int8"]
     staged = tmp_path / "staged"
     runtimes.stage(trained, exported, runtimes.ServingChoice("onnx-int8", {}, []), staged)
@@ -192,7 +192,7 @@ def test_a_version_served_by_onnx_is_scored_as_it_serves_unless_torch_is_asked(
     _registry(other).register(NAME, staged, {"f1": 1.0}, Lineage(training_job="c"))
     held = [qa_record(i) for i in range(6)]
     records = write_jsonl(tmp_path / "in.jsonl", [json.dumps(r) for r in held])
-    registered = Path(LocalRegistry(other).get(NAME, 1).path)
+    registered = Path(MlflowRegistry.local(other).get(NAME, 1).path)
     expected = {
         "onnx-int8": predict(
             runtimes.load(registered / runtimes.FOLDER / "onnx-int8"),

@@ -21,7 +21,7 @@ from platforms.endpoint import (
     local_endpoint_dir,
 )
 from platforms.lineage import Lineage
-from platforms.registry import LocalRegistry, ModelVersion
+from platforms.registry import MlflowRegistry, ModelVersion
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
 from serving.server import ServerSettings
@@ -79,8 +79,8 @@ def endpoint(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield running.url, settings.key_file
 
 
-def _versions(tmp_path: Path, model_dir: Path, n: int) -> tuple[LocalRegistry, list[ModelVersion]]:
-    registry = LocalRegistry(tmp_path / "store")
+def _versions(tmp_path: Path, model_dir: Path, n: int) -> tuple[MlflowRegistry, list[ModelVersion]]:
+    registry = MlflowRegistry.local(tmp_path / "store")
     return registry, [registry.register("qa", model_dir, {}, Lineage()) for _ in range(n)]
 
 

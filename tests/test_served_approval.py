@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from platforms.endpoint import stop_local_endpoint
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from serving.client import EndpointClient
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
 from tests.tickets import qa_tickets
@@ -139,7 +139,7 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), 300)
         assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"
 
-        registry = LocalRegistry(store)
+        registry = MlflowRegistry.local(store)
         champion = registry.alias("tunegate-extractive-qa", "champion")
         assert champion is not None and champion.version == 1  # moved by the rollout
         assert champion.lineage.flow_run_id == str(run_id)

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from platforms.training import LocalTrainingBackend, TrainSpec
+from platforms.training import LocalTrainingBackend, TrainSpec, trainer_arguments
 from tasks.records import TaskType
 from tests.trainer.tiny import qa_record, tiny_model, write_dataset
+from trainer.checkpoints import newest_complete
+from trainer.train import main
 
 
 def _spec(tmp_path: Path, name: str, **args) -> TrainSpec:
@@ -90,3 +96,55 @@ def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         backend.wait(job, interrupt)
     assert backend.status(job) == "cancelled"
+
+
+@pytest.mark.slow
+def test_a_killed_job_resumes_from_its_newest_complete_checkpoint(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A preempted node, here: the job's processes SIGKILLed mid-epoch once a checkpoint exists,
+    and a later checkpoint left torn. The trainer started again with the job's own arguments
+    (a rerun: same folder, same command) resumes from the newest complete checkpoint and ends
+    at an uninterrupted run's step count, its checkpoints gone from the model's folder."""
+    backend = LocalTrainingBackend(tmp_path / "jobs")
+    args = {"max_length": 64, "doc_stride": 16, "batch_size": 3, "epochs": 1, "save_steps": 2}
+    spec = _spec(tmp_path, "preempted", **args)  # 24 records: 8 steps
+    job = backend.submit(spec)
+    folder = tmp_path / "jobs" / "preempted"
+    checkpoints = Path(job.output_dir) / "checkpoints"
+    deadline = time.monotonic() + 300
+    while (saved := newest_complete(checkpoints, remove_torn=False)) is None:
+        assert backend.status(job) == "running", Path(job.log_path).read_text()[-3000:]
+        assert time.monotonic() < deadline, "no checkpoint written"
+        time.sleep(0.02)
+    os.killpg(json.loads((folder / "job.json").read_text())["pid"], signal.SIGKILL)
+    while backend.status(job) == "running":
+        time.sleep(0.05)
+    assert not (Path(job.output_dir) / "metrics.json").exists(), "finished before the kill"
+    saved = newest_complete(checkpoints, remove_torn=False)
+    assert saved is not None
+    # LoRA: a checkpoint holds the adapter (and its optimizer's state), not the model's weights
+    files = {p.name: p.stat().st_size for p in saved.path.iterdir()}
+    assert "adapter_model.safetensors" in files and "model.safetensors" not in files
+    base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
+    assert sum(files.values()) < base / 4
+    # a later checkpoint cut short mid-save: no trainer state, half an optimizer
+    torn = checkpoints / f"checkpoint-{saved.step + 1}"
+    shutil.copytree(saved.path, torn)
+    (torn / "trainer_state.json").unlink()
+    (torn / "optimizer.pt").write_bytes((torn / "optimizer.pt").read_bytes()[:100])
+
+    caplog.set_level(logging.INFO, logger="trainer")
+    command = json.loads((folder / "job.json").read_text())["command"]
+    resumed = main(command[command.index("trainer.train") + 1 :])  # the job's own arguments
+    assert f"resuming from step {saved.step} ({saved.path})" in caplog.messages
+    assert f"skipping incomplete checkpoint {torn} (cut short while saving)" in caplog.messages
+    assert resumed["resumed_from_step"] == saved.step and 0 < saved.step < resumed["steps"]
+    assert (
+        not checkpoints.exists() and (Path(job.output_dir) / "adapter_model.safetensors").exists()
+    )
+
+    flags = trainer_arguments(spec.data_dir, str(tmp_path / "whole"), spec.args)
+    uninterrupted = main(flags)
+    assert uninterrupted["resumed_from_step"] == 0
+    assert resumed["steps"] == uninterrupted["steps"] == 8

@@ -137,6 +137,19 @@ class TrainArgs:
     seed: int = arg(42, "Seed of the new head's initialisation and of data order.")
     max_train_samples: int = arg(0, "Train on at most this many records (0: all).")
     logging_steps: int = arg(10, "Log the loss every this many steps.")
+    save_steps: int = arg(
+        200,
+        "Save a checkpoint every this many optimizer steps (0: none); a restarted job (a "
+        "preempted Azure ML job's rerun, a local job run again) resumes from the newest complete "
+        "one. With lora only the adapter is saved, with the optimizer's state.",
+        ge=0,
+    )
+    save_total_limit: int = arg(2, "Checkpoints kept (the newest); older ones are removed.", ge=1)
+    checkpoint_dir: str = arg(
+        "",
+        "Where checkpoints are written and resumed from (empty: checkpoints/ in the output "
+        "folder); removed once the trained model is saved.",
+    )
     num_workers: int = arg(0, "Data loader worker processes.")
 
     def validate(self) -> TrainArgs:

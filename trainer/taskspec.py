@@ -59,6 +59,8 @@ class TaskSpec:
     request_shape: str  # the request's JSON shape, for error messages and docs
     response_key: str  # the response field holding the model's text answer
     request_of: Callable[[dict[str, Any]], dict[str, Any]]  # the request a record's user sends
+    request_example: dict[str, Any]  # one request, as the docs show it: an MLflow input example
+    response_example: dict[str, Any]  # an answer to it, in the endpoint's response shape
     reference_of: Callable[[dict[str, Any]], Any]  # what a prediction is scored against
     metric: Literal["squad", "rouge", "perplexity"]  # its metric module (trainer/metrics)
     primary_metric: str  # the metric the gate compares by default
@@ -143,6 +145,12 @@ EXTRACTIVE_QA = TaskSpec(
     request_shape='{"question": str, "context": str}',
     response_key="answer",
     request_of=lambda r: {"question": r["question"], "context": r["context"]},
+    request_example={
+        "question": "When was the refund for order 4471 sent?",
+        "context": "Ticket 4471: the customer reported a damaged kettle. "
+        "The refund for order 4471 was sent on 12 March by bank transfer.",
+    },
+    response_example={"answer": "12 March", "score": 0.91, "start": 91, "end": 99},
     reference_of=lambda r: r["answers"]["text"],
     metric="squad",
     primary_metric="f1",
@@ -167,6 +175,11 @@ SUMMARIZATION = TaskSpec(
     request_shape='{"document": str}',
     response_key="summary",
     request_of=lambda r: {"document": r["document"]},
+    request_example={
+        "document": "The customer reported that the kettle from order 4471 arrived with a "
+        "cracked lid. Support apologised, sent a replacement and closed the ticket."
+    },
+    response_example={"summary": "The kettle arrived cracked; a replacement was sent."},
     reference_of=lambda r: r["summary"],
     metric="rouge",
     primary_metric="rougeL",
@@ -195,6 +208,13 @@ CHAT = TaskSpec(
     request_shape='{"messages": [{"role": str, "content": str}, ...]}',
     response_key="reply",
     request_of=lambda r: {"messages": r["messages"][:-1]},
+    request_example={
+        "messages": [
+            {"role": "system", "content": "You are the support desk's assistant."},
+            {"role": "user", "content": "My kettle arrived with a cracked lid. What now?"},
+        ]
+    },
+    response_example={"reply": "Sorry about that: we will send you a replacement kettle."},
     reference_of=lambda r: r["messages"][-1]["content"],
     metric="rouge",
     primary_metric="rougeL",
@@ -224,6 +244,8 @@ TEXT_GENERATION = TaskSpec(
     request_shape='{"prompt": str}',
     response_key="completion",
     request_of=lambda r: {"prompt": text_prompt(r["text"])},
+    request_example={"prompt": "Logbook, 12 March: the night shift checked the pumps and"},
+    response_example={"completion": " found the second one leaking at the seal."},
     reference_of=lambda r: r["text"],
     metric="perplexity",
     primary_metric="perplexity",

@@ -13,8 +13,13 @@ Multi-node on Azure ML (one launcher per node; Azure ML sets the rank and rendez
     (`process_count_per_instance: 1` in the job: accelerate starts the per-GPU processes.)
 
 Writes to --output-dir: the LoRA adapter (or full weights), the tokenizer, `model_info.json`,
-`metrics.json` (loss curve, eval loss, tokens/s, peak memory) and the trainer state; with
+`metrics.json` (loss curve, eval loss, tokens/s, peak memory, steps) and the trainer state; with
 --merge-adapter also `merged/`. Logs to MLflow when MLFLOW_TRACKING_URI is set.
+
+Every --save-steps optimizer steps a checkpoint goes to --checkpoint-dir (default
+`OUTPUT/checkpoints`); started again with the same arguments (a preempted job's rerun), it resumes
+from the newest complete one, skipping one cut short mid-save, and removes them once the model is
+saved (trainer/checkpoints.py).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import torch
 import torch.distributed as dist
 from transformers import Trainer, TrainingArguments
 
+from trainer import checkpoints
 from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
 from trainer.data import features, read_split
 from trainer.modeling import (
@@ -57,6 +63,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     _log_to_stdout()
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_dir = checkpoint_folder(args)
 
     # data
     tokenizer = load_tokenizer(args.model)  # with a pad token
@@ -94,9 +101,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         processing_class=tokenizer,
     )
 
-    # train
+    # train, from the newest complete checkpoint when a killed run left one
+    resume = checkpoints.newest_complete(
+        checkpoint_dir, remove_torn=trainer.is_world_process_zero()
+    )
+    if resume is not None:
+        log.info("resuming from step %d (%s)", resume.step, resume.path)
     start = time.perf_counter()
-    result = trainer.train()
+    result = trainer.train(resume_from_checkpoint=str(resume.path) if resume else None)
     seconds = time.perf_counter() - start
     eval_metrics = trainer.evaluate() if len(eval_set) else {}
 
@@ -104,9 +116,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if trainer.is_fsdp_enabled:  # gather the shards so the adapter is written whole
         trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(str(output_dir))
-    trainer.save_state()
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
+        trainer.state.save_to_json(str(output_dir / checkpoints.STATE))
         write_model_info(
             output_dir,
             args.task,
@@ -117,9 +129,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
         if args.merge_adapter and args.lora:
             _save_merged(args, output_dir, tokenizer)
-        metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args)
+        resumed_from = resume.step if resume else 0
+        metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args, resumed_from)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        checkpoints.remove_all(checkpoint_dir)  # the model is saved: nothing to resume
     return metrics
+
+
+def checkpoint_folder(args: TrainArgs) -> Path:
+    """Where checkpoints go: --checkpoint-dir, else `checkpoints/` in the output folder."""
+    return Path(args.checkpoint_dir or Path(args.output_dir) / "checkpoints")
 
 
 def _log_to_stdout() -> None:
@@ -194,7 +213,7 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
     # take whenever bf16 and fp16 are both off, e.g. fp32 on a T4 or on CPU.
     os.environ["ACCELERATE_MIXED_PRECISION"] = MIXED_PRECISION[precision]
     training_args = TrainingArguments(
-        output_dir=args.output_dir,
+        output_dir=str(checkpoint_folder(args)),  # the Trainer's own writes: checkpoints only
         num_train_epochs=args.epochs,
         max_steps=args.max_steps,
         learning_rate=args.learning_rate,
@@ -209,7 +228,9 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
         fp16=precision == "fp16",
         use_cpu=not gpu,
         eval_strategy="epoch" if has_eval else "no",
-        save_strategy="no",
+        save_strategy="steps" if args.save_steps else "no",
+        save_steps=args.save_steps or 500,  # unused with "no"; must be positive
+        save_total_limit=args.save_total_limit,
         logging_steps=args.logging_steps,
         report_to=report_to(),
         seed=args.seed,
@@ -252,9 +273,13 @@ def _metrics(
     eval_metrics: dict[str, float],
     seconds: float,
     args: TrainArgs,
+    resumed_from: int,
 ) -> dict[str, Any]:
     epochs = trainer.state.epoch or args.epochs
-    tokens = sum(train_set["length"]) * epochs
+    steps = trainer.state.global_step
+    # a resumed run trained (and is timed) from its checkpoint's step on
+    share = (steps - resumed_from) / steps if steps else 1.0
+    tokens = sum(train_set["length"]) * epochs * share
     peak = (
         torch.cuda.max_memory_allocated()
         if torch.cuda.is_available()
@@ -266,6 +291,8 @@ def _metrics(
         "train_records": len(train_set),
         "train_loss": result.training_loss,
         "train_seconds": round(seconds, 2),
+        "steps": steps,
+        "resumed_from_step": resumed_from,
         "tokens_per_second": round(tokens / seconds, 1),
         "peak_memory_bytes": int(peak),
         "world_size": trainer.args.world_size,

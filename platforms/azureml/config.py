@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from platforms.azureml import vm_sizes
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
 # transformers/peft are older than the trainer's, so the default is the tunegate environment
@@ -26,6 +28,10 @@ def local_cache() -> Path:
     """Where Azure ML models and endpoint state are kept on this machine when the store is not a
     local folder (`TUNEGATE_CACHE`, default ~/.cache/tunegate)."""
     return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
+
+
+# How a version is registered and deployed (`AzureMLConfig.model_type`)
+ModelType = Literal["custom_model", "mlflow_model"]
 
 
 class WorkspaceConfig(BaseModel):
@@ -359,4 +365,21 @@ class AzureMLConfig(BaseModel):
     )
     data_asset: str = Field("tunegate-split", description="Data asset name of split datasets.")
     model_name: str = Field("tunegate", description="Model asset name of trained versions.")
+    model_type: ModelType = Field(
+        "custom_model",
+        description="How versions are registered and deployed. custom_model: the model folder, "
+        "deployed with tunegate's scoring script and serving environment; mlflow_model: the "
+        "folder as an MLflow pyfunc model (serving/mlflow_model.py), built and uploaded from "
+        "the local files, deployed without scoring script or environment (Azure ML builds them "
+        "from the model's MLmodel and requirements).",
+    )
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="Serving.")
+
+    @field_validator("launch")
+    @classmethod
+    def _launch_fits_compute(cls, launch: LaunchConfig, info: ValidationInfo) -> LaunchConfig:
+        """No more nodes than the cluster scales to, no more GPUs per node than its size has."""
+        compute = info.data.get("compute")
+        if compute is not None:  # else compute itself was refused
+            vm_sizes.check_launch(compute, launch)
+        return launch

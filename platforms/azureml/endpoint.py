@@ -19,7 +19,8 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from platforms.azureml import entities
 from platforms.azureml.client import retrying, status_text
-from platforms.azureml.config import EndpointConfig
+from platforms.azureml.config import EndpointConfig, ModelType
+from serving import payloads
 from serving.api import DEPLOYMENT_HEADER, DeploymentInfo, EndpointStatus
 from serving.auth import write_key
 from serving.client import EndpointError, ScoreResult
@@ -38,9 +39,11 @@ class AzureMLEndpointBackend:
         config: EndpointConfig,
         state_dir: Path,
         http: httpx.Client | None = None,
+        model_type: ModelType = "custom_model",
     ) -> None:
         self.client = ml_client
         self.config = config
+        self.model_type = model_type  # mlflow_model: deployments without scoring code
         self.state_dir = state_dir
         endpoint = self._ensure_endpoint()
         self.url = str(endpoint.scoring_uri)
@@ -81,10 +84,13 @@ class AzureMLEndpointBackend:
         )
 
     def deploy(self, name: str, model_dir: str, version: str) -> None:
-        """Create (or replace) `name` serving the model asset `model_dir`; returns when ready."""
-        code = entities.stage_code(
-            self.state_dir / "code" / name, entities.SERVING_PACKAGES, score_script=True
-        )
+        """Create (or replace) `name` serving the model asset `model_dir`; returns when ready.
+        An MLflow model's deployment has no scoring code or environment of its own."""
+        code = None
+        if self.model_type == "custom_model":
+            code = entities.stage_code(
+                self.state_dir / "code" / name, entities.SERVING_PACKAGES, score_script=True
+            )
         deployment = entities.online_deployment(
             name, self.config, model_dir, code, {"tunegate.version": version}
         )
@@ -134,8 +140,10 @@ class AzureMLEndpointBackend:
         headers = {"Authorization": f"Bearer {self._key}"}
         if deployment:
             headers[DEPLOYMENT_HEADER] = deployment
+        mlflow = self.model_type == "mlflow_model"  # Azure ML's MLflow scoring: input_data
+        body = payloads.mlflow_request(payload) if mlflow else payload
         started = time.perf_counter()
-        response = self._http.post(self.url, json=payload, headers=headers)
+        response = self._http.post(self.url, json=body, headers=headers)
         answered = response.headers.get(DEPLOYMENT_HEADER, deployment or "")
         if answered:
             with self._lock:
@@ -144,7 +152,10 @@ class AzureMLEndpointBackend:
                 )
         if not response.is_success:
             raise EndpointError(response.status_code, response.text[:500])
-        return ScoreResult(answered, response.json())
+        answer = response.json()
+        if mlflow:
+            answer = payloads.mlflow_response(payload, answer)
+        return ScoreResult(answered, answer)
 
     def close(self) -> None:
         self._http.close()

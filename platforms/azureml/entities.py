@@ -38,6 +38,7 @@ from platforms.azureml.config import (
     EnvironmentConfig,
     JobConfig,
     LaunchConfig,
+    ModelType,
 )
 from platforms.azureml.environment import (
     SERVER_PORT,
@@ -69,6 +70,14 @@ def init() -> None:
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"
+CHECKPOINT_OUTPUT = "checkpoints"
+
+
+def checkpoint_path(spec_name: str) -> str:
+    """Where a training spec's checkpoints live: one folder per spec on the workspace's default
+    datastore, the same for Azure ML's rerun of a preempted job and for tunegate's resubmission
+    of a failed one (`<name>-r2`), so either resumes where the last one stopped."""
+    return f"azureml://datastores/workspaceblobstore/paths/tunegate/checkpoints/{spec_name}/"
 
 
 def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False) -> Path:
@@ -117,6 +126,7 @@ def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
     # A LoRA job also writes its merged weights: the deployment loads those, never the base
     # model (a hub id or a catalog asset the endpoint cannot reach); unless the config says no.
     args = {"merge_adapter": True, **spec.args, **bound}
+    args["checkpoint_dir"] = "${{outputs." + CHECKPOINT_OUTPUT + "}}"
     flags = trainer_arguments("${{inputs.data}}", "${{outputs." + MODEL_OUTPUT + "}}", args)
     train = ["-m", "trainer.train", *flags]
     if launch.launcher == "torchrun":
@@ -187,9 +197,10 @@ def training_job(
     env_context: Path | None = None,
     model_type: base_model.ModelType | None = None,
 ) -> Command:
-    """The command job for one training spec: same `trainer/` code, model output uploaded; a
-    model asset as base model is mounted as the `base_model` input (of `model_type`, default
-    from azureml.job.model_input_type)."""
+    """The command job for one training spec: same `trainer/` code, model output uploaded,
+    checkpoints written through a mount to the spec's own folder (`checkpoint_path`: kept
+    across a rerun, unlike the node's disk); a model asset as base model is mounted as the
+    `base_model` input (of `model_type`, default from azureml.job.model_input_type)."""
     launch = config.launch
     processes = 1 if launch.launcher == "accelerate" else launch.gpus_per_node
     model = spec.args.get("model")
@@ -214,8 +225,18 @@ def training_job(
         instance_count=launch.instance_count,
         distribution=PyTorchDistribution(process_count_per_instance=processes),
         inputs=inputs,
-        # rw_mount outputs fail at the end of long jobs ("Transport endpoint is not connected").
-        outputs={MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
+        # The model is uploaded: rw_mount outputs fail at the end of long jobs ("Transport
+        # endpoint is not connected"). The checkpoints must outlive the node (a preempted
+        # node's disk is gone, an upload output with it), so they are mounted; the trainer
+        # removes them once the model is saved, best effort: a mount dropped then fails nothing.
+        outputs={
+            MODEL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD),
+            CHECKPOINT_OUTPUT: Output(
+                type=AssetTypes.URI_FOLDER,
+                path=checkpoint_path(spec.name),
+                mode=InputOutputModes.RW_MOUNT,
+            ),
+        },
         timeout=launch.timeout_minutes * 60,
         tags={"tunegate.spec": spec.name},
     )
@@ -341,6 +362,12 @@ def compute_cluster(config: ComputeConfig) -> AmlCompute:
     )
 
 
+def data_version(content_hash: str) -> str:
+    """The data asset version of a split dataset: its content hash (cut to what a version holds),
+    so the same split is the same version, whoever registers it."""
+    return content_hash[:32]
+
+
 def data_asset(name: str, version: str, path: str, description: str) -> Data:
     return Data(
         name=name,
@@ -356,12 +383,19 @@ def job_output(job_name: str) -> str:
     return f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}"
 
 
-def model_asset(name: str, path: str, tags: dict[str, str], properties: dict[str, str]) -> Model:
-    """A custom model from a job output (`job_output()`) or a local folder the SDK uploads."""
+def model_asset(
+    name: str,
+    path: str,
+    tags: dict[str, str],
+    properties: dict[str, str],
+    model_type: ModelType = "custom_model",
+) -> Model:
+    """A model from a job output (`job_output()`) or a local folder the SDK uploads: a custom
+    model, or (`mlflow_model`) an MLflow model folder (`serving.mlflow_model`)."""
     return Model(
         name=name,
         path=path,
-        type=AssetTypes.CUSTOM_MODEL,
+        type=AssetTypes.MLFLOW_MODEL if model_type == "mlflow_model" else AssetTypes.CUSTOM_MODEL,
         tags=tags,
         properties=properties,
         description=f"tunegate model from {path}",
@@ -387,15 +421,18 @@ def online_deployment(
     name: str,
     config: EndpointConfig,
     model: str | Model,
-    code_dir: Path,
+    code_dir: Path | None,
     tags: dict[str, Any],
     env_context: Path | None = None,
 ) -> ManagedOnlineDeployment:
-    """A deployment running serving/'s init()/run() with probes fit for slow-loading models,
-    Application Insights and data collection (the scoring script masks what it collects) as
-    the config says."""
+    """A deployment running serving/'s init()/run() (`code_dir`: the staged scoring code) with
+    probes fit for slow-loading models; `code_dir` None: an MLflow model's no-code deployment,
+    no scoring script and no environment (Azure ML builds both from the model's MLmodel and
+    requirements; its pyfunc runs the same scoring code). Application Insights as the config
+    says; data collection only with the scoring code, which masks what it collects (a no-code
+    deployment's payload logging would collect requests unmasked: it is not turned on)."""
     collector = None
-    if config.collect:
+    if config.collect and code_dir is not None:
         collector = DataCollector(
             collections={name: DeploymentCollection(enabled="true") for name in (INPUTS, OUTPUTS)},
             sampling_rate=config.collect_sample_rate,
@@ -403,12 +440,19 @@ def online_deployment(
     probe = ProbeSettings(
         initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
     )
+    scoring: dict[str, Any] = {}
+    if code_dir is not None:
+        scoring = {
+            "environment": environment(config.environment, env_context, serving_spec(config.gpu)),
+            "code_configuration": CodeConfiguration(
+                code=str(code_dir), scoring_script=SCORE_SCRIPT
+            ),
+        }
     return ManagedOnlineDeployment(
         name=name,
         endpoint_name=config.name,
         model=model,
-        environment=environment(config.environment, env_context, serving_spec(config.gpu)),
-        code_configuration=CodeConfiguration(code=str(code_dir), scoring_script=SCORE_SCRIPT),
+        **scoring,
         instance_type=config.instance_type,
         instance_count=config.instance_count,
         request_settings=OnlineRequestSettings(

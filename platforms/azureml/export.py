@@ -9,21 +9,24 @@ deployment, with Azure ML's inference server: each a `Dockerfile` and a `require
 constraints.txt's pins) with their YAML (`environment.yml`, `serving-environment.yml`), paths
 relative to the YAML files, so it can be copied and submitted from anywhere. When the training data is in an `az://` store, `datastore.yml` is the
 credential-less datastore over its container that the job reads it through (unless
-azureml.create_datastore is false: then that datastore must exist):
+azureml.create_datastore is false: then that datastore must exist). For a split dataset,
+`data.yml` registers it as the data asset the jobs read (`<data_asset>:<content hash>`, as a run
+registers it).
 
-    az ml environment create -f environment.yml   # Azure ML builds it (once per version)
-    az ml environment create -f serving-environment.yml
-    az ml datastore create -f datastore.yml
-    az ml compute create -f compute.yml
-    az ml job create -f job.yml
-    az ml job create -f evaluate-job.yml   # after job.yml's job has completed
-    az ml online-endpoint create -f endpoint.yml
-    az ml online-deployment create -f deployment.yml --all-traffic
+`next_steps` is the order a person runs them in (`steps.sh`): environments, datastore, data,
+compute, the training job, its evaluation job, the model registered from the job's output, the
+endpoint and its deployment; every command names the workspace (`--resource-group`,
+`--workspace-name`), none relies on `az configure --defaults`. Run by hand, they skip the
+approval and the gate that `tunegate run` applies (`BANNER`).
+
+With `azureml.model_type: mlflow_model` the deployment names no code or environment (Azure ML's
+no-code MLflow deployment of the model it names): no `serve-code/` or serving environment.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ import yaml
 from azure.ai.ml.entities import Environment, Resource
 
 from platforms.azureml import entities
-from platforms.azureml.config import AzureMLConfig
+from platforms.azureml.config import AzureMLConfig, WorkspaceConfig
 from platforms.azureml.environment import TRAINING, EnvSpec, serving_spec, write_context
 from platforms.blob import is_azure
 from platforms.training import TrainSpec
@@ -48,12 +51,15 @@ def export(
     model: str,
     deployment: str = "blue",
     storage_account: str | None = None,
+    data_version: str | None = None,
 ) -> dict[str, Path]:
     """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}.
 
     `data` in an `az://` store is read through a datastore over its container: written to
     `datastore.yml` over `storage_account` (azureml.datastore_account wins; without either, a
-    ValueError naming them), unless azureml.create_datastore is false."""
+    ValueError naming them), unless azureml.create_datastore is false. With `data_version` (the
+    split's content hash), `data` is a split folder: `data.yml` registers it as
+    `<data_asset>:<version>`, which the jobs read."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     if is_azure(data):
@@ -69,17 +75,29 @@ def export(
             datastore = entities.blob_datastore(name, account, entities.container_of(data))
             written["datastore"] = _write(datastore, out_dir / "datastore.yml")
         data = entities.datastore_uri(data, name)
+    if data_version is not None:
+        source = data if "://" in data else str(Path(data).resolve())
+        asset = entities.data_asset(
+            config.data_asset, data_version, source, f"tunegate split {data_version}"
+        )
+        written["data"] = _write(asset, out_dir / "data.yml")
+        data = f"azureml:{config.data_asset}:{data_version}"
     train_code = entities.stage_training_code(out_dir / TRAIN_CODE)
-    serve_code = entities.stage_code(
-        out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
-    )
+    # an MLflow model's deployment has no scoring code or environment of its own
+    custom = config.model_type == "custom_model"
+    serve_code = None
+    if custom:
+        serve_code = entities.stage_code(
+            out_dir / SERVE_CODE, entities.SERVING_PACKAGES, score_script=True
+        )
     serving = serving_spec(config.endpoint.gpu)  # onnxruntime-gpu on GPU instance types
-    contexts = {e: write_context(out_dir / e.folder, e) for e in (TRAINING, serving)}
+    specs = (TRAINING, serving) if custom else (TRAINING,)
+    contexts = {e: write_context(out_dir / e.folder, e) for e in specs}
     environments = {}  # the tunegate environments: their own YAML, referenced by name:version
-    for kind, env_config, env_spec in (
-        ("job", config.environment, TRAINING),
-        ("deployment", config.endpoint.environment, serving),
-    ):
+    kinds = [("job", config.environment, TRAINING)]
+    if custom:
+        kinds.append(("deployment", config.endpoint.environment, serving))
+    for kind, env_config, env_spec in kinds:
         env = entities.environment(env_config, contexts[env_spec], env_spec)
         if isinstance(env, Environment) and env.name == env_spec.name:
             path = out_dir / f"{env_spec.folder}.yml"
@@ -89,9 +107,7 @@ def export(
         spec, config, train_code, data, env_context=contexts[TRAINING]
     )._to_job()
     written["compute"] = _write(entities.compute_cluster(config.compute), out_dir / "compute.yml")
-    written["job"] = _write(
-        job, out_dir / "job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
-    )
+    written["job"] = _write(job, out_dir / "job.yml", f"./{TRAIN_CODE}", environments.get("job"))
     # The evaluation job of that training job's output (no champion yet: `tunegate run` adds the
     # registered champion when there is one).
     evaluation = entities.evaluation_job(
@@ -101,36 +117,113 @@ def export(
         entities.job_output(spec.name),
         None,
         spec.args.get("model"),
-        name=f"eval-{spec.name}",
+        name=evaluation_name(spec.name),
         env_context=contexts[TRAINING],
     )._to_job()
     written["evaluate-job"] = _write(
-        evaluation, out_dir / "evaluate-job.yml", f"./{TRAIN_CODE}", data, environments.get("job")
+        evaluation, out_dir / "evaluate-job.yml", f"./{TRAIN_CODE}", environments.get("job")
     )
     written["endpoint"] = _write(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
     online = entities.online_deployment(
-        deployment, config.endpoint, model, serve_code, {"tunegate.model": model}, contexts[serving]
+        deployment,
+        config.endpoint,
+        model,
+        serve_code,
+        {"tunegate.model": model},
+        contexts.get(serving),
     )
     written["deployment"] = _write(
-        online, out_dir / "deployment.yml", f"./{SERVE_CODE}", None, environments.get("deployment")
+        online,
+        out_dir / "deployment.yml",
+        f"./{SERVE_CODE}" if custom else None,
+        environments.get("deployment"),
     )
     return written
+
+
+def evaluation_name(job_name: str) -> str:
+    """The exported evaluation job of training job `job_name`."""
+    return f"eval-{job_name}"
+
+
+BANNER = (
+    "Running these commands by hand skips tunegate's approval and gate: nothing checks that a "
+    "person approved the data, nor that the model beats the base model and the champion before "
+    "it is registered and deployed. `tunegate run` with train.backend: azureml submits the same "
+    "jobs after the approval, and registers and deploys only a model that passed the gate."
+)
+
+
+def workspace_flags(workspace: WorkspaceConfig) -> tuple[list[str], str | None]:
+    """The `az ml` flags naming the workspace (`--subscription`, `--resource-group`,
+    `--workspace-name`), and what is missing when the config does not say (its placeholders then
+    stand in the flags)."""
+    try:
+        subscription, group, name = workspace.resolved()
+    except ValueError as error:
+        return ["--resource-group", "<resource-group>", "--workspace-name", "<workspace>"], str(
+            error
+        )
+    return [
+        *("--subscription", subscription),
+        *("--resource-group", group),
+        *("--workspace-name", name),
+    ], None
+
+
+def next_steps(
+    written: dict[str, Path],
+    config: AzureMLConfig,
+    job_name: str,
+    model_version: str,
+    workspace: list[str],
+) -> list[str]:
+    """The commands that take the exported files from an empty workspace to a serving
+    deployment, in order, each naming the workspace; `#` lines say what a step waits for."""
+    flags = shlex.join(workspace)
+    evaluation = evaluation_name(job_name)
+    steps = [
+        f"az ml environment create -f {path.name} {flags}"
+        for kind, path in written.items()
+        if kind in ("environment", "serving-environment", "serving-environment-gpu")
+    ]
+    if "datastore" in written:
+        steps.append(f"az ml datastore create -f datastore.yml {flags}")
+    if "data" in written:
+        steps.append(f"az ml data create -f data.yml {flags}")
+    else:
+        steps += [
+            f"# the jobs read azureml:{config.data_asset}@latest: register a split folder first:",
+            f"# az ml data create --name {config.data_asset} --version <its content hash> "
+            f"--type uri_folder --path <split folder> {flags}",
+        ]
+    output = entities.job_output(job_name)
+    steps += [
+        f"az ml compute create -f compute.yml {flags}",
+        f"az ml job create -f job.yml {flags}",
+        f"az ml job stream --name {job_name} {flags}  # until the training job ends",
+        f"az ml job create -f evaluate-job.yml {flags}",
+        f"az ml job stream --name {evaluation} {flags}",
+        f"az ml job download --name {evaluation} --output-name {entities.EVAL_OUTPUT} "
+        f"--download-path {evaluation} {flags}  # predictions.json: nothing gates them here",
+        f"az ml model create --name {config.model_name} --version {model_version} "
+        f"--type custom_model --path {output} {flags}",
+        f"az ml online-endpoint create -f endpoint.yml {flags}",
+        f"az ml online-deployment create -f deployment.yml --all-traffic {flags}",
+    ]
+    return steps
 
 
 def _write(
     entity: Resource,
     path: Path,
     code: str | None = None,
-    local_data: str | None = None,
     environment: str | None = None,
     env_spec: EnvSpec | None = None,
 ) -> Path:
-    """The entity's own YAML form, with its code folder made relative to the file.
-
-    A local data folder stays a plain path, which `az ml job create` uploads: the SDK's own
-    serialisation turns it into `azureml:/abs/path`, an asset id that does not exist."""
+    """The entity's own YAML form, with its code folder made relative to the file."""
     # The SDK's own serialisation (what `dump()` writes); JSON turns its OrderedDicts into dicts.
     data: dict[str, Any] = json.loads(json.dumps(entity._to_dict()))
     if env_spec is not None:  # an environment's own YAML: its build context beside the file
@@ -140,7 +233,5 @@ def _write(
     if code is not None:
         target = data.get("code_configuration", data)
         target["code"] = code
-    if local_data is not None and Path(local_data).is_dir():
-        data["inputs"]["data"]["path"] = str(Path(local_data).resolve())
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path

@@ -8,7 +8,9 @@ scalar lineage fields are also tags, so the studio can filter on them. An alias 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from platforms.azureml import entities
 from platforms.azureml.client import retrying
+from platforms.azureml.config import ModelType
 from platforms.lineage import Lineage
 from platforms.registry import ALIASES, ModelVersion
 
@@ -33,11 +36,18 @@ def _now() -> str:
 
 
 class AzureMLRegistry:
-    """`ModelRegistry` over `ml_client.models`; `ModelVersion.path` is `azureml:<name>:<version>`."""
+    """`ModelRegistry` over `ml_client.models`; `ModelVersion.path` is `azureml:<name>:<version>`.
 
-    def __init__(self, ml_client: Any, download_root: Path) -> None:
+    `model_type` mlflow_model registers each version as an MLflow model: the model folder turned
+    into an MLflow pyfunc folder here (`serving.mlflow_model`), uploaded, type `mlflow_model`;
+    custom_model registers the folder (or the training job's output) as it is."""
+
+    def __init__(
+        self, ml_client: Any, download_root: Path, model_type: ModelType = "custom_model"
+    ) -> None:
         self.client = ml_client
         self.download_root = download_root
+        self.model_type = model_type
 
     def register(
         self, name: str, source: Path | str, metrics: dict[str, float], lineage: Lineage
@@ -52,12 +62,30 @@ class AzureMLRegistry:
         tags = lineage.tags()
         properties = {_LINEAGE: json.dumps(lineage.model_dump(mode="json"), sort_keys=True)}
         properties.update({_METRIC + k: repr(float(v)) for k, v in metrics.items()})
-        model = entities.model_asset(name, str(source), tags, properties)
-        model.version = str(version)
-        created = retrying(
-            lambda: self.client.models.create_or_update(model), f"register {name}:{version}"
-        )
+        with contextlib.ExitStack() as scratch:
+            if self.model_type == "mlflow_model":
+                source = self._mlflow_folder(source, scratch)
+            model = entities.model_asset(name, str(source), tags, properties, self.model_type)
+            model.version = str(version)
+            created = retrying(
+                lambda: self.client.models.create_or_update(model), f"register {name}:{version}"
+            )
         return self._version(created)
+
+    def _mlflow_folder(self, source: Path | str, scratch: contextlib.ExitStack) -> Path:
+        """The MLflow model of the local model folder `source`, in a temporary folder that lives
+        as long as `scratch` (until it is uploaded)."""
+        if not isinstance(source, Path):
+            raise ValueError(
+                f"azureml.model_type mlflow_model builds the MLflow model from local files, "
+                f"got {source}: register the downloaded model folder"
+            )
+        from serving.mlflow_model import write_mlflow_model  # mlflow: only when it is chosen
+
+        self.download_root.mkdir(parents=True, exist_ok=True)
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory(dir=self.download_root)))
+        write_mlflow_model(source, folder / "mlflow-model")
+        return folder / "mlflow-model"
 
     def get(self, name: str, version: int) -> ModelVersion:
         try:

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import sys
 import threading
@@ -19,9 +20,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from azure.core.exceptions import ResourceNotFoundError
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from platforms.azureml import base_model, entities
+from platforms.azureml import base_model, entities, vm_sizes
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
@@ -36,6 +37,7 @@ _STATUS: dict[str, JobStatus] = {
     "Canceled": "cancelled",
 }
 MAX_RESUBMITS = 20
+log = logging.getLogger(__name__)
 
 
 def job_status(service_status: Any) -> JobStatus:
@@ -229,15 +231,44 @@ class AzureMLTrainingBackend:
         return self._job(name, "running", created, reused=False)
 
     def _ensure_compute(self) -> None:
-        compute = self.config.compute
+        """The configured cluster: checked against the workspace's cluster of that name (same
+        size and tier, enough nodes), else against the sizes its region offers, and created."""
+        compute, launch = self.config.compute, self.config.launch
         try:
-            retrying(lambda: self.client.compute.get(compute.name), f"get compute {compute.name}")
-        except ResourceNotFoundError:
-            cluster = entities.compute_cluster(compute)
-            retrying(
-                lambda: self.client.compute.begin_create_or_update(cluster).result(),
-                f"create compute {compute.name}",
+            found = retrying(
+                lambda: self.client.compute.get(compute.name), f"get compute {compute.name}"
             )
+        except ResourceNotFoundError:
+            found = None
+        if found is not None:
+            vm_sizes.check_existing(found, compute, launch)
+            return
+        self._check_size_offered()
+        cluster = entities.compute_cluster(compute)
+        retrying(
+            lambda: self.client.compute.begin_create_or_update(cluster).result(),
+            f"create compute {compute.name}",
+        )
+
+    def _check_size_offered(self) -> None:
+        """The workspace region's VM sizes (`list_sizes`), when this identity may list them: a
+        size it does not offer, or with fewer GPUs than the launch asks, is an error naming the
+        field; a refused or failed listing leaves the check to the service."""
+        try:
+            region = retrying(
+                lambda: self.client.workspaces.get(self.client.workspace_name).location,
+                "get workspace",
+            )
+            sizes = retrying(
+                lambda: list(
+                    self.client.compute.list_sizes(location=region, compute_type="AmlCompute")
+                ),
+                "list VM sizes",
+            )
+        except HttpResponseError as error:
+            log.warning("cannot list the workspace's VM sizes (%s): size not checked", error.reason)
+            return
+        vm_sizes.check_offered(sizes, self.config.compute, self.config.launch, str(region))
 
     def _model_type(self, model: str | None) -> base_model.ModelType | None:
         """The input type of a model asset: configured, or (auto) a workspace model's own type,
@@ -362,9 +393,9 @@ def _hash_of(data_dir: str, default: str) -> str:
 
     try:
         with fsspec.open(data_dir.rstrip("/") + "/manifest.json", "r") as f:
-            return str(json.load(f)["content_hash"])[:32]
+            return entities.data_version(str(json.load(f)["content_hash"]))
     except (OSError, KeyError, ValueError):
-        return default[:32]
+        return entities.data_version(default)
 
 
 LOG_DRAIN_SECONDS = 60.0

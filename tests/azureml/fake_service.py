@@ -64,7 +64,7 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
 
     Tests read `requests`, `calls()`, `bodies()`/`last_body()` and the state dicts (`jobs`,
     `computes`, `datastores`, `data`, `models`, `endpoints`, `deployments`, ...), and drive it
-    with `add_compute`/`add_data`/`add_datastore`, `set_job_status`/`progress_job`, `write_log`,
+    with `add_compute`/`add_data`/`add_datastore`, `vm_sizes` (the region's; None: refused), `set_job_status`/`progress_job`, `write_log`,
     `write_job_output`, `lro_polls` (InProgress answers per long-running operation),
     `scorer` (what scoring answers for `(deployment, body)`) and `deployment_logs`."""
 
@@ -73,6 +73,7 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
         self._routes = [
             *self._operation_routes(),
             *self._workspace_routes(),
+            *arm_routes(shapes.OPERATIONS_ID, [("GET", "/vmSizes", self._list_vm_sizes)]),
             *self._job_routes(),
             *self._endpoint_routes(),
         ]
@@ -85,15 +86,21 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
     def models(self) -> dict[tuple[str, str], dict[str, Any]]:
         return self.assets["models"]
 
-    def add_compute(self, name: str, vm_size: str = "Standard_NC6s_v3", nodes: int = 2) -> None:
-        """An existing, provisioned AmlCompute cluster."""
+    def add_compute(
+        self,
+        name: str,
+        vm_size: str = "Standard_NC6s_v3",
+        nodes: int = 2,
+        priority: str = "Dedicated",
+    ) -> None:
+        """An existing, provisioned AmlCompute cluster (`priority`: Dedicated or LowPriority)."""
         properties = {
             "computeType": "AmlCompute",
             "computeLocation": shapes.LOCATION,
             "provisioningState": "Succeeded",
             "properties": {
                 "vmSize": vm_size,
-                "vmPriority": "Dedicated",
+                "vmPriority": priority,
                 "osType": "Linux",
                 "scaleSettings": {"minNodeCount": 0, "maxNodeCount": nodes},
             },
@@ -263,6 +270,11 @@ class FakeAzureML(JobsPart, OnlineEndpointsPart):
         return resource
 
     # ---- computes
+
+    def _list_vm_sizes(self, request: RecordedRequest) -> Reply:
+        if self.vm_sizes is None:
+            return error(403, "AuthorizationFailed", "the client may not list VM sizes")
+        return Reply(200, {"value": self.vm_sizes})
 
     def _get_compute(self, request: RecordedRequest, name: str) -> Reply:
         return found(self.computes.get(name), f"compute {name}")

@@ -45,6 +45,36 @@ _COMPUTE_ID = re.compile(re.escape(WORKSPACE_ID) + r"/computes/(?P<name>[^/]+)",
 MAX_MIRROR_PERCENT = 50
 
 
+def vm_size(
+    name: str, family: str, vcpus: int, memory_gb: float, gpus: int, low_priority: bool = True
+) -> dict[str, Any]:
+    """One entry of a region's `vmSizes` list, as the service answers it."""
+    return {
+        "name": name,
+        "family": family,
+        "vCPUs": vcpus,
+        "gpus": gpus,
+        "osVhdSizeMB": 1047552,
+        "maxResourceVolumeMB": 65536,
+        "memoryGB": memory_gb,
+        "lowPriorityCapable": low_priority,
+        "premiumIO": True,
+        "supportedComputeTypes": ["AmlCompute", "ComputeInstance"],
+    }
+
+
+# What the fake region offers (a few of East US's sizes): a CPU size, V100, A100 and T4 nodes.
+VM_SIZES = (
+    vm_size("Standard_DS3_v2", "standardDSv2Family", 4, 14, 0),
+    vm_size("Standard_NC6s_v3", "standardNCSv3Family", 6, 112, 1),
+    vm_size("Standard_NC24s_v3", "standardNCSv3Family", 24, 448, 4),
+    vm_size("Standard_NC24ads_A100_v4", "StandardNCADSA100v4Family", 24, 220, 1),
+    vm_size("Standard_NC96ads_A100_v4", "StandardNCADSA100v4Family", 96, 880, 4),
+    vm_size("Standard_NC4as_T4_v3", "standardNCASv3_T4Family", 4, 28, 1),
+    vm_size("Standard_NC64as_T4_v3", "standardNCASv3_T4Family", 64, 440, 4),
+)
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 

@@ -85,6 +85,8 @@ class WorkspaceState:
         self.requests: list[RecordedRequest] = []
         self.unhandled: list[str] = []
         self.computes: dict[str, dict[str, Any]] = {}
+        # the region's VM sizes (`vmSizes`); None: listing them is refused (403)
+        self.vm_sizes: list[dict[str, Any]] | None = [dict(s) for s in shapes.VM_SIZES]
         self.datastores: dict[str, dict[str, Any]] = {}  # besides the default one
         self.assets: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
             kind: {} for kind in shapes.ASSET_KINDS

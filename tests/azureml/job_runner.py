@@ -10,7 +10,8 @@ What Azure ML does on each node of a command job, and what `run_job` does here:
 - **Inputs and outputs.** Each input is mounted (`ro_mount`: read-only) or downloaded under the
   data capability's folder (`AZUREML_CR_DATA_CAPABILITY_PATH`); each `upload` output is a local
   folder on the node, uploaded to the output's location when the job ends (every node's folder,
-  to the same place). `${{inputs.NAME}}` / `${{outputs.NAME}}` in the command become those paths,
+  to the same place); a `rw_mount` output is its location itself, written as the job goes (here:
+  the folder given for it, shared by every node). `${{inputs.NAME}}` / `${{outputs.NAME}}` in the command become those paths,
   and the same paths are in `AZURE_ML_INPUT_NAME` / `AZURE_ML_OUTPUT_NAME`; a literal input (a
   number or string, e.g. a hyperparameter) becomes its value. Here: a read-only
   copy of the local folder given for each input (file modes; root ignores them, so whatever
@@ -213,13 +214,18 @@ def run_job(
                 if (spec or {}).get("mode", "ro_mount") == "ro_mount":
                     folder = paths["inputs", name]
                     read_only[f"{name}@node-{node}"] = (folder, _snapshot(folder))
+            uploaded: dict[str, Path] = {}
             for name, spec in (job.get("outputs") or {}).items():
                 mode = (spec or {}).get("mode", "rw_mount")
+                if mode == "rw_mount":  # every node writes the output's one location
+                    paths["outputs", name] = Path(outputs[name])
+                    Path(outputs[name]).mkdir(parents=True, exist_ok=True)
+                    continue
                 if mode != "upload":
                     raise NotImplementedError(f"output {name}: mode {mode!r}")
-                paths["outputs", name] = data / name
-                paths["outputs", name].mkdir(parents=True)
-            node_folders[node] = {n: p for (kind, n), p in paths.items() if kind == "outputs"}
+                paths["outputs", name] = uploaded[name] = data / name
+                uploaded[name].mkdir(parents=True)
+            node_folders[node] = uploaded
             command = _BINDING.sub(
                 lambda m, p=paths: str(p[m.group(1), m.group(2)]), job["command"]
             )

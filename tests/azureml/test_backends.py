@@ -562,3 +562,91 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     assert {runtimes.SERVING_FILE, f"{runtimes.FOLDER}/onnx/{runtimes.SPAN_GRAPH}"} <= names
     record = json.loads(blobs.download_blob(f"{folder}/{runtimes.SERVING_FILE}").readall())
     assert (record["runtime"], record["sha256"]) == ("onnx", report.serving.sha256)
+
+
+# ---- MLflow models (azureml.model_type: mlflow_model)
+
+
+@pytest.mark.slow
+def test_mlflow_model_type_registers_the_mlflow_folder_as_an_mlflow_model(
+    fake_azureml_on_azurite: FakeAzureML, tmp_path: Path, qa_model_dir: Path
+) -> None:
+    """The version is the MLflow folder built from the local model files, uploaded, of type
+    mlflow_model; downloaded, its model folder is the registered one, unchanged."""
+    from serving.mlflow_model import model_files
+    from serving.runtimes import sha256_path
+
+    fake = fake_azureml_on_azurite
+    registry = AzureMLRegistry(ml_client(fake), tmp_path / "models", model_type="mlflow_model")
+    version = registry.register(
+        "tunegate-qa", qa_model_dir, {"f1": 81.0}, Lineage(training_job="train-a")
+    )
+    sent = fake.last_body("PUT", "/models/tunegate-qa/versions/1")["properties"]
+    assert sent["modelType"] == "mlflow_model"
+    folder = sent["modelUri"].split("/paths/", 1)[1].rstrip("/")  # in the workspace's datastore
+    blobs = fake.blob.service().get_container_client(fake.container)
+    names = {n.removeprefix(folder + "/") for n in blobs.list_blob_names(name_starts_with=folder)}
+    assert {"MLmodel", "python_model.py", "requirements.txt", "code/serving/scoring.py"} <= names
+    assert [p.name for p in (tmp_path / "models").iterdir()] == []  # the built folder is gone
+
+    downloaded = registry.download(version)
+    root = next(p for p in [downloaded, *downloaded.parents] if (p / "MLmodel").exists())
+    assert model_files(root) == downloaded
+    assert sha256_path(downloaded) == sha256_path(qa_model_dir)
+
+
+def test_mlflow_model_type_refuses_a_job_output_it_cannot_build_from(
+    fake_azureml: FakeAzureML, tmp_path: Path
+) -> None:
+    registry = AzureMLRegistry(ml_client(fake_azureml), tmp_path / "models", "mlflow_model")
+    with pytest.raises(ValueError, match="from local files"):
+        registry.register("tunegate-qa", job_output("train-a"), {}, Lineage(training_job="a"))
+    assert not fake_azureml.bodies("PUT", "/models/tunegate-qa/versions/1")
+
+
+def test_an_mlflow_model_deploys_without_scoring_code_and_is_asked_with_input_data(
+    fake_azureml: FakeAzureML, tmp_path: Path
+) -> None:
+    """No code configuration and no environment (Azure ML's no-code MLflow deployment); the
+    endpoint's requests are sent as `input_data` and its answers read back in the endpoint's
+    shape."""
+    registry = _registered(fake_azureml, tmp_path, ["train-a"])
+    sent: list[Any] = []
+
+    def mlflow_scoring(request: httpx.Request) -> httpx.Response:
+        """Azure ML's MLflow scoring server: a prediction per row of `input_data`."""
+        body = json.loads(request.content)
+        sent.append(body)
+        table = body["input_data"]
+        rows = [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+        return httpx.Response(
+            200,
+            json=[{"answer": r["question"][::-1]} for r in rows],
+            headers={DEPLOYMENT_HEADER: "blue"},
+        )
+
+    backend = AzureMLEndpointBackend(
+        ml_client(fake_azureml),
+        CONFIG.endpoint,
+        tmp_path / "endpoint",
+        http=httpx.Client(transport=httpx.MockTransport(mlflow_scoring)),
+        model_type="mlflow_model",
+    )
+    backend.deploy("blue", registry.get("tunegate-qa", 1).path, "tunegate-qa:1")
+    properties = fake_azureml.last_body("PUT", "/onlineEndpoints/tunegate-qa/deployments/blue")[
+        "properties"
+    ]
+    assert properties["model"].endswith("/models/tunegate-qa/versions/1")
+    assert properties.get("codeConfiguration") is None
+    assert properties.get("environmentId") is None
+    assert not (tmp_path / "endpoint" / "code").exists()  # no scoring code staged
+
+    one = {"question": "abc", "context": "..."}
+    assert backend.score(one).body == {"answer": "cba"}
+    batch = {"inputs": [one, {"question": "xy", "context": "..."}]}
+    assert backend.score(batch).body == {"outputs": [{"answer": "cba"}, {"answer": "yx"}]}
+    assert sent[0]["input_data"] == {
+        "columns": ["question", "context"],
+        "index": [0],
+        "data": [["abc", "..."]],
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -10,13 +11,20 @@ from pathlib import Path
 import pytest
 import yaml
 from accelerate.commands.launch import launch_command_parser
-from azure.ai.ml import load_compute, load_job, load_online_deployment, load_online_endpoint
+from azure.ai.ml import (
+    load_compute,
+    load_data,
+    load_environment,
+    load_job,
+    load_online_deployment,
+    load_online_endpoint,
+)
 from typer.testing import CliRunner
 
 from cli.main import app
 from flows.config import ConfigError, load_config
 from platforms.azureml.config import AzureMLConfig, EnvironmentConfig, WorkspaceConfig
-from platforms.azureml.entities import training_command
+from platforms.azureml.entities import checkpoint_path, training_command
 from trainer.args import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +55,7 @@ def _launcher_words(command: str) -> list[str]:
 def _trainer_argv(command: str, literals: dict[str, object] | None = None) -> list[str]:
     """The trainer's own flags in a job command, with Azure ML's placeholders filled in: the
     data and model folders, and each hyperparameter by its literal input's value."""
-    bound = {"inputs.data": "/data", "outputs.model": "/out"}
+    bound = {"inputs.data": "/data", "outputs.model": "/out", "outputs.checkpoints": "/ckpt"}
     bound |= {f"inputs.{k}": str(v) for k, v in (literals or {}).items()}
     words = shlex.split(
         re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", lambda m: bound.get(m.group(1), m.group(0)), command)
@@ -74,6 +82,9 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert job.resources.instance_count == launch.instance_count
     assert job.experiment_name == cfg.azureml.experiment
     assert job.outputs["model"].mode == "upload"  # rw_mount breaks at the end of long jobs
+    # checkpoints outlive a preempted node: mounted, in the spec's own folder (same for a rerun)
+    checkpoints = job.outputs["checkpoints"]
+    assert (checkpoints.mode, checkpoints.path) == ("rw_mount", checkpoint_path(job.display_name))
     assert job.inputs["data"].path == f"{cfg.azureml.data_asset}@latest"
     assert job.limits.timeout == launch.timeout_minutes * 60
     # The trainer flags parse with the trainer's own parser into the configured values.
@@ -81,7 +92,8 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     resolved = cfg.train.resolved_args(cfg.task.value)
     assert args.model == cfg.train.model
     assert (args.lora, args.max_length) == (resolved.lora, resolved.max_length)
-    assert (args.data_dir, args.output_dir) == ("/data", "/out")
+    assert (args.data_dir, args.output_dir, args.checkpoint_dir) == ("/data", "/out", "/ckpt")
+    assert (args.save_steps, args.save_total_limit) == (200, 2)
     # The code folder is relative to the YAML and holds the trainer and its launcher configs.
     code = (out / job.code).resolve()
     assert (code / "trainer" / "train.py").is_file()
@@ -121,6 +133,10 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     compute = load_compute(out / "compute.yml")
     assert (compute.name, compute.size) == (cfg.azureml.compute.name, cfg.azureml.compute.size)
     assert compute.max_instances >= launch.instance_count
+    evaluation = load_job(out / "evaluate-job.yml")
+    assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+    for environment in out.glob("*environment*.yml"):
+        assert load_environment(environment).build is not None
 
 
 def test_multi_node_accelerate_takes_rank_and_rendezvous_from_azure_ml(tmp_path: Path) -> None:
@@ -154,7 +170,9 @@ def test_torchrun_launcher_lets_azure_ml_start_one_process_per_gpu(tmp_path: Pat
 def test_single_node_accelerate_has_no_rendezvous_flags() -> None:
     from platforms.training import TrainSpec
 
-    launch = AzureMLConfig.model_validate({"launch": {"gpus_per_node": 4}}).launch
+    launch = AzureMLConfig.model_validate(
+        {"compute": {"size": "Standard_NC96ads_A100_v4"}, "launch": {"gpus_per_node": 4}}
+    ).launch
     command = training_command(TrainSpec(name="t", data_dir="d", args={}), launch)
     assert "NODE_RANK" not in command and "--num_processes 4" in command
 
@@ -183,6 +201,21 @@ def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:
     deployment = load_online_deployment(out / "deployment.yml")
     assert deployment.model.endswith(":7")
     assert deployment.environment_variables["WORKER_COUNT"] == "3"
+
+
+def test_an_mlflow_model_type_exports_a_deployment_without_code_or_environment(
+    tmp_path: Path,
+) -> None:
+    out = _export(
+        tmp_path, ROOT / "configs" / "azureml.yaml", "--set", "azureml.model_type=mlflow_model"
+    )
+    deployment = load_online_deployment(out / "deployment.yml")
+    assert deployment.model.endswith(":1")  # the registered version it deploys
+    assert deployment.code_configuration is None
+    assert deployment.environment is None
+    assert not (out / "serve-code").exists()
+    assert not list(out.glob("serving-environment*"))
+    assert load_job(out / "job.yml").code  # training is unchanged
 
 
 def test_bad_azureml_config_names_the_field() -> None:
@@ -243,7 +276,9 @@ def test_a_dry_run_splits_the_data_here_and_exports_the_job_for_that_split(
     assert not (store / "jobs").exists()  # nothing trained, nothing submitted
     [split] = (store / "datasets" / "split").iterdir()
     job = load_job(out / "job.yml")
-    assert Path(job.inputs["data"].path) == split  # `az ml job create` uploads this folder
+    data = load_data(out / "data.yml")  # `az ml data create` uploads this folder
+    assert Path(data.path) == split
+    assert job.inputs["data"].path == f"{data.name}:{data.version}"
     assert job.name.startswith("train-")  # named by data and config, as a real run would
     assert load_online_deployment(out / "deployment.yml").endpoint_name == "tunegate-phi35"
 
@@ -275,3 +310,162 @@ def test_the_t4_scenario_trains_in_fp32_under_a_bf16_accelerate_config(tmp_path:
     assert accelerate_config["mixed_precision"] == "bf16"  # what the flag overrides
     assert launch.mixed_precision == "no"
     assert parse_args(_job_argv(out / "job.yml")).precision == "fp32"
+
+
+def _split(store: Path, task: str, key: str = "c0ffee" * 10 + "abcd") -> Path:
+    """A split dataset of `task` in a store at `store`, signed as the split stage signs it."""
+    import pyarrow as pa
+
+    from platforms.store import Store, table_info, write_table
+    from tasks.approve import ApprovalConfig
+
+    schema = pa.schema([("id", pa.string())])
+    writer = Store(str(store), signing_key=ApprovalConfig().signing_key()).begin_dataset(
+        "split", key
+    )
+    write_table(writer.store, writer.part_uri("train", 0), [{"id": "a"}], schema)
+    ref = writer.commit(
+        task=task,
+        content_hash="f00d" * 16,
+        parent_hashes=[],
+        config_hash="x",
+        counts={"train": 1},
+        tables={"train": table_info(1, ["train/part-00000.parquet"], schema)},
+    )
+    return Path(ref.uri)
+
+
+def test_every_scenario_exports_its_own_job_names(tmp_path: Path) -> None:
+    names = {}
+    for scenario in SCENARIOS:
+        out = _export(tmp_path / scenario.stem, scenario)
+        job = load_job(out / "job.yml")
+        evaluation = load_job(out / "evaluate-job.yml")
+        # the evaluation job evaluates this training job's model, and says so by its name
+        assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+        assert evaluation.name == f"eval-{job.name}"
+        names[scenario.stem] = job.name
+    assert len(set(names.values())) == len(SCENARIOS), names
+    # the same scenario on other data is another job; exported again, the same one
+    other = _export(tmp_path / "other", SCENARIOS[0], "--data", "azureml:tunegate-split:7")
+    assert load_job(other / "job.yml").name not in names.values()
+    again = _export(tmp_path / "again", SCENARIOS[0])
+    assert load_job(again / "job.yml").name == names[SCENARIOS[0].stem]
+
+
+def _steps(output: str) -> list[list[str]]:
+    return [
+        shlex.split(line.split("  #")[0]) for line in output.splitlines() if line[:5] == "az ml"
+    ]
+
+
+def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: Path) -> None:
+    config_json = tmp_path / "config.json"
+    config_json.write_text(
+        '{"subscription_id": "sub-1", "resource_group": "rg-1", "workspace_name": "ws-1"}'
+    )
+    split = _split(tmp_path / "store", "chat")
+    out = tmp_path / "export"
+    result = CliRunner().invoke(
+        app,
+        [
+            "azureml",
+            "export",
+            "-c",
+            str(SCENARIOS[0]),
+            "--out",
+            str(out),
+            "--data",
+            str(split),
+            "--set",
+            f"azureml.workspace.config_file={config_json}",
+            "--model-version",
+            "3",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "skips tunegate's approval and gate" in result.output
+    steps = _steps(result.output)
+    for step in steps:  # every command names the workspace: no `az configure --defaults`
+        flags = dict(itertools.pairwise(step))
+        assert (flags["--resource-group"], flags["--workspace-name"]) == ("rg-1", "ws-1"), step
+        assert flags["--subscription"] == "sub-1"
+    verbs = [" ".join(step[2:4]) for step in steps]
+    assert verbs == [
+        "environment create",
+        "environment create",
+        "data create",  # the split, uploaded from here (not in the az:// store: no datastore)
+        "compute create",
+        "job create",
+        "job stream",
+        "job create",
+        "job stream",
+        "job download",
+        "model create",
+        "online-endpoint create",
+        "online-deployment create",
+    ]
+    files = [step[step.index("-f") + 1] for step in steps if "-f" in step]
+    assert all((out / name).is_file() for name in files)
+    # the data asset is the split, versioned by its content hash as a run registers it
+    data = load_data(out / "data.yml")
+    assert (data.name, data.version, Path(data.path)) == ("tunegate-split", "f00d" * 8, split)
+    job = load_job(out / "job.yml")
+    assert job.inputs["data"].path == f"tunegate-split:{'f00d' * 8}"  # the SDK drops azureml:
+    [register] = [step for step in steps if step[2:4] == ["model", "create"]]
+    options = dict(zip(register[4::2], register[5::2], strict=False))
+    assert options["--path"] == f"azureml://jobs/{job.name}/outputs/model"
+    assert (options["--name"], options["--version"]) == ("phi35-mini-tunegate", "3")
+    assert load_online_deployment(out / "deployment.yml").model == "phi35-mini-tunegate:3"
+    assert (out / "steps.sh").read_text().count("az ml") == len(steps)
+
+
+def test_a_split_of_another_task_is_refused_naming_both(tmp_path: Path) -> None:
+    split = _split(tmp_path / "store", "extractive-qa")
+    result = CliRunner().invoke(
+        app,
+        [
+            "azureml",
+            "export",
+            "-c",
+            str(SCENARIOS[0]),
+            "--out",
+            str(tmp_path / "o"),
+            "--data",
+            str(split),
+        ],
+    )
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert "split of extractive-qa records" in line and "task is chat" in line
+
+
+@pytest.mark.parametrize("account", [None, "someaccount"])
+def test_an_unreadable_az_split_exits_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, account: str | None
+) -> None:
+    """No credentials at all, or an account but no sign-in that works (no Azure CLI login, no
+    managed identity here): one line, and no authentication traceback."""
+    for variable in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_ID", "AZURE_TENANT_ID"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `az`, `azd` or `pwsh` to sign in with
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "dev")  # and no managed identity to probe
+    extra = ["--set", f"azure.account_name={account}"] if account else []
+    result = CliRunner().invoke(
+        app,
+        [
+            "azureml",
+            "export",
+            "-c",
+            str(SCENARIOS[0]),
+            "--out",
+            str(tmp_path / "o"),
+            "--data",
+            "az://tunegate/runs/datasets/split/abc",
+            *extra,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("--data az://tunegate/runs/datasets/split/abc: cannot read the split")
+    assert ("azure.account_name" in line) and (account is None or "no Azure sign-in" in line)

@@ -145,6 +145,7 @@ def test_the_exported_job_reads_the_token_at_start_and_holds_no_token(tmp_path: 
         "task": "chat",
         "train": {"backend": "azureml", "model": "meta-llama/Meta-Llama-3-8B-Instruct"},
         "azureml": {
+            "compute": {"size": "Standard_NC96ads_A100_v4"},
             "launch": {"instance_count": 2, "gpus_per_node": 4},
             "job": {"hf_token": {"key_vault_secret": SECRET}},
         },

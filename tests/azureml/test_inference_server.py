@@ -32,7 +32,7 @@ from cli.main import app
 from flows.config import load_config
 from platforms.azureml.environment import SERVER_PORT, serving_spec
 from platforms.lineage import Lineage
-from platforms.registry import LocalRegistry
+from platforms.registry import MlflowRegistry
 from serving import runtimes
 from serving.scoring import Scorer
 from tasks.records import TaskType
@@ -68,7 +68,7 @@ def registered(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
         choice = runtimes.ServingChoice(request.param, {}, [])
         out = tmp / "staged"
         runtimes.stage(tmp / "out", exported, choice, out)
-    version = LocalRegistry(tmp / "store").register("tunegate-qa", out, {}, Lineage())
+    version = MlflowRegistry.local(tmp / "store").register("tunegate-qa", out, {}, Lineage())
     assert Scorer(Path(version.path)).runtime == request.param
     return Path(version.path)
 

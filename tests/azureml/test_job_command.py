@@ -46,7 +46,11 @@ def _export(tmp_path: Path, launch: dict) -> Path:
             "lora": True,
             "args": {"doc_stride": DOC_STRIDE, "logging_steps": 1},
         },
-        "azureml": {"experiment": "tunegate-job-command", "launch": launch},
+        "azureml": {
+            "experiment": "tunegate-job-command",
+            "compute": {"size": "Standard_NC96ads_A100_v4"},  # 4 GPUs: room for each launch
+            "launch": launch,
+        },
     }
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -64,7 +68,7 @@ def _run_job(tmp_path: Path, job_yml: Path, record_writes: bool = False) -> JobR
     return run_job(
         job_yml,
         inputs={"data": data},
-        outputs={"model": tmp_path / "model"},
+        outputs={"model": tmp_path / "model", "checkpoints": tmp_path / "checkpoints"},
         workdir=tmp_path / "job",
         timeout=300,
         record_writes=record_writes,

@@ -231,7 +231,7 @@ def test_the_job_trains_on_a_mounted_catalog_model_and_names_it_as_the_base(
             "data": write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=24),
             "base_model": catalog,
         },
-        outputs={"model": tmp_path / "model"},
+        outputs={"model": tmp_path / "model", "checkpoints": tmp_path / "checkpoints"},
         workdir=tmp_path / "job",
         timeout=300,
     )

@@ -99,8 +99,18 @@ def test_a_deployment_that_cannot_load_fails_alone(qa_model_dir: Path, tmp_path:
         assert client.score(QA).deployment == "blue"
         saved = json.loads((tmp_path / "state" / "endpoint.json").read_text())
         assert set(saved["deployments"]) == {"blue", "green"}  # tried again at the next start
+        assert saved["intended_traffic"]["traffic"] == {"blue": 60, "green": 40}
+    shutil.copytree(qa_model_dir, gone)  # the files restored: served as before the failure
+    with serve_in_thread(settings) as third, third.client() as client:
+        assert client.status().traffic.traffic == {"blue": 60, "green": 40}
+        assert client.status().failed == {}
+    shutil.rmtree(gone)
+    with serve_in_thread(settings) as fourth, fourth.client() as client:
+        client.set_traffic({"blue": 100})  # traffic set by hand replaces the saved intent
         client.delete_deployment("green")
         assert client.status().failed == {}
+        saved = json.loads((tmp_path / "state" / "endpoint.json").read_text())
+        assert "intended_traffic" not in saved and saved["traffic"]["traffic"] == {"blue": 100}
 
 
 @pytest.mark.slow

@@ -208,3 +208,50 @@ def test_deployments_and_traffic_survive_a_restart(qa_model_dir: Path, tmp_path:
             ("blue", "qa:1", 100)
         ]
         assert client.score(QA).deployment == "blue"
+
+
+def test_a_client_sends_its_key_only_to_an_endpoint_that_proves_it_holds_it(
+    tmp_path: Path,
+) -> None:
+    """Another program now on the endpoint's old port (or another endpoint) never sees the key:
+    it cannot answer the client's challenge, so the request is not sent."""
+    import http.server
+    import threading
+
+    seen: list[str | None] = []
+
+    class Impostor(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            body = b'{"score": "0", "admin": "0"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    impostor = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{impostor.server_address[1]}"
+        with EndpointClient(url, "k" * 32) as client, pytest.raises(EndpointError) as refused:
+            client.status()
+    finally:
+        impostor.shutdown()
+    assert refused.value.status == 421 and "key was not sent" in refused.value.message
+    assert seen == [None]  # only the challenge came, without the key
+
+    settings = ServerSettings(key_file=tmp_path / "key")
+    with serve_in_thread(settings) as running:
+        with running.client() as admin:
+            assert admin.status().deployments == []  # the admin key's proof holds
+        with EndpointClient(running.url, running.score_key) as scorer:
+            with pytest.raises(EndpointError) as forbidden:
+                scorer.status()  # the scoring key proves the server, then is refused: 403
+            assert forbidden.value.status == 403
+        with EndpointClient(running.url, "x" * 32) as stranger, pytest.raises(EndpointError) as no:
+            stranger.status()  # a key this endpoint does not hold: never sent
+        assert no.value.status == 421
