@@ -213,6 +213,8 @@ def test_an_mlflow_model_type_exports_a_deployment_without_code_or_environment(
     assert deployment.model.endswith(":1")  # the registered version it deploys
     assert deployment.code_configuration is None
     assert deployment.environment is None
+    # nothing of ours would mask what a no-code deployment collects: watched by App Insights only
+    assert deployment.data_collector is None and deployment.app_insights_enabled
     assert not (out / "serve-code").exists()
     assert not list(out.glob("serving-environment*"))
     assert load_job(out / "job.yml").code  # training is unchanged
