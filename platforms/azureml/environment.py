@@ -181,7 +181,8 @@ CMD {json.dumps(["bash", "-c", SERVER_COMMAND])}
         else ""
     )
     return f"""\
-# The {spec.name} environment (written by `tunegate azureml export`; edit constraints.txt, not this).
+# The {spec.name} environment (written by `tunegate azureml export`; edit constraints.txt and
+# run `python -m platforms.azureml.lock`, not this).
 FROM {BASE_IMAGE}
 # The Python the trainer is tested with, beside the image's own.
 RUN conda create -y -p /opt/tunegate python={PYTHON} pip && conda clean -afy
