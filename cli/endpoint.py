@@ -1,5 +1,6 @@
-"""`tunegate endpoint serve|status|invoke`: the local online endpoints (model serving, not the
-Prefect deployments of `tunegate deployments`): serve one, show their status, send a request.
+"""`tunegate endpoint serve|status|invoke|traffic`: the local online endpoints (model serving, not
+the Prefect deployments of `tunegate deployments`): serve one, show their status, send a request,
+summarise the traffic they collected.
 
 Each registered model has its own local endpoint, `{store}/endpoints/{model}` (its state folder,
 port and keys): `--model` picks one; `status` without it shows every endpoint of the store."""
@@ -22,6 +23,7 @@ endpoint_app = typer.Typer(
 )
 
 DEFAULT_STORE = Path(".tunegate")
+MASKER = "screening.outputs:traffic_masker"  # what masks the collected traffic (serving.collect)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 StateDirOpt = Annotated[
@@ -78,6 +80,18 @@ def serve(
     score_timeout: Annotated[
         float, typer.Option(help="Seconds before an unanswered request gets 504.")
     ] = 60.0,
+    collect: Annotated[
+        bool,
+        typer.Option(
+            envvar="TUNEGATE_COLLECT",
+            help="Write every scoring request and its answer, masked by the screen's "
+            "recognizers, to <state-dir>/collected/ (`tunegate endpoint traffic` reads them). "
+            "TUNEGATE_COLLECT=0 turns it off, also for the endpoints a rollout starts.",
+        ),
+    ] = True,
+    collect_max_mb: Annotated[
+        float, typer.Option(help="A collected file is rotated at this size (3 kept).")
+    ] = 8.0,
 ) -> None:
     """Start the endpoint in the foreground (Ctrl-C stops it).
 
@@ -104,10 +118,12 @@ def serve(
         max_input_chars=max_input_chars,
         max_input_tokens=max_input_tokens,
         score_timeout_s=score_timeout,
+        collect=collect,
+        collect_max_bytes=max(4096, int(collect_max_mb * 1024 * 1024)),
     )
     console.print(f"endpoint http://{host}:{port}  key file {key_file}  state {state_dir}")
     try:
-        run_server(settings, host, port)
+        run_server(settings, host, port, MASKER)
     except ValueError as exc:
         fail(str(exc))
 
@@ -198,6 +214,83 @@ def invoke(
         result = _call(lambda: client.score(payload, deployment))
     console.print(f"answered by {result.deployment}")
     print(json.dumps(result.body, indent=2))
+
+
+@endpoint_app.command()
+def traffic(
+    state_dir: StateDirOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    model: ModelOpt = None,
+    examples: Annotated[
+        int, typer.Option(help="The latest masked requests shown per deployment.")
+    ] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """What each endpoint collected (no server needed): per deployment and version, requests,
+    refusals (4xx), errors (5xx), latency p50/p95/p99 of the answered ones, and the latest
+    requests with their answers, masked as they were written."""
+    from dataclasses import asdict
+
+    from serving.collect import COLLECTED, read_records, summarise
+
+    if state_dir is not None:
+        folders = {model or str(state_dir): state_dir}
+    else:
+        from platforms.endpoint import local_endpoints
+
+        folders = local_endpoints(store)
+        if model is not None:
+            if model not in folders:
+                fail(
+                    f"no local endpoint of model {model!r} in {store} (endpoints: "
+                    f"{', '.join(folders) or 'none yet'})"
+                )
+            folders = {model: folders[model]}
+    if not folders:
+        fail(f"no local endpoint in {store}: a rollout starts one per model")
+    out: dict[str, Any] = {}
+    for name, folder in folders.items():
+        summaries = summarise(read_records(folder / COLLECTED), examples)
+        out[name] = [asdict(s) for s in summaries]
+        if as_json:
+            continue
+        table = Table(title=f"traffic of {name} ({folder / COLLECTED})")
+        for column in (
+            "deployment",
+            "version",
+            "requests",
+            "4xx",
+            "5xx",
+            "p50/p95/p99 ms",
+            "from",
+            "to",
+        ):
+            table.add_column(column)
+        for s in summaries:
+            table.add_row(
+                s.deployment,
+                s.version or "",
+                str(s.requests),
+                str(s.client_errors),
+                str(s.errors),
+                "/".join(_ms(s.latency_ms.get(p)) for p in ("p50", "p95", "p99")),
+                (s.first or "")[:19],
+                (s.last or "")[:19],
+            )
+        print_table(table)
+        if not summaries:
+            console.print("nothing collected yet")
+        for s in summaries:
+            for r in s.examples:
+                shown = {k: r.get(k) for k in ("status", "inputs", "outputs", "error") if r.get(k)}
+                text = json.dumps(shown, ensure_ascii=False)
+                console.print(
+                    f"{s.deployment} {r.get('time', '')[:19]} " + text[:400],
+                    markup=False,
+                    highlight=False,
+                )
+    if as_json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
 
 
 def _request_text(request: str) -> str:

@@ -175,9 +175,13 @@ class RunningEndpoint:
 
 @contextmanager
 def serve_in_thread(
-    settings: ServerSettings, host: str = "127.0.0.1", startup_timeout: float = 60.0
+    settings: ServerSettings,
+    host: str = "127.0.0.1",
+    startup_timeout: float = 60.0,
+    masker: str | None = None,
 ) -> Iterator[RunningEndpoint]:
-    """A running endpoint on a free port of `host`, stopped on exit; yields once it is live.
+    """A running endpoint on a free port of `host`, stopped on exit; yields once it is live
+    (collecting its traffic, masked, when given a masker: `create_app`).
 
     Uvicorn leaves logging alone here (log records reach the root logger), so tests can see them.
     """
@@ -186,7 +190,7 @@ def serve_in_thread(
     from serving.auth import admin_key_file, read_key
     from serving.server import create_app
 
-    app = create_app(settings)
+    app = create_app(settings, masker)
     key, admin = read_key(settings.key_file), read_key(admin_key_file(settings.key_file))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

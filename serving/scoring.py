@@ -7,11 +7,18 @@ uses the same `Scorer`, through a micro-batcher that hands `score()` several rec
 On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
 float16); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
 places its models by too).
+
+Given a masker (the deployment's `score.py` names the screen's, `screening.outputs`), `init()`
+collects every request and its answer, masked off the request path, into Azure ML's data
+collector (`serving.collect.AzureMLSink`: the deployment's `model_inputs` / `model_outputs`)
+when `azureml-ai-monitoring` imports and `TUNEGATE_COLLECT` is not 0.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,7 @@ from typing import Any
 import torch
 
 from serving import runtimes
+from serving.collect import AZUREML_SINK, AzureMLSink, Collection, Exchange, ms_since
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import (
     DTYPES,
@@ -33,6 +41,7 @@ from trainer.predict import model_lengths
 from trainer.taskspec import task_spec
 
 __all__ = ["DTYPES", "Scorer", "init", "load_served", "placement", "run"]
+log = logging.getLogger(__name__)
 
 
 def load_served(
@@ -109,15 +118,26 @@ class Scorer:
 
 
 _scorer: Scorer | None = None
+_collection: Collection | None = None
 
 
-def init() -> None:
-    """Azure ML entry point: load the model named by `AZUREML_MODEL_DIR` once per worker."""
-    global _scorer
+def init(masker: str | None = None) -> None:
+    """Azure ML entry point: load the model named by `AZUREML_MODEL_DIR` once per worker; with a
+    masker, collect the traffic (see the module's docstring)."""
+    global _scorer, _collection
     model_dir = os.environ.get("AZUREML_MODEL_DIR")
     if not model_dir:
         raise ValueError("AZUREML_MODEL_DIR is not set: set it to a trained model directory")
     _scorer = Scorer(model_dir)
+    if _collection is not None:  # initialised again: the previous writer finishes and exits
+        _collection.close()
+    _collection = None
+    if masker is None or os.environ.get("TUNEGATE_COLLECT", "1") == "0":
+        return
+    if not AzureMLSink.available():
+        log.warning("azureml-ai-monitoring is not installed: requests are not collected")
+        return
+    _collection = Collection(masker, [AZUREML_SINK])
 
 
 def run(raw_json: str) -> Any:
@@ -128,11 +148,34 @@ def run(raw_json: str) -> Any:
     elsewhere the ValueError is raised to the caller."""
     if _scorer is None:
         raise RuntimeError("scoring.run() called before scoring.init(): call init() first")
+    started = time.perf_counter()
+    records: list[dict[str, Any]] = []
     try:
-        return _scorer.run(raw_json)
+        records, is_batch = _scorer.parse(parse_json(raw_json))
+        outputs = _scorer.score(records)
     except ValueError as exc:
+        _collect(started, 400, [], None, str(exc))
         try:
             from azureml_inference_server_http.api.aml_response import AMLResponse
         except ImportError:
             raise exc from None
         return AMLResponse({"error": str(exc)}, 400, json_str=True)
+    except Exception as exc:
+        _collect(started, 500, records, None, f"{type(exc).__name__}: {exc}")
+        raise
+    _collect(started, 200, records, outputs)
+    return {"outputs": outputs} if is_batch else outputs[0]
+
+
+def _collect(
+    started: float,
+    status: int,
+    records: list[dict[str, Any]],
+    outputs: list[Any] | None,
+    error: str | None = None,
+) -> None:
+    if _collection is not None:  # queued: masked and sent off the request path
+        deployment = os.environ.get("AZUREML_DEPLOYMENT_NAME")  # not set off Azure ML
+        _collection.submit(
+            Exchange(deployment, None, status, ms_since(started), records, outputs, error)
+        )

@@ -15,6 +15,9 @@ per record (413, in characters and in tokens) and scoring time (504 for that req
 - `GET /deployments`, `PUT /deployments/{name}` (loads the model, answers when it serves),
   `DELETE /deployments/{name}` (409 while it has traffic), `PUT /traffic`, `GET /metrics`.
 
+Every request a deployment answers (or fails, or refuses) is collected, masked, off the request
+path, as Azure ML's data collector collects a managed deployment's (`serving.collect`).
+
 Client mistakes get a 4xx with `{"detail": message}`; 500 means the model itself failed.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -51,7 +55,8 @@ from serving.auth import (
     identity_proof,
     load_or_create_key,
 )
-from serving.endpoint import Conflict, Endpoint, ModelFailure, NoRoute, NotFound
+from serving.collect import COLLECTED, Collection, Exchange, jsonl_sink, ms_since
+from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
 from serving.payloads import parse_json
 from serving.traffic import TrafficSettings
 
@@ -81,14 +86,27 @@ class ServerSettings(BaseModel):
         60.0, gt=0, description="a request not answered by then gets 504 (the model finishes it)"
     )
     seed: int | None = Field(None, description="routing random seed (tests); None: random")
+    collect: bool = Field(
+        True,
+        description="write every scoring request and its answer, masked, to "
+        "<state_dir>/collected/ (needs a masker: see create_app)",
+    )
+    collect_max_bytes: int = Field(
+        8 * MiB, ge=4096, description="a collected file is rotated at this size"
+    )
+    collect_keep: int = Field(3, ge=0, le=100, description="rotated collected files kept")
 
 
 class BodyTooLarge(ValueError):
     pass
 
 
-def create_app(settings: ServerSettings) -> FastAPI:
-    """The endpoint app; its key is read from (or generated into) `settings.key_file`."""
+def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
+    """The endpoint app; its key is read from (or generated into) `settings.key_file`. With a
+    `masker` ("module:function": `screening.outputs:traffic_masker`), `settings.collect` and a
+    state folder,
+    every scoring request and its answer are collected, masked, under `<state_dir>/collected/`
+    (`serving.collect`); without a masker nothing is collected."""
     key = load_or_create_key(settings.key_file)
     admin_file = admin_key_file(settings.key_file)
     admin_key = load_or_create_key(admin_file)
@@ -96,14 +114,24 @@ def create_app(settings: ServerSettings) -> FastAPI:
         settings.state_dir, settings.max_batch_size, settings.max_wait_ms, settings.seed
     )
 
+    collection = None
+    if settings.collect and masker is not None and settings.state_dir is not None:
+        sink = jsonl_sink(
+            settings.state_dir / COLLECTED, settings.collect_max_bytes, settings.collect_keep
+        )
+        collection = Collection(masker, [sink])
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await endpoint.restore()
         yield
         await endpoint.aclose()
+        if collection is not None:
+            await asyncio.to_thread(collection.close)
 
     app = FastAPI(title="tunegate local endpoint", lifespan=lifespan)
     app.state.endpoint = endpoint
+    app.state.collection = collection
 
     app.add_middleware(
         _Guard,
@@ -151,6 +179,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         request: Request,
         forced: Annotated[str | None, Header(alias=DEPLOYMENT_HEADER)] = None,
     ) -> JSONResponse:
+        started = time.perf_counter()
         try:
             body = await _read_body(request, settings.max_body_bytes)
         except BodyTooLarge as exc:
@@ -161,17 +190,51 @@ def create_app(settings: ServerSettings) -> FastAPI:
             raise HTTPException(404, str(exc)) from None
         except NoRoute as exc:
             raise HTTPException(503, str(exc)) from None
+        records: list[dict[str, Any]] = []
+
+        def collect(status: int, outputs: list[Any] | None, error: str | None = None) -> None:
+            if collection is not None:  # queued: masked and written off the request path
+                collection.submit(
+                    Exchange(
+                        deployment.name,
+                        deployment.spec.version,
+                        status,
+                        ms_since(started),
+                        records,
+                        outputs,
+                        error,
+                    )
+                )
+
+        try:
+            is_batch, outputs = await _answer(deployment, body, forced, records)
+        except HTTPException as exc:
+            collect(exc.status_code, None, str(exc.detail))
+            raise
+        except ModelFailure as exc:
+            collect(500, None, str(exc))
+            return _error(500, str(exc), {DEPLOYMENT_HEADER: deployment.name})
+        collect(200, outputs)
+        content: Any = {"outputs": outputs} if is_batch else outputs[0]
+        return JSONResponse(content, headers={DEPLOYMENT_HEADER: deployment.name})
+
+    async def _answer(
+        deployment: Deployment, body: bytes, forced: str | None, records: list[dict[str, Any]]
+    ) -> tuple[bool, list[Any]]:
+        """(is_batch, answers) of a request to `deployment`, its records added to `records` once
+        they are within the limits; HTTPException when it is refused or times out, ModelFailure
+        when the model fails."""
 
         def parse() -> tuple[list[dict[str, Any]], bool]:
             return deployment.scorer.parse(parse_json(body, settings.max_json_depth))
 
         try:  # a big body is decoded off the event loop; a small one costs less than the hop
-            records, is_batch = (
+            parsed, is_batch = (
                 await asyncio.to_thread(parse) if len(body) > INLINE_BODY_BYTES else parse()
             )
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        for i, record in enumerate(records):
+        for i, record in enumerate(parsed):
             limits = (  # characters first: counting tokens of a huge text is work already
                 ("characters", "max_input_chars", deployment.scorer.size),
                 ("tokens", "max_input_tokens", deployment.scorer.tokens),
@@ -185,6 +248,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
                         f"{where} has {amount} {unit} for the model to read; this endpoint takes "
                         f"at most {limit} per record ({field})",
                     )
+        records.extend(parsed)
         if forced is None:
             endpoint.mirror(records)
         try:
@@ -199,10 +263,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             ) from None
         except NoRoute as exc:
             raise HTTPException(503, str(exc)) from None
-        except ModelFailure as exc:
-            return _error(500, str(exc), {DEPLOYMENT_HEADER: deployment.name})
-        content: Any = {"outputs": outputs} if is_batch else outputs[0]
-        return JSONResponse(content, headers={DEPLOYMENT_HEADER: deployment.name})
+        return is_batch, outputs
 
     @app.get("/deployments")
     async def list_deployments() -> EndpointStatus:
@@ -245,10 +306,15 @@ def create_app(settings: ServerSettings) -> FastAPI:
     return app
 
 
-def run_server(settings: ServerSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
+def run_server(
+    settings: ServerSettings,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    masker: str | None = None,
+) -> None:
     """Serve in the foreground until interrupted; the access log never shows a query string."""
     logging.getLogger("uvicorn.access").addFilter(NoQueryStrings())
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(settings, masker), host=host, port=port, log_level="info")
 
 
 class NoQueryStrings(logging.Filter):

@@ -9,6 +9,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Approvals are signed with this key in tests (and the processes they start), not the user's own.
 os.environ.setdefault("TUNEGATE_APPROVAL_KEY", "tests-only approval signing key")
+# The endpoints runs start collect nothing: loading the masker costs each server process ~3 s of
+# CPU. tests/serving/ collects (its shared endpoint and test_collect.py, which sets it back).
+os.environ.setdefault("TUNEGATE_COLLECT", "0")
 
 from collections.abc import Callable, Iterator
 from pathlib import Path

@@ -169,6 +169,23 @@ class EndpointConfig(BaseModel):
         description="Scoring processes per instance (the inference server's WORKER_COUNT), each "
         "loading the model: more than 1 only when an instance holds that many copies.",
     )
+    app_insights: bool = Field(
+        True,
+        description="Application Insights for the deployment (requests, latency, failures and "
+        "the scoring script's logs in the workspace's App Insights).",
+    )
+    collect: bool = Field(
+        True,
+        description="Data collection: every request and answer, masked by the screen's "
+        "recognizers in the scoring script before it is collected, into the deployment's "
+        "model_inputs and model_outputs collections (the workspace's blob store).",
+    )
+    collect_sample_rate: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="Share of requests collected (data_collector.sampling_rate).",
+    )
 
     @property
     def gpu(self) -> bool:

@@ -20,6 +20,8 @@ from azure.ai.ml.entities import (
     CodeConfiguration,
     Command,
     Data,
+    DataCollector,
+    DeploymentCollection,
     Environment,
     ManagedOnlineDeployment,
     ManagedOnlineEndpoint,
@@ -47,16 +49,25 @@ from platforms.azureml.environment import (
     staged_context,
 )
 from platforms.training import TrainSpec, trainer_arguments
+from serving.collect import INPUTS, OUTPUTS
 from trainer.args import MIXED_PRECISION, TrainArgs
 from trainer.tracking import job_variables
 
 _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
-SERVING_PACKAGES = ("serving", "trainer")
+SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks collected traffic
 SCORE_SCRIPT = "score.py"
-_SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's."""
+_SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's.
 
-from serving.scoring import init, run  # noqa: F401
+Requests and answers are collected masked by the screen's recognizers (serving/collect.py).
+"""
+
+from serving import scoring
+from serving.scoring import run  # noqa: F401
+
+
+def init() -> None:
+    scoring.init("screening.outputs:traffic_masker")  # the writer process imports it
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"
@@ -426,7 +437,15 @@ def online_deployment(
     """A deployment running serving/'s init()/run() (`code_dir`: the staged scoring code) with
     probes fit for slow-loading models; `code_dir` None: an MLflow model's no-code deployment,
     no scoring script and no environment (Azure ML builds both from the model's MLmodel and
-    requirements; its pyfunc runs the same scoring code)."""
+    requirements; its pyfunc runs the same scoring code). Application Insights as the config
+    says; data collection only with the scoring code, which masks what it collects (a no-code
+    deployment's payload logging would collect requests unmasked: it is not turned on)."""
+    collector = None
+    if config.collect and code_dir is not None:
+        collector = DataCollector(
+            collections={name: DeploymentCollection(enabled="true") for name in (INPUTS, OUTPUTS)},
+            sampling_rate=config.collect_sample_rate,
+        )
     probe = ProbeSettings(
         initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
     )
@@ -451,10 +470,14 @@ def online_deployment(
         ),
         liveness_probe=probe,
         readiness_probe=probe,
+        app_insights_enabled=config.app_insights,
+        data_collector=collector,
         environment_variables={
             "TOKENIZERS_PARALLELISM": "false",
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
+            "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
+            "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
         },
         tags=tags,
     )

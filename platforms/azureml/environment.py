@@ -1,8 +1,12 @@
 """The tunegate environments: the containers Azure ML builds for training jobs and deployments.
 
 Each is a Docker build context (a `Dockerfile` on an Azure ML GPU base image and a
-`requirements.txt`) whose every pin is the version in `constraints.txt`, the file this machine's
-tests run against: what the trainer and the scoring code are tested with is what Azure ML runs.
+`requirements.txt`) whose packages are pinned at the version in `constraints.txt`, the file this
+machine's tests run against: what the trainer and the scoring code are tested with is what Azure
+ML runs. `requirements.txt` is the environment's lock (`locks/<name>.txt`, written by
+`python -m platforms.azureml.lock`): every package the image installs, the CUDA wheels torch
+pulls (nvidia-*, triton) included, at one version and sha256 for linux x86_64 / CPython 3.11,
+installed with `--require-hashes --no-deps` and checked with `pip check`.
 Its version is the hash of the context, so a change of any pin is a new environment version
 (Azure ML builds it on first use, 20+ minutes, and caches it), and the same pins are the same
 version everywhere.
@@ -12,8 +16,14 @@ version everywhere.
   (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001;
   `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
   The server pins pydantic~=2.12 and OpenTelemetry 1.33 where constraints.txt (Prefect's side)
-  has newer ones, so they are not pinned here: pip takes the server's own; the scoring code does
-  not import pydantic. tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
+  has newer ones, so they are not listed here: the lock has the server's own (the masker's
+  `screening.policy` runs on that pydantic). The serving environments also hold what masks the
+  collected traffic (`screening.outputs.traffic_masker`: presidio-analyzer's pattern
+  recognizers, phonenumbers, detect-secrets; no spaCy pipeline) and Azure ML's data collector
+  (azureml-ai-monitoring). tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
+- azureml-mlflow pins mlflow-skinny<=3.15 where constraints.txt has 3.17 (tunegate's own
+  tracking): the training environment does not list mlflow-skinny; its lock has what
+  azureml-mlflow takes.
 
 A curated image (e.g. `CURATED_ENV` in `platforms.azureml.config`) is used only when a config
 names it explicitly.
@@ -31,6 +41,7 @@ from platforms.azureml.config import local_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
+LOCKS = Path(__file__).with_name("locks")  # {environment name}.txt: platforms/azureml/lock.py
 ENV_NAME = "tunegate"
 # Azure ML's GPU base (CUDA, cuDNN, OpenMPI, conda), at a dated tag: never a moving `latest`.
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715.v1"
@@ -53,7 +64,8 @@ MODEL_PACKAGES = (
 )
 # Training adds what the trainer imports beside them and what runs it on Azure ML: deepspeed,
 # the metrics (evaluate, rouge-score and theirs), run tracking (mlflow through azureml-mlflow,
-# which needs mlflow-skinny<=3.15) and the job's hub token reader (azure-identity).
+# which needs mlflow-skinny<=3.15: it is its to choose, in the lock) and the job's hub token
+# reader (azure-identity).
 PACKAGES = (
     *MODEL_PACKAGES,
     "deepspeed",
@@ -62,7 +74,6 @@ PACKAGES = (
     "nltk",
     "absl-py",
     "pydantic",
-    "mlflow-skinny",
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
 )
@@ -70,7 +81,21 @@ PACKAGES = (
 # runtime, serving/runtimes.py): `onnxruntime` on CPU instances, `onnxruntime-gpu` (the same
 # release and `onnxruntime` module, with its CUDA provider; the base image has CUDA 12 and
 # cuDNN 9) on GPU instances.
-SERVING_PACKAGES = (*MODEL_PACKAGES, "onnxruntime", "azureml-inference-server-http")
+# Both also mask and collect the traffic (serving/collect.py, screening.outputs.traffic_masker).
+COLLECT_PACKAGES = (
+    "presidio-analyzer",
+    "phonenumbers",
+    "detect-secrets",
+    "faker",  # screening.addresses: the street suffixes the address recognizer knows
+    "azureml-ai-monitoring",
+    "pandas",
+)
+SERVING_PACKAGES = (
+    *MODEL_PACKAGES,
+    "onnxruntime",
+    "azureml-inference-server-http",
+    *COLLECT_PACKAGES,
+)
 GPU_SERVING_PACKAGES = tuple(
     "onnxruntime-gpu" if p == "onnxruntime" else p for p in SERVING_PACKAGES
 )
@@ -156,7 +181,8 @@ CMD {json.dumps(["bash", "-c", SERVER_COMMAND])}
         else ""
     )
     return f"""\
-# The {spec.name} environment (written by `tunegate azureml export`; edit constraints.txt, not this).
+# The {spec.name} environment (written by `tunegate azureml export`; edit constraints.txt and
+# run `python -m platforms.azureml.lock`, not this).
 FROM {BASE_IMAGE}
 # The Python the trainer is tested with, beside the image's own.
 RUN conda create -y -p /opt/tunegate python={PYTHON} pip && conda clean -afy
@@ -164,19 +190,26 @@ ENV PATH=/opt/tunegate/bin:$PATH \\
     PYTHONUNBUFFERED=1 \\
     TOKENIZERS_PARALLELISM=false \\
     HF_HUB_DISABLE_TELEMETRY=1
+# Every package at its locked version and hash (platforms/azureml/locks/{spec.name}.txt), none
+# else. DeepSpeed's CUDA ops are compiled when first used on the GPU node, not in this build.
 COPY requirements.txt /tmp/tunegate-requirements.txt
-# DeepSpeed's CUDA ops are compiled when first used on the GPU node, not in this build.
-RUN DS_BUILD_OPS=0 pip install --no-cache-dir -r /tmp/tunegate-requirements.txt
+RUN DS_BUILD_OPS=0 pip install --no-cache-dir --require-hashes --no-deps \\
+        -r /tmp/tunegate-requirements.txt \\
+    && pip check
 {serve}"""
 
 
+def lock_file(spec: EnvSpec) -> Path:
+    return LOCKS / f"{spec.name}.txt"
+
+
 def _context_files(spec: EnvSpec, constraints: Path = CONSTRAINTS) -> dict[str, str]:
-    """The build context's files by name: the Dockerfile and the pinned requirements."""
-    header = "# Every version is constraints.txt's: what tunegate's tests ran against.\n"
-    return {
-        "Dockerfile": dockerfile(spec),
-        "requirements.txt": header + "\n".join(pins(constraints, spec.packages)) + "\n",
-    }
+    """The build context's files by name: the Dockerfile and the environment's lock."""
+    pins(constraints, spec.packages)  # every package listed is pinned
+    lock = lock_file(spec)
+    if not lock.exists():
+        raise ValueError(f"{lock} is missing: write it with `python -m platforms.azureml.lock`")
+    return {"Dockerfile": dockerfile(spec), "requirements.txt": lock.read_text()}
 
 
 def write_context(folder: Path, spec: EnvSpec = TRAINING, constraints: Path = CONSTRAINTS) -> Path:

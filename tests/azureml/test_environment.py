@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import re
 import sys
 from pathlib import Path
 
@@ -21,13 +22,19 @@ from platforms.azureml.environment import (
     TRAINING,
     EnvSpec,
     context_version,
+    lock_file,
     normalize,
     pins,
     write_context,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"trainer", "serving", "tasks", "platforms", "flows", "cli", "samples"}
+FIRST_PARTY = {"trainer", "serving", "screening", "tasks", "platforms", "flows", "cli", "samples"}
+# installed in the serving image by the inference server, at its own pin (environment.py says why)
+SERVER_PROVIDED = {"pydantic"}
+# imported only by `python -m screening.name_list`, which builds a data file of the repository
+BUILD_ONLY = {"names_dataset"}
+LOCK_LINE = re.compile(r"^([a-z0-9][a-z0-9-]*)==(\S+) --hash=sha256:[0-9a-f]{64}$")
 
 
 def _constraints() -> dict[str, str]:
@@ -68,19 +75,38 @@ def _third_party_imports(*entry_modules: str) -> set[str]:
 @pytest.mark.parametrize(
     "spec", [TRAINING, SERVING, SERVING_GPU], ids=["training", "serving", "serving-gpu"]
 )
-def test_every_pin_is_constraints_txt_s(tmp_path: Path, spec: EnvSpec) -> None:
+def test_every_package_the_image_installs_is_locked(tmp_path: Path, spec: EnvSpec) -> None:
+    """The image installs its lock and nothing else: every line one package at one version and
+    hash, the CUDA wheels torch pulls among them, every listed package at constraints.txt's pin,
+    and the lock resolved from today's pins (else: python -m platforms.azureml.lock)."""
+    from platforms.azureml.lock import inputs_hash
+
     context = write_context(tmp_path / spec.folder, spec)
-    lines = (context / "requirements.txt").read_text().splitlines()
+    text = (context / "requirements.txt").read_text()
+    assert text == lock_file(spec).read_text()
+    lines = text.splitlines()
+    assert f"# inputs: {inputs_hash(pins(packages=spec.packages))}" in lines, (
+        f"{lock_file(spec)} was resolved from other pins: run python -m platforms.azureml.lock"
+    )
     requirements = [line for line in lines if line and not line.startswith("#")]
-    constraints = _constraints()
-    assert len(requirements) == len(spec.packages)
-    assert requirements == pins(packages=spec.packages)
+    locked = {}
     for line in requirements:
-        name, _, version = line.partition("==")
-        assert constraints[normalize(name)] == version, f"{name} differs from constraints.txt"
+        match = LOCK_LINE.match(line)
+        assert match, f"not one exact pin with its hash: {line!r}"
+        locked[match[1]] = match[2]
+    assert len(locked) == len(requirements)  # one version of each package
+    constraints = _constraints()
+    for package in spec.packages:
+        name = normalize(package)
+        assert locked[name] == constraints[name], f"{name} differs from constraints.txt"
+    assert {"triton", "nvidia-cudnn-cu13", "nvidia-nccl-cu13", "nvidia-cublas"} <= set(locked)
     dockerfile = (context / "Dockerfile").read_text()
     assert "FROM mcr.microsoft.com/azureml/" in dockerfile and ":latest" not in dockerfile
-    assert "-r /tmp/tunegate-requirements.txt" in dockerfile
+    install = re.search(r"RUN .*?pip install (.*?)(?:\n\S|$)", dockerfile, re.S)
+    assert install and "pip install" not in install[1], "one pip install, of the lock only"
+    words = install[1].replace("\\", " ").split()
+    assert {"--require-hashes", "--no-deps", "-r", "/tmp/tunegate-requirements.txt"} <= set(words)
+    assert "pip check" in dockerfile
     # the serving container starts Azure ML's inference server; the training one runs the job
     assert ("exec azmlinfsrv --entry_script" in dockerfile) is spec.serves
 
@@ -90,7 +116,8 @@ def test_every_pin_is_constraints_txt_s(tmp_path: Path, spec: EnvSpec) -> None:
     [
         # the job's code: the trainer and hub_token.py, staged beside it
         (TRAINING, ("trainer.train", "platforms.azureml.hub_token")),
-        (SERVING, ("serving.scoring",)),  # the deployment's: score.py imports serving.scoring
+        # the deployment's: score.py imports serving.scoring and the masker
+        (SERVING, ("serving.scoring", "screening.outputs")),
     ],
     ids=["training", "serving"],
 )
@@ -99,7 +126,7 @@ def test_the_code_each_environment_runs_imports_only_packages_it_lists(
 ) -> None:
     distributions = importlib.metadata.packages_distributions()
     listed = {normalize(p) for p in spec.packages}
-    imported = _third_party_imports(*entry_modules)
+    imported = _third_party_imports(*entry_modules) - SERVER_PROVIDED - BUILD_ONLY
     assert {"torch", "transformers", "peft"} <= imported  # the scan sees the trainer's imports
     unlisted = {
         module: distributions.get(module)

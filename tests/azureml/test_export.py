@@ -117,7 +117,16 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     imported = [
         n.module for n in ast.walk(ast.parse(score.read_text())) if isinstance(n, ast.ImportFrom)
     ]
-    assert imported == ["serving.scoring"]
+    assert set(imported) == {"serving.scoring", "serving"}
+    assert '"screening.outputs:traffic_masker"' in score.read_text()  # what masks collection
+    # watched: App Insights on, and the masked requests and answers collected (by default)
+    assert deployment.app_insights_enabled is cfg.azureml.endpoint.app_insights is True
+    collections = deployment.data_collector.collections
+    assert {n: c.enabled for n, c in collections.items()} == {
+        "model_inputs": "true",
+        "model_outputs": "true",
+    }
+    assert (serve_code / "screening" / "outputs.py").is_file()
     assert (serve_code / "serving" / "scoring.py").is_file()
     assert (serve_code / "trainer" / "modeling.py").is_file()
 
@@ -204,6 +213,8 @@ def test_an_mlflow_model_type_exports_a_deployment_without_code_or_environment(
     assert deployment.model.endswith(":1")  # the registered version it deploys
     assert deployment.code_configuration is None
     assert deployment.environment is None
+    # nothing of ours would mask what a no-code deployment collects: watched by App Insights only
+    assert deployment.data_collector is None and deployment.app_insights_enabled
     assert not (out / "serve-code").exists()
     assert not list(out.glob("serving-environment*"))
     assert load_job(out / "job.yml").code  # training is unchanged

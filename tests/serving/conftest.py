@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.endpoint import MASKER
 from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
 from serving.server import ServerSettings
 
@@ -17,7 +18,9 @@ MAX_BODY = 64 * 1024  # small, so the oversized-payload test sends little
 def running(
     tmp_path_factory: pytest.TempPathFactory, qa_model_dir: Path
 ) -> Iterator[RunningEndpoint]:
-    """An endpoint on a free loopback port serving `qa_model_dir` as `blue` and `green`."""
+    """An endpoint on a free loopback port serving `qa_model_dir` as `blue` and `green`, its
+    traffic collected masked by the screen's recognizers (as `tunegate endpoint serve` does)."""
+
     state = tmp_path_factory.mktemp("endpoint")
     settings = ServerSettings(
         key_file=state / "key",
@@ -27,7 +30,10 @@ def running(
         max_wait_ms=20,
         seed=7,
     )
-    with serve_in_thread(settings) as endpoint, endpoint.client() as client:
+    with (
+        serve_in_thread(settings, masker=MASKER) as endpoint,
+        endpoint.client() as client,
+    ):
         client.put_deployment("blue", str(qa_model_dir), version="qa:1")
         client.put_deployment("green", str(qa_model_dir), version="qa:2")
         client.set_traffic({"blue": 100})

@@ -13,7 +13,7 @@ from serving.client import RunningEndpoint
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("command", [[], ["serve"], ["status"], ["invoke"]])
+@pytest.mark.parametrize("command", [[], ["serve"], ["status"], ["invoke"], ["traffic"]])
 def test_every_command_has_help(command: list[str]) -> None:
     result = runner.invoke(app, ["endpoint", *command, "--help"])
     assert result.exit_code == 0, result.output
