@@ -107,7 +107,10 @@ class LocalPlatform:
         from platforms.registry import MlflowRegistry
 
         state = backends.local_state("registry.backend", "the registry's database")
-        return MlflowRegistry.local(state, backends.settings.signing_key)
+        key = backends.settings.signing_key
+        if backends.settings.tracking_uri:  # tracking.uri: the registry of that MLflow
+            return MlflowRegistry(backends.settings.tracking_uri, key, state / "mlflow" / "cache")
+        return MlflowRegistry.local(state, key)  # the store's own database, as runs are tracked
 
     def training(self, backends: Backends) -> TrainingBackend:
         from platforms.training import LocalTrainingBackend
