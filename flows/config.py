@@ -29,7 +29,7 @@ from pydantic import (
 
 from platforms.approvals import ApprovalMode
 from platforms.azureml.config import AzureMLConfig
-from platforms.backends import Backends, BackendSettings
+from platforms.backends import Backends, BackendSettings, PlatformKind
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
@@ -153,6 +153,7 @@ class PipelineConfig(BaseModel):
     def backend_settings(self) -> BackendSettings:
         """Which platform plays each part, from the stage configs' `backend` fields (the store's
         credentials are looked up by `backends()`, when a run needs them)."""
+        local_store = "://" not in self.store or self.store.startswith("file://")
         return BackendSettings(
             store=self.store,
             dask=self.dask,
@@ -164,6 +165,8 @@ class PipelineConfig(BaseModel):
             endpoint_port=self.rollout.port,
             endpoint_workers=self.rollout.workers,
             tracking_uri=self.tracking.uri,
+            # a run that trains nothing is tracked in the store, never in a workspace
+            tracking=PlatformKind.local if self.until == "split" and local_store else None,
         )
 
     def backends(self) -> Backends:

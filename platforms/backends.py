@@ -61,10 +61,13 @@ class BackendSettings:
     evaluation: PlatformKind | None = None  # evaluate.backend (None: the training platform's)
     endpoint_port: int = 0  # rollout.port: the local endpoint's port (0: a free one)
     endpoint_workers: int = 1  # rollout.workers: scoring processes per local deployment
-    tracking_uri: str | None = None  # tracking.uri (None: the training platform's own)
+    tracking_uri: str | None = None  # tracking.uri (None: the `tracking` platform's own)
+    # whose tracking a run without tracking.uri uses (None: the training platform's; a run that
+    # trains nothing, until: split, is tracked here and connects to no workspace)
+    tracking: PlatformKind | None = None
 
     def __post_init__(self) -> None:
-        for part in ("training", "registry", "endpoint", "evaluation"):
+        for part in ("training", "registry", "endpoint", "evaluation", "tracking"):
             value = getattr(self, part)
             if value is not None:  # a plain string from a caller becomes its kind
                 object.__setattr__(self, part, PlatformKind(value))
@@ -74,7 +77,7 @@ class BackendSettings:
         if self.evaluation is not None:
             PLATFORMS[self.evaluation].check_evaluation(self)
         if self.tracking_uri is None:
-            PLATFORMS[self.training].check_tracking(self)
+            PLATFORMS[self.tracking or self.training].check_tracking(self)
 
     @property
     def endpoint_on_gpu(self) -> bool:
@@ -312,7 +315,10 @@ class Backends:
         """Where runs are tracked (and the local registry's models registered): `tracking.uri`,
         else the training platform's (the local store's SQLite database, the Azure ML
         workspace's tracking)."""
-        return self.settings.tracking_uri or PLATFORMS[self.settings.training].tracking_uri(self)
+        settings = self.settings
+        if settings.tracking_uri:
+            return settings.tracking_uri
+        return PLATFORMS[settings.tracking or settings.training].tracking_uri(self)
 
     @property
     def tracking_artifact_root(self) -> Path | None:
