@@ -47,6 +47,24 @@ def test_a_blob_store_training_here_needs_a_tracking_uri(tmp_path: Path) -> None
     assert server.backends().tracking_artifact_root is None  # the server's own
 
 
+def test_azure_ml_training_without_the_azureml_mlflow_plugin_tracks_in_the_store(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The workspace's tracking needs azureml-mlflow, whose MLflow pins are not tunegate's: where
+    it is not installed, an Azure ML run is tracked in the local store (and says so), and a run
+    that trains nothing (a dry run) never connects to the workspace for it."""
+    import importlib.util
+
+    if importlib.util.find_spec("azureml.mlflow") is not None:
+        pytest.skip("azureml-mlflow is installed: the workspace's tracking is used")
+    on_azure = load_config(None, [f"store={tmp_path}", "train.backend=azureml"]).backends()
+    with caplog.at_level("WARNING"):
+        assert on_azure.tracking_uri == f"sqlite:///{tmp_path.resolve()}/mlflow/mlflow.db"
+    assert "azureml-mlflow is not installed" in caplog.text
+    dry = load_config(None, [f"store={tmp_path}", "train.backend=azureml", "until=split"])
+    assert dry.backends().tracking_uri == on_azure.tracking_uri
+
+
 @pytest.mark.parametrize(
     ("field", "part"),
     [("registry.backend", "registry"), ("train.backend", "training")],
