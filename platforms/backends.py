@@ -113,7 +113,12 @@ class LocalPlatform:
         state = backends.local_state("registry.backend", "the registry's database")
         key = backends.settings.signing_key
         if backends.settings.tracking_uri:  # tracking.uri: the registry of that MLflow
-            return MlflowRegistry(backends.settings.tracking_uri, key, state / "mlflow" / "cache")
+            return MlflowRegistry(
+                backends.settings.tracking_uri,
+                key,
+                state / "mlflow" / "cache",
+                backends.tracking_artifact_root,
+            )
         return MlflowRegistry.local(state, key)  # the store's own database, as runs are tracked
 
     def training(self, backends: Backends) -> TrainingBackend:

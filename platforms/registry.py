@@ -117,17 +117,20 @@ class MlflowRegistry:
         uri: str,
         signing_key: bytes | None = None,
         download_root: Path | None = None,
+        artifact_root: Path | None = None,
     ) -> None:
         """`signing_key` (the approval key, outside the store): version records are signed with
         it at registration and checked with it whenever a version's files are used.
         `download_root`: where files of versions kept elsewhere (an MLflow server's artifact
-        store) are downloaded to."""
+        store) are downloaded to. `artifact_root`: where a local store keeps its MLflow files
+        (None: the tracking server's own artifact store)."""
         from platforms import tracking
 
         self.uri = uri
         self.client = tracking.client(uri)
         self.signing_key = signing_key
         self.download_root = download_root
+        self.artifact_root = artifact_root
 
     @classmethod
     def local(cls, store: Path, signing_key: bytes | None = None) -> MlflowRegistry:
@@ -135,7 +138,10 @@ class MlflowRegistry:
         from platforms import tracking
 
         store = Path(store)
-        return cls(tracking.ensure_local_database(store), signing_key, store / "mlflow" / "cache")
+        uri = tracking.ensure_local_database(store)
+        return cls(
+            uri, signing_key, store / "mlflow" / "cache", tracking.local_artifact_root(store)
+        )
 
     def register(
         self,
@@ -390,10 +396,7 @@ class MlflowRegistry:
         (on a local store `{store}/mlflow/artifacts/{name}`)."""
         from platforms import tracking
 
-        root = None
-        if self.uri.startswith("sqlite:///"):  # beside the database: {store}/mlflow/artifacts
-            root = Path(self.uri.removeprefix("sqlite:///")).parent / "artifacts"
-        experiment = tracking.experiment_id(self.client, name, root)
+        experiment = tracking.experiment_id(self.client, name, self.artifact_root)
         return str(self.client.get_experiment(experiment).artifact_location).rstrip("/")
 
     def _run_id(self, run_id: str | None) -> str | None:

@@ -140,7 +140,7 @@ class TrackingConfig(BaseModel):
         None,
         description="An MLflow tracking URI (http://host:5000, a database URL, an azureml:// "
         "URI). Unset: the local store's SQLite database ({store}/mlflow/mlflow.db), or the Azure "
-        "ML workspace's tracking when train.backend is azureml.",
+        "ML workspace's tracking when train.backend is azureml and azureml-mlflow is installed.",
     )
 
 

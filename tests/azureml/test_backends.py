@@ -490,28 +490,18 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     serving runtime is exported and scored here from the downloaded output, and the model is
     registered in Azure ML from the folder staged with its file (not the job's output)."""
     from platforms.azureml.training import evaluation_job_name
-    from platforms.store import DatasetRef
     from platforms.training import TrainingJob
     from screening.policy import ScreenConfig
     from serving import runtimes
     from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
     from tasks.serving_choice import ServingConfig
-    from tests.trainer.tiny import qa_record, write_dataset
+    from tests.trainer.tiny import qa_record
     from trainer.args import PACKAGED_MODEL
 
     fake = fake_azureml_on_azurite
     backends = _azure_backends(fake, tmp_path, monkeypatch, registry="azureml")
-    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
-    shutil.copytree(data / "validation", data / "test")
-    split = DatasetRef(
-        uri=str(data),
-        stage="split",
-        task="extractive-qa",
-        key="k",
-        content_hash=CONTENT_HASH,
-        counts={"test": 6},
-    )
+    split = _qa_split_with_test(tmp_path)
     job = TrainingJob(
         name="train-x",
         backend="azureml",
@@ -530,7 +520,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
             "champion": None,
         },
     }
-    name = evaluation_job_name(str(data), "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
+    name = evaluation_job_name(split.uri, "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
@@ -673,29 +663,19 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
     metrics.json, the tokenizer), never a weight file; the serving runtime stays torch (nothing
     to export here) and the model is registered from the job's output by reference."""
     from platforms.azureml.training import evaluation_job_name
-    from platforms.store import DatasetRef
     from screening.policy import ScreenConfig
     from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
     from tasks.serving_choice import ServingConfig
     from tasks.train import TrainConfig, job_name, run_training
-    from tests.trainer.tiny import qa_record, write_dataset
+    from tests.trainer.tiny import qa_record
     from trainer.args import PACKAGED_MODEL
     from trainer.model_paths import WEIGHT_SUFFIXES
 
     monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
     fake = fake_azureml_on_azurite
     backends = _azure_backends(fake, tmp_path, monkeypatch, registry="azureml")
-    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
-    shutil.copytree(data / "validation", data / "test")
-    split = DatasetRef(
-        uri=str(data),
-        stage="split",
-        task="extractive-qa",
-        key="k",
-        content_hash=CONTENT_HASH,
-        counts={"test": 6},
-    )
+    split = _qa_split_with_test(tmp_path)
     config = TrainConfig(backend="azureml", epochs=1)
     name = job_name(split, config)
     fake.progress_job(name, "Queued", "Running", "Completed")
@@ -725,7 +705,7 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
             "champion": None,
         },
     }
-    evaluation = evaluation_job_name(str(data), name, None, PACKAGED_MODEL, 0, 32, "auto")
+    evaluation = evaluation_job_name(split.uri, name, None, PACKAGED_MODEL, 0, 32, "auto")
     fake.progress_job(evaluation, "Queued", "Running", "Completed")
     fake.write_job_output(evaluation, "evaluation", {"predictions.json": json.dumps(made).encode()})
     report = evaluate_task.fn(
@@ -759,3 +739,20 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
     # the evaluation job predicted in the endpoint's dtype, on its GPU
     command = fake.last_body("PUT", f"/jobs/{evaluation}")["properties"]["command"]
     assert "--dtype '${{inputs.dtype}}'" in command
+
+
+def _qa_split_with_test(tmp_path: Path) -> Any:
+    """A small extractive-QA split whose validation records are its test table too."""
+    from platforms.store import DatasetRef
+    from tests.trainer.tiny import qa_record, write_dataset
+
+    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)
+    shutil.copytree(data / "validation", data / "test")
+    return DatasetRef(
+        uri=str(data),
+        stage="split",
+        task="extractive-qa",
+        key="k",
+        content_hash=CONTENT_HASH,
+        counts={"test": 6},
+    )

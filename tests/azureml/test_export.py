@@ -19,6 +19,7 @@ from azure.ai.ml import (
     load_online_deployment,
     load_online_endpoint,
 )
+from click.testing import Result
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -34,13 +35,18 @@ SCENARIOS = [
 ]
 
 
-def _export(tmp_path: Path, config: Path, *extra: str) -> Path:
+def _run_export(tmp_path: Path, config: Path, *extra: str) -> Result:
+    """`tunegate azureml export` of `config` into `tmp_path / "export"`."""
     out = tmp_path / "export"
-    result = CliRunner().invoke(
+    return CliRunner().invoke(
         app, ["azureml", "export", "--config", str(config), "--out", str(out), *extra]
     )
+
+
+def _export(tmp_path: Path, config: Path, *extra: str) -> Path:
+    result = _run_export(tmp_path, config, *extra)
     assert result.exit_code == 0, result.output
-    return out
+    return tmp_path / "export"
 
 
 def _launcher_words(command: str) -> list[str]:
@@ -368,22 +374,15 @@ def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: 
     )
     split = _split(tmp_path / "store", "chat")
     out = tmp_path / "export"
-    result = CliRunner().invoke(
-        app,
-        [
-            "azureml",
-            "export",
-            "-c",
-            str(SCENARIOS[0]),
-            "--out",
-            str(out),
-            "--data",
-            str(split),
-            "--set",
-            f"azureml.workspace.config_file={config_json}",
-            "--model-version",
-            "3",
-        ],
+    result = _run_export(
+        tmp_path,
+        SCENARIOS[0],
+        "--data",
+        str(split),
+        "--set",
+        f"azureml.workspace.config_file={config_json}",
+        "--model-version",
+        "3",
     )
     assert result.exit_code == 0, result.output
     assert "skips tunegate's approval and gate" in result.output
@@ -424,19 +423,7 @@ def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: 
 
 def test_a_split_of_another_task_is_refused_naming_both(tmp_path: Path) -> None:
     split = _split(tmp_path / "store", "extractive-qa")
-    result = CliRunner().invoke(
-        app,
-        [
-            "azureml",
-            "export",
-            "-c",
-            str(SCENARIOS[0]),
-            "--out",
-            str(tmp_path / "o"),
-            "--data",
-            str(split),
-        ],
-    )
+    result = _run_export(tmp_path, SCENARIOS[0], "--data", str(split))
     assert result.exit_code == 2
     [line] = result.output.strip().splitlines()
     assert "split of extractive-qa records" in line and "task is chat" in line
@@ -453,19 +440,8 @@ def test_an_unreadable_az_split_exits_2_with_one_line(
     monkeypatch.setenv("PATH", str(tmp_path))  # no `az`, `azd` or `pwsh` to sign in with
     monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "dev")  # and no managed identity to probe
     extra = ["--set", f"azure.account_name={account}"] if account else []
-    result = CliRunner().invoke(
-        app,
-        [
-            "azureml",
-            "export",
-            "-c",
-            str(SCENARIOS[0]),
-            "--out",
-            str(tmp_path / "o"),
-            "--data",
-            "az://tunegate/runs/datasets/split/abc",
-            *extra,
-        ],
+    result = _run_export(
+        tmp_path, SCENARIOS[0], "--data", "az://tunegate/runs/datasets/split/abc", *extra
     )
     assert result.exit_code == 2, result.output
     [line] = result.output.strip().splitlines()
