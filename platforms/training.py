@@ -8,6 +8,7 @@ started twice.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -117,18 +118,21 @@ class LocalTrainingBackend:
 
     def submit(self, spec: TrainSpec) -> TrainingJob:
         folder = self.jobs_root / spec.name
-        if (folder / "job.json").exists():
+        if _recorded_pid(folder) is not None:
             job = self._job(folder, reused=True)
             status = self.status(job)
             if status in ("completed", "running"):
                 return job.model_copy(update={"status": status})
+        else:  # a submit killed before it recorded the job: its process may still be training
+            _stop_group(_pid_file(folder), grace_seconds=4.0)
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in ("exit_code", "train.log", "cancelled"):
+        for stale in ("exit_code", "train.log", "cancelled", "pid"):
             (folder / stale).unlink(missing_ok=True)
         command = self.command(spec, folder / "outputs")
         log = (folder / "train.log").open("w")
         process = subprocess.Popen(
-            ["bash", "-c", '"$@"; echo $? > "$TUNEGATE_EXIT_FILE"', "train", *command],
+            # the job writes its own pid first: a submit killed before job.json leaves it findable
+            ["bash", "-c", _WRAPPER, "train", *command],
             cwd=_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -142,17 +146,10 @@ class LocalTrainingBackend:
             },
         )
         log.close()
-        (folder / "job.json").write_text(
-            json.dumps(
-                {
-                    "name": spec.name,
-                    "pid": process.pid,
-                    "command": command,
-                    "spec": spec.model_dump(),
-                },
-                indent=2,
-            )
-        )
+        record = {"name": spec.name, "pid": process.pid, "command": command, "spec": spec.model_dump()}
+        scratch = folder / f".job.json.{os.getpid()}"
+        scratch.write_text(json.dumps(record, indent=2))
+        os.replace(scratch, folder / "job.json")  # whole or absent, whenever this run is killed
         return self._job(folder, reused=False)
 
     @staticmethod
@@ -192,8 +189,8 @@ class LocalTrainingBackend:
         if exit_file.exists() and exit_file.read_text().strip():
             code = int(exit_file.read_text())
             return "completed" if code == 0 else "cancelled" if code < 0 or code > 128 else "failed"
-        pid = json.loads((folder / "job.json").read_text())["pid"]
-        if _alive(pid):
+        pid = _recorded_pid(folder) or _pid_file(folder)
+        if pid is not None and _alive(pid):
             return "running"
         return "cancelled" if (folder / "cancelled").exists() else "failed"
 
@@ -244,16 +241,10 @@ class LocalTrainingBackend:
     def cancel(self, job: TrainingJob, grace_seconds: float = 4.0) -> None:
         """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""
         folder = Path(job.log_path).parent
-        pid = json.loads((folder / "job.json").read_text())["pid"]
-        if not _alive(pid):
-            return
-        (folder / "cancelled").touch()
-        os.killpg(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_seconds
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _alive(pid):
-            os.killpg(pid, signal.SIGKILL)
+        pid = _recorded_pid(folder) or _pid_file(folder)
+        if pid is not None and _alive(pid):
+            (folder / "cancelled").touch()
+            _stop_group(pid, grace_seconds)
 
     def _job(self, folder: Path, *, reused: bool) -> TrainingJob:
         return TrainingJob(
@@ -264,6 +255,40 @@ class LocalTrainingBackend:
             log_path=str(folder / "train.log"),
             reused=reused,
         )
+
+
+_WRAPPER = 'echo $$ > "$TUNEGATE_EXIT_FILE.pid" && mv "$TUNEGATE_EXIT_FILE.pid" "${TUNEGATE_EXIT_FILE%/*}/pid"; "$@"; echo $? > "$TUNEGATE_EXIT_FILE"'
+
+
+def _recorded_pid(folder: Path) -> int | None:
+    """The job's pid from `job.json`, or None when there is none (never submitted, or a submit
+    killed before it wrote it; written whole since, older stores may hold an empty one)."""
+    try:
+        return int(json.loads((folder / "job.json").read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _pid_file(folder: Path) -> int | None:
+    """The pid the job wrote itself (its process group's id), if it did."""
+    try:
+        return int((folder / "pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _stop_group(pid: int | None, grace_seconds: float) -> None:
+    """SIGTERM a job's process group, then SIGKILL after `grace_seconds`."""
+    if pid is None or not _alive(pid):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:
