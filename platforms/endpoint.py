@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from platforms.locks import file_lock, process_alive
+from platforms.locks import file_lock, process_alive, write_text_atomic
 from serving.api import STATE_FILE, EndpointStatus
 from serving.auth import admin_key_file, read_key
 from serving.client import EndpointClient, ScoreResult
@@ -258,7 +258,7 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
     )
     log.close()
     # recorded before it is live, so a run killed while waiting leaves a tracked server
-    record.write_text(json.dumps({"url": url, "port": port, "pid": process.pid}, indent=2))
+    write_text_atomic(record, json.dumps({"url": url, "port": port, "pid": process.pid}, indent=2))
     deadline = time.monotonic() + timeout
     while not _live(url):
         if process.poll() is not None:

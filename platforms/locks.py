@@ -1,4 +1,5 @@
-"""One writer at a time: an exclusive lock on a local file, held for a `with` block.
+"""One writer at a time: an exclusive lock on a local file, held for a `with` block; files
+written whole or not at all.
 
 `fcntl.flock` locks belong to the open file: a process that dies releases them, so a killed run
 never leaves a lock behind. They hold between processes of one machine (and on NFS mounts that
@@ -31,6 +32,18 @@ def file_lock(path: Path, what: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` so that readers (and a run after this one is killed) see the old content or
+    the new, never a torn or empty file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with scratch.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(scratch, path)
 
 
 def process_alive(pid: int) -> bool:

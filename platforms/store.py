@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import fsspec
@@ -28,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.locks import process_alive
+from platforms.locks import process_alive, write_text_atomic
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
@@ -317,12 +318,7 @@ class Store:
         parent = path.rsplit("/", 1)[0]
         self.fs.makedirs(parent, exist_ok=True)
         if self.is_local:
-            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
+            write_text_atomic(Path(path), text)
         else:  # a blob upload is all-or-nothing already
             with self.fs.open(path, "wb") as f:
                 f.write(text.encode("utf-8"))

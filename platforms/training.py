@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from platforms.locks import process_alive
+from platforms.locks import process_alive, write_text_atomic
 from trainer.args import command_line
 from trainer.tracking import job_variables
 
@@ -146,10 +146,13 @@ class LocalTrainingBackend:
             },
         )
         log.close()
-        record = {"name": spec.name, "pid": process.pid, "command": command, "spec": spec.model_dump()}
-        scratch = folder / f".job.json.{os.getpid()}"
-        scratch.write_text(json.dumps(record, indent=2))
-        os.replace(scratch, folder / "job.json")  # whole or absent, whenever this run is killed
+        record = {
+            "name": spec.name,
+            "pid": process.pid,
+            "command": command,
+            "spec": spec.model_dump(),
+        }
+        write_text_atomic(folder / "job.json", json.dumps(record, indent=2))
         return self._job(folder, reused=False)
 
     @staticmethod

@@ -23,6 +23,7 @@ from prefect.cache_policies import NONE
 from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
+from platforms.locks import write_text_atomic
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import Predictions, TrainingJob
@@ -226,10 +227,7 @@ def evaluate_task(
             serving,
             _export_dir(cached),
         )
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp")
-        tmp.write_text(report.model_dump_json(indent=2))
-        tmp.replace(cached)
+        write_text_atomic(cached, report.model_dump_json(indent=2))
     create_markdown_artifact(key="evaluation", markdown=report_markdown(report))
     if report.loss_curve:
         create_table_artifact(
