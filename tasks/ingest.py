@@ -327,7 +327,8 @@ def _add_up(
 ) -> _Totals:
     """Add up every file's counts; every line read must be accepted, quarantined or a duplicate.
 
-    QA datasets also count the accepted records that are unanswerable questions, apart.
+    QA datasets also count the accepted records that are unanswerable questions, apart, and
+    those whose answer offsets were found in the context (`answers_located`).
     """
     counts = Counter({"files": len(files)})
     reasons: Counter[str] = Counter()
@@ -350,6 +351,8 @@ def _add_up(
         counts.setdefault(name, 0)
     if "answers" in task_spec(task_type).fields:
         counts["unanswerable"] = sum(out.unanswerable for out in written)
+        if located := sum(tally.located for tally in tallies):
+            counts["answers_located"] = located  # offsets found in the context
     if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
         raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
     return _Totals(

@@ -24,6 +24,7 @@ from tasks.records import (
     Invalid,
     TaskType,
     identity_hash,
+    offsets_missing,
     record_hash,
     validate_record,
 )
@@ -64,6 +65,7 @@ class FileRead:
     blank: int  # blank lines skipped
     pending: tuple[str, ...] = ()  # with a Spill: the chunk files of the accepted records, in order
     fmt: str = ""  # the format it was read in
+    located: int = 0  # accepted QA records whose answer offsets were found in the context
 
     @property
     def source_tag(self) -> str:
@@ -73,7 +75,7 @@ class FileRead:
 
     def tally(self) -> FileTally:
         """The small part of this result the stage fetches from the worker."""
-        return FileTally(keys=self.keys, read=self.read, blank=self.blank)
+        return FileTally(keys=self.keys, read=self.read, blank=self.blank, located=self.located)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,7 @@ class FileTally:
     keys: tuple[RowKey, ...]  # one per accepted record, in file order
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
+    located: int = 0  # accepted QA records whose answer offsets were found in the context
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,7 @@ def read_file(
     keys: list[RowKey] = []
     quarantine: list[dict[str, Any]] = []
     pending: list[str] = []
-    read = blank = 0
+    read = blank = located = 0
     store = Store(spill.store_uri, spill.store_options) if spill else None
 
     def flush() -> None:
@@ -153,13 +156,22 @@ def read_file(
                 _quarantine_row(uri, line.number, _raw_id(line.obj, columns), str(exc), line.raw)
             )
             continue
+        located += "answers" in record and offsets_missing(columns, line.obj)
         accepted.append(record)
         keys.append(RowKey(record_hash(record), record["id"], line.number))
         if spill is not None and len(accepted) >= spill.rows:
             flush()
     flush()
     return FileRead(
-        uri, tuple(accepted), tuple(keys), tuple(quarantine), read, blank, tuple(pending), fmt
+        uri,
+        tuple(accepted),
+        tuple(keys),
+        tuple(quarantine),
+        read,
+        blank,
+        tuple(pending),
+        fmt,
+        located,
     )
 
 

@@ -134,6 +134,7 @@ def validate_record(task: TaskType, columns: ColumnMap, obj: Any) -> dict[str, A
         elif name != "id":
             record[name] = _text(obj, getattr(columns, f"{name}_key"))
     if "answers" in record:
+        _locate_answers(record, columns)
         check_answers_at_offsets(record)
     raw_id = obj.get(columns.id_key)
     if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
@@ -165,19 +166,23 @@ def _answers(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, list[Any]]:
     metric scores an empty prediction as right (trainer/metrics/scores.py).
     """
     answers = obj.get(columns.answers_key)
-    if answers is None and columns.answer_text_column in obj and columns.answer_start_key in obj:
-        # Flat form (CSV): one answer as two columns.
-        answers = {
-            columns.answer_text_key: [obj[columns.answer_text_column]],
-            columns.answer_start_key: [obj[columns.answer_start_key]],
-        }
+    if answers is None and columns.answer_text_column in obj:
+        # Flat form (CSV): one answer as two columns, its offset column optional.
+        answers = {columns.answer_text_key: [obj[columns.answer_text_column]]}
+        if not _blank(obj.get(columns.answer_start_key)):
+            answers[columns.answer_start_key] = [obj[columns.answer_start_key]]
     if isinstance(answers, str):
         answers = _json_field(answers, columns.answers_key)
     if answers is None:
-        raise Invalid(f"missing field '{columns.answers_key}'")
+        raise Invalid(
+            f"missing field '{columns.answers_key}' (or a flat '{columns.answer_text_column}' "
+            f"column, with '{columns.answer_start_key}' optional)"
+        )
     if not isinstance(answers, dict):
         raise Invalid(f"field '{columns.answers_key}' must be an object, got {_type_name(answers)}")
     texts = _list_of(answers, columns.answer_text_key, str, columns.answers_key)
+    if _blank(answers.get(columns.answer_start_key)):
+        return {"text": texts, "answer_start": [None] * len(texts)}  # placed from the context
     starts = _list_of(answers, columns.answer_start_key, int, columns.answers_key)
     if len(texts) != len(starts):
         raise Invalid(
@@ -187,6 +192,40 @@ def _answers(columns: ColumnMap, obj: dict[str, Any]) -> dict[str, list[Any]]:
         if not text.strip():
             raise Invalid(f"answer {i} text is empty")
     return {"text": texts, "answer_start": starts}
+
+
+def offsets_missing(columns: ColumnMap, obj: Any) -> bool:
+    """Whether a QA input object gives its answer texts without offsets (the context places them)."""
+    if not isinstance(obj, dict):
+        return False
+    answers = obj.get(columns.answers_key)
+    if answers is None:
+        return columns.answer_text_column in obj and _blank(obj.get(columns.answer_start_key))
+    if isinstance(answers, str):
+        try:
+            answers = json.loads(answers)
+        except ValueError:
+            return False
+    return isinstance(answers, dict) and _blank(answers.get(columns.answer_start_key))
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _locate_answers(record: dict[str, Any], columns: ColumnMap) -> None:
+    """Give each answer without an offset its first occurrence in the context."""
+    answers, context = record["answers"], record["context"]
+    for i, (text, start) in enumerate(zip(answers["text"], answers["answer_start"], strict=True)):
+        if start is not None:
+            continue
+        found = context.find(text)
+        if found < 0:
+            raise Invalid(
+                f"answer {i} text is not in the context, and there is no "
+                f"'{columns.answer_start_key}' to say where it is"
+            )
+        answers["answer_start"][i] = found
 
 
 def _text(obj: dict[str, Any], key: str) -> str:

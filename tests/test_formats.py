@@ -543,3 +543,45 @@ def test_a_csv_quote_never_closed_loses_no_row_after_it(tmp_path: Path) -> None:
     assert "unterminated quote" in (lines[0].error or "")
     assert [line.obj["id"] for line in lines[1:]] == ["b", "c", "d"]
     assert lines[2].obj["context"] == "Northwind delivered it\non Friday."
+
+
+def test_qa_answers_without_offsets_are_placed_from_the_context(
+    make_config, tmp_path: Path
+) -> None:
+    """Issue 24 item 5: a CSV with its own column names, a question, a context and an answer but
+    no offset column had every row quarantined as "missing field 'answers'". The answer's offset
+    is now its first place in the context, counted; an answer the context does not hold is
+    quarantined with a reason naming the missing offset column. JSON lines' nested answers
+    without offsets are placed the same way."""
+    rows = [
+        ("t-1", CTX_A, "How long did the outage last?", "3 days"),
+        ("t-2", CTX_A, "Which office had the outage?", "Lisbon"),
+        ("t-3", CTX_B, "Who replaced the router?", "Maria Santos"),
+        ("t-4", CTX_B, "When was the storm?", "Tuesday"),  # not in its context
+    ]
+    frame = pd.DataFrame(rows, columns=["ticket", "passage", "asked", "reply"])
+    frame.to_csv(tmp_path / "own.csv", index=False)
+    columns = {
+        "id_key": "ticket",
+        "context_key": "passage",
+        "question_key": "asked",
+        "answer_text_column": "reply",
+    }
+    _, store, ref = _ingest(make_config, [str(tmp_path / "own.csv")], columns=columns)
+    assert ref.counts["accepted"] == 3 and ref.counts["answers_located"] == 3
+    for record in _table(store, ref, "accepted"):
+        (text,), (start,) = record["answers"]["text"], record["answers"]["answer_start"]
+        assert record["context"][start : start + len(text)] == text
+    (quarantined,) = _table(store, ref, "quarantine")
+    assert quarantined["id"] == "t-4"
+    assert "not in the context" in quarantined["reason"]
+    assert "'answer_start'" in quarantined["reason"]
+
+    nested = [
+        json.dumps({"id": f"n-{i}", "question": q, "context": c, "answers": {"text": [a]}})
+        for i, (_, c, q, a) in enumerate(rows[:3])
+    ]
+    _, store, ref = _ingest(make_config, [str(write_jsonl(tmp_path / "nested.jsonl", nested))])
+    assert ref.counts["accepted"] == 3 and ref.counts["answers_located"] == 3
+    starts = sorted(r["answers"]["answer_start"][0] for r in _table(store, ref, "accepted"))
+    assert starts == sorted([CTX_A.index("3 days"), CTX_A.index("Lisbon"), 0])
