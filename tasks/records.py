@@ -50,7 +50,7 @@ class ColumnMap(BaseModel):
     answer_text_column: str = Field(
         "answer_text",
         description="QA, flat form (CSV): column holding the answer text when there is no "
-        "answers column; its offset is in answer_start_key.",
+        "answers column; its offset is in answer_start_key, or found in the context when absent.",
     )
     document_key: str = Field("document", description="Summarization: the source document.")
     summary_key: str = Field("summary", description="Summarization: the reference summary.")
