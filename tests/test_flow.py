@@ -77,6 +77,9 @@ def _paused_ids() -> set[str]:
 
 def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path) -> None:
     cfg = _config(make_config, tmp_path, "auto")
+    cfg = cfg.model_copy(  # the raw records deleted once approved (ingest.raw_retention)
+        update={"ingest": cfg.ingest.model_copy(update={"raw_retention": "delete-after-approval"})}
+    )
     state = retrain(cfg, return_state=True)
     summary: RunSummary = state.result()
     assert state.is_completed()
@@ -121,6 +124,18 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
     assert again.message == quiet.message
     assert quiet.message.startswith(f"nothing new since {made}: the inputs hold only data")
     assert list(quiet.stages) == ["ingest"] and quiet.stages["ingest"].details["reused"]
+
+    # the raw records were deleted after the approval; a run that must screen them again (another
+    # screen config) reads the inputs again: the same records, deleted again once approved
+    ingest_dir = ingested.parent
+    assert not list(ingest_dir.rglob("*.parquet"))
+    assert set(json.loads(ingested.read_text())["removed"]) == {"accepted", "quarantine"}
+    other = cfg.model_copy(update={"screen": cfg.screen.model_copy(update={"max_samples": 3})})
+    rerun: RunSummary = retrain(other, return_state=True).result()
+    assert rerun.status == "completed", rerun.message
+    details = rerun.stages["ingest"].details
+    assert not details["reused"] and details["content_hash"] == ingest["content_hash"]
+    assert not list(ingest_dir.rglob("*.parquet"))
 
 
 def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
