@@ -343,7 +343,8 @@ def _redact_record(
 def masked_record(task: str, record: dict[str, Any], masked: dict[str, str]) -> dict[str, Any]:
     """The record with each text field replaced by its masked text (`Outcome.masked`: every
     finding of a configured type a placeholder, whatever its action): what a quarantine keeps
-    and a reviewer sees, never a raw value. Fields the analysis never reached are dropped."""
+    and a reviewer sees, never a raw value (a field with no masked text is left empty). QA
+    answers keep their offsets, which point into the unmasked context."""
     out: dict[str, Any] = {"id": record["id"]}
     for name in task_spec(task).fields:
         if name == "id" or name not in record:
