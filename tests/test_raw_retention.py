@@ -8,7 +8,9 @@ import random
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cli.main import app
 from platforms.approvals import ApprovalMode
 from platforms.compute import shared_client
 from platforms.keys import KeyMismatch
@@ -125,6 +127,8 @@ def test_delete_after_approval_removes_the_raw_records_and_a_rerun_reads_them_ag
     assert set(manifest.removed) == {"accepted", "quarantine"}
     assert "delete-after-approval" in manifest.removed["accepted"]
     assert store.problems(manifest) == []  # the store still verifies
+    verify = CliRunner().invoke(app, ["store", "verify", "--set", f"store={where}"])
+    assert verify.exit_code == 0, verify.output
     with pytest.raises(TableRemoved, match="reads the inputs again"):
         store.table_files(ingested, "accepted")
 
