@@ -24,6 +24,8 @@ def store_verify(config: ConfigOpt = None, set: SetOpt = None) -> None:
         problems = store.problems(manifest)
         bad += bool(problems)
         result = "; ".join(problems) if problems else "ok" if manifest.files else "not recorded"
+        if manifest.removed and not problems:  # deleted on purpose (ingest.raw_retention)
+            result += f" ({', '.join(sorted(manifest.removed))} deleted after approval)"
         table.add_row(manifest.stage, manifest.key[:16], str(len(manifest.files)), result)
     print_table(table)
     if bad:

@@ -32,12 +32,19 @@ from platforms.store import DatasetRef
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
-from tasks.ingest import expand_inputs, ingest_task, last_ingest_time, quarantine_reasons
+from tasks.ingest import (
+    expand_inputs,
+    ingest_task,
+    last_ingest_time,
+    quarantine_reasons,
+    raw_removed,
+    retire_raw,
+)
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
 from tasks.register import register_task
 from tasks.rollout import RolloutRecord, rollout_task
-from tasks.screen import screen_task
+from tasks.screen import screen_task, screened_before
 from tasks.split import split_task
 from tasks.train import job_name_for, train_task
 
@@ -132,6 +139,10 @@ def _stages(
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
+            if _reread(config, backends, ingested):  # deleted after an approval, needed now
+                ingested = ingest_task(
+                    backends, config.task, config.columns, config.ingest, config.azure, True
+                )
         summary.dataset("ingest", ingested)
         tracker.dataset("ingest", ingested)
         if only_new and ingested.reused and (since := _already_trained(config, backends, ingested)):
@@ -149,6 +160,7 @@ def _stages(
             approval = approve_task(backends, screened, config.approval, config.notify)
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
+        retire_raw(backends.store, ingested, config.ingest, approval)
         with summary.stage("split"):
             split = split_task(backends, screened.dataset, config.split, approval.exclude_ids)
         summary.dataset("split", split, uri=split.uri)
@@ -203,6 +215,14 @@ def _stages(
         raise
     tracker.rolled_out(rollout.outcome)
     return _rolled_out(config, summary, rollout)
+
+
+def _reread(config: PipelineConfig, backends: Backends, ingested: DatasetRef) -> bool:
+    """Whether the ingest dataset's raw records were deleted after an approval and this run has
+    to screen them (its screen config differs, or that screened dataset is gone)."""
+    if not raw_removed(backends.store, ingested):
+        return False
+    return not screened_before(backends.store, ingested, config.screen)
 
 
 def _already_trained(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import hmac
+import io
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.keys import KeyMismatch, RawCipher, encrypted_with, is_encrypted, needs_key
 from platforms.locks import process_alive, write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,12 @@ class Manifest(BaseModel):
         description="sha256 of every file written with the dataset, by path relative to it "
         "(empty in datasets written before tunegate recorded them: those are not verified).",
     )
+    removed: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tables whose files were deleted on purpose (the raw records of an ingest "
+        "dataset once its screened data was approved), each with when and why; their files "
+        "are no longer in `files`.",
+    )
     signature: str = Field(
         "",
         description="HMAC-SHA256 of everything above but `uri` with the key that signs approval "
@@ -109,8 +117,10 @@ class Manifest(BaseModel):
 
     def signed_content(self) -> bytes:
         """What the signature covers: the manifest without its location (`uri` is where it was
-        read from: a copied or moved store verifies itself) and without the signature."""
-        content = self.model_dump(mode="json", by_alias=True, exclude={"uri", "signature"})
+        read from: a copied or moved store verifies itself) and without the signature (nor
+        `removed` while empty, so manifests signed before it existed still verify)."""
+        exclude = {"uri", "signature"} | (set() if self.removed else {"removed"})
+        content = self.model_dump(mode="json", by_alias=True, exclude=exclude)
         return stable_json(content).encode("utf-8")
 
     def signed(self, key: bytes) -> Manifest:
@@ -134,6 +144,10 @@ UNSIGNED = (
 
 class DatasetCorrupt(ValueError):
     """A finished dataset's files no longer match its manifest (edited, truncated, deleted)."""
+
+
+class TableRemoved(FileNotFoundError):
+    """A table of a dataset whose files were deleted on purpose (its manifest says when, why)."""
 
 
 class DatasetRef(BaseModel):
@@ -181,6 +195,11 @@ class Store:
         )
         if self.is_local:
             private_files()
+
+    @property
+    def raw_cipher(self) -> RawCipher | None:
+        """What encrypts raw records at rest: derived from the signing key (None without one)."""
+        return RawCipher.of(self.signing_key) if self.signing_key is not None else None
 
     def path(self, *parts: str) -> str:
         """A URI under the store root."""
@@ -295,7 +314,42 @@ class Store:
         manifest = self.read_manifest(dataset.uri)
         if table not in manifest.tables:
             raise KeyError(f"dataset {dataset.uri} has no table {table!r}")
+        if table in manifest.removed:
+            raise TableRemoved(
+                f"the {table} table of dataset {dataset.uri} is gone: {manifest.removed[table]}"
+            )
         return [f"{dataset.uri}/{name}" for name in manifest.tables[table].files]
+
+    def remove_tables(self, dataset: DatasetRef, tables: list[str], why: str) -> bool:
+        """Delete the files of `tables` from a finished dataset, its manifest rewritten (and
+        signed) to say so: the dataset still verifies and still names its content hash and
+        counts. False when they were already gone."""
+        manifest = self.read_manifest(dataset.uri)
+        gone = [t for t in tables if t in manifest.tables and t not in manifest.removed]
+        if not gone:
+            return False
+        names = {name for t in gone for name in manifest.tables[t].files}
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        kept = manifest.model_copy(
+            update={
+                "files": {n: h for n, h in manifest.files.items() if n not in names},
+                "removed": {**manifest.removed, **{t: f"deleted {when}: {why}" for t in gone}},
+                "uri": self.relative(manifest.uri),
+            }
+        )
+        if self.signing_key is not None:
+            kept = kept.signed(self.signing_key)
+        elif manifest.signature:
+            raise ValueError(f"dataset {dataset.uri} is signed: removing tables needs its key")
+        # the manifest first: a kill between the two leaves files it no longer lists, never a
+        # manifest naming files that are gone
+        self.write_text_atomic(
+            f"{dataset.uri}/{MANIFEST}", kept.model_dump_json(indent=2, by_alias=True)
+        )
+        for name in sorted(names):
+            if self.exists(f"{dataset.uri}/{name}"):
+                self.remove(f"{dataset.uri}/{name}")
+        return True
 
     def read_manifest(self, dataset_uri: str) -> Manifest:
         """The manifest of the dataset at `dataset_uri`, its `uri` that location (a manifest
@@ -444,21 +498,39 @@ def remove_stale_scratch(stage_dir: str, max_age_seconds: float = 86400.0) -> li
 
 
 def write_table(
-    store: Store, uri: str, rows: list[dict[str, Any]], schema: pa.Schema
+    store: Store,
+    uri: str,
+    rows: list[dict[str, Any]],
+    schema: pa.Schema,
+    cipher: RawCipher | None = None,
 ) -> dict[str, str]:
-    """Write rows as one Parquet file with an explicit schema; return the schema as text."""
+    """Write rows as one Parquet file with an explicit schema (with a `cipher`, the file is
+    encrypted whole: no value of it is readable without the key); return the schema as text."""
     table = pa.Table.from_pylist(rows, schema=schema)
     path = _strip(store.fs, uri)
     store.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    with store.fs.open(path, "wb") as f:
-        pq.write_table(table, f)
+    if cipher is None:
+        with store.fs.open(path, "wb") as f:
+            pq.write_table(table, f)
+    else:
+        plain = io.BytesIO()
+        pq.write_table(table, plain)
+        with store.fs.open(path, "wb") as f:
+            f.write(cipher.encrypt(plain.getvalue()))
     return {field.name: str(field.type) for field in schema}
 
 
-def read_table(store: Store, uri: str) -> list[dict[str, Any]]:
-    """Read one Parquet file back into row dicts."""
+def read_table(store: Store, uri: str, cipher: RawCipher | None = None) -> list[dict[str, Any]]:
+    """Read one Parquet file back into row dicts; an encrypted one is decrypted with `cipher`,
+    else with the store's (a KeyMismatch says which key it needs when neither holds it)."""
     with store.fs.open(_strip(store.fs, uri), "rb") as f:
-        return pq.read_table(f).to_pylist()
+        data = f.read()
+    if is_encrypted(data):
+        cipher = cipher or store.raw_cipher
+        if cipher is None:
+            raise KeyMismatch(needs_key(uri, encrypted_with(data), "no key was given"))
+        data = cipher.decrypt(data, uri)
+    return pq.read_table(pa.BufferReader(data)).to_pylist()
 
 
 def table_info(rows: int, files: list[str], schema: pa.Schema) -> TableInfo:

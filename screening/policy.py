@@ -340,6 +340,31 @@ def _redact_record(
     return out
 
 
+def masked_record(task: str, record: dict[str, Any], masked: dict[str, str]) -> dict[str, Any]:
+    """The record with each text field replaced by its masked text (`Outcome.masked`: every
+    finding of a configured type a placeholder, whatever its action): what a quarantine keeps
+    and a reviewer sees, never a raw value (a field with no masked text is left empty). QA
+    answers keep their offsets, which point into the unmasked context."""
+    out: dict[str, Any] = {"id": record["id"]}
+    for name in task_spec(task).fields:
+        if name == "id" or name not in record:
+            continue
+        if name == "messages":
+            out[name] = [
+                {"role": m["role"], "content": masked.get(f"messages[{i}].content", "")}
+                for i, m in enumerate(record["messages"])
+            ]
+        elif name == "answers":
+            texts = record["answers"]["text"]
+            out[name] = {
+                "text": [masked.get(f"answers.text[{i}]", "") for i in range(len(texts))],
+                "answer_start": list(record["answers"]["answer_start"]),
+            }
+        else:
+            out[name] = masked.get(name, "")
+    return out
+
+
 def _redact_context_and_answers(
     record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
 ) -> tuple[str, dict[str, list[Any]]]:

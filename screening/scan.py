@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from screening.content_safety import content_safety_scores, local_toxicity, term_scores
-from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy
+from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
 from screening.report import EntityCount, MaskedSample, ScreenReport
 from trainer.taskspec import task_spec
 
@@ -37,7 +37,8 @@ class Tally:
 
 
 class Quarantined(NamedTuple):
-    """A record the screen set aside: its id, why, and its masked or redacted copy."""
+    """A record the screen set aside: its id, why, and its masked copy (every finding of a
+    configured type a placeholder, whatever its rule's action: a dropped credential too)."""
 
     id: str
     reason: str
@@ -96,7 +97,8 @@ def screen_records(
         counts.update(outcome.counts)
         if outcome.reason is not None:
             reasons.update(outcome.reason.split("; "))
-            quarantined.append(Quarantined(record["id"], outcome.reason, outcome.record))
+            masked = masked_record(task, record, outcome.masked)  # never a raw value
+            quarantined.append(Quarantined(record["id"], outcome.reason, masked))
         else:
             kept.append(outcome.record)
             redacted += outcome.redacted

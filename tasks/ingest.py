@@ -4,6 +4,11 @@ Inputs are JSON lines, CSV, Parquet, SQuAD JSON, Arrow files and Hugging Face `d
 (tasks/readers.py). Nothing is lost: every non-blank line (row, SQuAD question) read ends up
 accepted, quarantined (with a reason) or counted as a duplicate of an earlier record, and
 `read = accepted + quarantined + duplicates` is checked before the dataset is published.
+
+Its tables hold the raw records, with the personal data and credentials the screen removes later:
+by `ingest.raw_retention` they are encrypted at rest with a key derived from the store's signing
+key (`encrypt`, the default), encrypted and deleted once the screened data is approved
+(`delete-after-approval`, `retire_raw`), or kept plain (`keep`).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
+from platforms.keys import RawCipher
 from platforms.store import (
     DatasetRef,
     MultisetHash,
@@ -51,6 +58,8 @@ from tasks.records import QUARANTINE_SCHEMA, ColumnMap, TaskType
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
+RAW_TABLES = ["accepted", "quarantine"]  # an ingest dataset's tables: both hold raw records
+RawRetention = Literal["encrypt", "delete-after-approval", "keep"]
 
 
 class IngestConfig(BaseModel):
@@ -76,6 +85,14 @@ class IngestConfig(BaseModel):
         description="Longest text field a record may have, in characters; longer records are "
         "quarantined (a JSON line over 8 times this many bytes without being parsed), so one "
         "huge record cannot stall or crash the screen (spaCy stops at 1,000,000).",
+    )
+    raw_retention: RawRetention = Field(
+        "encrypt",
+        description="How the ingest dataset keeps the raw records (with the personal data and "
+        "credentials the screen removes): encrypt: encrypted at rest with a key derived from "
+        "the approval key, which lives outside the store; delete-after-approval: encrypted, "
+        "and deleted once the screened data is approved (a later run that has to screen them "
+        "again reads the inputs again); keep: plain Parquet, kept until deleted by hand.",
     )
 
 
@@ -198,15 +215,29 @@ def run_ingest(
     config: IngestConfig,
     azure: AzureStorageConfig,
     partition_rows: int,
+    *,
+    reread: bool = False,
 ) -> DatasetRef:
-    """Ingest the configured inputs into `{store}/datasets/ingest/{key}` (or reuse it)."""
+    """Ingest the configured inputs into `{store}/datasets/ingest/{key}` (or reuse it). A
+    dataset whose raw records were deleted after approval is reused (its content hash and
+    counts stand), unless `reread`: then the inputs are read again into it."""
     files = expand_inputs(config.inputs, azure, task_type)
     fingerprints = [fingerprint(f, azure) for f in files]
     key, config_hash = ingest_key(task_type, columns, config, files, fingerprints, partition_rows)
+    cipher = raw_cipher(store, config)
+    if reread and (old := store.find_dataset(STAGE, key)) is not None and raw_removed(store, old):
+        store.remove(old.uri, recursive=True)
 
     def build(dataset: DatasetBuild) -> Contents:
         spills = [
-            Spill(dataset.writer.work_uri, store.uri, store.storage_options, partition_rows, i)
+            Spill(
+                dataset.writer.work_uri,
+                store.uri,
+                store.storage_options,
+                partition_rows,
+                i,
+                cipher,
+            )
             for i in range(len(files))
         ]
         reads: list[Future] = []
@@ -214,13 +245,17 @@ def run_ingest(
             reads = _start_reads(client, files, task_type, columns, config, azure, spills)
             tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
             drops = _decide_duplicates(tallies, files)
-            written = _write_files(dataset, reads, drops, task_type, partition_rows)
+            written = _write_files(dataset, reads, drops, task_type, partition_rows, cipher)
         finally:
             client.cancel(reads)
         pending = f"{dataset.writer.work_uri}/pending"  # emptied chunk by chunk by write_file
         if store.exists(pending):
             store.remove(pending, recursive=True)
-        return _contents(task_type, _add_up(files, tallies, written, task_type), files)
+        contents = _contents(task_type, _add_up(files, tallies, written, task_type), files)
+        contents.extra["raw_retention"] = config.raw_retention
+        if cipher is not None:
+            contents.extra["encrypted_with_key"] = cipher.key_id
+        return contents
 
     ref = stage_dataset(
         client,
@@ -309,6 +344,7 @@ def _write_files(
     drops: list[Drops],
     task_type: TaskType,
     partition_rows: int,
+    cipher: RawCipher | None,
 ) -> list[FileWritten]:
     """Write what deduplication kept of every file, on the worker that read it."""
     return dataset.map(
@@ -319,6 +355,7 @@ def _write_files(
         description="ingest: write",
         task_type=task_type,
         partition_rows=partition_rows,
+        cipher=cipher,
     )
 
 
@@ -414,10 +451,14 @@ def ingest_task(
     columns: ColumnMap,
     config: IngestConfig,
     azure: AzureStorageConfig,
+    reread: bool = False,
 ) -> DatasetRef:
-    """Read, validate and deduplicate the inputs into an accepted and a quarantine table."""
+    """Read, validate and deduplicate the inputs into an accepted and a quarantine table
+    (`reread`: read them again when their raw records were deleted after an approval)."""
     store, rows = backends.store, backends.settings.dask.partition_rows
-    ref = run_ingest(backends.compute, store, task_type, columns, config, azure, rows)
+    ref = run_ingest(
+        backends.compute, store, task_type, columns, config, azure, rows, reread=reread
+    )
     reasons = quarantine_reasons(store, ref)
     create_table_artifact(
         key="ingest-counts",
@@ -426,6 +467,43 @@ def ingest_task(
         description=f"Every record read, accounted for: {ref.uri}",
     )
     return ref
+
+
+def raw_cipher(store: Store, config: IngestConfig) -> RawCipher | None:
+    """What encrypts the raw records by `ingest.raw_retention` (None: `keep`, plain)."""
+    if config.raw_retention == "keep":
+        return None
+    if (cipher := store.raw_cipher) is None:
+        raise ValueError(
+            f"ingest.raw_retention={config.raw_retention} encrypts the raw records with the "
+            "store's signing key, and the store was opened without one (open it with the "
+            "approval key, or set ingest.raw_retention=keep)"
+        )
+    return cipher
+
+
+def raw_removed(store: Store, dataset: DatasetRef) -> bool:
+    """Whether an ingest dataset's raw records were deleted (after an approval)."""
+    return bool(store.read_manifest(dataset.uri).removed)
+
+
+def retire_raw(
+    store: Store, ingested: DatasetRef, config: IngestConfig, approval: ApprovalRecord
+) -> bool:
+    """With `ingest.raw_retention=delete-after-approval`, delete the raw records of the ingest
+    dataset the approved screened data came from; its manifest says when and why. True when
+    something was deleted now."""
+    if config.raw_retention != "delete-after-approval" or not approval.approved:
+        return False
+    why = (
+        f"ingest.raw_retention=delete-after-approval, screened dataset "
+        f"{approval.dataset_hash[:16]} approved by {approval.reviewer}; a run that has to "
+        "screen them again reads the inputs again"
+    )
+    removed = store.remove_tables(ingested, RAW_TABLES, why)
+    if removed:
+        log.info("ingest: raw records of %s deleted (%s)", ingested.uri, why)
+    return removed
 
 
 def last_ingest_time(store: Store) -> str | None:
@@ -447,5 +525,8 @@ __all__ = [
     "input_format",
     "last_ingest_time",
     "quarantine_reasons",
+    "raw_cipher",
+    "raw_removed",
+    "retire_raw",
     "run_ingest",
 ]

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from platforms.keys import RawCipher
 from platforms.store import MultisetHash, Store, read_table, write_table
 from tasks.readers import read_lines
 from tasks.records import (
@@ -51,6 +52,7 @@ class Spill:
     store_options: dict[str, Any]
     rows: int  # records per chunk (the partition size)
     index: int  # the file's position among the inputs (names its chunks)
+    cipher: RawCipher | None = None  # encrypts the chunks (ingest.raw_retention), None: plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def read_file(
         if spill is None or store is None or not accepted:
             return
         uri = f"{spill.work_uri}/pending/{spill.index:05d}-{len(pending):05d}.parquet"
-        write_table(store, uri, accepted, task_spec(task).record_schema)
+        write_table(store, uri, accepted, task_spec(task).record_schema, spill.cipher)
         pending.append(uri)
         accepted.clear()
 
@@ -175,12 +177,14 @@ def read_file(
     )
 
 
-def _accepted_rows(result: FileRead, store: Store) -> Iterator[dict[str, Any]]:
+def _accepted_rows(
+    result: FileRead, store: Store, cipher: RawCipher | None
+) -> Iterator[dict[str, Any]]:
     """The accepted records of a file in order: from memory, or chunk by chunk (each chunk file
     removed once read)."""
     yield from result.accepted
     for uri in result.pending:
-        yield from read_table(store, uri)
+        yield from read_table(store, uri, cipher)
         store.remove(uri)
 
 
@@ -202,8 +206,10 @@ def write_file(
     store_options: dict[str, Any],
     task_type: TaskType,
     partition_rows: int,
+    cipher: RawCipher | None = None,
 ) -> FileWritten:
-    """Write the rows of one file that deduplication kept, and its quarantine."""
+    """Write the rows of one file that deduplication kept, and its quarantine (both raw
+    records: encrypted with `cipher` when given)."""
     store = Store(store_uri, store_options)
     keep: list[dict[str, Any]] = []  # at most one partition at a time
     quarantine = list(result.quarantine)
@@ -213,11 +219,11 @@ def write_file(
 
     def write_partition() -> None:
         name = f"accepted/part-{file_index:05d}-{len(accepted_files):05d}.parquet"
-        write_table(store, f"{work_uri}/{name}", keep, task_spec(task_type).record_schema)
+        write_table(store, f"{work_uri}/{name}", keep, task_spec(task_type).record_schema, cipher)
         accepted_files.append(name)
         keep.clear()
 
-    rows = _accepted_rows(result, store)
+    rows = _accepted_rows(result, store, cipher)
     for row, (record, key) in enumerate(zip(rows, result.keys, strict=True)):
         if row in drops.duplicates:
             duplicates += 1
@@ -235,7 +241,7 @@ def write_file(
     quarantine_files = []
     if quarantine:
         name = f"quarantine/part-{file_index:05d}.parquet"
-        write_table(store, f"{work_uri}/{name}", quarantine, QUARANTINE_SCHEMA)
+        write_table(store, f"{work_uri}/{name}", quarantine, QUARANTINE_SCHEMA, cipher)
         quarantine_files.append(name)
     return FileWritten(
         accepted=kept,

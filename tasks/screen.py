@@ -4,7 +4,10 @@ The stage around the `screening` package: each ingest partition is screened on a
 (`screening.scan.screen_records`; one analyzer per process) and written as this partition's
 `screened` and `quarantine` tables; the tallies add up into `report.json` (counts per entity and
 rule, records kept / redacted / quarantined / flagged, masked samples). No raw value found by the
-screen is ever written to the report, a log, an artifact or an exception.
+screen is ever written to the report, a log, an artifact or an exception, and a quarantine row
+keeps the record's masked copy (tunegate's placeholders in place of every finding), never its
+raw values. The ingest partitions it reads may be encrypted (`ingest.raw_retention`): they are
+decrypted on the worker, in memory, with the store's key.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 
 from platforms.backends import Backends
-from platforms.keys import key_id, secret_key
+from platforms.keys import RawCipher, key_id, secret_key
 from platforms.store import (
+    MANIFEST,
     DatasetRef,
     MultisetHash,
     Store,
@@ -63,6 +67,13 @@ def surrogate_salt(store: Store, config: ScreenConfig) -> bytes | None:
     return secret_key(store, SURROGATE_SALT, config.surrogate_salt_env)
 
 
+def screened_before(store: Store, ingested: DatasetRef, config: ScreenConfig) -> bool:
+    """Whether this screen of `ingested` is already on the store (it would be reused, and the
+    ingest dataset's raw records are not needed)."""
+    key, _ = screen_key(ingested, config, surrogate_salt(store, config))
+    return store.exists(f"{store.dataset_uri(STAGE, key)}/{MANIFEST}")
+
+
 def run_screen(
     client: Client, store: Store, ingested: DatasetRef, config: ScreenConfig
 ) -> Screened:
@@ -81,6 +92,7 @@ def run_screen(
             task_type=task_type,
             config=config,
             salt=salt,
+            cipher=store.raw_cipher,
         )
         report = screen_report(task_type, [r.tally for r in results], config)
         dataset.writer.write_json("report.json", report.model_dump(mode="json"))
@@ -158,10 +170,12 @@ def screen_partition(
     task_type: TaskType,
     config: ScreenConfig,
     salt: bytes | None = None,
+    cipher: RawCipher | None = None,
 ) -> PartitionScreened:
-    """Screen one partition on a worker; write its tables; return its tally and files."""
+    """Screen one partition on a worker (decrypted with `cipher` when encrypted); write its
+    tables; return its tally and files."""
     store = Store(store_uri, store_options)
-    screening = screen_records(task_type, read_table(store, part_uri), config, salt)
+    screening = screen_records(task_type, read_table(store, part_uri, cipher), config, salt)
     content = MultisetHash()
     for record in screening.kept:
         content.add(identity_hash(record_hash(record), record["id"]))

@@ -77,6 +77,9 @@ def _paused_ids() -> set[str]:
 
 def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path) -> None:
     cfg = _config(make_config, tmp_path, "auto")
+    cfg = cfg.model_copy(  # the raw records deleted once approved (ingest.raw_retention)
+        update={"ingest": cfg.ingest.model_copy(update={"raw_retention": "delete-after-approval"})}
+    )
     state = retrain(cfg, return_state=True)
     summary: RunSummary = state.result()
     assert state.is_completed()
@@ -121,6 +124,11 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
     assert again.message == quiet.message
     assert quiet.message.startswith(f"nothing new since {made}: the inputs hold only data")
     assert list(quiet.stages) == ["ingest"] and quiet.stages["ingest"].details["reused"]
+
+    # the raw records were deleted after the approval, and the rerun above needed none of them
+    # (a run that must screen them again reads the inputs again: test_raw_retention.py)
+    assert not list(ingested.parent.rglob("*.parquet"))
+    assert set(json.loads(ingested.read_text())["removed"]) == {"accepted", "quarantine"}
 
 
 def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(

@@ -14,12 +14,12 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from datasets import Dataset, DatasetDict
 from typer.testing import CliRunner
 
 from cli.main import app
+from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
 from tasks.ingest import expand_inputs, run_ingest
@@ -187,16 +187,17 @@ def test_the_cli_ingests_squad_accounting_for_every_question(tmp_path: Path) -> 
     ref = json.loads(result.stdout[result.stdout.index("{") :])
     assert ref["counts"] == SQUAD_COUNTS
     store_root = Path(ref["uri"])
+    store = validate_config({"store": str(tmp_path / "store")}).open_store()  # its key decrypts
     accepted = [
         row
         for part in sorted((store_root / "accepted").glob("*.parquet"))
-        for row in pq.read_table(part).to_pylist()
+        for row in read_table(store, str(part))
     ]
     assert accepted == SQUAD_ACCEPTED
     quarantine = [
         row
         for part in sorted((store_root / "quarantine").glob("*.parquet"))
-        for row in pq.read_table(part).to_pylist()
+        for row in read_table(store, str(part))
     ]
     got = {q["line"]: (q["id"], q["reason"]) for q in quarantine}
     assert got == _squad_quarantine(str(path))
