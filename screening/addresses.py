@@ -119,8 +119,12 @@ CORE_TYPES = [
     "Row",
     "Walk",
 ]
-EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp")
-ROUTE_TYPES = "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|Road|ROAD|Rd|RD|FM|Business|Interstate"
+EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp", "Rte")
+ROUTE_TYPES = (
+    "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|RTE|Road|ROAD|Rd|RD|FM|RM|PR|CR|SR|Business|BUSINESS|"
+    "Interstate|I-|US|U\\.S\\.|State Road|State Route|County Road|COUNTY ROAD|CO RD|Co Rd|Farm Road|"
+    "hwy|highway|rte|route|county road|state route"
+)
 US_STATES = [
     "AL",
     "AK",
@@ -206,12 +210,29 @@ _UNIT_WORDS = [
     "PMB",
     "Office",
     "Ofc",
+    "Flr",
+    "Bld",
+    "Blg",
+    "Spc",
+    "Space",
+    "Hngr",
+    "Slip",
+    "Mailbox",
+    "Bin",
+    "Box",
+    "Level",
+    "Studio",
 ]
+# Unit designators that stand without a number (USPS Publication 28, C2).
+_BARE_UNITS = ["Frnt", "Front", "Rear", "Bsmt", "Basement", "Lbby", "Lobby", "Lowr", "Uppr", "Ph", "Penthouse"]
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
 
 _DIRECTION = (
-    r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
+    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|"
+    r"Northeast|Northwest|Southeast|Southwest)\.?"
 )
+_DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?)"
+_WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 _CAP = r"[A-Z\u00c0-\u00de][\w'\u2019.\-]*"  # a capitalised word (O'Neil, St., Saint-Denis)
 _NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
@@ -234,13 +255,20 @@ _COUNTRY = (
     r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
     r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
 )
+_ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
+_STATE_ABBR = "|".join(US_STATES)
+_PROVINCE = "|".join(CA_PROVINCES)
 _TAIL_US_CA_UK = (
     rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
-    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+\d{{5}}(?:-\d{{4}})?"
-    rf"|(?:{'|'.join(CA_PROVINCES)}),?\s+{_CA_POSTCODE}"
-    rf"|{_UK_POSTCODE}|{_CA_POSTCODE})"
-    rf"|{_CITY},\s*(?:{'|'.join(US_STATES + CA_PROVINCES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
-    rf"|(?:{'|'.join(US_STATES)})\s+\d{{5}}(?:-\d{{4}})?|{_UK_POSTCODE})\b{_COUNTRY})"
+    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+{_ZIP}"
+    rf"|(?:{_PROVINCE}),?\s+{_CA_POSTCODE}"
+    rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
+    rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"(?=[ \t]*(?:$|\n|[.;]))"
+    rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
+    # a city alone: only at the end of its line (checked: on the street's own line)
+    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))\b{_COUNTRY})"
 )
 _ADDRESS_WORDS = re.compile(
     r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
@@ -385,12 +413,13 @@ _TYPE_FIRST = re.compile(
 )
 
 _PO_BOX = re.compile(
-    r"(?<![\w\-])(?P<street>(?:P\.?\s?O\.?\s?Box|Post Office Box|POB|Postfach|Postbus|"
+    r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
+    r"(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
-    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6})\b"
-    rf"(?:{_SEP}(?P<tail>{_CITY}(?:\s*,\s*|\s+)"
-    rf"(?:(?:{'|'.join(US_STATES + CA_PROVINCES)})\s+(?:\d{{5}}(?:-\d{{4}})?|{_CA_POSTCODE})"
-    rf"|{_UK_POSTCODE})|\d{{4,5}}\s+{_CITY})\b)?",
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}"
+    r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
+    rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
+    rf"(?:{_TAIL_US_CA_UK}|{_SEP}(?P<eutail>\d{{4,5}}\s+{_CITY})\b)?",
 )
 _MILITARY = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][\w'\-]+|"
@@ -400,29 +429,57 @@ _MILITARY = re.compile(
 
 
 @cache
-def _street_types() -> tuple[frozenset[str], re.Pattern]:
-    """(core types, the pattern of a house-number-first street line with all types)."""
+def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern]:
+    """(core types, the pattern of a house-number-first street line with all types, the same
+    preferring the first street-type word to the last, the pattern of a street without a type
+    word after a direction: `110 W Hubbard`, `6641 N 2200 W`)."""
     from faker.providers.address.en_US import Provider
 
     core = frozenset(CORE_TYPES)
     every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
+    bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
-        rf"(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}(?:-\d{{1,4}})?[A-Za-z]?\b|"
-        rf"#[ ]?\d{{1,5}}[A-Za-z]?\b|{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl'])})\b\.?"
+        rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*"
+        rf"(?:[A-Za-z]{{0,2}}\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
+        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
+        rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
-    pattern = re.compile(
-        rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?"
-        rf"\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|[ ]½)?[ \t]+"
-        rf"(?:{_DIRECTION}[ \t]+)?"
-        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?|(?:U\.?S\.?|State|STATE|County|COUNTY)"
-        rf"(?=[ ]+(?:{ROUTE_TYPES})))[ \t]+"
-        rf"(?P<type>(?:{every})\.?)(?![\w\-])"
-        rf"(?:[ ](?:{ROUTE_TYPES})[ ]\d{{1,4}}[A-Z]?(?![\w\-]))?"
-        rf"(?:[ \t]+{_DIRECTION}(?![\w\-]))?"
+    number = (
+        rf"(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]½)?"
+        rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
+    )
+    route = (
+        rf"(?P<route>(?:(?:{ROUTE_TYPES})\.?[ \t]*#?\d{{1,5}}[A-Za-z]?|"
+        rf"(?:County Road|COUNTY ROAD|CO RD|Co Rd|CR)[ \t]+[A-Z]{{1,3}})(?![\w\-])"
+        rf"(?:[ \t]+(?:Business|BUSINESS|Bus\.|Spur|Loop|Bypass)(?![\w\-]))?)"
+    )
+    after = (
+        rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
-        rf"(?:{_TAIL_US_CA_UK})?",
+        rf"(?:{_TAIL_US_CA_UK})?"
     )
-    return core, pattern
+    front = _cases(["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue"])
+    patterns = []
+    for lazy in ("", "?"):
+        patterns.append(
+            re.compile(
+                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?{number}"
+                rf"(?:{_DIRECTION_ANY}[ \t]+)?"
+                rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
+                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
+                rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                rf"(?P<front>{front})\.?[ \t]+(?:{_ROMANCE_PARTICLE}[ \t]+|of[ \t]+|the[ \t]+)*"
+                rf"(?P<fname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?)(?![\w\-]))"
+                + after
+            )
+        )
+    directional = re.compile(
+        rf"(?<![\w\-/.,])(?P<street>\d{{1,6}}[A-Za-z]?[ \t]+"
+        rf"(?:[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
+        rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
+        rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
+    )
+    return core, patterns[0], patterns[1], directional
 
 
 @dataclass(frozen=True)
@@ -440,7 +497,8 @@ def find_addresses(text: str) -> list[Span]:
     found += _number_first(text)
     for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
         for m in pattern.finditer(text):
-            found.append(_Found(m.start(), m.end(), WITH_TAIL if m.group("tail") else STREET))
+            end, tail = _tail_end(text, m)
+            found.append(_Found(m.start(), end, WITH_TAIL if tail else STREET))
     return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
 
 
@@ -451,28 +509,69 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[_Found]:
-    core, pattern = _street_types()
+    core, greedy, lazy, directional = _street_types()
     found = []
-    for m in pattern.finditer(text):
-        name, kind = m.group("name"), m.group("type").rstrip(".")
+    for m in (*greedy.finditer(text), *lazy.finditer(text)):
+        name = m.group("name") or m.group("rname") or m.group("fname") or ""
+        kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
+        route = m.group("route")
         words = name.split()
         lower = [w for w in words if w[0].islower()]
+        end, tail = _tail_end(text, m)
+        unit = m.group("unit").strip()
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
-        tail, unit = m.group("tail"), m.group("unit").strip()
-        if any(w.lower() in _STOP for w in words):
-            continue
-        if not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
+        alone = _whole_line(text, m.start(), end)
+        stops = [w for w in words if w.lower() in _STOP]
+        if stops and not (set(stops) <= {"and", "AND"} and (tail or alone)):
+            continue  # "3 Wind and Fire Dr" with its city, or on a line of its own
+        if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
-        if lower and not (tail or context):
+        if lower and not (tail or context or unit or (alone and kind.capitalize() in core)):
             continue  # "5 blocks down" is no street; "12 main st" needs a tail or context
+        if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
+            continue  # "One Way Street"; "One Jelly Belly Lane" is one
         if tail:
             score = WITH_TAIL
-        elif kind.capitalize() in core or kind in core or unit or context:
+        elif unit or context:
+            score = STREET
+        elif route:
+            named = re.match(r"(?:U\.?S\.?|US|I-|Business|BUSINESS|PR|CR|SR|RM)\b", route)
+            score = STREET if words or not named else AMBIGUOUS
+        elif kind.capitalize() in core or kind in core or alone:
             score = STREET
         else:
             score = AMBIGUOUS
-        found.append(_Found(m.start(), m.end(), score))
+        found.append(_Found(m.start(), end, score))
+    for m in directional.finditer(text):
+        end, tail = _tail_end(text, m)
+        unit = m.group("unit").strip()
+        if tail:
+            score = WITH_TAIL
+        elif unit or _ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()):
+            score = STREET
+        else:
+            number = re.match(r"\d+", m.group("street")).group()
+            score = STREET if len(number) >= 3 else AMBIGUOUS
+        found.append(_Found(m.start(), end, score))
     return found
+
+
+def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
+    """Where a house-number-first address ends, and whether it has a tail: a city alone counts
+    only on the street's own line."""
+    groups = m.groupdict()
+    if not (groups.get("tail") or groups.get("eutail")):
+        return m.end("street"), False
+    if groups.get("city") and "\n" in text[m.end("street") : m.start("tail")]:
+        return m.end("street"), False
+    return m.end(), True
+
+
+def _whole_line(text: str, start: int, end: int) -> bool:
+    """The span is a line of its own (a form's address line)."""
+    before = text.rfind("\n", 0, start) + 1
+    after = text.find("\n", end)
+    return not text[before:start].strip() and not text[end : len(text) if after < 0 else after].strip()
 
 
 def _longest(found: list[_Found]) -> list[_Found]:
