@@ -224,7 +224,8 @@ _UNIT_WORDS = [
     "Studio",
 ]
 # Unit designators that stand without a number (USPS Publication 28, C2).
-_BARE_UNITS = ["Frnt", "Front", "Rear", "Bsmt", "Basement", "Lbby", "Lobby", "Lowr", "Uppr", "Ph", "Penthouse"]
+# Full words only in capitals ("FRONT"): "Flat Front" is prose.
+_BARE_UNITS = ["Frnt", "Bsmt", "Lbby", "Lowr", "Uppr", "Ph", "FRONT", "REAR", "BASEMENT", "LOBBY"]
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
 
 _DIRECTION = (
@@ -233,9 +234,20 @@ _DIRECTION = (
 )
 _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?)"
 _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
-_CAP = r"[A-Z\u00c0-\u00de][\w'\u2019.\-]*"  # a capitalised word (O'Neil, St., Saint-Denis)
+# a capitalised word (O'Neil, St., Saint-Denis, Łaziska, Środa)
+_CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
 _NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
+# A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
+_CITY_EU = (
+    rf"(?:'s-)?{_CAP}(?:[ \-](?:(?:an der|an|am|im|bei|de|del|la|le|les|sur|sous|aan|den|op|"
+    rf"di|do|da|dos)[ ])?{_CAP}){{0,4}}"
+)
+# The postcode of a European address line: 10115, 1015 CJ, 7108WL, 59-700, 411 34, 1000-001.
+_EU_POSTCODE = (
+    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,5})"
+)
+_EU_TAIL = rf"(?:{_EU_POSTCODE}(?:\s*\n\s*|,?\s+){_CITY_EU}|(?P<city>{_CITY_EU})(?=[ \t]*(?:$|\n)))"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
 _CA_POSTCODE = r"[A-Z]\d[A-Z]\s?\d[A-Z]\d"
 _SEP = r"(?:\s*,\s*(?:\n\s*)?|\s*\n\s*|\s+)"  # between parts: a comma, a line break or spaces
@@ -267,6 +279,7 @@ _TAIL_US_CA_UK = (
     rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
     rf"(?=[ \t]*(?:$|\n|[.;]))"
     rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
+    rf"|{_CITY}(?:,\s*|\s*\n\s*)[A-Z]{{1,2}}\d[A-Z\d]?(?=[ \t]*(?:$|\n))"
     # a city alone: only at the end of its line (checked: on the street's own line)
     rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))\b{_COUNTRY})"
 )
@@ -341,15 +354,15 @@ _EU_SUFFIXES = (
 )
 _EU_TYPES_WORD = (
     "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"
-    "Laan|Plein|Kade|Gracht"
+    "Laan|Plein|Kade|Gracht|Allé|Vej|Gade|Plads|Torv|Stræde|Gata|Gatan|Vägen"
 )
 _NAME_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:(?:Am|An der|Auf dem|Im|In der|Unter den)[ ])?"
-    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES})|(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
+    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES}|(?P<risky>ring|pad|steeg))|"
+    rf"(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
     rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
     r"[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)\b"
-    rf"(?:{_SEP}(?P<tail>(?:[A-Z]{{1,2}}-)?\d{{2}}-?\d{{2,3}}(?:\s?[A-Z]{{2}}(?![a-z]))?"
-    rf"(?:\s*\n\s*|\s+){_CITY}))?",
+    rf"(?:{_SEP}(?P<tail>{_EU_TAIL}))?",
 )
 
 # House number, street type, name: French (and Belgian, Swiss, Canadian French).
@@ -408,7 +421,7 @@ _TYPE_FIRST = re.compile(
     r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|S/N)"
     r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
     r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
-    rf"(?:{_SEP}(?P<tail>(?:\d{{5}}|\d{{4}}-\d{{3}}|\d{{5}}-\d{{3}}),?\s+{_CITY}(?:\s+\([A-Z]{{2}}\))?|"
+    rf"(?:{_SEP}(?P<tail>(?:\d{{5}}-\d{{3}},?\s+{_CITY_EU}|{_EU_TAIL})(?:\s+\([A-Z]{{2}}\))?|"
     rf"{_CITY},\s*\d{{5}}))?",
 )
 
@@ -475,11 +488,15 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern]
         )
     directional = re.compile(
         rf"(?<![\w\-/.,])(?P<street>\d{{1,6}}[A-Za-z]?[ \t]+"
-        rf"(?:[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
+        rf"(?P<pre>[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
+        r"(?!(?:Dakota|Carolina|Virginia|Korea|America|Africa|Pole|Sea|Side|Coast|End)\b)"
         rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
         rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
     )
     return core, patterns[0], patterns[1], directional
+
+
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -491,13 +508,15 @@ class _Found:
 
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
-    if not any(c.isdigit() for c in text):
+    if not _DIGIT.search(text):
         return []
     found: list[_Found] = []
     found += _number_first(text)
     for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
         for m in pattern.finditer(text):
             end, tail = _tail_end(text, m)
+            if m.groupdict().get("risky") and not tail:
+                continue  # "Spring 2024", "Notepad 2": a -ring or -pad street needs its postcode
             found.append(_Found(m.start(), end, WITH_TAIL if tail else STREET))
     return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
 
@@ -511,7 +530,15 @@ def _trim(text: str, start: int, end: int) -> int:
 def _number_first(text: str) -> list[_Found]:
     core, greedy, lazy, directional = _street_types()
     found = []
-    for m in (*greedy.finditer(text), *lazy.finditer(text)):
+    # The lazy pattern matches where the greedy one does (the same strings, another preference):
+    # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
+    matches = []
+    for m in greedy.finditer(text):
+        matches.append(m)
+        other = lazy.match(text, m.start())
+        if other and other.end() != m.end():
+            matches.append(other)
+    for m in matches:
         name = m.group("name") or m.group("rname") or m.group("fname") or ""
         kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
         route = m.group("route")
@@ -537,7 +564,7 @@ def _number_first(text: str) -> list[_Found]:
         elif route:
             named = re.match(r"(?:U\.?S\.?|US|I-|Business|BUSINESS|PR|CR|SR|RM)\b", route)
             score = STREET if words or not named else AMBIGUOUS
-        elif kind.capitalize() in core or kind in core or alone:
+        elif kind.capitalize() in core or kind in core or (alone and _house_digits(m) >= 2):
             score = STREET
         else:
             score = AMBIGUOUS
@@ -549,9 +576,10 @@ def _number_first(text: str) -> list[_Found]:
             score = WITH_TAIL
         elif unit or _ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()):
             score = STREET
-        else:
-            number = re.match(r"\d+", m.group("street")).group()
-            score = STREET if len(number) >= 3 else AMBIGUOUS
+        else:  # "1020 W BRYN MAWR", "1604 W. Farwell"; not "100 W Power Supply", "60 W LED"
+            name, pre = m.group("name"), m.group("pre")
+            marked = "." in pre or len(pre) > 2 or name.isupper() or name[0].isdigit()
+            score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
         found.append(_Found(m.start(), end, score))
     return found
 
@@ -565,6 +593,12 @@ def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
     if groups.get("city") and "\n" in text[m.end("street") : m.start("tail")]:
         return m.end("street"), False
     return m.end(), True
+
+
+def _house_digits(m: re.Match) -> int:
+    """The digits of the house number a street pattern matched (0 for "One")."""
+    number = re.search(r"\d+", m.group("street"))
+    return len(number.group()) if number else 0
 
 
 def _whole_line(text: str, start: int, end: int) -> bool:
