@@ -365,6 +365,14 @@ _NAME_FIRST = re.compile(
     rf"(?:{_SEP}(?P<tail>{_EU_TAIL}))?",
 )
 
+# A street without a street word ("Witthau 3", "Adama Asnyka 1"), kept only with the postcode
+# and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
+_NAME_NUMBER_POSTCODE = re.compile(
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}}[ \t]+\d{{1,4}}[a-zA-Z]?)"
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}})[ \t]+"
+    rf"{_CITY_EU})(?=[ \t]*(?:$|\n))"
+)
+
 # House number, street type, name: French (and Belgian, Swiss, Canadian French).
 _FR_TYPES = _cases(
     [
@@ -442,10 +450,11 @@ _MILITARY = re.compile(
 
 
 @cache
-def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern]:
+def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
     """(core types, the pattern of a house-number-first street line with all types, the same
     preferring the first street-type word to the last, the pattern of a street without a type
-    word after a direction: `110 W Hubbard`, `6641 N 2200 W`)."""
+    word after a direction: `110 W Hubbard`, `6641 N 2200 W`, a UK address block ending in its
+    postcode)."""
     from faker.providers.address.en_US import Provider
 
     core = frozenset(CORE_TYPES)
@@ -493,7 +502,14 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern]
         rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
         rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
     )
-    return core, patterns[0], patterns[1], directional
+    # A UK address block without a house number: unit, street, town, postcode on their lines.
+    uk_block = re.compile(
+        rf"(?<![\w\-])(?P<street>(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
+        rf"\d{{1,4}}[A-Za-z]?[ \t]*(?:,[ \t]*|\n[ \t]*))?{_CAP}(?:[ \t]+{_CAP}){{0,3}}?[ \t]+"
+        rf"(?:{every}))[ \t]*(?:,[ \t]*|\n[ \t]*)"
+        rf"(?P<tail>{_CITY}(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+){_UK_POSTCODE})\b"
+    )
+    return core, patterns[0], patterns[1], directional, uk_block
 
 
 _DIGIT = re.compile(r"\d")
@@ -512,7 +528,8 @@ def find_addresses(text: str) -> list[Span]:
         return []
     found: list[_Found] = []
     found += _number_first(text)
-    for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
+    patterns = (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY, _NAME_NUMBER_POSTCODE)
+    for pattern in patterns:
         for m in pattern.finditer(text):
             end, tail = _tail_end(text, m)
             if m.groupdict().get("risky") and not tail:
@@ -528,7 +545,7 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[_Found]:
-    core, greedy, lazy, directional = _street_types()
+    core, greedy, lazy, directional, uk_block = _street_types()
     found = []
     # The lazy pattern matches where the greedy one does (the same strings, another preference):
     # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
@@ -569,6 +586,7 @@ def _number_first(text: str) -> list[_Found]:
         else:
             score = AMBIGUOUS
         found.append(_Found(m.start(), end, score))
+    found += [_Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
     for m in directional.finditer(text):
         end, tail = _tail_end(text, m)
         unit = m.group("unit").strip()
