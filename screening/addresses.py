@@ -513,6 +513,19 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
 
 
 _DIGIT = re.compile(r"\d")
+_UK_POSTCODE_ANYWHERE = re.compile(rf"\b{_UK_POSTCODE}\b")
+# The other forms, each with a cheap search that must find something before the pattern runs.
+_OTHER_FORMS = (
+    (_NAME_FIRST, None),
+    (_NUMBER_FIRST_FR, None),
+    (_TYPE_FIRST, None),
+    (
+        _PO_BOX,
+        re.compile(r"(?i:box|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
+    ),
+    (_MILITARY, re.compile(r"\b[ADF]PO\b")),
+    (_NAME_NUMBER_POSTCODE, re.compile(r"\d[a-zA-Z]?[ \t]*[,\n][ \t]*\d{2}")),
+)
 
 
 @dataclass(frozen=True)
@@ -528,8 +541,9 @@ def find_addresses(text: str) -> list[Span]:
         return []
     found: list[_Found] = []
     found += _number_first(text)
-    patterns = (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY, _NAME_NUMBER_POSTCODE)
-    for pattern in patterns:
+    for pattern, hint in _OTHER_FORMS:
+        if hint is not None and not hint.search(text):
+            continue
         for m in pattern.finditer(text):
             end, tail = _tail_end(text, m)
             if m.groupdict().get("risky") and not tail:
@@ -586,7 +600,8 @@ def _number_first(text: str) -> list[_Found]:
         else:
             score = AMBIGUOUS
         found.append(_Found(m.start(), end, score))
-    found += [_Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
+    if _UK_POSTCODE_ANYWHERE.search(text):
+        found += [_Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
     for m in directional.finditer(text):
         end, tail = _tail_end(text, m)
         unit = m.group("unit").strip()
