@@ -480,6 +480,9 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
         rf"(?:{_TAIL_US_CA_UK})?"
     )
+    numbered_unit = (
+        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
+    )
     front = _cases(["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue"])
     patterns = []
     for lazy in ("", "?"):
@@ -490,6 +493,8 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
                 rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
+                rf"(?P<uname>{_CAP}(?:[ \t]+{_CAP}){{0,2}})(?=[ \t]*,?[ \t]+(?:{numbered_unit}))|"
                 rf"(?P<front>{front})\.?[ \t]+(?:{_ROMANCE_PARTICLE}[ \t]+|of[ \t]+|the[ \t]+)*"
                 rf"(?P<fname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?)(?![\w\-]))"
                 + after
@@ -513,6 +518,7 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
 
 
 _DIGIT = re.compile(r"\d")
+_WORD_NUMBER = re.compile(rf"\b(?:{_WORD_NUMBERS})[ \t]+[A-Z]")
 _UK_POSTCODE_ANYWHERE = re.compile(rf"\b{_UK_POSTCODE}\b")
 # The other forms, each with a cheap search that must find something before the pattern runs.
 _OTHER_FORMS = (
@@ -538,7 +544,7 @@ class _Found:
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
     if not _DIGIT.search(text):
-        return []
+        return _number_first(text) if _WORD_NUMBER.search(text) else []
     found: list[_Found] = []
     found += _number_first(text)
     for pattern, hint in _OTHER_FORMS:
@@ -570,7 +576,7 @@ def _number_first(text: str) -> list[_Found]:
         if other and other.end() != m.end():
             matches.append(other)
     for m in matches:
-        name = m.group("name") or m.group("rname") or m.group("fname") or ""
+        name = m.group("name") or m.group("rname") or m.group("fname") or m.group("uname") or ""
         kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
         route = m.group("route")
         words = name.split()
