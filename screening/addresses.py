@@ -483,7 +483,9 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
     numbered_unit = (
         rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
     )
-    front = _cases(["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue"])
+    front = _cases(
+        ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
+    )
     patterns = []
     for lazy in ("", "?"):
         patterns.append(
@@ -496,8 +498,7 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
                 # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
                 rf"(?P<uname>{_CAP}(?:[ \t]+{_CAP}){{0,2}})(?=[ \t]*,?[ \t]+(?:{numbered_unit}))|"
                 rf"(?P<front>{front})\.?[ \t]+(?:{_ROMANCE_PARTICLE}[ \t]+|of[ \t]+|the[ \t]+)*"
-                rf"(?P<fname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?)(?![\w\-]))"
-                + after
+                rf"(?P<fname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?)(?![\w\-]))" + after
             )
         )
     directional = re.compile(
@@ -624,13 +625,15 @@ def _number_first(text: str) -> list[_Found]:
 
 
 def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
-    """Where a house-number-first address ends, and whether it has a tail: a city alone counts
-    only on the street's own line."""
+    """Where an address ends, and whether a postcode or state ends it: a city alone is taken
+    only on the street's own line, and adds nothing to the score."""
     groups = m.groupdict()
     if not (groups.get("tail") or groups.get("eutail")):
         return m.end("street"), False
-    if groups.get("city") and "\n" in text[m.end("street") : m.start("tail")]:
-        return m.end("street"), False
+    if groups.get("city"):  # a city alone makes an address longer, not more likely
+        return (
+            m.end("street") if "\n" in text[m.end("street") : m.start("tail")] else m.end()
+        ), False
     return m.end(), True
 
 
@@ -644,7 +647,9 @@ def _whole_line(text: str, start: int, end: int) -> bool:
     """The span is a line of its own (a form's address line)."""
     before = text.rfind("\n", 0, start) + 1
     after = text.find("\n", end)
-    return not text[before:start].strip() and not text[end : len(text) if after < 0 else after].strip()
+    return (
+        not text[before:start].strip() and not text[end : len(text) if after < 0 else after].strip()
+    )
 
 
 def _longest(found: list[_Found]) -> list[_Found]:
