@@ -18,11 +18,21 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   optional `75002 Paris`;
 - type word, name, number (Spanish, Italian, Portuguese): `Calle Mayor 5`, `Via Roma, 10`,
   `Avenida da Liberdade 100`, then an optional postcode and city;
-- P.O. boxes (`P.O. Box 123`, `Postfach 1234`, `Apartado 45`, `BP 12`, `Postbus 7`) and US
-  military addresses (`PSC 1234, Box 5678 APO AA 12345`, `USNS Smith FPO AE 12345`).
+- P.O. boxes (`P.O. Box 123`, `po box 790322 bin 150003`, `Postfach 1234`, `Apartado 45`, `BP
+  12`, `Postbus 7`) and US military addresses (`PSC 1234, Box 5678 APO AA 12345`);
+- US forms without a street-type word: routes (`5801 North Highway 763`, `2002 FM 544`, `County
+  Road GV`), a direction before the name (`110 W Hubbard`, grid `6641 N 2200 W`), a numbered unit
+  after it (`4004 OCEAN FRONT APT 410`), `1111 Broadway`, Spanish names (`2633 Camino Ramon`);
+  a UK block ending in its postcode (`Flat 6` / `Frederick Highway` / town / `L69 1TP`); a
+  street without a street word before a postcode line that ends it (`Witthau 3` / `89129
+  Langenau`).
 
-Scores: 0.85 with a postcode tail, 0.7 for a street line alone, 0.4 for an ambiguous street word
-with nothing else (below the screen's 0.5). `split_address` cuts a found address into its street
+The span is the whole address: a street found with a house number takes its units and the tail
+after it (city, state, province, postcode, country; a city alone only on the street's own line,
+ending it), so no city or ZIP is left beside a redacted street. Scores: 0.85 with a postcode or
+state tail, 0.7 for a street line alone (or with a unit, an address word before it, or on a line
+of its own), 0.4 for an ambiguous street word or bare direction with nothing else (below the
+screen's 0.5). `split_address` cuts a found address into its street
 line and its tail for surrogates of the same shape (`screening.surrogates`).
 """
 
