@@ -18,11 +18,21 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   optional `75002 Paris`;
 - type word, name, number (Spanish, Italian, Portuguese): `Calle Mayor 5`, `Via Roma, 10`,
   `Avenida da Liberdade 100`, then an optional postcode and city;
-- P.O. boxes (`P.O. Box 123`, `Postfach 1234`, `Apartado 45`, `BP 12`, `Postbus 7`) and US
-  military addresses (`PSC 1234, Box 5678 APO AA 12345`, `USNS Smith FPO AE 12345`).
+- P.O. boxes (`P.O. Box 123`, `po box 790322 bin 150003`, `Postfach 1234`, `Apartado 45`, `BP
+  12`, `Postbus 7`) and US military addresses (`PSC 1234, Box 5678 APO AA 12345`);
+- US forms without a street-type word: routes (`5801 North Highway 763`, `2002 FM 544`, `County
+  Road GV`), a direction before the name (`110 W Hubbard`, grid `6641 N 2200 W`), a numbered unit
+  after it (`4004 OCEAN FRONT APT 410`), `1111 Broadway`, Spanish names (`2633 Camino Ramon`);
+  a UK block ending in its postcode (`Flat 6` / `Frederick Highway` / town / `L69 1TP`); a
+  street without a street word before a postcode line that ends it (`Witthau 3` / `89129
+  Langenau`).
 
-Scores: 0.85 with a postcode tail, 0.7 for a street line alone, 0.4 for an ambiguous street word
-with nothing else (below the screen's 0.5). `split_address` cuts a found address into its street
+The span is the whole address: a street found with a house number takes its units and the tail
+after it (city, state, province, postcode, country; a city alone only on the street's own line,
+ending it), so no city or ZIP is left beside a redacted street. Scores: 0.85 with a postcode or
+state tail, 0.7 for a street line alone (or with a unit, an address word before it, or on a line
+of its own), 0.4 for an ambiguous street word or bare direction with nothing else (below the
+screen's 0.5). `split_address` cuts a found address into its street
 line and its tail for surrogates of the same shape (`screening.surrogates`).
 """
 
@@ -119,8 +129,12 @@ CORE_TYPES = [
     "Row",
     "Walk",
 ]
-EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp")
-ROUTE_TYPES = "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|Road|ROAD|Rd|RD|FM|Business|Interstate"
+EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py", "Twp", "Rte")
+ROUTE_TYPES = (
+    "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|RTE|Road|ROAD|Rd|RD|FM|RM|PR|CR|SR|Business|BUSINESS|"
+    "Interstate|I-|US|U\\.S\\.|State Road|State Route|County Road|COUNTY ROAD|CO RD|Co Rd|Farm Road|"
+    "hwy|highway|rte|route|county road|state route"
+)
 US_STATES = [
     "AL",
     "AK",
@@ -206,15 +220,44 @@ _UNIT_WORDS = [
     "PMB",
     "Office",
     "Ofc",
+    "Flr",
+    "Bld",
+    "Blg",
+    "Spc",
+    "Space",
+    "Hngr",
+    "Slip",
+    "Mailbox",
+    "Bin",
+    "Box",
+    "Level",
+    "Studio",
 ]
+# Unit designators that stand without a number (USPS Publication 28, C2).
+# Full words only in capitals ("FRONT"): "Flat Front" is prose.
+_BARE_UNITS = ["Frnt", "Bsmt", "Lbby", "Lowr", "Uppr", "Ph", "FRONT", "REAR", "BASEMENT", "LOBBY"]
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
 
 _DIRECTION = (
-    r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
+    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|"
+    r"Northeast|Northwest|Southeast|Southwest)\.?"
 )
-_CAP = r"[A-Z\u00c0-\u00de][\w'\u2019.\-]*"  # a capitalised word (O'Neil, St., Saint-Denis)
+_DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?)"
+_WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
+# a capitalised word (O'Neil, St., Saint-Denis, Łaziska, Środa)
+_CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
 _NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
+# A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
+_CITY_EU = (
+    rf"(?:'s-)?{_CAP}(?:[ \-](?:(?:an der|an|am|im|bei|de|del|la|le|les|sur|sous|aan|den|op|"
+    rf"di|do|da|dos)[ ])?{_CAP}){{0,4}}"
+)
+# The postcode of a European address line: 10115, 1015 CJ, 7108WL, 59-700, 411 34, 1000-001.
+_EU_POSTCODE = (
+    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,5})"
+)
+_EU_TAIL = rf"(?:{_EU_POSTCODE}(?:\s*\n\s*|,?\s+){_CITY_EU}|(?P<city>{_CITY_EU})(?=[ \t]*(?:$|\n)))"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
 _CA_POSTCODE = r"[A-Z]\d[A-Z]\s?\d[A-Z]\d"
 _SEP = r"(?:\s*,\s*(?:\n\s*)?|\s*\n\s*|\s+)"  # between parts: a comma, a line break or spaces
@@ -234,13 +277,21 @@ _COUNTRY = (
     r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
     r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
 )
+_ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
+_STATE_ABBR = "|".join(US_STATES)
+_PROVINCE = "|".join(CA_PROVINCES)
 _TAIL_US_CA_UK = (
     rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
-    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+\d{{5}}(?:-\d{{4}})?"
-    rf"|(?:{'|'.join(CA_PROVINCES)}),?\s+{_CA_POSTCODE}"
-    rf"|{_UK_POSTCODE}|{_CA_POSTCODE})"
-    rf"|{_CITY},\s*(?:{'|'.join(US_STATES + CA_PROVINCES)}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
-    rf"|(?:{'|'.join(US_STATES)})\s+\d{{5}}(?:-\d{{4}})?|{_UK_POSTCODE})\b{_COUNTRY})"
+    rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+{_ZIP}"
+    rf"|(?:{_PROVINCE}),?\s+{_CA_POSTCODE}"
+    rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
+    rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    rf"(?=[ \t]*(?:$|\n|[.;]))"
+    rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
+    rf"|{_CITY}(?:,\s*|\s*\n\s*)[A-Z]{{1,2}}\d[A-Z\d]?(?=[ \t]*(?:$|\n))"
+    # a city alone: only at the end of its line (checked: on the street's own line)
+    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))\b{_COUNTRY})"
 )
 _ADDRESS_WORDS = re.compile(
     r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
@@ -313,15 +364,23 @@ _EU_SUFFIXES = (
 )
 _EU_TYPES_WORD = (
     "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"
-    "Laan|Plein|Kade|Gracht"
+    "Laan|Plein|Kade|Gracht|Allé|Vej|Gade|Plads|Torv|Stræde|Gata|Gatan|Vägen"
 )
 _NAME_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:(?:Am|An der|Auf dem|Im|In der|Unter den)[ ])?"
-    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES})|(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
+    rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES}|(?P<risky>ring|pad|steeg))|"
+    rf"(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
     rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
     r"[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)\b"
-    rf"(?:{_SEP}(?P<tail>(?:[A-Z]{{1,2}}-)?\d{{2}}-?\d{{2,3}}(?:\s?[A-Z]{{2}}(?![a-z]))?"
-    rf"(?:\s*\n\s*|\s+){_CITY}))?",
+    rf"(?:{_SEP}(?P<tail>{_EU_TAIL}))?",
+)
+
+# A street without a street word ("Witthau 3", "Adama Asnyka 1"), kept only with the postcode
+# and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
+_NAME_NUMBER_POSTCODE = re.compile(
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}}[ \t]+\d{{1,4}}[a-zA-Z]?)"
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}})[ \t]+"
+    rf"{_CITY_EU})(?=[ \t]*(?:$|\n))"
 )
 
 # House number, street type, name: French (and Belgian, Swiss, Canadian French).
@@ -380,17 +439,18 @@ _TYPE_FIRST = re.compile(
     r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|S/N)"
     r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
     r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
-    rf"(?:{_SEP}(?P<tail>(?:\d{{5}}|\d{{4}}-\d{{3}}|\d{{5}}-\d{{3}}),?\s+{_CITY}(?:\s+\([A-Z]{{2}}\))?|"
+    rf"(?:{_SEP}(?P<tail>(?:\d{{5}}-\d{{3}},?\s+{_CITY_EU}|{_EU_TAIL})(?:\s+\([A-Z]{{2}}\))?|"
     rf"{_CITY},\s*\d{{5}}))?",
 )
 
 _PO_BOX = re.compile(
-    r"(?<![\w\-])(?P<street>(?:P\.?\s?O\.?\s?Box|Post Office Box|POB|Postfach|Postbus|"
+    r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
+    r"(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
-    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6})\b"
-    rf"(?:{_SEP}(?P<tail>{_CITY}(?:\s*,\s*|\s+)"
-    rf"(?:(?:{'|'.join(US_STATES + CA_PROVINCES)})\s+(?:\d{{5}}(?:-\d{{4}})?|{_CA_POSTCODE})"
-    rf"|{_UK_POSTCODE})|\d{{4,5}}\s+{_CITY})\b)?",
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}"
+    r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
+    rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
+    rf"(?:{_TAIL_US_CA_UK}|{_SEP}(?P<eutail>\d{{4,5}}\s+{_CITY})\b)?",
 )
 _MILITARY = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][\w'\-]+|"
@@ -400,29 +460,89 @@ _MILITARY = re.compile(
 
 
 @cache
-def _street_types() -> tuple[frozenset[str], re.Pattern]:
-    """(core types, the pattern of a house-number-first street line with all types)."""
+def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+    """(core types, the pattern of a house-number-first street line with all types, the same
+    preferring the first street-type word to the last, the pattern of a street without a type
+    word after a direction: `110 W Hubbard`, `6641 N 2200 W`, a UK address block ending in its
+    postcode)."""
     from faker.providers.address.en_US import Provider
 
     core = frozenset(CORE_TYPES)
     every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
+    bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
-        rf"(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}(?:-\d{{1,4}})?[A-Za-z]?\b|"
-        rf"#[ ]?\d{{1,5}}[A-Za-z]?\b|{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl'])})\b\.?"
+        rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*"
+        rf"(?:[A-Za-z]{{0,2}}\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
+        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
+        rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
-    pattern = re.compile(
-        rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?"
-        rf"\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|[ ]½)?[ \t]+"
-        rf"(?:{_DIRECTION}[ \t]+)?"
-        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?|(?:U\.?S\.?|State|STATE|County|COUNTY)"
-        rf"(?=[ ]+(?:{ROUTE_TYPES})))[ \t]+"
-        rf"(?P<type>(?:{every})\.?)(?![\w\-])"
-        rf"(?:[ ](?:{ROUTE_TYPES})[ ]\d{{1,4}}[A-Z]?(?![\w\-]))?"
-        rf"(?:[ \t]+{_DIRECTION}(?![\w\-]))?"
+    number = (
+        rf"(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]½)?"
+        rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
+    )
+    route = (
+        rf"(?P<route>(?:(?:{ROUTE_TYPES})\.?[ \t]*#?\d{{1,5}}[A-Za-z]?|"
+        rf"(?:County Road|COUNTY ROAD|CO RD|Co Rd|CR)[ \t]+[A-Z]{{1,3}})(?![\w\-])"
+        rf"(?:[ \t]+(?:Business|BUSINESS|Bus\.|Spur|Loop|Bypass)(?![\w\-]))?)"
+    )
+    after = (
+        rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
-        rf"(?:{_TAIL_US_CA_UK})?",
+        rf"(?:{_TAIL_US_CA_UK})?"
     )
-    return core, pattern
+    numbered_unit = (
+        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
+    )
+    front = _cases(
+        ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
+    )
+    patterns = []
+    for lazy in ("", "?"):
+        patterns.append(
+            re.compile(
+                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?{number}"
+                rf"(?:{_DIRECTION_ANY}[ \t]+)?"
+                rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
+                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
+                rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
+                rf"(?P<uname>{_CAP}(?:[ \t]+{_CAP}){{0,2}})(?=[ \t]*,?[ \t]+(?:{numbered_unit}))|"
+                rf"(?P<front>{front})\.?[ \t]+(?:{_ROMANCE_PARTICLE}[ \t]+|of[ \t]+|the[ \t]+)*"
+                rf"(?P<fname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?)(?![\w\-]))" + after
+            )
+        )
+    directional = re.compile(
+        rf"(?<![\w\-/.,])(?P<street>\d{{1,6}}[A-Za-z]?[ \t]+"
+        rf"(?P<pre>[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
+        r"(?!(?:Dakota|Carolina|Virginia|Korea|America|Africa|Pole|Sea|Side|Coast|End)\b)"
+        rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
+        rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
+    )
+    # A UK address block without a house number: unit, street, town, postcode on their lines.
+    uk_block = re.compile(
+        rf"(?<![\w\-])(?P<street>(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
+        rf"\d{{1,4}}[A-Za-z]?[ \t]*(?:,[ \t]*|\n[ \t]*))?{_CAP}(?:[ \t]+{_CAP}){{0,3}}?[ \t]+"
+        rf"(?:{every}))[ \t]*(?:,[ \t]*|\n[ \t]*)"
+        rf"(?P<tail>{_CITY}(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+){_UK_POSTCODE})\b"
+    )
+    return core, patterns[0], patterns[1], directional, uk_block
+
+
+_DIGIT = re.compile(r"\d")
+_WORD_NUMBER = re.compile(rf"\b(?:{_WORD_NUMBERS})[ \t]+[A-Z]")
+_UK_POSTCODE_ANYWHERE = re.compile(rf"\b{_UK_POSTCODE}\b")
+# The other forms, each with a cheap search that must find something before the pattern runs.
+_OTHER_FORMS = (
+    (_NAME_FIRST, None),
+    (_NUMBER_FIRST_FR, None),
+    (_TYPE_FIRST, None),
+    (
+        _PO_BOX,
+        re.compile(r"(?i:box|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
+    ),
+    (_MILITARY, re.compile(r"\b[ADF]PO\b")),
+    (_NAME_NUMBER_POSTCODE, re.compile(r"\d[a-zA-Z]?[ \t]*[,\n][ \t]*\d{2}")),
+)
 
 
 @dataclass(frozen=True)
@@ -434,13 +554,18 @@ class _Found:
 
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
-    if not any(c.isdigit() for c in text):
-        return []
+    if not _DIGIT.search(text):
+        return _number_first(text) if _WORD_NUMBER.search(text) else []
     found: list[_Found] = []
     found += _number_first(text)
-    for pattern in (_NAME_FIRST, _NUMBER_FIRST_FR, _TYPE_FIRST, _PO_BOX, _MILITARY):
+    for pattern, hint in _OTHER_FORMS:
+        if hint is not None and not hint.search(text):
+            continue
         for m in pattern.finditer(text):
-            found.append(_Found(m.start(), m.end(), WITH_TAIL if m.group("tail") else STREET))
+            end, tail = _tail_end(text, m)
+            if m.groupdict().get("risky") and not tail:
+                continue  # "Spring 2024", "Notepad 2": a -ring or -pad street needs its postcode
+            found.append(_Found(m.start(), end, WITH_TAIL if tail else STREET))
     return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
 
 
@@ -451,28 +576,90 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[_Found]:
-    core, pattern = _street_types()
+    core, greedy, lazy, directional, uk_block = _street_types()
     found = []
-    for m in pattern.finditer(text):
-        name, kind = m.group("name"), m.group("type").rstrip(".")
+    # The lazy pattern matches where the greedy one does (the same strings, another preference):
+    # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
+    matches = []
+    for m in greedy.finditer(text):
+        matches.append(m)
+        other = lazy.match(text, m.start())
+        if other and other.end() != m.end():
+            matches.append(other)
+    for m in matches:
+        name = m.group("name") or m.group("rname") or m.group("fname") or m.group("uname") or ""
+        kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
+        route = m.group("route")
         words = name.split()
         lower = [w for w in words if w[0].islower()]
+        end, tail = _tail_end(text, m)
+        unit = m.group("unit").strip()
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
-        tail, unit = m.group("tail"), m.group("unit").strip()
-        if any(w.lower() in _STOP for w in words):
-            continue
-        if not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
+        alone = _whole_line(text, m.start(), end)
+        stops = [w for w in words if w.lower() in _STOP]
+        if stops and not (set(stops) <= {"and", "AND"} and (tail or alone)):
+            continue  # "3 Wind and Fire Dr" with its city, or on a line of its own
+        if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
-        if lower and not (tail or context):
+        if lower and not (tail or context or unit or (alone and kind.capitalize() in core)):
             continue  # "5 blocks down" is no street; "12 main st" needs a tail or context
+        if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
+            continue  # "One Way Street"; "One Jelly Belly Lane" is one
         if tail:
             score = WITH_TAIL
-        elif kind.capitalize() in core or kind in core or unit or context:
+        elif unit or context:
+            score = STREET
+        elif route:
+            named = re.match(r"(?:U\.?S\.?|US|I-|Business|BUSINESS|PR|CR|SR|RM)\b", route)
+            score = STREET if words or not named else AMBIGUOUS
+        elif kind.capitalize() in core or kind in core or (alone and _house_digits(m) >= 2):
             score = STREET
         else:
             score = AMBIGUOUS
-        found.append(_Found(m.start(), m.end(), score))
+        found.append(_Found(m.start(), end, score))
+    if _UK_POSTCODE_ANYWHERE.search(text):
+        found += [_Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
+    for m in directional.finditer(text):
+        end, tail = _tail_end(text, m)
+        unit = m.group("unit").strip()
+        if tail:
+            score = WITH_TAIL
+        elif unit or _ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()):
+            score = STREET
+        else:  # "1020 W BRYN MAWR", "1604 W. Farwell"; not "100 W Power Supply", "60 W LED"
+            name, pre = m.group("name"), m.group("pre")
+            marked = "." in pre or len(pre) > 2 or name.isupper() or name[0].isdigit()
+            score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
+        found.append(_Found(m.start(), end, score))
     return found
+
+
+def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
+    """Where an address ends, and whether a postcode or state ends it: a city alone is taken
+    only on the street's own line, and adds nothing to the score."""
+    groups = m.groupdict()
+    if not (groups.get("tail") or groups.get("eutail")):
+        return m.end("street"), False
+    if groups.get("city"):  # a city alone makes an address longer, not more likely
+        return (
+            m.end("street") if "\n" in text[m.end("street") : m.start("tail")] else m.end()
+        ), False
+    return m.end(), True
+
+
+def _house_digits(m: re.Match) -> int:
+    """The digits of the house number a street pattern matched (0 for "One")."""
+    number = re.search(r"\d+", m.group("street"))
+    return len(number.group()) if number else 0
+
+
+def _whole_line(text: str, start: int, end: int) -> bool:
+    """The span is a line of its own (a form's address line)."""
+    before = text.rfind("\n", 0, start) + 1
+    after = text.find("\n", end)
+    return (
+        not text[before:start].strip() and not text[end : len(text) if after < 0 else after].strip()
+    )
 
 
 def _longest(found: list[_Found]) -> list[_Found]:

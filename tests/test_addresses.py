@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from screening.addresses import find_addresses
 from screening.cards import find_cards
 from screening.policy import ScreenConfig
 from screening.scan import screen_records
@@ -50,6 +51,63 @@ PROSE = [
     # a phone word earlier, a reference nearer: an order number, not a phone
     "Please call about order number #2640684 and case id 7719 2040, not before.",
 ]
+
+
+# Whole addresses as people write them: the span is the street AND its city, state, postcode
+# (a street masked but its city and ZIP kept leaves the address half there).
+WHOLE = [
+    # US: routes, units, directions, lower case, billing PO boxes, a city and ZIP without a state
+    "5801 North Highway 763, Columbia, MO 65202",
+    "36401 County Road 43, Eaton, CO 80615",
+    "520 Madison Ave., 8th Flr, New York, NY 10022",
+    "9837 SW 184TH ST NW Bld A FLR 3 STE 222",
+    "1919 n. flager dr. west palm beach fl 33407",
+    "po box 790322 bin 150003 st louis mo 63179",
+    "340 JAMES W GRAHAM RD MAXTON 28364",
+    "110 W Hubbard, Chicago, IL 60654",
+    "6641 N 2200 W Apt D304 Park City, UT 84098",
+    "2633 Camino Ramon, Suite 500, San Ramon, CA 90120",
+    "One Jelly Belly Lane",
+    # UK and Canada: a block without a house number, an outward code, a Quebec street
+    "Flat 6\nFrederick Highway\nSouth Marianmouth\nL69 1TP",
+    "64 Melbourne Road, London, E10",
+    "12345 Av Demars, St-Hyancinth, J2T 3T5",
+    # EU: street first, the postcode and city on the same line or the next
+    "Storgatan 33, 411 34 Gothenburg",
+    "ulica Wybickiego 24\n61-071 Środa Wielkopolska",
+    "Witthau 3\n89129 Langenau",
+    "Glænø Allé 34\n1502 Holstebro",
+    "Rue Salmon 67, 1360 Perwez",
+    "Indyring 9\n1601 FA\nLettele",
+    "Schönauerring 7/5\n2449 Waidhofen an der Ybbs",
+]
+# Numbers beside capitalised words that are no address (found by no pattern at 0.5 or more).
+NOT_ADDRESSES = [
+    "100 W Power Supply",
+    "60 W LED bulb",
+    "1934 North Dakota",
+    "3 Mile Island",
+    "6 Casual Flat Front",
+    "Spring 2024 and Notepad 2",
+    "Engineering 101\nMonitoring 2",
+    "cron: 0 2 * * MON#5",
+    "5 Billboard #1 hits",
+    "Windows 10, 2024 Edition is out today",
+]
+
+
+@pytest.mark.parametrize("value", WHOLE)
+def test_an_address_is_found_whole_with_its_city_and_postcode(value: str) -> None:
+    text = f"Please send it to {value}\nThanks, Ann"
+    found = [(text[s.start : s.end], s.score) for s in find_addresses(text) if s.score >= 0.5]
+    assert [v for v, _ in found] == [value], found
+
+
+def test_numbers_in_prose_are_not_addresses() -> None:
+    found = {
+        t: [t[s.start : s.end] for s in find_addresses(t) if s.score >= 0.5] for t in NOT_ADDRESSES
+    }
+    assert not any(found.values()), found
 
 
 def _luhn_ok(digits: str) -> bool:
