@@ -164,11 +164,11 @@ def request_review(
     description = "\n".join(
         [
             "## Approve this data for training?",
+            *(["", review] if review else []),  # first: the form shows ~330 px of this
             "",
             warning + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).",
             "",
             *counts_markdown(report)[:5],  # the counts; the findings are in the review
-            *(["", review] if review else []),
         ]
     )
     context = FlowRunContext.get()
