@@ -105,7 +105,7 @@ def _render(renderable: Any) -> str:
     out = Console(soft_wrap=False)
     with out.capture() as captured:
         out.print(renderable)
-    return captured.get()
+    return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
 
 
 def _screened_for(store: Store, what: str) -> DatasetRef:

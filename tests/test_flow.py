@@ -158,6 +158,10 @@ def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
     review = artifacts(UUID(run_id))["review"]  # the page the form links to: masked records
     assert "&lt;PERSON&gt;" in review and "**Reason:** LOCATION in context" in review
     assert "Kenji" not in description + review  # the reviewer sees masked text only
+    # the same review in a terminal, found through the paused run's artifact on the API
+    shown = CliRunner().invoke(app, ["review", "show", run_id, "--set", f"store={cfg.store}"])
+    assert shown.exit_code == 0, shown.output
+    assert "Reason: LOCATION in context" in shown.stdout and "<PERSON>" in shown.stdout
 
     result = CliRunner().invoke(
         app,
