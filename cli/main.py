@@ -1,7 +1,7 @@
 """The `tunegate` command: the root app and its command groups (console script `cli.main:app`).
 
     tunegate run | ingest | screen | split     cli/stages.py
-    tunegate approve | reject                  cli/review.py
+    tunegate approve | reject, review show     cli/review.py
     tunegate metrics                           cli/metrics.py
     tunegate predict                           cli/predict.py
     tunegate rollback, tunegate models ...     cli/models.py
@@ -40,6 +40,7 @@ from cli.data import data_app
 from cli.deployments import apply, deployments_app, deprecated_alias, serve
 from cli.endpoint import endpoint_app
 from cli.models import models_app
+from cli.review import review_app
 from cli.store import store_app
 
 for _name in ("tasks", "platforms", "flows"):  # their INFO lines, not only warnings
@@ -67,6 +68,7 @@ app.add_typer(data_app, name="data")
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 app.add_typer(store_app, name="store")
+app.add_typer(review_app, name="review")
 app.add_typer(endpoint_app, name="endpoint")
 app.add_typer(azureml_app, name="azureml")
 app.add_typer(deployments_app, name="deployments")

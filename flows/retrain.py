@@ -15,9 +15,16 @@ Two flows, both named `retrain`, run that one pipeline (`run_pipeline`): `retrai
 deployment's form holds (flows/deployments.py), builds the config from its config file and
 overrides, and ends Completed with "nothing new since ..." when its inputs hold no file, or only
 data an earlier run already had approved and trained on: a quiet night is not a failure.
+
+Runs are named for their model and data, `<model name> · <inputs id>` (`run_name`: the inputs id
+is the first 8 hex digits of a hash of the inputs as given, the one thing known of the data when
+the run starts), and tagged with the model name and the task; a name given in the deployment's
+form is kept (only a generated `adjective-animal` name is replaced).
 """
 
 from __future__ import annotations
+
+import re
 
 from prefect import flow
 from prefect.context import FlowRunContext
@@ -28,7 +35,7 @@ from flows.config import ConfigError, PipelineConfig, RetrainRequest
 from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage, run_logger
 from platforms.backends import Backends
-from platforms.store import DatasetRef
+from platforms.store import DatasetRef, sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
@@ -54,9 +61,39 @@ DESCRIPTION = (
 )
 
 
+_GENERATED_NAME = re.compile(r"[a-z]+-[a-z]+")  # Prefect's (and its UI's) two-word slugs
+
+
+def run_name(config: PipelineConfig) -> str:
+    """`<model name> · <inputs id>`, e.g. `helpdesk-qa · 891109e2`."""
+    inputs_id = sha256_text(stable_json(sorted(config.ingest.inputs)))[:8]
+    return f"{config.registry.name_for(config.task.value)} · {inputs_id}"
+
+
+def _kept_or(name: str) -> str:
+    """The run's current name when a person gave it (a deployment run created with a name),
+    else `name`: Prefect renames every run after its flow's `flow_run_name`."""
+    from prefect.runtime import flow_run
+
+    current = flow_run.name or ""
+    return name if not current or _GENERATED_NAME.fullmatch(current) else current
+
+
+def _config_run_name() -> str:
+    from prefect.runtime import flow_run
+
+    config = flow_run.parameters.get("config")
+    try:
+        if not isinstance(config, PipelineConfig):
+            config = PipelineConfig.model_validate(config or {})
+        return _kept_or(run_name(config))
+    except ValueError:  # the flow itself says what is wrong with it
+        return _kept_or("retrain")
+
+
 @flow(
     name="retrain",
-    flow_run_name="retrain-{config.task.value}",
+    flow_run_name=_config_run_name,
     description=DESCRIPTION,
     log_prints=True,
 )
@@ -71,16 +108,17 @@ def retrain(config: PipelineConfig) -> State:
 
 
 def _request_run_name() -> str:
-    """`retrain-<task>`, the task read from the request's config (`retrain` when it cannot be)."""
+    """`run_name` of the request's config (`retrain` when it cannot be read), unless the run was
+    given a name."""
     from prefect.runtime import flow_run
 
     request = flow_run.parameters.get("request")
     try:
         if not isinstance(request, RetrainRequest):
             request = RetrainRequest.model_validate(request or {})
-        return f"retrain-{request.config().task.value}"
+        return _kept_or(run_name(request.config()))
     except (ConfigError, ValueError):
-        return "retrain"
+        return _kept_or("retrain")
 
 
 @flow(
@@ -113,10 +151,24 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
     earlier run already had approved and trained on, end it Completed: "nothing new since ..."."""
     context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=_flow_run_id())
+    _tag_run(config)
     backends = config.backends()
     with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run as the flow ends
         run_name = context.flow_run.name if context else None
         return _stages(config, summary, backends, tracker, run_name, only_new)
+
+
+def _tag_run(config: PipelineConfig) -> None:
+    """Tag this flow run with its model name and task (its other tags kept)."""
+    from prefect import get_client
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return
+    model, task = config.registry.name_for(config.task.value), config.task.value
+    tags = sorted({*context.flow_run.tags, model, task})
+    with get_client(sync_client=True) as client:
+        client.update_flow_run(context.flow_run.id, tags=tags)
 
 
 def _stages(

@@ -222,6 +222,7 @@ class Outcome:
     reason: str | None = None  # set when quarantined
     redacted: bool = False
     flagged: list[str] = field(default_factory=list)
+    flag_reasons: list[str] = field(default_factory=list)  # why flagged, as quarantine reasons
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (entity, action) -> n
     masked: dict[str, str] = field(default_factory=dict)  # field -> fully masked text
 
@@ -254,6 +255,7 @@ def apply_policy(
                 drop_reasons.append(f"{span.entity} in {name}")
             else:
                 outcome.flagged.append(span.entity)
+                outcome.flag_reasons.append(f"{span.entity} in {name}")
     toxic = config.toxicity.decide(toxicity)
     if toxic is not None:
         outcome.counts[("TOXICITY", toxic.value)] += 1
@@ -261,6 +263,9 @@ def apply_policy(
             drop_reasons.append(f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}")
         else:
             outcome.flagged.append("TOXICITY")
+            outcome.flag_reasons.append(
+                f"toxicity {toxicity:.2f} >= {config.toxicity.flag_threshold} (flag)"
+            )
 
     texts = _texts(task, record)
     _propagate(texts, redact)

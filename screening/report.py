@@ -3,12 +3,16 @@
 `ScreenReport` is what the screen found and did; `Screened` is the stage's typed result (the
 screened dataset and its report), handed to approve; `report_markdown` is what the reviewer
 reads in the Prefect UI and `report_hash` binds an approval to the report it was given for.
+`ReviewRecord` is one flagged or quarantined record as the reviewer sees it (every field masked,
+its findings and its reason): the screen keeps them in the dataset's `review` table
+(`REVIEW_SCHEMA`), beside the records and outside their content hash.
 """
 
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.store import DatasetRef, sha256_text, stable_json
@@ -34,6 +38,50 @@ class MaskedSample(BaseModel):
     outcome: Literal["quarantined", "flagged", "redacted"] = Field(
         description="What happened to the record."
     )
+    reason: str = Field(
+        "", description="Why it was quarantined or flagged (e.g. `toxicity 1.00 >= 1.0`)."
+    )
+
+
+class ReviewRecord(BaseModel):
+    """A record a person should look at: flagged (kept) or quarantined, every field masked."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str = Field(description="The record's id.")
+    outcome: Literal["quarantined", "flagged"] = Field(description="What happened to it.")
+    reason: str = Field(description="Why: the quarantine reason or what was flagged, and where.")
+    findings: list[EntityCount] = Field(description="Findings per entity type and rule.")
+    masked: dict[str, str] = Field(
+        description="Every text field with every finding replaced by its placeholder."
+    )
+
+    def to_row(self) -> dict[str, object]:
+        row = self.model_dump(mode="json")
+        row["masked"] = [{"field": k, "text": v} for k, v in self.masked.items()]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, object]) -> ReviewRecord:
+        masked = {m["field"]: m["text"] for m in row["masked"]}  # type: ignore[union-attr,index]
+        return cls.model_validate({**row, "masked": masked})
+
+
+REVIEW_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("outcome", pa.string()),
+        ("reason", pa.string()),
+        (
+            "findings",
+            pa.list_(
+                pa.struct(
+                    [("entity", pa.string()), ("action", pa.string()), ("findings", pa.int64())]
+                )
+            ),
+        ),
+        ("masked", pa.list_(pa.struct([("field", pa.string()), ("text", pa.string())]))),
+    ]
+)
 
 
 class ScreenReport(BaseModel):
@@ -89,15 +137,16 @@ def report_markdown(report: ScreenReport) -> str:
     if report.samples:
         lines += ["", "**Masked samples**", ""]
         for s in report.samples:
-            excerpt = _markdown_text(s.excerpt)
-            lines.append(f"- `{s.id}` ({s.outcome}, {s.field}): {excerpt}")
+            excerpt = markdown_text(s.excerpt)
+            why = f": {markdown_text(s.reason)}" if s.reason else ""
+            lines.append(f"- `{s.id}` ({s.outcome}{why}; {s.field}): {excerpt}")
     if report.flagged_ids:
         shown = ", ".join(report.flagged_ids[:20])
         lines += ["", f"**Flagged record ids** ({report.flagged}): {shown}"]
     return "\n".join(lines)
 
 
-def _markdown_text(text: str) -> str:
+def markdown_text(text: str) -> str:
     """Text shown as-is in a markdown table or list: placeholders like `<PERSON>` would
     otherwise be taken for HTML tags and vanish from the Prefect UI."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -4,7 +4,8 @@
 record analysed at once (Presidio entities and credentials by `Detectors`, the toxicity of its
 prose by the configured backend and `screening.content_safety`'s abusive terms), the policy
 applied record by record (`apply_policy`), what was kept, what was quarantined and why, and a
-`Tally` of what was found. `screen_report` adds the tallies up into
+`Tally` of what was found, and a `ReviewRecord` of every flagged and every quarantined record
+(masked, with its findings and reason). `screen_report` adds the tallies up into
 the `ScreenReport`. No raw value found by the screen is put into a tally, a sample or a reason.
 """
 
@@ -16,7 +17,7 @@ from typing import Any, NamedTuple
 
 from screening.content_safety import content_safety_scores, local_toxicity, term_scores
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
-from screening.report import EntityCount, MaskedSample, ScreenReport
+from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from trainer.taskspec import task_spec
 
 _SAMPLE_WINDOW = 160
@@ -52,6 +53,7 @@ class Screening:
     kept: list[dict[str, Any]]  # the records to keep, redacted
     quarantined: list[Quarantined]  # the records to set aside
     tally: Tally
+    review: list[ReviewRecord]  # every flagged and every quarantined record, masked
 
 
 def screen_records(
@@ -77,6 +79,7 @@ def screen_records(
     kept: list[dict[str, Any]] = []
     quarantined: list[Quarantined] = []
     samples: list[MaskedSample] = []
+    review: list[ReviewRecord] = []
     flagged_ids: list[str] = []
     counts: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
@@ -106,6 +109,8 @@ def screen_records(
                 flagged_ids.append(record["id"])
         if (outcome.counts or outcome.reason) and len(samples) < config.max_samples:
             samples.append(_sample(record["id"], outcome))
+        if outcome.reason is not None or outcome.flagged:
+            review.append(_review(record["id"], outcome))
 
     tally = Tally(
         records_in=len(records),
@@ -117,7 +122,7 @@ def screen_records(
         reasons=dict(reasons),
         samples=tuple(samples),
     )
-    return Screening(kept, quarantined, tally)
+    return Screening(kept, quarantined, tally, review)
 
 
 def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
@@ -148,6 +153,28 @@ def _sample(record_id: str, outcome: Outcome) -> MaskedSample:
         excerpt=text[start : start + _SAMPLE_WINDOW],
         entities=sorted({e for e, _ in outcome.counts}),
         outcome="quarantined" if outcome.reason else "flagged" if outcome.flagged else "redacted",
+        reason=_reason(outcome),
+    )
+
+
+def _reason(outcome: Outcome) -> str:
+    """Why a record was quarantined or flagged ("" when it was only redacted)."""
+    if outcome.reason is not None:
+        return outcome.reason
+    return "; ".join(sorted(set(outcome.flag_reasons)))
+
+
+def _review(record_id: str, outcome: Outcome) -> ReviewRecord:
+    """A flagged or quarantined record as the reviewer sees it: masked whole, found, why."""
+    return ReviewRecord(
+        id=record_id,
+        outcome="quarantined" if outcome.reason is not None else "flagged",
+        reason=_reason(outcome),
+        findings=[
+            EntityCount(entity=e, action=a, findings=n)
+            for (e, a), n in sorted(outcome.counts.items())
+        ],
+        masked=outcome.masked,
     )
 
 

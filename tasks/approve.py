@@ -1,7 +1,9 @@
 """approve: the human gate between screening and training.
 
-The flow pauses for an `ApprovalInput` (tasks/pause.py); the Prefect UI shows the screening
-report and a form (decision, reviewer, comment, record ids to exclude). Every decision becomes a
+The flow pauses for an `ApprovalInput` (tasks/pause.py); the Prefect UI shows a short summary
+that links to the full review (the `review` artifact, tasks/review.py: every flagged and
+quarantined record masked, with findings and reasons, and the changes since the last approval)
+and a form (an explicit decision, reviewer, comment, record ids to exclude). Every decision becomes a
 signed `ApprovalRecord` on the store (platforms/approvals.py), bound to the screened dataset's
 content hash: a later run over the same screened data finds the approval and does not pause
 again, but only when the signature holds and the hash it names is the dataset's. An edited
@@ -15,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 from datetime import UTC, datetime
+from typing import Literal
+from uuid import UUID
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
@@ -36,9 +40,10 @@ from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
 from platforms.store import DatasetRef
-from screening.report import Screened, ScreenReport, report_hash, report_markdown
+from screening.report import Screened, ScreenReport, report_hash
 from tasks import pause
-from tasks.review_changes import changes_markdown, compare
+from tasks.review import ARTIFACT_KEY, counts_markdown, review_markdown, review_records
+from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +91,21 @@ class ApprovalConfig(BaseModel):
 
 
 class ApprovalInput(RunInput):
-    """The reviewer's form in the Prefect UI."""
+    """The reviewer's form in the Prefect UI: the decision has no default, so a form with only a
+    reviewer filled in is refused rather than taken as a rejection."""
 
-    approved: bool = Field(False, description="Approve this screened data for training?")
+    decision: Literal["approve", "reject"] = Field(
+        description="approve: train on this screened data; reject: stop the run here."
+    )
     reviewer: str = Field(min_length=1, description="Your name or e-mail, kept in the audit.")
     comment: str = Field("", description="Why (kept in the audit record).")
     exclude_ids: list[str] = Field(
         default_factory=list, description="Record ids to leave out of training."
     )
+
+    @property
+    def approved(self) -> bool:
+        return self.decision == "approve"
 
 
 class DataRejected(RuntimeError):
@@ -142,17 +154,22 @@ def request_review(
     screened: DatasetRef,
     report: ScreenReport,
     config: ApprovalConfig,
-    changes: str = "",
+    review: str = "",
     problems: list[str] | None = None,
 ) -> ApprovalRecord:
-    """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected."""
+    """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected.
+    The form's description is a short summary; `review` is its part that links to the full
+    review and says what changed (`review_summary`)."""
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
-    description = (
-        "## Approve this data for training?\n\n"
-        + warning
-        + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).\n\n"
-        + report_markdown(report)
-        + ("\n\n" + changes if changes else "")
+    description = "\n".join(
+        [
+            "## Approve this data for training?",
+            *(["", review] if review else []),  # first: the form shows ~330 px of this
+            "",
+            warning + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).",
+            "",
+            *counts_markdown(report)[:5],  # the counts; the findings are in the review
+        ]
     )
     context = FlowRunContext.get()
     if context is not None and context.flow_run is not None:
@@ -162,7 +179,7 @@ def request_review(
     comment = f"no decision within {config.timeout_seconds}s"
     answer = pause.ask(
         ApprovalInput,
-        {"approved": False, "reviewer": DEADLINE, "comment": comment},
+        {"decision": "reject", "reviewer": DEADLINE, "comment": comment},
         config.timeout_seconds,
         config.poll_seconds,
         initial={"description": description},
@@ -227,13 +244,22 @@ def approve_task(
                         "timeout_seconds": config.timeout_seconds,
                     },
                 )
-            changes = changes_markdown(compare(store, dataset, report))
-            create_markdown_artifact(key="review-changes", markdown=changes)
+            changes = compare(store, dataset, report)
+            create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
+            review_id = create_markdown_artifact(
+                key=ARTIFACT_KEY,
+                markdown=review_markdown(dataset, report, review_records(store, dataset), changes),
+                description=f"Review of screened data {dataset.content_hash[:16]}",
+            )
             earlier = _earlier_decisions(decisions, manual)
             for note in earlier:
                 log.info("approval: %s", note)
             record = request_review(
-                dataset, report, config, changes, [*decisions.problems, *earlier]
+                dataset,
+                report,
+                config,
+                review_summary(report, changes, review_id),
+                [*decisions.problems, *earlier],
             )
         record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
@@ -251,6 +277,28 @@ def approve_task(
     return record
 
 
+def review_summary(
+    report: ScreenReport, changes: ReviewChanges | None, review_id: UUID | None
+) -> str:
+    """The form's link to the full review (the `review` artifact's page in the Prefect UI) and
+    one line of what changed since the last approval."""
+    what = (
+        f"every flagged ({report.flagged}) and quarantined ({report.quarantined}) record, "
+        "masked, with its findings and reason, and the changes since the last approval"
+    )
+    link = f"**[Read the full review]({artifact_url(review_id)})**: {what}." if review_id else ""
+    return "\n\n".join(p for p in (link, changes_summary(changes)) if p)
+
+
+def artifact_url(artifact_id: UUID) -> str:
+    """An artifact's page in the Prefect UI (relative to the UI when PREFECT_UI_URL is unset:
+    the form is shown by that same UI)."""
+    from prefect.settings import PREFECT_UI_URL
+
+    ui = (PREFECT_UI_URL.value() or "").rstrip("/")
+    return f"{ui}/artifacts/artifact/{artifact_id}"
+
+
 def how_to_answer(flow_run_id: str) -> str:
     """What a reviewer runs to answer this paused run: the exact commands (with the API they
     must reach: a run's temporary server too) and the run's page in the Prefect UI."""
@@ -262,6 +310,8 @@ def how_to_answer(flow_run_id: str) -> str:
         f"run {flow_run_id} waits for a reviewer's decision on its screened data:",
         f"  {env}tunegate approve {flow_run_id} --reviewer YOU --comment WHY [--exclude ID ...]",
         f"  {env}tunegate reject {flow_run_id} --reviewer YOU --comment WHY",
+        f"  the review (every flagged and quarantined record, masked): "
+        f"{env}tunegate review show {flow_run_id}",
     ]
     if ui:
         lines.append(f"  or in the Prefect UI: {ui.rstrip('/')}/runs/flow-run/{flow_run_id}")

@@ -105,6 +105,18 @@ def changes_markdown(changes: ReviewChanges | None) -> str:
     return "\n".join(lines)
 
 
+def changes_summary(changes: ReviewChanges | None) -> str:
+    """One line of what changed, for the pause form (the review has the whole comparison)."""
+    if changes is None:
+        return "**Since the last approved dataset:** no dataset was approved before this one."
+    kept = changes.counts["kept"]
+    return (
+        f"**Since the last approved dataset** (`{changes.previous_hash[:16]}`, approved by "
+        f"{changes.previous_reviewer}): {len(changes.added_ids)} new record ids, "
+        f"{len(changes.removed_ids)} gone; kept {kept.then} → {kept.now}."
+    )
+
+
 def _findings(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> dict[str, Change]:
     then = {e["entity"]: e["findings"] for e in before}
     current = {e["entity"]: e["findings"] for e in now}

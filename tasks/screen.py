@@ -2,12 +2,15 @@
 
 The stage around the `screening` package: each ingest partition is screened on a Dask worker
 (`screening.scan.screen_records`; one analyzer per process) and written as this partition's
-`screened` and `quarantine` tables; the tallies add up into `report.json` (counts per entity and
-rule, records kept / redacted / quarantined / flagged, masked samples). No raw value found by the
-screen is ever written to the report, a log, an artifact or an exception, and a quarantine row
-keeps the record's masked copy (tunegate's placeholders in place of every finding), never its
-raw values. The ingest partitions it reads may be encrypted (`ingest.raw_retention`): they are
-decrypted on the worker, in memory, with the store's key.
+`screened` and `quarantine` tables and its `review` table (every flagged and every quarantined
+record, masked whole, with its findings and reason: what `tasks/review.py` shows a reviewer; not
+part of the content hash, which covers the kept records only); the tallies add up into
+`report.json` (counts per entity and rule, records kept / redacted / quarantined / flagged,
+masked samples). No raw value found by the screen is ever written to the report, a log, an
+artifact or an exception, and a quarantine row keeps the record's masked copy (tunegate's
+placeholders in place of every finding), never its raw values. The ingest partitions it reads
+may be encrypted (`ingest.raw_retention`): they are decrypted on the worker, in memory, with the
+store's key.
 """
 
 from __future__ import annotations
@@ -38,7 +41,13 @@ from platforms.store import (
     write_table,
 )
 from screening.policy import ScreenConfig
-from screening.report import Screened, ScreenReport, report_hash, report_markdown
+from screening.report import (
+    REVIEW_SCHEMA,
+    Screened,
+    ScreenReport,
+    report_hash,
+    report_markdown,
+)
 from screening.scan import Tally, screen_records, screen_report
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.records import QUARANTINE_SCHEMA, TaskType, identity_hash, record_hash
@@ -119,6 +128,11 @@ def run_screen(
                     [f for r in results for f in r.quarantine_files],
                     QUARANTINE_SCHEMA,
                 ),
+                "review": table_info(
+                    sum(r.reviewed for r in results),
+                    [f for r in results for f in r.review_files],
+                    REVIEW_SCHEMA,
+                ),
             },
             extra={"report_hash": report_hash(report)},
         )
@@ -158,6 +172,8 @@ class PartitionScreened:
     content: int  # `MultisetHash.value` of the kept records' `identity_hash` (content and id)
     screened_files: tuple[str, ...]  # screened table files, relative to the dataset
     quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
+    review_files: tuple[str, ...] = ()  # review table files (flagged and quarantined, masked)
+    reviewed: int = 0  # rows in this partition's review table
 
 
 def screen_partition(
@@ -198,6 +214,15 @@ def screen_partition(
         quarantine_files=_write_part(
             store, work_uri, "quarantine", index, quarantine, QUARANTINE_SCHEMA
         ),
+        review_files=_write_part(
+            store,
+            work_uri,
+            "review",
+            index,
+            [r.to_row() for r in screening.review],
+            REVIEW_SCHEMA,
+        ),
+        reviewed=len(screening.review),
     )
 
 

@@ -144,10 +144,11 @@ def wait_for_state(run_id: UUID, done: Callable[[FlowRun], bool], seconds: float
             time.sleep(0.5)
 
 
-def start_manual_run(store: Path, inputs: Path, **sections: Any) -> UUID:
+def start_manual_run(store: Path, inputs: Path, name: str | None = None, **sections: Any) -> UUID:
     """Trigger retrain/manual through the API with approval `manual`, stopping after split
     unless `sections` (config sections, e.g. `until="rollout"`) say otherwise: the form's
-    request names a config file written beside the store."""
+    request names a config file written beside the store. `name`: the run's name, as the
+    form's *Run Name* gives it (None: a generated one)."""
     config = {
         "store": str(store),
         "until": "split",
@@ -161,7 +162,9 @@ def start_manual_run(store: Path, inputs: Path, **sections: Any) -> UUID:
     # The sync client, not run_deployment: that returns a coroutine under Playwright's event loop.
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("retrain/manual")
-        run = client.create_flow_run_from_deployment(deployment.id, parameters={"request": request})
+        run = client.create_flow_run_from_deployment(
+            deployment.id, parameters={"request": request}, name=name
+        )
     return run.id
 
 

@@ -20,6 +20,8 @@ COMMANDS = [
     ["split"],
     ["approve"],
     ["reject"],
+    ["review"],
+    ["review", "show"],
     ["data"],
     ["data", "sample"],
     ["config"],

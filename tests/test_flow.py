@@ -26,8 +26,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from flows.config import RetrainRequest
-from flows.retrain import retrain, retrain_request
+from flows.retrain import retrain, retrain_request, run_name
 from flows.summary import RunSummary
+from tests.prefect_server import artifacts
 from tests.tickets import qa_tickets
 
 pytestmark = pytest.mark.slow  # every test runs retrain against a Prefect API server
@@ -146,11 +147,21 @@ def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
     assert waiting["details"]["kept"] > 0 and "Kenji" not in str(waiting)
     assert not _split_dir(cfg).exists()
     with get_client(sync_client=True) as client:
-        paused = client.read_flow_run(UUID(run_id)).state
+        flow_run = client.read_flow_run(UUID(run_id))
+    # named for its model and data, tagged with both
+    assert flow_run.name == run_name(cfg) and flow_run.name.startswith("tunegate-extractive-qa · ")
+    assert {"tunegate-extractive-qa", "extractive-qa"} <= set(flow_run.tags)
+    paused = flow_run.state
     description = read_flow_run_input(keyset_from_paused_state(paused)["description"], UUID(run_id))
-    assert "Screening report" in description and "&lt;PERSON&gt;" in description
-    assert "Kenji" not in description  # the reviewer sees masked samples only
-    assert "### Since the last approved dataset" in description
+    assert "Screening report" in description and "Read the full review" in description
+    assert "Since the last approved dataset" in description
+    review = artifacts(UUID(run_id))["review"]  # the page the form links to: masked records
+    assert "&lt;PERSON&gt;" in review and "**Reason:** LOCATION in context" in review
+    assert "Kenji" not in description + review  # the reviewer sees masked text only
+    # the same review in a terminal, found through the paused run's artifact on the API
+    shown = CliRunner().invoke(app, ["review", "show", run_id, "--set", f"store={cfg.store}"])
+    assert shown.exit_code == 0, shown.output
+    assert "Reason: LOCATION in context" in shown.stdout and "<PERSON>" in shown.stdout
 
     result = CliRunner().invoke(
         app,

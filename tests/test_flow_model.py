@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from flows.retrain import retrain
+from flows.retrain import retrain, run_name
 from flows.summary import RunSummary
 from platforms import tracking
 from platforms.approvals import ApprovalRecord
@@ -105,7 +105,7 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     client = tracking.client(tracking.local_tracking_uri(Path(cfg.store)))
     run = client.get_run(lineage.tracking_run_id)
     assert _mlflow_run(client, summary.flow_run_id).info.run_id == run.info.run_id
-    assert run.info.status == "FINISHED" and run.info.run_name == "retrain-extractive-qa"
+    assert run.info.status == "FINISHED" and run.info.run_name == run_name(cfg)  # model · data
     assert client.get_experiment(run.info.experiment_id).name == "tunegate-extractive-qa"
     assert (
         run.data.params["train.max_length"] == "96" and run.data.params["task"] == "extractive-qa"

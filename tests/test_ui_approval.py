@@ -53,39 +53,74 @@ def page() -> Iterator[object]:
 def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     served: Path, prefect_server: dict[str, str], page, tmp_path: Path
 ) -> None:
+    """At 1280x800: the pause form's short summary links to the full review (a flagged record's
+    masked text and reason on the artifact's page), and asks for an explicit decision; a name
+    given to the run is kept. Screenshots in tmp_path."""
     from playwright.sync_api import expect
 
     store = tmp_path / "store"
-    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=5))
+    name = "helpdesk check by uma"  # as the form's Run Name gives it
+    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=5), name=name)
     wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), 120)
     ui = prefect_server["PREFECT_UI_URL"]
+    page.set_viewport_size({"width": 1280, "height": 800})
+    shots = []
 
-    # The runs list: this run is shown Paused; open it.
+    # The runs list: this run is shown Paused, under the name it was given; open it.
     page.goto(f"{ui}/runs")
     row = page.locator(".state-list-item", has=page.locator(f"a[href$='{run_id}']"))
     expect(row).to_contain_text("Paused")
-    row.get_by_role("link", name="retrain-extractive-qa").click()
+    row.get_by_role("link", name=name).click()
     expect(page).to_have_url(f"{ui}/runs/flow-run/{run_id}")
 
-    # Resume opens the ApprovalInput form under the screening report.
+    # Resume opens the ApprovalInput form under a short summary that links to the review.
     page.get_by_role("button", name="Resume").click()
     form = page.get_by_role("dialog")
     expect(form).to_contain_text("Approve this data for training?")
     expect(form).to_contain_text("Screening report")
+    link = form.get_by_role("link", name="Read the full review")
+    shots.append(tmp_path / "pause-form.png")
+    page.screenshot(path=str(shots[-1]))
+    expect(link).to_be_in_viewport()  # on the first screen of the form, no scroll box to search
+
+    # The review: every flagged record masked, with its findings and reason, on a full page.
+    href = link.get_attribute("href") or ""
+    review = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
+    review.goto(href if href.startswith("http") else ui + href)
+    expect(review.get_by_role("heading", name="t0-q0 · flagged")).to_be_visible()
+    masked = "context: Ticket 0: Agent <PERSON> reset the VPN token for the <LOCATION> office"
+    expect(review.get_by_text(masked).first).to_be_visible()
+    expect(review.get_by_text("Reason: LOCATION in context").first).to_be_visible()
+    expect(review.locator("body")).not_to_contain_text("Kenji")
+    shots.append(tmp_path / "review-page.png")
+    review.screenshot(path=str(shots[-1]))
+    review.close()
 
     def field(label: str):
-        name = page.locator(".schema-form-property__label", has_text=label)
-        return form.locator(".schema-form-property", has=name)
+        label = page.locator(".schema-form-property__label", has_text=label)
+        return form.locator(".schema-form-property", has=label)
 
     expect(field("Reviewer")).to_contain_text("Your name or e-mail, kept in the audit.")
-    form.get_by_role("button", name="Submit").click()  # no reviewer yet: refused in the form
+    expect(field("Decision")).to_contain_text("approve: train on this screened data")
+    form.get_by_role("button", name="Submit").click()  # nothing chosen: refused in the form
     expect(field("Reviewer")).to_contain_text("'reviewer' is a required property")
-
-    field("Approved").get_by_role("switch").click()
     field("Reviewer").locator("textarea").fill("uma@example.com")
+    form.get_by_role("button", name="Submit").click()  # a reviewer only: no silent rejection
+    expect(field("Decision")).to_contain_text("'decision' is a required property")
+
+    # the choice opens from the keyboard (a click on it in the dialog does not, in headless
+    # Chromium); its options are a pop-over of the page, outside the dialog
+    field("Decision").locator(".p-select-button__control").focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator(".p-select-option", has_text="reject")).to_be_visible()
+    shots.append(tmp_path / "pause-form-decision.png")
+    page.screenshot(path=str(shots[-1]))
+    page.locator(".p-select-option", has_text="approve").click()
+    expect(field("Decision")).to_contain_text("approve")
     field("Comment").locator("textarea").fill("checked the masked samples in the browser")
     form.get_by_role("button", name="Submit").click()
     expect(form).to_be_hidden()
+    print("screenshots:", *shots)
 
     run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), 90)
     assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"

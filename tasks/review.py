@@ -1,0 +1,123 @@
+"""The full review of a screened dataset: what a person reads before approving it.
+
+Every flagged and every quarantined record, masked whole, with its findings and its reason (the
+screened dataset's `review` table, written by the screen), after the screening report's counts,
+and followed by the changes since the last approved dataset (tasks/review_changes.py). The same
+markdown is the `review` artifact the pause form links to and what `tunegate review show` prints.
+Records are shown as short lines and text under them, never as wide table columns: nothing is cut
+in a 470 px modal, a full page or an 80-column terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow.parquet as pq
+
+from platforms.store import DatasetRef, Store
+from screening.report import ReviewRecord, ScreenReport, markdown_text
+from tasks.review_changes import ReviewChanges, changes_markdown
+
+ARTIFACT_KEY = "review"
+_HASH = re.compile(r"content hash `([0-9a-f]{64})`")
+
+
+def review_records(store: Store, dataset: DatasetRef) -> list[ReviewRecord] | None:
+    """The flagged and quarantined records of a screened dataset, quarantined first, by id; None
+    when it was screened before the screen kept them (its report's masked samples remain)."""
+    if "review" not in store.read_manifest(dataset.uri).tables:
+        return None
+    records = []
+    for uri in store.table_files(dataset, "review"):
+        with store.open(uri) as f:
+            records += [ReviewRecord.from_row(r) for r in pq.read_table(f).to_pylist()]
+    return sorted(records, key=lambda r: (r.outcome != "quarantined", r.id))
+
+
+def review_markdown(
+    dataset: DatasetRef,
+    report: ScreenReport,
+    records: list[ReviewRecord] | None,
+    changes: ReviewChanges | None,
+) -> str:
+    """The whole review as markdown: counts, every flagged and quarantined record, changes."""
+    lines = [
+        f"## Review of screened data `{dataset.content_hash[:16]}`",
+        "",
+        f"Dataset `{dataset.uri}`, content hash `{dataset.content_hash}`.",
+        "",
+        *counts_markdown(report),
+    ]
+    if records is None:
+        lines += [
+            "",
+            "_Screened before tunegate kept every flagged and quarantined record for review: "
+            "only the report's masked samples are known._",
+            "",
+            *[
+                f"- `{s.id}` ({s.outcome}: {markdown_text(s.reason or s.field)}): "
+                f"{markdown_text(s.excerpt)}"
+                for s in report.samples
+            ],
+        ]
+    else:
+        for outcome, title in (("flagged", "Flagged for review"), ("quarantined", "Quarantined")):
+            shown = [r for r in records if r.outcome == outcome]
+            lines += ["", f"### {title} ({len(shown)})"]
+            if outcome == "quarantined":
+                lines += ["", "_Left out of training whatever the decision._"]
+            for record in shown:
+                lines += ["", *_record_markdown(record)]
+            if not shown:
+                lines += ["", "None."]
+    return "\n".join([*lines, "", changes_markdown(changes)])
+
+
+def counts_markdown(report: ScreenReport) -> list[str]:
+    """The report's counts and findings per entity and rule, as two narrow tables."""
+    return [
+        f"### Screening report ({report.task})",
+        "",
+        "| records in | kept | redacted | quarantined | flagged |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {report.records_in} | {report.kept} | {report.redacted} | {report.quarantined} "
+        f"| {report.flagged} |",
+        "",
+        "| entity | rule | findings |",
+        "|---|---|---:|",
+        *[f"| {c.entity} | {c.action} | {c.findings} |" for c in report.entities],
+    ]
+
+
+def _record_markdown(record: ReviewRecord) -> list[str]:
+    found = ", ".join(f"{c.entity} {c.findings} ({c.action})" for c in record.findings)
+    return [
+        f"#### `{record.id}` · {record.outcome}",
+        "",
+        f"**Reason:** {markdown_text(record.reason)}  ",
+        f"**Findings:** {found or 'none'}",
+        "",
+        *[f"- **{name}:** {markdown_text(text)}" for name, text in record.masked.items()],
+    ]
+
+
+def dataset_hash_in(markdown: str) -> str | None:
+    """The screened dataset's content hash a review's markdown names (None if none)."""
+    found = _HASH.search(markdown)
+    return found.group(1) if found else None
+
+
+def find_screened(store: Store, prefix: str) -> DatasetRef:
+    """The screened dataset whose content hash starts with `prefix`; ValueError when none or
+    several do (the message lists them)."""
+    prefix = prefix.lower()
+    found = [m for m in store.manifests() if m.stage == "screen"]
+    matches = {m.content_hash: m for m in found if m.content_hash.startswith(prefix)}
+    if not matches:
+        raise ValueError(
+            f"no screened dataset in {store.uri} has a content hash starting {prefix!r}"
+        )
+    if len(matches) > 1:
+        names = ", ".join(sorted(h[:16] for h in matches))
+        raise ValueError(f"{prefix!r} matches several screened datasets: {names}")
+    return store.dataset_at(next(iter(matches.values())).uri)
