@@ -20,7 +20,8 @@ from their Rust dialect to Python `re` by `screening/data/update_titus.py`, whic
 each rule's keywords (literals every match holds; Titus has none) and checks every kept rule on
 its own examples; the rules it leaves out are listed with their reasons in the file. Its rules
 join gitleaks' in the same keyword prefilter; a finding is their secret group (`token` when
-named, else the last group that matched), kept when it passes the rule's minimum entropy and
+named, else the last group named as a secret, else from the first group that matched to the
+last: `user:password@host`), kept when it passes the rule's minimum entropy and
 character requirements (`min_digits`, `min_uppercase`, `ignore_if_contains`...).
 """
 
@@ -261,7 +262,7 @@ class Rule:
     group: int | None  # None: the first non-empty group, else the whole match; 0: whole match
     allows: tuple[Allow, ...]
     widen_left: bool  # gitleaks' lazy identifier prefix was cut from the regex (below)
-    last_group: bool = False  # group None means the last non-empty group (Titus' convention)
+    cover_groups: bool = False  # group None: from the first group that matched to the last
     requirements: tuple[tuple[str, object], ...] = ()  # Titus' pattern_requirements
 
     def meets_requirements(self, secret: str) -> bool:
@@ -320,7 +321,7 @@ class Catalogue:
     def find(self, text: str) -> Iterator[CatalogueFinding]:
         for rule in self.rules_for(text):
             for m in rule.regex.finditer(text):
-                start, end = _secret_span(m, rule.group, rule.last_group)
+                start, end = _secret_span(m, rule.group, rule.cover_groups)
                 if end <= start:
                     continue
                 secret = text[start:end]
@@ -366,11 +367,14 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if j == -1 else j
 
 
-def _secret_span(m: re.Match[str], group: int | None, last: bool = False) -> tuple[int, int]:
+def _secret_span(m: re.Match[str], group: int | None, cover: bool = False) -> tuple[int, int]:
     if group is not None:
         return m.span(group)
-    order = range(1, (m.re.groups or 0) + 1)
-    for g in reversed(order) if last else order:
+    if cover:
+        spans = [m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.group(g)]
+        if spans:
+            return _trim(m.string, min(a for a, _ in spans), max(b for _, b in spans))
+    for g in range(1, (m.re.groups or 0) + 1):
         if m.group(g):
             return _trim(m.string, *m.span(g))
     return _trim(m.string, *m.span(0))
@@ -447,7 +451,7 @@ def _titus_rule(spec: dict) -> Rule:
         group=spec["group"],
         allows=(),
         widen_left=False,
-        last_group=True,
+        cover_groups=True,
         requirements=tuple(sorted(spec["requirements"].items())),
     )
 

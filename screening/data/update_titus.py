@@ -228,10 +228,20 @@ def keywords(pattern: str) -> list[str]:
 
 
 # --- Building the catalogue ---------------------------------------------------------------------
+# Named groups that hold the secret (`client_secret`, `password`, `PRIVATE_KEY`, `B64`), not
+# an identifier beside it (`key_id`, `token_id`, `client_id`, `host`).
+_SECRET_NAME = re.compile(r"(?i)(?:token|secret|pass|pwd|key|b64|val)(?!_?id)")
+
+
 def _secret_group(compiled: re.Pattern[str]) -> int | None:
-    """The group Titus reports as the secret: `token` when named, else None (the last group
-    that matched; the whole match when there is none)."""
-    return compiled.groupindex.get("token")
+    """The group that holds the secret: one named `token`, else the last one whose name says it
+    is a secret; None: no group names one (the finding then spans every group that matched:
+    `user:password@host`, a key block's header to its end)."""
+    names = {name.lower(): i for name, i in compiled.groupindex.items()}
+    if "token" in names:
+        return names["token"]
+    secret = [i for name, i in names.items() if _SECRET_NAME.search(name)]
+    return max(secret) if secret else None
 
 
 def _left_out(rule: dict) -> str | None:
