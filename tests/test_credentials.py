@@ -329,8 +329,9 @@ def test_code_identifiers_are_not_credentials(text: str) -> None:
 
 
 def test_recall_on_credentials_written_by_others() -> None:
-    """Nosey Parker's rule examples (benchmarks/external/credentials_dev.jsonl): 86.7% when
-    measured; a credential counts only when every character of it is covered."""
+    """Nosey Parker's rule examples (benchmarks/external/credentials_dev.jsonl): 99.7% when
+    measured (86.7% before Titus' rules, which are Nosey Parker's: not an out-of-sample figure);
+    a credential counts only when every character of it is covered."""
     import json
     from pathlib import Path
 
@@ -345,4 +346,4 @@ def test_recall_on_credentials_written_by_others() -> None:
     )
     total = sum(len(r["secrets"]) for r in records)
     assert total >= 300
-    assert caught / total >= 0.85, caught / total
+    assert caught / total >= 0.99, caught / total
