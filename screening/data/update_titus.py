@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from re import _constants as C  # noqa: N812
+from re import _constants as C
 from re import _parser
 
 import yaml
@@ -96,8 +96,11 @@ def strip_verbose(pattern: str) -> str:
             return "" if m.group(3) == ")" else "(?:"
         return f"(?{on}{off}{m.group(3)}"
 
-    return _FLAGS.sub(drop_x, pattern).replace("(?<", "(?P<").replace("(?P<=", "(?<=").replace(
-        "(?P<!", "(?<!"
+    return (
+        _FLAGS.sub(drop_x, pattern)
+        .replace("(?<", "(?P<")
+        .replace("(?P<=", "(?<=")
+        .replace("(?P<!", "(?<!")
     )
 
 
