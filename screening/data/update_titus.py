@@ -10,8 +10,9 @@ and for many a minimum entropy and character-class requirements. This script (ru
 only; nothing is read from the network at run time) keeps every rule Titus reports, converts its
 regex to Python `re` syntax, derives the literals one of which every match must hold (the
 keywords of `screening.credential_rules`' prefilter: Titus has none, Hyperscan needs none), checks
-that the converted rule still matches each of its own examples and that its keywords are found in
-them, and writes the kept rules with the source commit and the reason for every rule left out.
+the converted rule on its own examples (one matching none of them is left out; its keywords must
+be in every example it matches) and on stress texts made of them (one that backtracks is left
+out), and writes the kept rules with the source commit and the reason for every rule left out.
 Run tests/test_credentials.py afterwards.
 """
 
