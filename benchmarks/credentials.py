@@ -15,6 +15,8 @@ it and prints
 - the false-positive rate on code nobody here wrote: `--code-windows` windows of 10 lines of the
   Python source of installed packages (click, jinja2, yaml, rich, requests, urllib3, fsspec,
   typer, pydantic; their tests left out), a window counting when it has any finding >= 0.5;
+- the same on the records of the external corpora (`benchmarks/external/`) that hold no
+  labelled credential: their clean records, and all records, Nosey Parker's left out;
 - throughput of the screen's analyzer (`screening.detectors.build_analyzer`: spaCy + Presidio +
   the credential recognizer) against the same analyzer without the credential recognizer, in the
   same process, over `--speed-texts` tickets, as `ratio N.NNx` (time with / time without).
@@ -80,6 +82,18 @@ def code_windows(n: int, lines: int = 10) -> list[Ticket]:
     return windows[::step][:n]
 
 
+def external_without_credentials() -> dict[str, list[str]]:
+    """Texts of the external corpora with no credential labelled: the sources' clean records,
+    and every record of the corpora other than Nosey Parker's."""
+    from benchmarks.external.measure import CORPORA, load
+
+    records = [r for name in CORPORA if name != "noseyparker" for r in load(name)]
+    return {
+        "external clean records": [r["text"] for r in records if r["clean"]],
+        "external records without a credential": [r["text"] for r in records],
+    }
+
+
 def external_recall(tickets: list[Ticket], min_score: float = 0.5) -> tuple[int, int, Counter]:
     """(caught, total, misses per vendor) over planted tickets written by others."""
     caught, total, misses = 0, 0, Counter()
@@ -118,6 +132,11 @@ def main() -> None:
     )
     for text in flagged[: args.show]:
         print(f"CODE FLAGGED {text!r}")
+    for name, texts in external_without_credentials().items():
+        hits = [t for t in texts if any(f.score >= 0.5 for f in find_credentials(t))]
+        print(f"{name} with a finding: {len(hits)}/{len(texts)} = {len(hits) / len(texts):.2%}")
+        for text in hits[: args.show]:
+            print(f"EXTERNAL FLAGGED {text!r}")
 
     planted, clean = corpus(args.planted, args.clean, args.seed)
     start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Vendor credential formats from a maintained catalogue: gitleaks' rules, read as data.
+"""Vendor credential formats from maintained catalogues: gitleaks' and Titus' rules, read as data.
 
 `screening/data/gitleaks.toml` is gitleaks' generated default config (MIT, version and commit in
 its header; `screening/data/update_gitleaks.py` refreshes it): ~220 rules, each a Go RE2 regex,
@@ -13,10 +13,21 @@ gitleaks does.
 Rules that need a file path (gitleaks runs them on files named like `*.p12` or `NuGet.config`
 only) have none here: they are left out, each with its reason in `Catalogue.skipped`.
 A regex that does not translate is an error when the catalogue loads, never a silent skip.
+
+`screening/data/titus.json` is the second catalogue: the rules of Titus (praetorian-inc/titus,
+Apache-2.0; the successor of Nosey Parker, with Nosey Parker's and Kingfisher's rules), converted
+from their Rust dialect to Python `re` by `screening/data/update_titus.py`, which also derives
+each rule's keywords (literals every match holds; Titus has none) and checks every kept rule on
+its own examples; the rules it leaves out are listed with their reasons in the file. Its rules
+join gitleaks' in the same keyword prefilter; a finding is their secret group (`token` when
+named, else the last group named as a secret, else from the first group that matched to the
+last: `user:password@host`), kept when it passes the rule's minimum entropy and
+character requirements (`min_digits`, `min_uppercase`, `ignore_if_contains`...).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tomllib
@@ -27,6 +38,7 @@ from functools import cache
 from pathlib import Path
 
 CATALOGUE_PATH = Path(__file__).with_name("data") / "gitleaks.toml"
+TITUS_PATH = Path(__file__).with_name("data") / "titus.json"
 
 # gitleaks rule id (prefix) -> the screen's entity type; any other rule: VENDOR_SECRET.
 _ENTITY_BY_PREFIX: tuple[tuple[str, str], ...] = (
@@ -66,6 +78,29 @@ _DEFAULT_SCORE = 0.9
 def entity_of(rule_id: str) -> str:
     for prefix, entity in _ENTITY_BY_PREFIX:
         if rule_id.startswith(prefix):
+            return entity
+    return VENDOR_ENTITY
+
+
+# Titus rules are typed by their name (`AWS Secret Access Key`, `Password Hash (bcrypt)`).
+_ENTITY_BY_NAME: tuple[tuple[str, str], ...] = (
+    (r"(?i)webhook", "WEBHOOK_URL"),
+    (r"(?i)private key|\bage identity", "PRIVATE_KEY"),
+    (r"(?i)password|credentials in|username and", "PASSWORD"),
+    (r"(?i)^aws secret|^aws session", "AWS_SECRET_KEY"),
+    (r"(?i)^github", "GITHUB_TOKEN"),
+    (r"(?i)^gitlab", "GITLAB_TOKEN"),
+    (r"(?i)^slack", "SLACK_TOKEN"),
+    (r"(?i)^stripe", "STRIPE_KEY"),
+    (r"(?i)^openai", "OPENAI_KEY"),
+    (r"(?i)^json web token \(", "JWT"),
+    (r"(?i)^generic", "API_KEY"),
+)
+
+
+def entity_of_name(name: str) -> str:
+    for pattern, entity in _ENTITY_BY_NAME:
+        if re.search(pattern, name):
             return entity
     return VENDOR_ENTITY
 
@@ -227,6 +262,26 @@ class Rule:
     group: int | None  # None: the first non-empty group, else the whole match; 0: whole match
     allows: tuple[Allow, ...]
     widen_left: bool  # gitleaks' lazy identifier prefix was cut from the regex (below)
+    cover_groups: bool = False  # group None: from the first group that matched to the last
+    requirements: tuple[tuple[str, object], ...] = ()  # Titus' pattern_requirements
+
+    def meets_requirements(self, secret: str) -> bool:
+        """Titus' character requirements on the secret (Kingfisher's `pattern_requirements`)."""
+        for name, value in self.requirements:
+            if name == "ignore_if_contains":
+                low = secret.lower()
+                if any(str(w).lower() in low for w in value):  # type: ignore[attr-defined]
+                    return False
+                continue
+            count = {
+                "min_digits": sum(c.isdigit() for c in secret),
+                "min_uppercase": sum(c.isupper() for c in secret),
+                "min_lowercase": sum(c.islower() for c in secret),
+                "min_special_chars": sum(not c.isalnum() for c in secret),
+            }.get(name)
+            if count is not None and count < int(value):  # type: ignore[call-overload]
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -266,11 +321,13 @@ class Catalogue:
     def find(self, text: str) -> Iterator[CatalogueFinding]:
         for rule in self.rules_for(text):
             for m in rule.regex.finditer(text):
-                start, end = _secret_span(m, rule.group)
+                start, end = _secret_span(m, rule.group, rule.cover_groups)
                 if end <= start:
                     continue
                 secret = text[start:end]
                 if rule.entropy and shannon_entropy(secret) <= rule.entropy:
+                    continue
+                if rule.requirements and not rule.meets_requirements(secret):
                     continue
                 match_start = m.start()
                 if rule.widen_left:
@@ -310,9 +367,13 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if j == -1 else j
 
 
-def _secret_span(m: re.Match[str], group: int | None) -> tuple[int, int]:
+def _secret_span(m: re.Match[str], group: int | None, cover: bool = False) -> tuple[int, int]:
     if group is not None:
         return m.span(group)
+    if cover:
+        spans = [m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.group(g)]
+        if spans:
+            return _trim(m.string, min(a for a, _ in spans), max(b for _, b in spans))
     for g in range(1, (m.re.groups or 0) + 1):
         if m.group(g):
             return _trim(m.string, *m.span(g))
@@ -377,8 +438,39 @@ def _version(path: Path) -> str:
     return "unknown"
 
 
-def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
-    """Every rule of the catalogue, compiled; raises UntranslatableRegex on one that is not."""
+def _titus_rule(spec: dict) -> Rule:
+    """A rule of `titus.json` (already in Python syntax: update_titus.py converted it)."""
+    fuzzy = "fuzzy" in spec["categories"] or "generic" in spec["categories"]
+    return Rule(
+        id=spec["id"],
+        entity=entity_of_name(spec["name"]),
+        score=0.8 if fuzzy else _DEFAULT_SCORE,
+        regex=re.compile(spec["regex"], re.ASCII),
+        keywords=tuple(spec["keywords"]),
+        entropy=float(spec["entropy"]),
+        group=spec["group"],
+        allows=(),
+        widen_left=False,
+        cover_groups=True,
+        requirements=tuple(sorted(spec["requirements"].items())),
+    )
+
+
+def load_titus(path: Path = TITUS_PATH) -> tuple[str, list[Rule], dict[str, str]]:
+    """(version, rules, rule id -> why left out) of the Titus catalogue."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rules = []
+    for spec in data["rules"]:
+        try:
+            rules.append(_titus_rule(spec))
+        except re.error as exc:
+            raise UntranslatableRegex(f"Titus rule {spec['id']}: {exc}") from exc
+    return data["source"], rules, dict(data["skipped"])
+
+
+def load_catalogue(path: Path = CATALOGUE_PATH, titus: Path | None = TITUS_PATH) -> Catalogue:
+    """Every rule of the catalogues (gitleaks', then Titus' unless `titus` is None), compiled;
+    raises UntranslatableRegex on one that is not."""
     with path.open("rb") as f:
         data = tomllib.load(f)
     rules: list[Rule] = []
@@ -394,6 +486,12 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
             rules.append(_rule(spec))
         except (re.error, UntranslatableRegex) as exc:
             raise UntranslatableRegex(f"gitleaks rule {spec['id']}: {exc}") from exc
+    version = _version(path)
+    if titus is not None:
+        titus_version, titus_rules, titus_skipped = load_titus(titus)
+        version += f" + {titus_version}"
+        rules += titus_rules
+        skipped.update(titus_skipped)
     top = data.get("allowlist")
     tops = [top] if isinstance(top, dict) else []
     tops += data.get("allowlists", [])
@@ -407,7 +505,7 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
         for k in by_keyword
     }
     return Catalogue(
-        version=_version(path),
+        version=version,
         rules=tuple(rules),
         skipped=skipped,
         global_allow=global_allow,
@@ -420,5 +518,5 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> Catalogue:
 
 @cache
 def catalogue() -> Catalogue:
-    """The vendored catalogue, loaded once per process."""
+    """The vendored catalogues, loaded once per process."""
     return load_catalogue()

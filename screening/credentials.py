@@ -1,9 +1,9 @@
-"""Credentials in free text: gitleaks' catalogue, detect-secrets' plugins, rules for how people
-write them.
+"""Credentials in free text: gitleaks' and Titus' catalogues, detect-secrets' plugins, rules for
+how people write them.
 
-gitleaks' rule catalogue (`screening.credential_rules`, vendored data) knows ~220 vendor token
-formats; it runs first and its findings are typed by vendor (VENDOR_SECRET when the screen has no
-type of its own for one).
+gitleaks' and Titus' rule catalogues (`screening.credential_rules`, vendored data) know ~650
+vendor token formats, password hashes and connection strings; they run first and their findings
+are typed by vendor (VENDOR_SECRET when the screen has no type of its own for one).
 
 detect-secrets (Yelp) is built for source code: its token-format plugins (AWS, GitHub, Slack,
 Stripe, JWT, private keys...) work anywhere, but its keyword plugin expects code-style
@@ -653,7 +653,7 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
 
 
 def _catalogue_findings(text: str) -> Iterator[Finding]:
-    """gitleaks' vendor formats (`screening.credential_rules`), typed by the rule's vendor.
+    """The catalogues' vendor formats (`screening.credential_rules`), typed by the rule's vendor.
 
     gitleaks' `curl -u` rule yields `user:password`: the finding is the password alone (the
     user when the password is empty: a token passed as the user name)."""

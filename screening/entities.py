@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # Credentials and secrets, found by `screening.credentials.CredentialRecognizer`.
 SECRET_ENTITIES: tuple[str, ...] = (
-    # Vendor token formats (detect-secrets' plugins, gitleaks' catalogue, Azure patterns of our own).
+    # Vendor token formats (detect-secrets' plugins, gitleaks' and Titus' catalogues, Azure patterns).
     "AWS_ACCESS_KEY",
     "AWS_SECRET_KEY",
     "GITHUB_TOKEN",
@@ -33,7 +33,7 @@ SECRET_ENTITIES: tuple[str, ...] = (
     "PRIVATE_KEY",
     "JWT",
     "WEBHOOK_URL",  # Slack, Discord, Teams incoming-webhook URLs (the URL is the secret)
-    "VENDOR_SECRET",  # any other vendor format of the gitleaks catalogue (screening.credential_rules)
+    "VENDOR_SECRET",  # any other vendor format of the catalogues (screening.credential_rules)
     # Context: what a value is follows from the words around it.
     "PASSWORD",  # after password / pw / passcode..., in prose, assignments, flags, next line
     "API_KEY",  # after token / key / secret / credential...

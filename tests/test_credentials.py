@@ -136,18 +136,32 @@ def test_screen_quarantines_a_free_text_credential_naming_type_and_field() -> No
 
 # --- The gitleaks catalogue, free-text forms, code that is not a credential ---------------------
 def test_the_catalogue_loads_and_every_rule_compiles() -> None:
+    import json
     import tomllib
 
-    from screening.credential_rules import CATALOGUE_PATH, catalogue
+    from screening.credential_rules import CATALOGUE_PATH, TITUS_PATH, catalogue
 
     specs = tomllib.loads(CATALOGUE_PATH.read_text(encoding="utf-8"))["rules"]
+    titus = json.loads(TITUS_PATH.read_text(encoding="utf-8"))
     loaded = catalogue()
-    assert "commit" in loaded.version and len(loaded.rules) >= 200
-    # every rule runs, except those gitleaks runs on file paths only: each left out, with why
-    assert {r.id for r in loaded.rules} | set(loaded.skipped) == {s["id"] for s in specs}
-    assert set(loaded.skipped) == {s["id"] for s in specs if "path" in s}
+    assert "gitleaks" in loaded.version and "titus" in loaded.version
+    assert len(loaded.rules) >= 600
+    # every gitleaks rule runs, except those gitleaks runs on file paths only: each with why
+    gitleaks_ids = {s["id"] for s in specs}
+    assert {r.id for r in loaded.rules if r.id in gitleaks_ids} | {
+        k for k in loaded.skipped if k in gitleaks_ids
+    } == gitleaks_ids
+    assert {k for k in loaded.skipped if k in gitleaks_ids} == {
+        s["id"] for s in specs if "path" in s
+    }
+    # every Titus rule the update script kept runs; the ones it left out say why
+    assert [r.id for r in loaded.rules if r.id not in gitleaks_ids] == [
+        s["id"] for s in titus["rules"]
+    ]
+    assert "commit" in titus["source"] and all(titus["skipped"].values())
     assert all(loaded.skipped.values())
-    assert all(r.keywords for r in loaded.rules if r.id != "generic-api-key")
+    # the keyword prefilter: only a handful of rules have no literal and run on every text
+    assert len([r for r in loaded.rules if not r.keywords]) <= 10
 
 
 def test_the_keyword_prefilter_picks_the_rules_of_every_keyword_in_the_text() -> None:
@@ -157,6 +171,7 @@ def test_the_keyword_prefilter_picks_the_rules_of_every_keyword_in_the_text() ->
     loaded = catalogue()
     text = "PAT for ghp_ and sk-proj; the Api Key / passwd / Hooks.Slack.Com / xoxb-; eyJ"
     naive = {i for k, indices in loaded.by_keyword.items() if k in text.lower() for i in indices}
+    naive |= set(loaded.unconditional)  # the few rules without a literal run on every text
     assert [loaded.rules.index(r) for r in loaded.rules_for(text)] == sorted(naive)
     assert len(naive) > 5
 
@@ -178,6 +193,68 @@ def test_go_regexes_keep_their_meaning_in_python(go: str, text: str, matched: st
 
     m = re.compile(go_to_python(go), re.ASCII).search(text)
     assert (m.group(0) if m else None) == matched
+
+
+def _update_titus():  # the build script of screening/data/titus.json (not a package module)
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "screening" / "data" / "update_titus.py"
+    spec = importlib.util.spec_from_file_location("update_titus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("rust", "text", "matched"),
+    [
+        # verbose mode: spaces and comments go, inside classes too (Rust ignores them there)
+        ("(?x)\n\\b (dp\\.ct\\. [a-z 0-9]{4})  # a comment\n\\b", "dp.ct.ab12", "dp.ct.ab12"),
+        ("(?x) a\\ b (?# the user )", "a b", "a b"),  # an escaped space stays
+        ("(?xi) (?: api_key | apikey ) = (\\w+)", "APIKEY=zz", "APIKEY=zz"),
+        ("(?x) x [^ \\s]+", "x y", None),
+    ],
+)
+def test_titus_rust_regexes_keep_their_meaning_in_python(
+    rust: str, text: str, matched: str | None
+) -> None:
+    import re
+
+    from screening.credential_rules import go_to_python
+
+    pattern = go_to_python(_update_titus().strip_verbose(rust))
+    m = re.compile(pattern, re.ASCII).search(text)
+    assert (m.group(0) if m else None) == matched
+
+
+@pytest.mark.parametrize(
+    ("pattern", "keywords"),
+    [
+        (r"\b(dp\.st\.(?:[a-z0-9\-_]{2,35}\.)?[a-zA-Z0-9]{40,44})\b", ["dp.st."]),
+        (r"(?i)\b(?:zendesk|zd)(?:.|[\n\r]){0,32}?(?:TOKEN|KEY)", ["key", "token"]),
+        # Python factors `A3T..|AKIA|ASIA` into `A(?:3T..|KIA|SIA)`: the prefix is joined back
+        (r"\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z0-9]{16})\b", ["a3t", "akia", "asia"]),
+        (r"\$2[abxy]\$\d{2}\$", ["$2a$", "$2b$", "$2x$", "$2y$"]),
+        (r"\b([a-f0-9]{32})\b", []),  # no literal: the rule runs on every text
+    ],
+)
+def test_titus_keywords_are_literals_every_match_holds(pattern: str, keywords: list[str]) -> None:
+    assert _update_titus().keywords(pattern) == keywords
+
+
+def test_titus_rules_keep_the_secret_group_and_its_requirements() -> None:
+    """A named secret group is the finding; a vendor word's own requirements are applied."""
+    from screening.credential_rules import catalogue
+
+    rules = {r.id: r for r in catalogue().rules}
+    text = "postgres://svc_app:Wq9zLm4Kx8Rt2@db.internal:5432/app"
+    found = [f for f in catalogue().find(text) if f.rule.id.startswith(("np.", "kingfisher."))]
+    assert {text[f.start : f.end] for f in found} == {"Wq9zLm4Kx8Rt2"}
+    aws = rules["np.aws.2"]  # AWS secret key: Titus ignores AWS's documented EXAMPLE keys
+    assert not aws.meets_requirements("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    assert aws.meets_requirements("wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8kLm4Pq2W")
 
 
 _OPENAI = (
@@ -207,6 +284,9 @@ FREE_TEXT_FORMS = [
     ("JWT", "the header had eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U in it", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
     ("OpenAI sk-proj (catalogue)", f"my key {_OPENAI} stopped working", _OPENAI),
     ("Azure AD Q~ secret (catalogue)", "client secret: kPx8Q~Zr4aTn5bV6cW7dX8eY9fZ0gA1hB2iC3j", "kPx8Q~Zr4aTn5bV6cW7dX8eY9fZ0gA1hB2iC3j"),
+    ("Doppler service token (Titus)", "DOPPLER_TOKEN=dp.st.prd.Zq8Kd7Lm2Nx4Pv6Rt9Wb3Yc5Fh1Jg0Ms8Qa7Ue4Io2", "dp.st.prd.Zq8Kd7Lm2Nx4Pv6Rt9Wb3Yc5Fh1Jg0Ms8Qa7Ue4Io2"),
+    ("Tavily key (Titus)", "search with 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 please", "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"),
+    ("bcrypt hash (Titus)", "admin:$2b$12$Kq8wZ3nR5tY7uI9oP1aS3eDfGhJkLzXcVbNm0qWeRtYuIoPaSdFgH:1001", "$2b$12$Kq8wZ3nR5tY7uI9oP1aS3eDfGhJkLzXcVbNm0qWeRtYuIoPaSdFgH"),
 ]  # fmt: skip
 
 
@@ -251,8 +331,9 @@ def test_code_identifiers_are_not_credentials(text: str) -> None:
 
 
 def test_recall_on_credentials_written_by_others() -> None:
-    """Nosey Parker's rule examples (benchmarks/external/credentials_dev.jsonl): 86.7% when
-    measured; a credential counts only when every character of it is covered."""
+    """Nosey Parker's rule examples (benchmarks/external/credentials_dev.jsonl): 99.7% when
+    measured (86.7% before Titus' rules, which are Nosey Parker's: not an out-of-sample figure);
+    a credential counts only when every character of it is covered."""
     import json
     from pathlib import Path
 
@@ -267,4 +348,4 @@ def test_recall_on_credentials_written_by_others() -> None:
     )
     total = sum(len(r["secrets"]) for r in records)
     assert total >= 300
-    assert caught / total >= 0.85, caught / total
+    assert caught / total >= 0.99, caught / total
