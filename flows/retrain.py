@@ -19,12 +19,15 @@ data an earlier run already had approved and trained on: a quiet night is not a 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from prefect import flow
 from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
+from flows.run_log import own_process, run_log
 from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage, run_logger
 from platforms.backends import Backends
@@ -107,9 +110,19 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
     context = FlowRunContext.get()
     summary = RunSummary(flow_run_id=_flow_run_id())
     backends = config.backends()
-    with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run as the flow ends
-        run_name = context.flow_run.name if context else None
-        return _stages(config, summary, backends, tracker, run_name, only_new)
+    log_file = backends.state_dir("runs", "runs") / (summary.flow_run_id or _now()) / "run.log"
+    # warnings and libraries' lines into the run's log file, the run's own on the terminal
+    with run_log(log_file, keep=own_process(summary.flow_run_id)):
+        run_logger().info(
+            "run log: %s (warnings, libraries' lines, the trainer's output)", log_file
+        )
+        with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run with the flow
+            run_name = context.flow_run.name if context else None
+            return _stages(config, summary, backends, tracker, run_name, only_new)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def _stages(
