@@ -89,15 +89,19 @@ def _name(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _terminal_handlers() -> list[logging.Handler]:
-    """Every handler writing to a stream that is no file (nor a test's in-memory capture)."""
-    loggers = [logging.getLogger()] + [
+def _loggers() -> list[logging.Logger]:
+    """The root logger and every logger made so far."""
+    return [logging.getLogger()] + [
         logger
         for logger in list(logging.Logger.manager.loggerDict.values())
         if isinstance(logger, logging.Logger)
     ]
+
+
+def _terminal_handlers() -> list[logging.Handler]:
+    """Every handler writing to a stream that is no file (nor a test's in-memory capture)."""
     found: list[logging.Handler] = []
-    for logger in loggers:
+    for logger in _loggers():
         for handler in logger.handlers:
             if (
                 isinstance(handler, logging.StreamHandler)
@@ -132,8 +136,14 @@ def route_to_file(path: Path) -> Callable[[], None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     file_handler = logging.FileHandler(path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter(_FORMAT))
-    root = logging.getLogger()
-    root.addHandler(file_handler)
+    # the root logger, and each logger whose records stop before it (Dask's `distributed`)
+    writers = [
+        logger
+        for logger in _loggers()
+        if logger is logging.getLogger() or (not logger.propagate and logger.handlers)
+    ]
+    for logger in writers:
+        logger.addHandler(file_handler)
     filtered = [(h, _ConsoleFilter(h)) for h in _terminal_handlers()]
     for handler, console_filter in filtered:
         handler.addFilter(console_filter)
@@ -146,7 +156,8 @@ def route_to_file(path: Path) -> Callable[[], None]:
         warnings.showwarning = shown
         for handler, console_filter in filtered:
             handler.removeFilter(console_filter)
-        root.removeHandler(file_handler)
+        for logger in writers:
+            logger.removeHandler(file_handler)
         file_handler.close()
         if bars is None:
             os.environ.pop(_PROGRESS_BARS, None)

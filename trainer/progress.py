@@ -15,7 +15,10 @@ only. Nothing here imports torch or transformers.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 PROGRESS = "[progress] "
 OWN = "[trainer] "
@@ -85,6 +88,57 @@ def parse_progress(line: str) -> Progress | None:
         )
     except (KeyError, ValueError):
         return None
+
+
+class ProgressWriter:
+    """Writes a progress line as training goes (the trainer's callback calls it, on the main
+    process): at each log step with its loss, or an evaluation's loss (`logged`), at least every
+    `every_seconds` between them (`stepped`), and at the end (`ended`). The time left is
+    paced by the steps this process ran (a resumed run starts at its checkpoint's step)."""
+
+    def __init__(
+        self, every_seconds: float = 5.0, write: Callable[[str], Any] | None = None
+    ) -> None:
+        self.every_seconds = every_seconds
+        self.write = write or (lambda line: print(line, flush=True))
+        self.start = self.last_line = time.perf_counter()
+        self.first_step = 0
+        self.loss: float | None = None
+        self.eval_loss: float | None = None
+
+    def began(self, step: int) -> None:
+        self.start = self.last_line = time.perf_counter()
+        self.first_step = step
+
+    def stepped(self, step: int, total: int, epoch: float) -> None:
+        if time.perf_counter() - self.last_line >= self.every_seconds:
+            self._line(step, total, epoch)
+
+    def logged(self, step: int, total: int, epoch: float, logs: dict[str, Any]) -> None:
+        if "loss" in logs:
+            self.loss = float(logs["loss"])
+        if "eval_loss" in logs:
+            self.eval_loss = float(logs["eval_loss"])
+        if "loss" in logs or "eval_loss" in logs:
+            self._line(step, total, epoch)
+
+    def ended(self, step: int, total: int, epoch: float) -> None:
+        self._line(step, total, epoch)
+
+    def _line(self, step: int, total: int, epoch: float) -> None:
+        now = time.perf_counter()
+        self.last_line = now
+        elapsed = now - self.start
+        progress = Progress(
+            step=step,
+            total=total,
+            epoch=epoch,
+            elapsed=elapsed,
+            eta=estimate_eta(step, total, elapsed, self.first_step),
+            loss=self.loss,
+            eval_loss=self.eval_loss,
+        )
+        self.write(format_progress(progress))
 
 
 def own_message(line: str) -> str | None:

@@ -55,7 +55,7 @@ from trainer.modeling import (
     without_token_types,
     write_model_info,
 )
-from trainer.progress import OWN, Progress, estimate_eta, format_progress
+from trainer.progress import OWN, ProgressWriter
 from trainer.taskspec import task_spec
 from trainer.tracking import attached_run, given_run
 
@@ -164,57 +164,28 @@ def checkpoint_folder(args: TrainArgs) -> Path:
 
 
 class ProgressLines(TrainerCallback):
-    """Writes a `[progress]` line (trainer/progress.py) to stdout, the job's log, on the main
-    process: at each log step (with its loss, or an evaluation's loss), at least every
-    `every_seconds` between them, and at the end. The time left is estimated from the steps this
-    process ran."""
+    """The Trainer's events as `[progress]` lines on stdout, the job's log (`ProgressWriter`),
+    written by the main process only."""
 
     def __init__(self, every_seconds: float = 5.0) -> None:
-        self.every_seconds = every_seconds
-        self.start = self.last_line = time.perf_counter()
-        self.first_step = 0
-        self.loss: float | None = None
-        self.eval_loss: float | None = None
+        self.writer = ProgressWriter(every_seconds)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.start = self.last_line = time.perf_counter()
-        self.first_step = state.global_step  # a resumed run times from its checkpoint's step
+        self.writer.began(state.global_step)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if time.perf_counter() - self.last_line >= self.every_seconds:
-            self._write(state)
+        if state.is_world_process_zero:
+            self.writer.stepped(state.global_step, state.max_steps, state.epoch or 0.0)
 
     def on_log(
         self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
     ) -> None:
-        logs = logs or {}
-        if "loss" in logs:
-            self.loss = float(logs["loss"])
-        if "eval_loss" in logs:
-            self.eval_loss = float(logs["eval_loss"])
-        if "loss" in logs or "eval_loss" in logs:
-            self._write(state)
+        if state.is_world_process_zero:
+            self.writer.logged(state.global_step, state.max_steps, state.epoch or 0.0, logs or {})
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._write(state)
-
-    def _write(self, state: Any) -> None:
-        if not state.is_world_process_zero:
-            return
-        now = time.perf_counter()
-        self.last_line = now
-        elapsed = now - self.start
-        step, total = state.global_step, state.max_steps
-        progress = Progress(
-            step=step,
-            total=total,
-            epoch=state.epoch or 0.0,
-            elapsed=elapsed,
-            eta=estimate_eta(step, total, elapsed, self.first_step),
-            loss=self.loss,
-            eval_loss=self.eval_loss,
-        )
-        print(format_progress(progress), flush=True)
+        if state.is_world_process_zero:
+            self.writer.ended(state.global_step, state.max_steps, state.epoch or 0.0)
 
 
 def _log_to_stdout() -> None:
