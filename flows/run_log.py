@@ -98,6 +98,17 @@ def _loggers() -> list[logging.Logger]:
     ]
 
 
+class _Forward(logging.Handler):
+    """Hands each record to `target` (the run's log file) whatever anyone sets on this one."""
+
+    def __init__(self, target: logging.Handler) -> None:
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.target.handle(record)
+
+
 def _terminal_handlers() -> list[logging.Handler]:
     """Every handler writing to a stream that is no file (nor a test's in-memory capture)."""
     found: list[logging.Handler] = []
@@ -136,14 +147,15 @@ def route_to_file(path: Path) -> Callable[[], None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     file_handler = logging.FileHandler(path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter(_FORMAT))
-    # the root logger, and each logger whose records stop before it (Dask's `distributed`)
-    writers = [
-        logger
+    # the root logger, and each logger whose records stop before it (Dask's `distributed`),
+    # the latter through a handler of their own: Dask sets the level of its loggers' handlers
+    writers = [(logging.getLogger(), file_handler)] + [
+        (logger, _Forward(file_handler))
         for logger in _loggers()
-        if logger is logging.getLogger() or (not logger.propagate and logger.handlers)
+        if not logger.propagate and logger.handlers
     ]
-    for logger in writers:
-        logger.addHandler(file_handler)
+    for logger, handler in writers:
+        logger.addHandler(handler)
     filtered = [(h, _ConsoleFilter(h)) for h in _terminal_handlers()]
     for handler, console_filter in filtered:
         handler.addFilter(console_filter)
@@ -156,8 +168,8 @@ def route_to_file(path: Path) -> Callable[[], None]:
         warnings.showwarning = shown
         for handler, console_filter in filtered:
             handler.removeFilter(console_filter)
-        for logger in writers:
-            logger.removeHandler(file_handler)
+        for logger, handler in writers:
+            logger.removeHandler(handler)
         file_handler.close()
         if bars is None:
             os.environ.pop(_PROGRESS_BARS, None)

@@ -130,6 +130,10 @@ def map_partitions(
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     terminal = sys.stderr.isatty()
+    if not terminal:  # what the wait until the first partition is for
+        of = f" of {total_records} records" if total_records else ""
+        workers = len(client.nthreads())
+        log.info("%s: %d partitions%s on %d Dask workers", description, len(futures), of, workers)
     start, done, done_records = time.perf_counter(), 0, 0
     with Progress(
         TextColumn("{task.description}"),
@@ -163,7 +167,8 @@ def map_partitions(
                         time.perf_counter() - start,
                     ),
                 )
-    log.info("%s: %d partitions done", description, len(futures))
+    if terminal:  # the bar's last state, in the run's logs (else each partition said it)
+        log.info("%s: %d partitions done", description, len(futures))
     return results
 
 

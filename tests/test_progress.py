@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from distributed.utils import silence_logging_cmgr
 
 from flows.run_log import run_log
 from platforms.compute import partition_line
@@ -142,11 +143,15 @@ def test_warnings_and_library_lines_go_to_the_run_log_not_the_terminal(
     before = warnings.showwarning
     with terminal() as console, run_log(path) as routed, warnings.catch_warnings():
         warnings.simplefilter("always")
+        # a LocalCluster quiets the handlers of Dask's loggers while it lives: not the run log's
+        quiet = silence_logging_cmgr(logging.WARNING)
+        quiet.__enter__()
         logging.getLogger("tasks.screen").info("screen: kept=530 redacted=222")
         warnings.warn("`is_gradient_checkpointing` is deprecated", FutureWarning, stacklevel=1)
         logging.getLogger("root").warning("Please consider to run pre-processing before quant")
         logging.getLogger("distributed.node").warning("Port 8787 is already in use.")
         logging.getLogger("job_output").info("Setting accelerator to CPU.")
+        quiet.__exit__(None, None, None)
     assert routed == path
     captured = capsys.readouterr()
     assert captured.out == ""
