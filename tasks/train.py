@@ -243,16 +243,23 @@ class TrainerOutput:
         self._live.update(self._bar_task, completed=progress.step, total=progress.total, **fields)
 
     def _update_artifact(self, progress: Progress) -> None:
+        """Create the artifact, then update it; an API that fails it never stops training."""
         from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
-        if self._artifact_id is None:
-            self._artifact_id = create_progress_artifact(
-                progress=progress.percent, key=PROGRESS_ARTIFACT, description=describe(progress)
-            )
-        else:
-            update_progress_artifact(
-                self._artifact_id, progress=progress.percent, description=describe(progress)
-            )
+        try:
+            if self._artifact_id is None:
+                self._artifact_id = create_progress_artifact(
+                    progress=progress.percent,
+                    key=PROGRESS_ARTIFACT,
+                    description=describe(progress),
+                )
+            else:
+                update_progress_artifact(
+                    self._artifact_id, progress=progress.percent, description=describe(progress)
+                )
+        except Exception as exc:  # noqa: BLE001 (the progress display only)
+            self.artifact = False
+            self.logger.warning("train: no progress artifact (%s: %s)", type(exc).__name__, exc)
 
 
 @task(name="train", cache_policy=NONE)
