@@ -8,7 +8,8 @@ tunegate's packages and Prefect's flow and task run lines) go to the terminal as
 the file too. A traceback goes to the file; the terminal gets its one line, and none for the
 exception Prefect's engine raises after a flow returned a Failed state (under `tunegate
 deployments serve` every failed run logged one): the run's "Finished in state Failed('<reason>')"
-line already says why. Libraries' progress bars (transformers' "Loading weights") are off.
+line already says why. Libraries' progress bars (transformers' "Loading weights", MLflow's
+"Downloading artifacts") are off.
 
 The file of a run is `{store}/runs/<flow run id>/run.log` (a local store; else in the local
 cache), named once at the start of the run.
@@ -41,7 +42,12 @@ OWN_LOGGERS = (
 )
 _FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 _ENGINE_LINE = "Engine execution exited with unexpected exception"
-_PROGRESS_BARS = "HF_HUB_DISABLE_PROGRESS_BARS"
+# Libraries' progress bars, off: huggingface_hub's and transformers' (read at import), MLflow's
+# "Downloading artifacts" (read when it downloads)
+_PROGRESS_BARS = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
+}
 
 
 def is_own(name: str) -> bool:
@@ -160,8 +166,8 @@ def route_to_file(path: Path) -> Callable[[], None]:
     for handler, console_filter in filtered:
         handler.addFilter(console_filter)
     shown, warnings.showwarning = warnings.showwarning, _warning_to_log
-    bars = os.environ.get(_PROGRESS_BARS)
-    os.environ[_PROGRESS_BARS] = "1"  # read by huggingface_hub and transformers at import
+    bars = {name: os.environ.get(name) for name in _PROGRESS_BARS}
+    os.environ.update(_PROGRESS_BARS)
     transformers_bars = _set_transformers_bars(False)
 
     def restore() -> None:
@@ -171,10 +177,11 @@ def route_to_file(path: Path) -> Callable[[], None]:
         for logger, handler in writers:
             logger.removeHandler(handler)
         file_handler.close()
-        if bars is None:
-            os.environ.pop(_PROGRESS_BARS, None)
-        else:
-            os.environ[_PROGRESS_BARS] = bars
+        for name, value in bars.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if transformers_bars:
             _set_transformers_bars(True)
 

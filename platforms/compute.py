@@ -65,10 +65,19 @@ def shared_client(config: DaskConfig) -> Client:
                 silence_logs=logging.WARNING,
             )
         client = Client(cluster)
-        atexit.register(cluster.close)
+        atexit.register(_close_quietly, cluster)
     atexit.register(client.close)
     _clients[config] = client
     return client
+
+
+def _close_quietly(cluster: LocalCluster) -> None:
+    """Close the cluster at exit without Dask's warnings on the terminal (a worker slow to stop
+    on a busy machine is killed: "Worker process still alive after 4.0 seconds, killing")."""
+    from distributed.utils import silence_logging_cmgr
+
+    with silence_logging_cmgr(logging.ERROR):
+        cluster.close()
 
 
 @contextlib.contextmanager

@@ -183,6 +183,7 @@ class TrainerOutput:
         self.last: Progress | None = None
         self.tail: deque[str] = deque(maxlen=20)
         self._shown = -math.inf  # when the last concise line was logged
+        self._said: tuple[Any, ...] = ()  # its step and losses: the last step's said once
         self._artifact_id: Any = None
         self._live: Any = None  # rich's Progress, once the first progress line came
         self._bar_task: Any = None
@@ -214,8 +215,10 @@ class TrainerOutput:
         if self.bar:
             self._draw(progress)
         now = time.monotonic()
-        if now - self._shown >= self.line_every or progress.step >= progress.total:
-            self._shown = now
+        last_step = progress.step >= progress.total
+        said = (progress.step, progress.loss, progress.eval_loss)
+        if now - self._shown >= self.line_every or (last_step and said != self._said):
+            self._shown, self._said = now, said
             extra = {CONSOLE: False} if self.bar else None  # the bar shows it
             self.logger.info("train: %s", describe(progress), extra=extra)
 

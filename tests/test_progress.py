@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -100,6 +101,8 @@ def test_a_jobs_log_becomes_concise_lines_own_lines_and_the_log_file_only(
             "[progress] step=10/40 epoch=0.25 loss=4.458 elapsed=4s eta=12s",
             "[progress] step=20/40 epoch=0.50 loss=3.1 elapsed=8s eta=8s",  # within line_every
             "[progress] step=40/40 epoch=1.00 loss=2.5 elapsed=16s eta=0s",  # the last step
+            "[progress] step=40/40 epoch=1.00 loss=2.5 elapsed=17s eta=0s",  # training's end
+            "[progress] step=40/40 epoch=1.00 loss=2.5 eval_loss=1.9 elapsed=19s eta=0s",
         ):
             output(line)
     shown = [(r.name, r.getMessage()) for r in caplog.records if r.name == "tasks.train"]
@@ -107,6 +110,10 @@ def test_a_jobs_log_becomes_concise_lines_own_lines_and_the_log_file_only(
         ("tasks.train", "trainer | process 0 of 1 (local 0) on cpu"),
         ("tasks.train", "train: step 10/40 (25%), epoch 0.25, loss 4.458, 0:04 elapsed, ETA 0:12"),
         ("tasks.train", "train: step 40/40 (100%), epoch 1.00, loss 2.5, 0:16 elapsed, ETA 0:00"),
+        (
+            "tasks.train",
+            "train: step 40/40 (100%), epoch 1.00, loss 2.5, eval loss 1.9, 0:19 elapsed, ETA 0:00",
+        ),
     ]
     kept = [r.getMessage() for r in caplog.records if r.name == "job_output"]
     assert len(kept) == 3 and "FutureWarning" in kept[0] and "accelerator" in kept[2]
@@ -152,6 +159,8 @@ def test_warnings_and_library_lines_go_to_the_run_log_not_the_terminal(
         logging.getLogger("distributed.node").warning("Port 8787 is already in use.")
         logging.getLogger("job_output").info("Setting accelerator to CPU.")
         quiet.__exit__(None, None, None)
+        bars = os.environ.get("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR")  # MLflow's download bar
+    assert bars == "false" and "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR" not in os.environ
     assert routed == path
     captured = capsys.readouterr()
     assert captured.out == ""
