@@ -6,7 +6,9 @@ and keeps how it ended); the lineage is built from the typed results in hand. Ev
 `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
-interval wider than the regression it must detect). Every run is an MLflow run
+interval wider than the regression it must detect). Every run has a log file,
+`{store}/runs/<flow run id>/run.log` (flows/run_log.py): warnings and libraries' lines go there,
+its own lines stay on the terminal. Every run is an MLflow run
 (flows/run_tracking.py): each stage's results are logged as they come, and the run ends with the
 flow's outcome.
 
@@ -25,6 +27,7 @@ form is kept (only a generated `adjective-animal` name is replaced).
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from prefect import flow
 from prefect.context import FlowRunContext
@@ -32,8 +35,10 @@ from prefect.exceptions import PrefectException
 from prefect.states import State
 
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
+from flows.run_log import own_process, route_to_file, run_log
 from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage, run_logger
+from platforms.azureml.config import local_cache
 from platforms.backends import Backends
 from platforms.store import DatasetRef, sha256_text, stable_json
 from tasks.approve import approve_task
@@ -135,8 +140,11 @@ def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noq
     try:
         config = request.config()
     except ConfigError as exc:  # the one line naming the field, as `tunegate run --set` prints
+        flow_run_id = _flow_run_id()
+        if own_process(flow_run_id):  # no store to keep a log in: the local cache's runs/
+            route_to_file(local_cache() / "runs" / str(flow_run_id) / "run.log")
         run_logger().error("%s", exc)
-        return RunSummary(flow_run_id=_flow_run_id()).failed("invalid-config", str(exc))
+        return RunSummary(flow_run_id=flow_run_id).failed("invalid-config", str(exc))
     return run_pipeline(config, only_new=True)
 
 
@@ -153,9 +161,19 @@ def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
     summary = RunSummary(flow_run_id=_flow_run_id())
     _tag_run(config)
     backends = config.backends()
-    with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run as the flow ends
-        run_name = context.flow_run.name if context else None
-        return _stages(config, summary, backends, tracker, run_name, only_new)
+    log_file = backends.state_dir("runs", "runs") / (summary.flow_run_id or _now()) / "run.log"
+    # warnings and libraries' lines into the run's log file, the run's own on the terminal
+    with run_log(log_file, keep=own_process(summary.flow_run_id)):
+        run_logger().info(
+            "run log: %s (warnings, libraries' lines, the trainer's output)", log_file
+        )
+        with RunTracker(config, backends, summary) as tracker:  # ends the MLflow run with the flow
+            run_name = context.flow_run.name if context else None
+            return _stages(config, summary, backends, tracker, run_name, only_new)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def _tag_run(config: PipelineConfig) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
@@ -64,10 +65,19 @@ def shared_client(config: DaskConfig) -> Client:
                 silence_logs=logging.WARNING,
             )
         client = Client(cluster)
-        atexit.register(cluster.close)
+        atexit.register(_close_quietly, cluster)
     atexit.register(client.close)
     _clients[config] = client
     return client
+
+
+def _close_quietly(cluster: LocalCluster) -> None:
+    """Close the cluster at exit without Dask's warnings on the terminal (a worker slow to stop
+    on a busy machine is killed: "Worker process still alive after 4.0 seconds, killing")."""
+    from distributed.utils import silence_logging_cmgr
+
+    with silence_logging_cmgr(logging.ERROR):
+        cluster.close()
 
 
 @contextlib.contextmanager
@@ -109,11 +119,16 @@ def map_partitions(
     fn: Callable[..., T],
     *iterables: Sequence[Any],
     description: str,
+    records: Callable[[T], int] | None = None,
+    total_records: int | None = None,
     **kwargs: Any,
 ) -> list[T]:
     """Run `fn(*items, **kwargs)` over zipped iterables on the cluster; results in order.
 
     Iterables may hold futures (they are resolved on the workers); kwargs are constants.
+    Progress shows as a bar on a terminal, else as a line per partition done
+    (`screen: partition 1/2 done, 265 of 530 records, 12.3 s`: `records` counts a result's
+    records, `total_records` is all of them).
 
     A failing partition raises its own exception here after the others were cancelled, so an
     error is never swallowed and nothing half-written is published (stages commit afterwards).
@@ -123,12 +138,18 @@ def map_partitions(
     futures = client.map(fn, *iterables, pure=False, **kwargs)
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
+    terminal = sys.stderr.isatty()
+    if not terminal:  # what the wait until the first partition is for
+        of = f" of {total_records} records" if total_records else ""
+        workers = len(client.nthreads())
+        log.info("%s: %d partitions%s on %d Dask workers", description, len(futures), of, workers)
+    start, done, done_records = time.perf_counter(), 0, 0
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        disable=not sys.stderr.isatty(),
+        disable=not terminal,
         transient=False,
     ) as progress:
         bar = progress.add_task(description, total=len(futures))
@@ -137,7 +158,41 @@ def map_partitions(
                 error, traceback = future.exception(), future.traceback()
                 client.cancel(futures)
                 raise error.with_traceback(traceback)
-            results[index[future.key]] = future.result()
+            result = future.result()
+            results[index[future.key]] = result
             progress.advance(bar)
-    log.info("%s: %d partitions done", description, len(futures))
+            done += 1
+            if records is not None:
+                done_records += records(result)
+            if not terminal:  # the bar's line, once per partition
+                log.info(
+                    "%s",
+                    partition_line(
+                        description,
+                        done,
+                        len(futures),
+                        done_records if records is not None else None,
+                        total_records,
+                        time.perf_counter() - start,
+                    ),
+                )
+    if terminal:  # the bar's last state, in the run's logs (else each partition said it)
+        log.info("%s: %d partitions done", description, len(futures))
     return results
+
+
+def partition_line(
+    description: str,
+    done: int,
+    total: int,
+    records: int | None,
+    total_records: int | None,
+    seconds: float,
+) -> str:
+    """`screen: partition 1/2 done, 265 of 530 records, 12.3 s`."""
+    line = f"{description}: partition {done}/{total} done"
+    if records is not None:
+        line += (
+            f", {records} of {total_records} records" if total_records else f", {records} records"
+        )
+    return f"{line}, {seconds:.1f} s"

@@ -41,15 +41,24 @@ class DatasetBuild:
     writer: DatasetWriter
 
     def map(
-        self, fn: Callable[..., T], *iterables: Sequence[Any], description: str, **kwargs: Any
+        self,
+        fn: Callable[..., T],
+        *iterables: Sequence[Any],
+        description: str,
+        records: Callable[[T], int] | None = None,
+        total_records: int | None = None,
+        **kwargs: Any,
     ) -> list[T]:
-        """`map_partitions` over the cluster; `fn` also gets where to write (`work_uri`) and the
-        store to write to (`store_uri`, `store_options`)."""
+        """`map_partitions` over the cluster (its progress counting `records` of
+        `total_records`); `fn` also gets where to write (`work_uri`) and the store to write to
+        (`store_uri`, `store_options`)."""
         return map_partitions(
             self.client,
             fn,
             *iterables,
             description=description,
+            records=records,
+            total_records=total_records,
             work_uri=self.writer.work_uri,
             store_uri=self.store.uri,
             store_options=self.store.storage_options,

@@ -98,6 +98,8 @@ def run_screen(
             parts,
             list(range(len(parts))),
             description="screen",
+            records=lambda r: r.tally.records_in,
+            total_records=ingested.counts.get("accepted"),
             task_type=task_type,
             config=config,
             salt=salt,

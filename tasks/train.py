@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
+import sys
+import time
+from collections import deque
 from typing import Any
 
 from prefect import get_run_logger, task
@@ -18,9 +22,15 @@ from platforms.backends import Backends, PlatformKind, check_base_model
 from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import ARGUMENTS, Argument, TrainArgs, with_task_defaults
+from trainer.progress import CONSOLE, Progress, clock, describe, own_message, parse_progress
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
+# A training job's lines that are neither progress nor the trainer's own (a library's warnings,
+# a traceback): the run's log file keeps them (flows/run_log.py), the terminal does not.
+job_output = logging.getLogger("job_output")
+job_output.setLevel(logging.INFO)
+PROGRESS_ARTIFACT = "training-progress"
 # The trainer arguments a `train:` config sets as fields of its own, unset by default (the
 # trainer then takes the task's choice); any other goes under `args`. Type, description and
 # bounds are the trainer's declaration of the argument (trainer/args.py).
@@ -151,18 +161,129 @@ def run_training(
     return job
 
 
+class TrainerOutput:
+    """What the train stage makes of each line of the training job's log (trainer/progress.py):
+    progress lines move a progress bar on the terminal (when stdout and stderr are one; else a
+    concise `train: step 40/196 (20%), ...` line every `line_every` seconds, at the first and at
+    the last step) and a Prefect progress artifact (`artifact`); the trainer's own lines are
+    logged as `trainer | ...`; any other line goes to the `job_output` logger, which the run's
+    log file keeps (the last ones are kept in `tail` too: a failed job's error)."""
+
+    def __init__(
+        self,
+        logger: logging.Logger | logging.LoggerAdapter,
+        bar: bool | None = None,
+        artifact: bool = False,
+        line_every: float = 30.0,
+    ) -> None:
+        self.logger = logger
+        self.bar = sys.stdout.isatty() and sys.stderr.isatty() if bar is None else bar
+        self.artifact = artifact
+        self.line_every = line_every
+        self.last: Progress | None = None
+        self.tail: deque[str] = deque(maxlen=20)
+        self._shown = -math.inf  # when the last concise line was logged
+        self._said: tuple[Any, ...] = ()  # its step and losses: the last step's said once
+        self._artifact_id: Any = None
+        self._live: Any = None  # rich's Progress, once the first progress line came
+        self._bar_task: Any = None
+
+    def __call__(self, line: str) -> None:
+        progress = parse_progress(line)
+        if progress is not None:
+            self._progress(progress)
+        elif (message := own_message(line)) is not None:
+            if self._live is not None:  # above the bar; the run's logs get it too
+                self._live.console.print(f"trainer | {message}", markup=False, highlight=False)
+                self.logger.info("trainer | %s", message, extra={CONSOLE: False})
+            else:
+                self.logger.info("trainer | %s", message)
+        elif line.strip():
+            self.tail.append(line)
+            job_output.info("%s", line)
+
+    def close(self) -> None:
+        """Stop the bar (its last state stays on the terminal)."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def _progress(self, progress: Progress) -> None:
+        self.last = progress
+        if self.artifact:
+            self._update_artifact(progress)
+        if self.bar:
+            self._draw(progress)
+        now = time.monotonic()
+        last_step = progress.step >= progress.total
+        said = (progress.step, progress.loss, progress.eval_loss)
+        if now - self._shown >= self.line_every or (last_step and said != self._said):
+            self._shown, self._said = now, said
+            extra = {CONSOLE: False} if self.bar else None  # the bar shows it
+            self.logger.info("train: %s", describe(progress), extra=extra)
+
+    def _draw(self, progress: Progress) -> None:
+        fields = {
+            "epoch": f"epoch {progress.epoch:.2f}",
+            "loss": f"loss {progress.loss:.4g}" if progress.loss is not None else "",
+            "eta": f"ETA {clock(progress.eta)}" if progress.eta is not None else "",
+        }
+        if self._live is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+            from rich.progress import Progress as Bar
+
+            self._live = Bar(
+                TextColumn("train"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[epoch]}  {task.fields[loss]}  {task.fields[eta]}"),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._live.start()
+            self._bar_task = self._live.add_task("train", total=progress.total, **fields)
+        self._live.update(self._bar_task, completed=progress.step, total=progress.total, **fields)
+
+    def _update_artifact(self, progress: Progress) -> None:
+        """Create the artifact, then update it; an API that fails it never stops training."""
+        from prefect.artifacts import create_progress_artifact, update_progress_artifact
+
+        try:
+            if self._artifact_id is None:
+                self._artifact_id = create_progress_artifact(
+                    progress=progress.percent,
+                    key=PROGRESS_ARTIFACT,
+                    description=describe(progress),
+                )
+            else:
+                update_progress_artifact(
+                    self._artifact_id, progress=progress.percent, description=describe(progress)
+                )
+        except Exception as exc:  # noqa: BLE001 (the progress display only)
+            self.artifact = False
+            self.logger.warning("train: no progress artifact (%s: %s)", type(exc).__name__, exc)
+
+
 @task(name="train", cache_policy=NONE)
 def train_task(
     backends: Backends, split: DatasetRef, config: TrainConfig, tracking_run_id: str | None = None
 ) -> TrainingJob:
-    """Fine-tune the base model on the split dataset; training logs stream into this run, and
-    the loss and evaluation curves into the MLflow run `tracking_run_id` (when given).
+    """Fine-tune the base model on the split dataset; its progress shows as a bar (or concise
+    lines) and the `training-progress` artifact, the trainer's own lines stream into this run,
+    and the loss and evaluation curves go into the MLflow run `tracking_run_id` (when given).
 
     The split's files are checked against its manifest first: a model never trains on data that
     changed after it was approved and split."""
     logger = get_run_logger()
     backends.store.verify(backends.store.read_manifest(split.uri))
     tracking = (backends.tracking_uri, tracking_run_id) if tracking_run_id else None
-    return run_training(
-        backends.training, split, config, lambda line: logger.info("trainer | %s", line), tracking
-    )
+    output = TrainerOutput(logger, artifact=True)
+    try:
+        return run_training(backends.training, split, config, output, tracking)
+    except RuntimeError:  # the job failed: its error (its last line) here, the rest in its log
+        if output.tail:
+            logger.error("trainer | %s", output.tail[-1])
+        raise
+    finally:
+        output.close()

@@ -40,7 +40,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 import torch.distributed as dist
-from transformers import Trainer, TrainingArguments
+from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
 from trainer import checkpoints
 from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
@@ -54,6 +55,7 @@ from trainer.modeling import (
     without_token_types,
     write_model_info,
 )
+from trainer.progress import OWN, ProgressWriter
 from trainer.taskspec import task_spec
 from trainer.tracking import attached_run, given_run
 
@@ -116,6 +118,10 @@ def _train(
         data_collator=code.collator(tokenizer, model),
         processing_class=tokenizer,
     )
+    # progress as `[progress] step=40/196 ...` lines (trainer/progress.py), not a dict per log
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(ProgressLines())
 
     # train, from the newest complete checkpoint when a killed run left one
     resume = checkpoints.newest_complete(
@@ -157,12 +163,39 @@ def checkpoint_folder(args: TrainArgs) -> Path:
     return Path(args.checkpoint_dir or Path(args.output_dir) / "checkpoints")
 
 
+class ProgressLines(TrainerCallback):
+    """The Trainer's events as `[progress]` lines on stdout, the job's log (`ProgressWriter`),
+    written by the main process only."""
+
+    def __init__(self, every_seconds: float = 5.0) -> None:
+        self.writer = ProgressWriter(every_seconds)
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.writer.began(state.global_step)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            self.writer.stepped(state.global_step, state.max_steps, state.epoch or 0.0)
+
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
+        if state.is_world_process_zero:
+            self.writer.logged(state.global_step, state.max_steps, state.epoch or 0.0, logs or {})
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            self.writer.ended(state.global_step, state.max_steps, state.epoch or 0.0)
+
+
 def _log_to_stdout() -> None:
-    """The trainer's own log lines (e.g. which weights start new) go to stdout, the job's log."""
+    """The trainer's own log lines (e.g. which weights start new) go to stdout, the job's log,
+    marked `[trainer] ` (trainer/progress.py): the orchestrator shows them, and keeps every
+    other line of the job's log (a library's warnings) in the run's log file only."""
     logger = logging.getLogger("trainer")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setFormatter(logging.Formatter(OWN + "%(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
 
@@ -274,10 +307,9 @@ def report_to() -> list[str] | str:
     if not os.environ.get("MLFLOW_TRACKING_URI") and given_run() is None:
         return "none"
     if importlib.util.find_spec("mlflow") is None:
-        print(
+        log.warning(
             "MLFLOW_TRACKING_URI is set but mlflow is not installed: not logging to MLflow; "
-            "pip install mlflow azureml-mlflow",
-            file=sys.stderr,
+            "pip install mlflow azureml-mlflow"
         )
         return "none"
     return ["mlflow"]
