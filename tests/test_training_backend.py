@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -33,28 +34,34 @@ def test_a_running_job_is_reattached_and_cancel_stops_it(tmp_path: Path) -> None
     spec = _spec(tmp_path, "long", max_steps=100_000, max_length=64, doc_stride=16)
     first = backend.submit(spec)
     pid = json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"]
+    started = [pid]
+    try:
+        again = backend.submit(spec)  # a retried flow: same name, the job is still running
+        assert again.status == "running" and again.reused
+        assert json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"] == pid
 
-    again = backend.submit(spec)  # a retried flow: same name, the job is still running
-    assert again.status == "running" and again.reused
-    assert json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"] == pid
+        # a run killed between starting the job and recording it (an older store's empty job.json):
+        # the job it started is found by the pid it wrote itself, stopped, and started again
+        (tmp_path / "jobs" / "long" / "job.json").write_text("")
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "jobs" / "long" / "pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the job writes it as its first step
+        assert backend.status(first) == "running"
+        restarted = backend.submit(spec)
+        assert restarted.status == "running" and not restarted.reused
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        pid = json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"]
+        started.append(pid)
 
-    # a run killed between starting the job and recording it (an older store's empty job.json):
-    # the job it started is found by the pid it wrote itself, stopped, and started again
-    (tmp_path / "jobs" / "long" / "job.json").write_text("")
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "jobs" / "long" / "pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the job writes it as its first step
-    assert backend.status(first) == "running"
-    restarted = backend.submit(spec)
-    assert restarted.status == "running" and not restarted.reused
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
-    pid = json.loads((tmp_path / "jobs" / "long" / "job.json").read_text())["pid"]
-
-    backend.cancel(first)
-    assert backend.status(first) == "cancelled"
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+        backend.cancel(first)
+        assert backend.status(first) == "cancelled"
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    finally:  # a failing assertion leaves no training job behind
+        for job in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job, signal.SIGKILL)
 
 
 @pytest.mark.slow
