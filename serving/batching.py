@@ -143,16 +143,14 @@ class MicroBatcher(Generic[T, R]):
         # no await from here on: drawing, choosing and putting back is one step of the loop
         drawn = self._draw(self.max_batch_size * (1 if self.size is None else LOOKAHEAD))
         chosen = self._choose([item for _, item, _ in drawn])
-        served: dict[int, None] = {}
         for i in reversed(range(len(drawn))):  # the others back to the front of their lanes
             lane, item, future = drawn[i]
-            if i in chosen:
-                served[lane] = None
-            else:
-                self._lanes.setdefault(lane, deque()).appendleft((item, future))
+            if i not in chosen:
+                self._lanes[lane].appendleft((item, future))
                 self._waiting += 1
-        for lane in reversed(served):  # a lane that was served goes to the back of the line
-            if self._lanes.get(lane):
+        served = dict.fromkeys(drawn[i][0] for i in sorted(chosen))
+        for lane in served:  # a lane that was served goes to the back of the line, in turn
+            if self._lanes[lane]:
                 self._lanes[lane] = self._lanes.pop(lane)
         for lane in [lane for lane, entries in self._lanes.items() if not entries]:
             del self._lanes[lane]
