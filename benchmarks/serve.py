@@ -1,12 +1,20 @@
-"""Serving throughput: micro-batched scoring against one-request-at-a-time, on the real endpoint.
+"""Serving throughput: what the endpoint serves against one-request-at-a-time fp32, on the real
+endpoint.
 
-    python benchmarks/serve.py --requests 400 --concurrency 16
+    python benchmarks/serve.py                      # the demo's registered model, as it serves
 
-Starts the local endpoint on a free loopback port and deploys the same QA model directory (the
-packaged MiniLM with a seeded QA head, built without training) twice:
-- `batched`: requests waiting together are scored in one model call (`--batch-size`,
-  `--wait-ms`);
-- `unbatched`: `max_batch_size` 1, every request is its own model call.
+With no arguments it measures what is served: the `champion` of `tunegate-demo-qa` (`--model`)
+registered in the store `.tunegate` (`--store`; `make demo` makes it), on the runtime its
+evaluation gated and `serving.json` records (ONNX Runtime int8 for the demo), files checked
+against the registry's record. Without such a store it says how to get one and measures the
+untrained packaged MiniLM (a seeded QA head, built without training) in torch instead.
+
+Starts the local endpoint on a free loopback port and deploys the model twice:
+- `batched`: the model as served (its registered runtime; `--runtime` another), requests waiting
+  together scored in one model call (`--batch-size`, `--wait-ms`) by `--workers` scoring
+  processes, through the endpoint's fair micro-batcher;
+- `unbatched`: the same weights in torch fp32 (serving files left out), `max_batch_size` 1, in
+  the server process: every request is its own model call (the baseline).
 Each is warmed up, then sent the same `--requests` support-ticket questions over HTTP by
 `--concurrency` concurrent clients in this process (a closed loop: a client sends its next request
 when the last is answered), `--rounds` times in alternating order (ABBA...) so that a change in
@@ -15,9 +23,10 @@ latency and model calls over all rounds, checks both gave the same answers, and 
 `ratio N.Nx (p95 batched A ms vs B ms unbatched)`, the ratio being batched / unbatched
 requests/s.
 
-`--runtime onnx|onnx-int8` serves the batched side with that runtime (serving/runtimes.py; the
-baseline stays torch), `--model-dir` a trained model instead of the untrained one, and `--split`
-prints both sides' F1 on its test records, scored as the endpoint scores.
+`--runtime torch|onnx|onnx-int8` serves the batched side with that runtime (serving/runtimes.py,
+exported here when the folder has none; the baseline stays torch), `--model-dir` a trained model
+folder instead of the registered one (a registered version's folder serves its own runtime), and
+`--split` prints both sides' F1 on its test records, scored as the endpoint scores.
 
 Last, the model alone: the same requests scored without HTTP by one scoring process per CPU, every
 CPU busy all the time (for each runtime). That rate is as fast as this machine can run this model; it bounds the
@@ -54,6 +63,7 @@ from serving.scoring import Scorer
 from serving.server import ServerSettings
 from serving.workers import ProcessScorer
 from trainer.args import PACKAGED_MODEL
+from trainer.model_paths import has_weights
 from trainer.modeling import load_base, load_tokenizer, write_model_info
 
 
@@ -91,19 +101,37 @@ def main() -> None:
     parser.add_argument(
         "--runtime",
         choices=("torch", "onnx", "onnx-int8"),
-        default="torch",
-        help="batched: the runtime it serves with (serving/runtimes.py); unbatched is torch",
+        help="batched: the runtime it serves with (serving/runtimes.py; default: the one the "
+        "model folder's serving.json names, else torch); unbatched is torch",
+    )
+    parser.add_argument(
+        "--store", type=Path, default=Path(".tunegate"), help="the store to find --model in"
+    )
+    parser.add_argument(
+        "--model",
+        default="tunegate-demo-qa",
+        help="the registered model whose champion is measured (without --model-dir)",
     )
     parser.add_argument(
         "--model-dir",
         type=Path,
-        help="a trained QA model folder (e.g. the demo's registered version) instead of the "
-        "untrained packaged MiniLM",
+        help="a trained QA model folder (e.g. a registered version's) instead of the registered "
+        "champion",
+    )
+    parser.add_argument(
+        "--no-ceiling",
+        action="store_true",
+        help="skip the model-alone rates (each runtime scored without HTTP by every CPU)",
     )
     parser.add_argument(
         "--split", type=Path, help="a split dataset: F1 of both sides on its test records"
     )
     args = parser.parse_args()
+    source = args.model_dir or _registered(args.store, args.model)
+    served = "torch" if source is None else runtimes.served_runtime(source)[0]
+    runtime = args.runtime or served
+    if source is not None:
+        print(f"model {source}: serves {served}; the batched side serves {runtime}")
 
     payloads = _payloads(args.requests)
     load = os.getloadavg()[0]
@@ -114,15 +142,18 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         # models: torch (the baseline) and the batched side's runtime
-        model_dir = Path(tmp) / "qa-model"
-        if args.model_dir:
+        model_dir = Path(tmp) / "qa-model"  # the torch model: serving files left out
+        if source is not None:
             ignored = shutil.ignore_patterns(runtimes.FOLDER, runtimes.SERVING_FILE)
-            shutil.copytree(args.model_dir, model_dir, ignore=ignored)
+            shutil.copytree(source, model_dir, ignore=ignored)
         else:
             load_base("extractive-qa", PACKAGED_MODEL, 42).save_pretrained(model_dir)
             load_tokenizer(PACKAGED_MODEL).save_pretrained(model_dir)
             write_model_info(model_dir, "extractive-qa", PACKAGED_MODEL, adapter=False)
-        served_dir = _with_runtime(model_dir, Path(tmp) / "served", args.runtime)
+        if source is not None and runtime == served:
+            served_dir = source  # as registered: its runtime's files, hash-checked when loaded
+        else:
+            served_dir = _with_runtime(model_dir, Path(tmp) / "served", runtime)
         quality = _f1(model_dir, served_dir, args.split) if args.split else None
 
         # endpoint
@@ -151,14 +182,17 @@ def main() -> None:
                     )
                     runs[name].append(run)
         ceilings = {
-            runtime: _model_alone(
-                _with_runtime(model_dir, Path(tmp) / f"alone-{runtime}", runtime),
+            name: _model_alone(
+                served_dir
+                if name == runtime
+                else _with_runtime(model_dir, Path(tmp) / f"alone-{name}", name),
                 payloads,
                 args.batch_size,
             )
-            for runtime in ("torch", "onnx", "onnx-int8")
+            for name in ("torch", "onnx", "onnx-int8")
+            if not args.no_ceiling and (name == runtime or has_weights(model_dir))
         }
-        ceiling = ceilings[args.runtime]
+        ceiling = ceilings.get(runtime)
 
     # report
     cpus, threads = os.cpu_count() or 1, torch.get_num_threads()
@@ -170,7 +204,7 @@ def main() -> None:
             batched,
             f"max_batch_size {args.batch_size}, max_wait_ms {args.wait_ms:g}, "
             f"{args.workers} scoring processes x {max(1, cpus // args.workers)} threads, "
-            f"runtime {args.runtime}",
+            f"runtime {runtime}",
         ),
         (
             "unbatched",
@@ -187,26 +221,49 @@ def main() -> None:
     # A batch pads to its longest request, which changes float rounding: with an untrained QA
     # head a near-tied span can flip. Answers mixed up between requests would differ nearly all.
     print(f"same answers: {same}/{total} (answer text and start)")
-    if same < 0.95 * total and args.runtime != "onnx-int8":  # int8 answers are its own
+    if same < 0.95 * total and runtime != "onnx-int8":  # int8 answers are its own
         raise SystemExit(f"answers differ in {total - same} requests: the comparison is void")
     if quality is not None:
         print(
-            f"test F1 ({quality[2]} records): torch {quality[0]:.2f}, served {args.runtime} "
+            f"test F1 ({quality[2]} records): torch {quality[0]:.2f}, served {runtime} "
             f"{quality[1]:.2f} ({quality[1] - quality[0]:+.2f})"
         )
-    print(
-        "model alone, requests/s: "
-        + ", ".join(f"{runtime} {rate:.1f}" for runtime, rate in ceilings.items())
-    )
-    print(
-        f"ceiling {ceiling:.1f} requests/s (the model alone, {cpus} processes, no HTTP): "
-        f"batched reaches {batched.rate / ceiling:.0%} of it; 2x unbatched would need "
-        f"{2 * unbatched.rate / ceiling:.0%}"
-    )
+    if ceiling is not None:
+        print(
+            "model alone, requests/s: "
+            + ", ".join(f"{name} {rate:.1f}" for name, rate in ceilings.items())
+        )
+        print(
+            f"ceiling {ceiling:.1f} requests/s (the model alone, {cpus} processes, no HTTP): "
+            f"batched reaches {batched.rate / ceiling:.0%} of it; 3x unbatched would need "
+            f"{3 * unbatched.rate / ceiling:.0%}"
+        )
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
     print(
         f"ratio {batched.rate / unbatched.rate:.1f}x "
         f"(p95 batched {batched.p(95):.0f} ms vs {unbatched.p(95):.0f} ms unbatched)"
     )
+
+
+def _registered(store: Path, name: str) -> Path | None:
+    """The folder of `name`'s champion registered in `store`, its files checked against the
+    registry's record; None (saying how to get one) when the store has none."""
+    from platforms import tracking
+    from platforms.registry import MlflowRegistry
+
+    database = tracking.local_tracking_dir(store) / tracking.DB_FILE
+    version = None
+    if database.exists():  # never create a store's database here
+        registry = MlflowRegistry.local(store)
+        version = registry.alias(name, "champion")
+    if version is None:
+        print(
+            f"no champion of {name} registered in {store}: `make demo` registers one (or pass "
+            "--model-dir a registered model folder); measuring the untrained packaged MiniLM "
+            "in torch instead"
+        )
+        return None
+    return registry.download(version)
 
 
 def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:

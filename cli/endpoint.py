@@ -77,6 +77,12 @@ def serve(
     max_input_tokens: Annotated[
         int, typer.Option(help="Tokens the model reads per record; more get 413.")
     ] = 4096,
+    max_request_records: Annotated[
+        int, typer.Option(help="Records one request may hold ({'inputs': [...]}); more get 413.")
+    ] = 5_000,
+    max_request_tokens: Annotated[
+        int, typer.Option(help="Tokens the model reads for one request's records; more get 413.")
+    ] = 300_000,
     score_timeout: Annotated[
         float, typer.Option(help="Seconds before an unanswered request gets 504.")
     ] = 60.0,
@@ -117,6 +123,8 @@ def serve(
         max_wait_ms=max_wait_ms,
         max_input_chars=max_input_chars,
         max_input_tokens=max_input_tokens,
+        max_request_records=max_request_records,
+        max_request_tokens=max_request_tokens,
         score_timeout_s=score_timeout,
         collect=collect,
         collect_max_bytes=max(4096, int(collect_max_mb * 1024 * 1024)),

@@ -18,6 +18,7 @@ MLflow deployment (`azureml.model_type: mlflow_model`, serving/mlflow_model.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from trainer.taskspec import ROLES, task_spec
@@ -99,14 +100,35 @@ def parse_record(task: str, item: Any, where: str = "request") -> dict[str, Any]
     return record
 
 
-def record_tokens(tokenizer: Any, task: str, record: dict[str, Any]) -> int:
-    """Tokens the model reads for `record` (its request fields, special tokens left out)."""
+def record_tokens(tokenizer: Any, task: str, records: Sequence[dict[str, Any]]) -> list[int]:
+    """Tokens the model reads for each of `records` (their request fields, special tokens left
+    out), counted by one batched tokenizer call."""
+    texts, owners = [], []
+    for i, record in enumerate(records):
+        for text in _texts(task, record):
+            texts.append(text)
+            owners.append(i)
+    counts = [0] * len(records)
+    if texts:
+        encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        for owner, ids in zip(owners, encoded, strict=True):
+            counts[owner] += len(ids)
+    return counts
+
+
+def most_tokens(task: str, record: dict[str, Any]) -> int:
+    """An upper bound of `record_tokens` without a tokenizer: a token covers at least one byte of
+    UTF-8 (WordPiece, byte-level BPE, SentencePiece with byte fallback), plus one per text for a
+    SentencePiece word-start marker. A record under a limit by this bound needs no counting."""
+    return sum(len(text.encode()) + 1 for text in _texts(task, record))
+
+
+def _texts(task: str, record: dict[str, Any]) -> list[str]:
     texts = []
     for name in task_spec(task).request_fields:
         value = record[name]
         texts += [m["content"] for m in value] if isinstance(value, list) else [value]
-    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
-    return sum(len(ids) for ids in encoded)
+    return texts
 
 
 def record_size(task: str, record: dict[str, Any]) -> int:

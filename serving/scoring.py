@@ -92,9 +92,9 @@ class Scorer:
         """How long `record` is (characters): the batcher batches requests of similar size."""
         return record_size(self.task, record)
 
-    def tokens(self, record: dict[str, Any]) -> int:
-        """How many tokens of `record` the model reads (what a request's limit counts)."""
-        return record_tokens(self.tokenizer, self.task, record)
+    def tokens(self, records: Sequence[dict[str, Any]]) -> list[int]:
+        """How many tokens of each record the model reads (what a request's limits count)."""
+        return record_tokens(self.tokenizer, self.task, records)
 
     def close(self) -> None:
         """Nothing to stop: the model lives in this process (see `serving.workers` for others)."""

@@ -3,8 +3,18 @@
 Routes (all but the two probes need `Authorization: Bearer <key>`). Two keys: the scoring key
 (`key_file`) may only `POST /score`; the admin key (`admin-<key_file name>` beside it, also 0600)
 may do everything, and the scoring key gets 403 on the admin routes. No key and no query string is
-ever written to a log. Every request is bounded: body bytes (413), JSON nesting (400), characters
-per record (413, in characters and in tokens) and scoring time (504 for that request; the deployment keeps serving).
+ever written to a log. Every request is bounded: body bytes (413), JSON nesting (400), records per
+request (413), what the model reads per record and per request (413, in characters and in tokens)
+and scoring time (504 for that request; the deployment keeps serving, and drops the request's
+records not scored yet).
+
+Nothing a request holds can stall the others: a body over `INLINE_BODY_BYTES` is decoded,
+validated and its tokens counted in a thread (the decoding and the checks are linear in its
+size), and a request's records wait in their own lane of the deployment's micro-batcher, served
+in turn with every other request's (`serving.batching`), so a batch of 5,000 records is
+interleaved with the single requests that arrive behind it. The probes do no work but read the
+endpoint's state, on an event loop that never parses or scores: they answer while any of that
+goes on.
 
 - `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
   `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
@@ -57,12 +67,16 @@ from serving.auth import (
 )
 from serving.collect import COLLECTED, Collection, Exchange, jsonl_sink, ms_since
 from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
-from serving.payloads import parse_json
+from serving.payloads import most_tokens, parse_json
+from serving.scoring import Scorer
 from serving.traffic import TrafficSettings
+from serving.workers import ProcessScorer
 
 log = logging.getLogger(__name__)
 PUBLIC_PATHS = ("/health/live", "/health/ready", IDENTITY_PATH)
-INLINE_BODY_BYTES = 64 * 1024  # bodies decoded on the event loop (microseconds); larger: a thread
+INLINE_BODY_BYTES = (
+    16 * 1024
+)  # bodies checked on the event loop (well under 1 ms); larger: a thread
 MiB = 1024 * 1024
 
 
@@ -80,6 +94,17 @@ class ServerSettings(BaseModel):
     )
     max_input_tokens: int = Field(
         4096, ge=1, description="tokens the model reads per record; more get 413"
+    )
+    max_request_records: int = Field(
+        5_000,
+        ge=1,
+        description="records one request may hold ({'inputs': [...]}); more get 413",
+    )
+    max_request_tokens: int = Field(
+        300_000,
+        ge=1,
+        description="tokens the model reads for all records of one request; more get 413 "
+        "(scoring time grows with them)",
     )
     max_json_depth: int = Field(32, ge=4, le=1000, description="deeper request bodies get 400")
     score_timeout_s: float = Field(
@@ -99,6 +124,10 @@ class ServerSettings(BaseModel):
 
 class BodyTooLarge(ValueError):
     pass
+
+
+class TooMuch(ValueError):
+    """A request over one of the per-request limits (HTTP 413, naming the limit)."""
 
 
 def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
@@ -225,29 +254,17 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
         they are within the limits; HTTPException when it is refused or times out, ModelFailure
         when the model fails."""
 
-        def parse() -> tuple[list[dict[str, Any]], bool]:
-            return deployment.scorer.parse(parse_json(body, settings.max_json_depth))
+        def admit() -> tuple[list[dict[str, Any]], bool]:
+            return _admitted(deployment.scorer, body, settings)
 
-        try:  # a big body is decoded off the event loop; a small one costs less than the hop
+        try:  # a big body is checked off the event loop; a small one costs less than the hop
             parsed, is_batch = (
-                await asyncio.to_thread(parse) if len(body) > INLINE_BODY_BYTES else parse()
+                await asyncio.to_thread(admit) if len(body) > INLINE_BODY_BYTES else admit()
             )
+        except TooMuch as exc:
+            raise HTTPException(413, str(exc)) from None
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        for i, record in enumerate(parsed):
-            limits = (  # characters first: counting tokens of a huge text is work already
-                ("characters", "max_input_chars", deployment.scorer.size),
-                ("tokens", "max_input_tokens", deployment.scorer.tokens),
-            )
-            for unit, field, measure in limits:
-                limit = getattr(settings, field)
-                if (amount := measure(record)) > limit:
-                    where = f"inputs[{i}]" if is_batch else "the request"
-                    raise HTTPException(
-                        413,
-                        f"{where} has {amount} {unit} for the model to read; this endpoint takes "
-                        f"at most {limit} per record ({field})",
-                    )
         records.extend(parsed)
         if forced is None:
             endpoint.mirror(records)
@@ -304,6 +321,48 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
         return endpoint.metrics()
 
     return app
+
+
+def _admitted(
+    scorer: Scorer | ProcessScorer, body: bytes, settings: ServerSettings
+) -> tuple[list[dict[str, Any]], bool]:
+    """(records, is_batch) of a request body within every limit of `settings`; TooMuch (413)
+    naming the limit it is over, ValueError (400) when it is malformed. Linear in the body's size;
+    tokens are counted (one batched tokenizer call) only when a bound without the tokenizer
+    (`most_tokens`) does not already show the request is within its token limits."""
+    payload = parse_json(body, settings.max_json_depth)
+    inputs = payload.get("inputs") if isinstance(payload, dict) else None
+    if isinstance(inputs, list) and len(inputs) > settings.max_request_records:
+        raise TooMuch(
+            f"the request has {len(inputs)} records; this endpoint takes at most "
+            f"{settings.max_request_records} per request (max_request_records): split it"
+        )
+    records, is_batch = scorer.parse(payload)
+
+    def where(i: int) -> str:
+        return f"inputs[{i}]" if is_batch else "the request"
+
+    for i, record in enumerate(records):  # characters first: they cost nothing to count
+        if (chars := scorer.size(record)) > settings.max_input_chars:
+            raise TooMuch(
+                f"{where(i)} has {chars} characters for the model to read; this endpoint takes "
+                f"at most {settings.max_input_chars} per record (max_input_chars)"
+            )
+    bounds = [most_tokens(scorer.task, record) for record in records]
+    if max(bounds) > settings.max_input_tokens or sum(bounds) > settings.max_request_tokens:
+        tokens = scorer.tokens(records)
+        for i, count in enumerate(tokens):
+            if count > settings.max_input_tokens:
+                raise TooMuch(
+                    f"{where(i)} has {count} tokens for the model to read; this endpoint takes "
+                    f"at most {settings.max_input_tokens} per record (max_input_tokens)"
+                )
+        if (total := sum(tokens)) > settings.max_request_tokens:
+            raise TooMuch(
+                f"the request has {total} tokens for the model to read; this endpoint takes at "
+                f"most {settings.max_request_tokens} per request (max_request_tokens): split it"
+            )
+    return records, is_batch
 
 
 def run_server(

@@ -129,13 +129,14 @@ class ProcessScorer:
     def size(self, record: dict[str, Any]) -> int:
         return record_size(self.task, record)
 
-    def tokens(self, record: dict[str, Any]) -> int:
-        """Tokens of `record`, counted here with the model's tokenizer (the model is elsewhere)."""
+    def tokens(self, records: Sequence[dict[str, Any]]) -> list[int]:
+        """Tokens of each record, counted here with the model's tokenizer (the model is
+        elsewhere)."""
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
             self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        return record_tokens(self._tokenizer, self.task, record)
+        return record_tokens(self._tokenizer, self.task, records)
 
     def score(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """One response per record, from one free worker (blocks while all are busy)."""

@@ -12,6 +12,7 @@ from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
 from serving.server import ServerSettings
 
 MAX_BODY = 64 * 1024  # small, so the oversized-payload test sends little
+MAX_RECORDS, MAX_TOKENS = 500, 10_000  # per request: small, for the same reason
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +27,8 @@ def running(
         key_file=state / "key",
         state_dir=state,
         max_body_bytes=MAX_BODY,
+        max_request_records=MAX_RECORDS,
+        max_request_tokens=MAX_TOKENS,
         max_batch_size=8,
         max_wait_ms=20,
         seed=7,

@@ -139,3 +139,64 @@ def test_closing_answers_items_held_back_for_a_later_batch() -> None:
         return list(results)
 
     assert asyncio.run(main()) == [1, 100, 2, 200, 3, 300, 4, 400, 5, 500, 6, 600]
+
+
+def test_a_big_request_takes_turns_with_the_requests_behind_it() -> None:
+    """Issue 27: one client's 5,000 records made another client's single request wait behind
+    them (60 s, then 504). Each request waits in its own lane and lanes are served in turn."""
+    started, release = threading.Event(), threading.Event()
+    calls: list[list[str]] = []
+
+    def record(items: Sequence[str]) -> list[str]:
+        calls.append(list(items))
+        started.set()
+        if len(calls) == 1:  # the first batch holds the worker while the others arrive
+            release.wait(5)
+        return [i.upper() for i in items]
+
+    async def main() -> tuple[list[str], list[str], str]:
+        batcher = MicroBatcher(record, max_batch_size=4, max_wait_ms=0)
+        big = asyncio.create_task(batcher.submit_many([f"b{i}" for i in range(1000)]))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        other = asyncio.create_task(batcher.submit_many(["x1", "x2", "x3", "x4", "x5", "x6"]))
+        single = asyncio.create_task(batcher.submit("s"))
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(big, other, single)
+        await batcher.aclose()
+        return results
+
+    big, other, single = asyncio.run(main())
+    assert big == [f"B{i}" for i in range(1000)] and single == "S"  # each caller its own, in order
+    assert other == ["X1", "X2", "X3", "X4", "X5", "X6"]
+    assert calls[0] == ["b0", "b1", "b2", "b3"]
+    # one item per lane per pass, in turn: the single request is in the very next batch
+    assert calls[1] == ["b4", "x1", "s", "b5"]
+    assert calls[2:5] == [
+        ["b6", "x2", "b7", "x3"],
+        ["b8", "x4", "b9", "x5"],
+        ["b10", "x6", "b11", "b12"],
+    ]
+    assert sum(map(len, calls[5:])) == 987  # then the big request alone
+
+
+def test_the_records_of_a_request_that_gave_up_are_not_scored() -> None:
+    release = threading.Event()
+    scored: list[int] = []
+
+    def slow(items: Sequence[int]) -> list[int]:
+        release.wait(5)
+        scored.extend(items)
+        return list(items)
+
+    async def main() -> None:
+        batcher = MicroBatcher(slow, max_batch_size=2, max_wait_ms=0)
+        with pytest.raises(TimeoutError):  # the server's score_timeout_s does this (504)
+            await asyncio.wait_for(batcher.submit_many(list(range(100))), 0.05)
+        release.set()
+        assert await asyncio.wait_for(batcher.submit(-1), 5) == -1
+        await batcher.aclose()
+
+    asyncio.run(main())
+    assert scored == [0, 1, -1]  # the batch in flight finishes; the other 98 are dropped

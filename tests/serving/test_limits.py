@@ -8,22 +8,24 @@ import json
 import shutil
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 
 from platforms.endpoint import ensure_local_endpoint, stop_local_endpoint
-from serving.api import FaultSpec
+from serving.api import DEPLOYMENT_HEADER, FaultSpec
 from serving.auth import admin_key_file, read_key
 from serving.client import RunningEndpoint, serve_in_thread
 from serving.server import ServerSettings
+from tests.serving.conftest import MAX_RECORDS, MAX_TOKENS
 
 QA = {"question": "How long did it take?", "context": "Order 7 arrived after 4 days."}
 
 
-def _post(running: RunningEndpoint, body: bytes, key: str) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {key}"}
+def _post(running: RunningEndpoint, body: bytes, key: str, **headers: str) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {key}", **headers}
     return httpx.post(f"{running.url}/score", content=body, headers=headers, timeout=60)
 
 
@@ -60,6 +62,77 @@ def test_nesting_characters_and_time_are_bounded(running: RunningEndpoint, clien
     batch = {"inputs": [QA, long]}
     response = _post(running, json.dumps(batch).encode(), running.score_key)
     assert response.status_code == 413 and "inputs[1]" in response.json()["detail"]
+
+
+def test_records_and_tokens_per_request_are_bounded(running: RunningEndpoint) -> None:
+    many = {"inputs": [QA] * (MAX_RECORDS + 1)}
+    response = _post(running, json.dumps(many).encode(), running.score_key)
+    assert response.status_code == 413, response.text
+    assert response.json()["detail"] == (
+        f"the request has {MAX_RECORDS + 1} records; this endpoint takes at most {MAX_RECORDS} "
+        "per request (max_request_records): split it"
+    )
+    # 30 records of ~420 tokens each: every one within max_input_tokens, together over
+    long = {"question": "How long?", "context": "Order seven arrived late again. " * 60}
+    response = _post(running, json.dumps({"inputs": [long] * 30}).encode(), running.score_key)
+    assert response.status_code == 413, response.text[:200]
+    detail = response.json()["detail"]
+    assert f"at most {MAX_TOKENS} per request (max_request_tokens)" in detail
+    assert _post(running, json.dumps(long).encode(), running.score_key).status_code == 200
+
+
+def test_bodies_that_once_froze_the_endpoint_are_refused_and_the_probes_answer(
+    running: RunningEndpoint,
+) -> None:
+    """Issue 27: runs of escaped quotes made the nesting check take 87 s on the event loop."""
+    quotes = b'\\"' * 30_000  # 60 KB of \" (the old check was quadratic in them)
+    cases = [
+        (b'{"question": "q", "context": "' + quotes, 400, "not valid JSON"),  # unterminated
+        (b'{"question": "q", "context": "' + quotes + b'"}', 413, "(max_input_chars)"),
+        (b'{"question": "q", "context": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", 400, "nested"),
+    ]
+    for body, status, message in cases:
+        response = _post(running, body, running.score_key)
+        assert response.status_code == status and message in response.json()["detail"]
+    for probe in ("/health/live", "/health/ready"):
+        assert httpx.get(running.url + probe, timeout=60).status_code == 200
+
+
+def test_a_big_batch_takes_turns_with_another_clients_request_and_the_probes_answer(
+    running: RunningEndpoint, client
+) -> None:
+    """Issue 27: one client's batch of 5,000 records made another client's single request wait
+    60 s and get a 504. Now the single request (and the probes) are answered while the big
+    batch is still being scored."""
+    records = [
+        {"question": "Who closed it?", "context": f"Ticket {i} was closed by Ana on day {i}."}
+        for i in range(120)  # 15 model calls of 8
+    ]
+    body = json.dumps({"inputs": records}).encode()
+    finished: list[str] = []
+
+    def big() -> httpx.Response:
+        response = _post(running, body, running.score_key, **{DEPLOYMENT_HEADER: "green"})
+        finished.append("big")
+        return response
+
+    before = client.metrics().deployments["green"].model_calls
+    with ThreadPoolExecutor(1) as pool:
+        sent = pool.submit(big)
+        while client.metrics().deployments["green"].model_calls == before and not sent.done():
+            time.sleep(0.01)  # until the big batch is being scored
+        for probe in ("/health/live", "/health/ready"):
+            assert httpx.get(running.url + probe, timeout=60).status_code == 200
+            finished.append(probe)
+        assert client.score(QA, deployment="green").deployment == "green"
+        finished.append("single")
+        response = sent.result()
+    assert response.status_code == 200, response.text
+    outputs = response.json()["outputs"]
+    assert [r["context"][o["start"] : o["end"]] for r, o in zip(records, outputs, strict=True)] == [
+        o["answer"] for o in outputs
+    ]  # every record its own answer
+    assert finished == ["/health/live", "/health/ready", "single", "big"]
 
 
 def test_a_slow_request_gets_504_and_the_deployment_keeps_serving(

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from serving.payloads import MAX_DEPTH, nesting, parse_json
+from serving.payloads import MAX_DEPTH, most_tokens, nesting, parse_json, record_tokens
 
 
 def test_nesting_counts_arrays_and_objects_not_what_strings_hold() -> None:
@@ -42,3 +42,26 @@ def test_bodies_that_made_the_check_backtrack_are_decoded_or_refused_at_once(bod
         assert "not valid JSON" in str(exc)
     else:
         assert nesting(value) <= 1
+
+
+def test_the_token_bound_without_a_tokenizer_is_never_below_the_count() -> None:
+    """The endpoint skips counting tokens when this bound is within its limits."""
+    from trainer.args import PACKAGED_MODEL
+    from trainer.modeling import load_tokenizer
+
+    tokenizer = load_tokenizer(PACKAGED_MODEL)
+    texts = [
+        "Order 7 arrived.",
+        "naïve café 東京 🙂🙂 ¿¡",
+        "a" * 300,
+        "x " * 100,
+        "\u200b\t\n",
+        "é",
+    ]
+    records = [{"question": q, "context": c} for q in texts for c in texts]
+    counts = record_tokens(tokenizer, "extractive-qa", records)
+    for record, count in zip(records, counts, strict=True):
+        assert 0 <= count <= most_tokens("extractive-qa", record), record
+    assert (
+        counts[0] == len(tokenizer("Order 7 arrived.", add_special_tokens=False)["input_ids"]) * 2
+    )
