@@ -117,9 +117,10 @@ def report_hash(report: ScreenReport) -> str:
     return sha256_text(stable_json(report.model_dump(mode="json")))
 
 
-def report_markdown(report: ScreenReport) -> str:
-    """The screening report as markdown: what a reviewer reads before approving."""
-    lines = [
+def counts_markdown(report: ScreenReport) -> list[str]:
+    """The report's counts (its first five lines) and findings per entity and rule, as two
+    narrow tables."""
+    return [
         f"### Screening report ({report.task})",
         "",
         "| records in | kept | redacted | quarantined | flagged for review |",
@@ -131,6 +132,11 @@ def report_markdown(report: ScreenReport) -> str:
         "|---|---|---:|",
         *[f"| {c.entity} | {c.action} | {c.findings} |" for c in report.entities],
     ]
+
+
+def report_markdown(report: ScreenReport) -> str:
+    """The screening report as markdown: what a reviewer reads before approving."""
+    lines = counts_markdown(report)
     if report.quarantine_reasons:
         lines += ["", "**Quarantine reasons**", ""]
         lines += [f"- {reason}: {n}" for reason, n in list(report.quarantine_reasons.items())[:15]]

@@ -40,9 +40,9 @@ from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.notify import NotifyConfig, send
 from platforms.store import DatasetRef
-from screening.report import Screened, ScreenReport, report_hash
+from screening.report import Screened, ScreenReport, counts_markdown, report_hash
 from tasks import pause
-from tasks.review import ARTIFACT_KEY, counts_markdown, review_markdown, review_records
+from tasks.review import ARTIFACT_KEY, review_markdown, review_records
 from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
 
 log = logging.getLogger(__name__)

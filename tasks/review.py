@@ -15,7 +15,7 @@ import re
 import pyarrow.parquet as pq
 
 from platforms.store import DatasetRef, Store
-from screening.report import ReviewRecord, ScreenReport, markdown_text
+from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
 from tasks.review_changes import ReviewChanges, changes_markdown
 
 ARTIFACT_KEY = "review"
@@ -71,22 +71,6 @@ def review_markdown(
             if not shown:
                 lines += ["", "None."]
     return "\n".join([*lines, "", changes_markdown(changes)])
-
-
-def counts_markdown(report: ScreenReport) -> list[str]:
-    """The report's counts and findings per entity and rule, as two narrow tables."""
-    return [
-        f"### Screening report ({report.task})",
-        "",
-        "| records in | kept | redacted | quarantined | flagged |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {report.records_in} | {report.kept} | {report.redacted} | {report.quarantined} "
-        f"| {report.flagged} |",
-        "",
-        "| entity | rule | findings |",
-        "|---|---|---:|",
-        *[f"| {c.entity} | {c.action} | {c.findings} |" for c in report.entities],
-    ]
 
 
 def _record_markdown(record: ReviewRecord) -> list[str]:
