@@ -90,19 +90,22 @@ def find_cards(text: str) -> list[Span]:
     for run in _RUN.finditer(text):
         if sum(c.isdigit() for c in run.group()) < 12:
             continue
+        taken = -1  # cards in one run do not overlap (`4012888888881881 4012 8888 8888 1881`)
         for start, end in _windows(run):
             value = text[start:end]
             digits = re.sub(r"\D", "", value)
-            if not is_card_number(digits) or _IBAN_HEAD.search(text[max(0, start - 40) : start]):
+            if start < taken or not is_card_number(digits):
+                continue
+            if _IBAN_HEAD.search(text[max(0, start - 40) : start]):
                 continue
             found.append(Span(start, end, ENTITY, _score(text, start, value, digits)))
-            break
+            taken = end
     return found
 
 
 def _windows(run: re.Match) -> list[tuple[int, int]]:
     """The whole run, or (when it holds more than 19 digits) each run of whole groups that could
-    be a card, longest first."""
+    be a card: from left to right, the longest first from each group."""
     digits = sum(c.isdigit() for c in run.group())
     if digits <= 19:
         return [run.span()]
@@ -111,14 +114,15 @@ def _windows(run: re.Match) -> list[tuple[int, int]]:
     ]
     windows = []
     for i in range(len(groups)):
-        count = 0
+        count, starting_here = 0, []
         for j in range(i, len(groups)):
             count += groups[j][1] - groups[j][0]
             if count > 19:
                 break
             if count >= 12:
-                windows.append((groups[i][0], groups[j][1]))
-    return sorted(windows, key=lambda w: w[0] - w[1])
+                starting_here.append((groups[i][0], groups[j][1]))
+        windows += reversed(starting_here)
+    return windows
 
 
 def _score(text: str, start: int, value: str, digits: str) -> float:
