@@ -43,7 +43,8 @@ _NETWORKS: tuple[tuple[int, int, range], ...] = (
     (51, 55, range(16, 20)),  # Mastercard
     (56, 69, range(12, 20)),  # Maestro, Discover, UnionPay, RuPay, Troy, Elo, Hipercard
     (604, 604, range(12, 20)),  # Maestro (Switch) written with a leading zero
-    (81, 82, range(16, 17)),  # RuPay
+    (81, 81, range(16, 20)),  # UnionPay (81xx, 16-19 digits), RuPay
+    (82, 82, range(16, 17)),  # RuPay
     (9792, 9792, range(16, 17)),  # Troy
 )
 

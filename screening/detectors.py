@@ -33,7 +33,7 @@ from presidio_analyzer.nlp_engine import NlpEngineProvider
 from screening.addresses import StreetAddressRecognizer
 from screening.cards import CardNumberRecognizer
 from screening.credentials import CredentialRecognizer
-from screening.ibans import IbanRecognizer
+from screening.ibans import IbanRegistryRecognizer
 from screening.names import install as install_person_names
 from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
@@ -127,7 +127,7 @@ def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
         CredentialRecognizer(),
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
-        IbanRecognizer(),
+        IbanRegistryRecognizer(),
         StreetAddressRecognizer(),
     ):
         analyzer.registry.add_recognizer(recognizer)
@@ -177,7 +177,7 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
         CredentialRecognizer(),
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
-        IbanRecognizer(),
+        IbanRegistryRecognizer(),
         StreetAddressRecognizer(),
     ]
     return PatternDetectors([*presidio, *own], list(entities))

@@ -3,8 +3,8 @@
 Presidio's IbanRecognizer knows the formats of SWIFT's registry of some years ago: IBANs of the
 countries that took IBANs up since, or that use them without SWIFT's listing (El Salvador,
 Iran, Algeria, Morocco, Mozambique, much of francophone Africa), are left whole.
-`IbanRecognizer` takes IBAN_CODE over with the registry of `schwifty` (PyPI, MIT, kept up with
-SWIFT's IBAN registry and with the countries outside it), extracted once into
+`IbanRegistryRecognizer` takes IBAN_CODE over with the registry of `schwifty` (PyPI, MIT, kept
+up with SWIFT's IBAN registry and with the countries outside it), extracted once into
 `screening/data/iban_formats.tsv` (shipped in the repo; the run time never imports schwifty):
 
     country <TAB> IBAN length <TAB> BBAN format (SWIFT's notation: `4!n` four digits, `a`
@@ -107,7 +107,7 @@ def find_ibans(text: str) -> list[Span]:
     return found
 
 
-class IbanRecognizer(EntityRecognizer):
+class IbanRegistryRecognizer(EntityRecognizer):
     """Presidio recognizer for `find_ibans`, in place of Presidio's own."""
 
     CONTEXT = ["iban", "bank", "transaction"]

@@ -13,8 +13,10 @@ the ranges it calls valid (`+447700 208 815`) stay. `PhoneNumberRecognizer` take
   it (phone, tel, mobile, call, whatsapp, fax, and the same in other languages) and it is valid
   for any of libphonenumber's 245 regions (the eight first, the rest only then, answers cached):
   the whole run, where the eight regions' matcher took only a part of it (`8 (771) 000 9998`);
-- `number` is a phone word for a run of 7 or more digits when no reference word (order, invoice,
-  account, version...) is in the window and it is not `number of` (`My CN number is 13812345678`);
+- a run in national form with a reference word nearer before it than any phone word (order,
+  invoice, account, version, timestamp...) is no phone;
+- `number` is a phone word for a run of 7 or more digits when no reference word is in the window
+  and it is not `number of` (`My CN number is 13812345678`);
 - right after a phone word (`Phone: 40123`, `tel. 20.12.34`: only punctuation, `number`, `no.`
   or `is` between) a run of 4-5 digits valid in some region is a phone too (small territories'
   numbers: Niue, Saint Helena, Tokelau), as is a run written like a date; a bare 19xx/20xx is
@@ -46,7 +48,8 @@ PHONE_WORDS = (
     "phone", "telephone", "tel", "tel.", "mobile", "mob", "cell", "cellphone", "call", "ring",
     "text me", "sms", "whatsapp", "signal", "viber", "telegram", "fax", "landline", "hotline",
     "reach me", "dial", "contact",
-    "telefon", "telefonnummer", "handy", "mobil", "rufnummer", "anrufen",  # de, da, no, sv
+    "telefon", "telefonnummer", "handy", "handynummer", "mobil", "mobilnummer", "rufnummer",
+    "anrufen",  # de, da, no, sv
     "téléphone", "tél", "portable", "numéro", "appelez", "appeler",  # fr
     "teléfono", "telefono", "móvil", "movil", "celular", "llamar", "llame", "número",  # es, pt
     "cellulare", "chiamare", "numero",  # it
@@ -55,18 +58,22 @@ PHONE_WORDS = (
     "puhelin", "numer", "komórka", "telefonu", "телефон", "тел", "номер", "τηλ",  # fi, pl, ru, el
     "電話", "携帯", "电话", "手机", "전화", "फ़ोन", "هاتف",  # ja, zh, ko, hi, ar
 )  # fmt: skip
+# A phone word is a word of its own, or with an English ending (`calls`, `phoned`): not the
+# start of `telemetry`, `cellular` or `phonenumbers`.
 _PHONE_WORD = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(re.escape(w) for w in PHONE_WORDS) + r")",
+    r"(?<![^\W\d_])(?:" + "|".join(re.escape(w) for w in PHONE_WORDS) + r")"
+    r"(?:s|es|d|ed|ing)?(?![a-zA-Z])",
     re.IGNORECASE,
 )
 _CONTEXT = 40
-# Words that make a nearer digit run a reference, not a phone ("The order number is #2640684").
+# Words that make a nearer digit run a reference, not a phone ("The order number is #2640684"):
+# a run in national form after one (and no phone word nearer) is no phone at all.
 _REFERENCE_WORD = re.compile(
     r"(?<![^\W\d_])(?:order|invoice|ticket|tracking|reference|ref|case|booking|account|"
     r"serial|sku|id|version|build|release|model|part|item|product|batch|lot|policy|claim|"
     r"member|customer|patient|employee|student|licen[cs]e|registration|passport|tax|vat|iban|"
-    r"routing|transaction|confirmation|shipment|parcel|page|room|flight|zip|postcode|"
-    r"postal|pin|otp|code|price|total|amount|size|quantity|qty|year|isbn|imei|issue|pr)\b",
+    r"routing|transaction|confirmation|shipment|parcel|isbn|imei|issue|timestamp|epoch|unix|"
+    r"pin|otp)\b",
     re.IGNORECASE,
 )
 # `number` as a phone word (weak: only with no reference word in the window, not `number of`).
@@ -135,20 +142,23 @@ def _matched_first_regions(text: str, start: int, end: int) -> list[tuple[int, i
     return sorted(spans)
 
 
-def _phone_context(text: str, start: int, digits: int) -> tuple[bool, bool]:
-    """(near, adjacent): a phone word shortly before the digit run, with no reference word
-    (order, invoice, ticket...) nearer to it, and the run not written as a reference
-    (`#2640684`); adjacent: only punctuation, `number`, `no.` or `is` between the two."""
+def _phone_context(text: str, start: int, digits: int) -> tuple[bool, bool, bool]:
+    """(near, adjacent, reference): a phone word shortly before the digit run, with no
+    reference word (order, invoice, ticket...) nearer to it, and the run not written as a
+    reference (`#2640684`); adjacent: only punctuation, `number`, `no.` or `is` between the two;
+    reference: a reference word nearer (or the `#`)."""
     before = text[max(0, start - _CONTEXT) : start]
     if before.rstrip().endswith("#"):
-        return False, False
+        return False, False, True
     phone = [m.end() for m in _PHONE_WORD.finditer(before)]
     reference = [m.end() for m in _REFERENCE_WORD.finditer(before)]
     if not reference and digits >= 7:
         phone = sorted(phone + [m.end() for m in _NUMBER_WORD.finditer(before)])
-    if not phone or (reference and phone[-1] < reference[-1]):
-        return False, False
-    return True, bool(_ADJACENT.fullmatch(before, phone[-1]))
+    if reference and (not phone or phone[-1] < reference[-1]):
+        return False, False, True
+    if not phone:
+        return False, False, False
+    return True, bool(_ADJACENT.fullmatch(before, phone[-1])), False
 
 
 def find_phones(text: str) -> list[Span]:
@@ -166,7 +176,7 @@ def find_phones(text: str) -> list[Span]:
         digits = sum(c.isdigit() for c in candidate)
         if digits < 4 or digits > 17:
             continue
-        near, adjacent = _phone_context(text, start, digits)
+        near, adjacent, reference = _phone_context(text, start, digits)
         if _NOT_PHONE.fullmatch(candidate) and not (adjacent and _DATE.fullmatch(candidate)):
             continue
         if _INTERNATIONAL.match(candidate):
@@ -181,8 +191,11 @@ def find_phones(text: str) -> list[Span]:
             if short and _valid_in_any_region(candidate, first_too=True):
                 found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
             continue
+        if reference:
+            continue
         first = _matched_first_regions(text, start, end)
         part = bool(first) and (first[0][0] > start or first[-1][1] < end)
+        part = part and text.count("(", start, end) == text.count(")", start, end)
         if near and (part or not first) and digits <= 15 and _valid_in_any_region(candidate, part):
             found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
         elif first:
