@@ -123,7 +123,9 @@ def main() -> None:
     false_findings(paragraphs, show=40)
     for name in CHATS:
         turns = chat_turns(name)
-        print(f"\n{name}: {len(turns)} turns, {sum(len(t) for _, t in turns) / 1e6:.1f} M characters")
+        print(
+            f"\n{name}: {len(turns)} turns, {sum(len(t) for _, t in turns) / 1e6:.1f} M characters"
+        )
         false_findings(turns, show=10)
 
 
