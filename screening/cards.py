@@ -20,6 +20,7 @@ import re
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.ibans import after_iban_head
 from screening.redact import Span
 
 ENTITY = "CREDIT_CARD"
@@ -60,7 +61,6 @@ _NOT_CARD_WORDS = re.compile(
     r"case|transaction|serial|imei|isbn|barcode|\bean\b|\bupc\b|\bpo\b|account|acct|customer",
     re.IGNORECASE,
 )
-_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}[ \-]?(?:[A-Z0-9]{4}[ \-]?)*$")
 _CONTEXT = 40
 
 
@@ -97,7 +97,7 @@ def find_cards(text: str) -> list[Span]:
             digits = re.sub(r"\D", "", value)
             if start < taken or not is_card_number(digits):
                 continue
-            if _IBAN_HEAD.search(text[max(0, start - 40) : start]):
+            if after_iban_head(text, start):
                 continue
             found.append(Span(start, end, ENTITY, _score(text, start, value, digits)))
             taken = end

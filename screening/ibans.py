@@ -38,6 +38,9 @@ _CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{10,30}|(?:[ \-][A-Z0-9]{4}){2,8}(?:[ \-][A-Z0-9]{1,3})?)"
     r"(?![A-Za-z0-9])"
 )
+# The start of an IBAN right before a position: digits there are its account part, no phone
+# or card (`BA39 A291 2345 6789`, even when the IBAN as a whole is malformed).
+_HEAD = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \-]?[A-Z0-9])*[ \-]?$")
 _SPEC = re.compile(r"(\d+)(!?)([nac])")
 _CLASSES = {"n": "[0-9]", "a": "[A-Z]", "c": "[A-Z0-9]"}
 
@@ -55,6 +58,16 @@ def iban_valid(iban: str) -> bool:
         return False
     numeric = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
     return int(numeric) % 97 == 1
+
+
+def after_iban_head(text: str, start: int) -> bool:
+    """The digits at `start` continue an IBAN-shaped run of capitals and digits that is shorter
+    than its country's IBANs (after a whole IBAN, a card or phone number may follow)."""
+    head = _HEAD.search(text, max(0, start - 40), start)
+    if head is None:
+        return False
+    known = formats().get(head.group()[:2])
+    return known is None or len(re.sub(r"[ \-]", "", head.group())) < known[0]
 
 
 def bban_regex(spec: str) -> str:

@@ -14,7 +14,7 @@ the ranges it calls valid (`+447700 208 815`) stay. `PhoneNumberRecognizer` take
   for any of libphonenumber's 245 regions (the eight first, the rest only then, answers cached):
   the whole run, where the eight regions' matcher took only a part of it (`8 (771) 000 9998`);
 - a run in national form with a reference word nearer before it than any phone word (order,
-  invoice, account, version, timestamp...) is no phone;
+  invoice, account, version, timestamp...) is no phone, nor is one that continues an IBAN;
 - `number` is a phone word for a run of 7 or more digits when no reference word is in the window
   and it is not `number of` (`My CN number is 13812345678`);
 - right after a phone word (`Phone: 40123`, `tel. 20.12.34`: only punctuation, `number`, `no.`
@@ -36,6 +36,7 @@ from phonenumbers import PhoneNumberMatcher, ValidationResult
 from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.ibans import after_iban_head
 from screening.redact import Span
 
 ENTITY = "PHONE_NUMBER"
@@ -178,6 +179,8 @@ def find_phones(text: str) -> list[Span]:
             continue
         near, adjacent, reference = _phone_context(text, start, digits)
         if _NOT_PHONE.fullmatch(candidate) and not (adjacent and _DATE.fullmatch(candidate)):
+            continue
+        if after_iban_head(text, start):
             continue
         if _INTERNATIONAL.match(candidate):
             score = _international(candidate)

@@ -75,6 +75,7 @@ PROSE = [
     "Tracking number 1Z999AA10123456784, EAN 4006381333931, ISBN 978-3-16-148410-0.",
     "Invoice no. 4111111111111111 and order 2223000048410010 are paid; total 5,000,000.",
     "Our code DE44 3704 0044 0532 0130 99 and model AB12 CDEF GHIJ KLMN are not accounts.",
+    "Malformed, its digits no phone: BA39 A291 2345 6789 0123.",
 ]
 
 
