@@ -143,7 +143,8 @@ def false_findings(texts: list[tuple[str, str]], show: int) -> None:
             f"{entity}: {len(hits)} findings in {with_one} of {len(texts)} texts "
             f"({seconds * 1e6 / len(texts):.0f} µs per text)"
         )
-        print("\n".join(hits[:show]))
+        if hits:
+            print("\n".join(hits[:show]))
 
 
 if __name__ == "__main__":
