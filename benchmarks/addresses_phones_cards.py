@@ -1,4 +1,4 @@
-"""Street addresses, phones and cards written by others: recall, and false findings on prose.
+"""Street addresses, phones, cards and IBANs written by others: recall, false findings on prose.
 
     python benchmarks/addresses_phones_cards.py
 
@@ -10,7 +10,9 @@ on the same texts for comparison. Street addresses also on both halves of the us
 redacted with it (an address is its whole span, not its street line). False findings: every paragraph of the README/description of
 every installed Python package (`*.dist-info/METADATA`, text nobody here wrote), with the
 findings listed for a person to judge (a licence's postal address is a true one). Prints the
-time per text of each finder.
+time per text of each finder. The same false findings on the turns of the everyday and code chat
+corpora of benchmarks/external/ (Topical-Chat, ConvAbuse's not-abusive turns, code chat), whose
+numbers are prices, years, counts and code: every finding there is a false one.
 """
 
 from __future__ import annotations
@@ -30,11 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from screening.addresses import find_addresses
 from screening.cards import find_cards
+from screening.ibans import find_ibans
 from screening.phones import find_phones
 from screening.policy import DEFAULT_PII_RULES
 
 DEV = Path(__file__).parent / "external" / "addresses_phones_cards_dev.jsonl"
-FINDERS = {"STREET_ADDRESS": find_addresses, "PHONE_NUMBER": find_phones, "CREDIT_CARD": find_cards}
+FINDERS = {
+    "STREET_ADDRESS": find_addresses,
+    "PHONE_NUMBER": find_phones,
+    "CREDIT_CARD": find_cards,
+    "IBAN_CODE": find_ibans,
+}
+CHATS = ("everyday_topical_chat", "everyday_convabuse_clean", "code_chat")
 
 
 def acted_on(entity: str, text: str) -> list[tuple[int, int]]:
@@ -96,13 +105,19 @@ def whole_addresses(split: str) -> str:
     )
 
 
+def chat_turns(name: str) -> list[tuple[str, str]]:
+    with (DEV.parent / f"{name}.jsonl").open() as f:
+        return [
+            (name, m["content"]) for line in f for m in json.loads(line)["messages"] if m["content"]
+        ]
+
+
 def main() -> None:
     rows = [json.loads(line) for line in DEV.read_text().splitlines()]
     print(f"{len(rows)} labelled examples ({DEV.name})")
     for entity in FINDERS:
         ours, theirs = Counter(), Counter()
         missed = []
-        start_time = time.perf_counter()
         for row in rows:
             if row["entity"] != entity:
                 continue
@@ -115,7 +130,8 @@ def main() -> None:
             if entity != "STREET_ADDRESS":
                 theirs[coverage(presidio_spans(entity, row["text"]), at, end)] += 1
         n = sum(ours.values())
-        seconds = time.perf_counter() - start_time
+        if not n:
+            continue
         print(
             f"{entity}: {n} values, whole {ours['whole']} ({100 * ours['whole'] / n:.1f}%), "
             f"part {ours['part']}, missed {ours['missed']}"
@@ -136,18 +152,31 @@ def main() -> None:
         f"\nprose: {len(paragraphs)} paragraphs of {len({n for n, _ in paragraphs})} package "
         f"descriptions, {chars / 1e6:.1f} M characters"
     )
+    false_findings(paragraphs, show=40)
+    for name in CHATS:
+        turns = chat_turns(name)
+        print(
+            f"\n{name}: {len(turns)} turns, {sum(len(t) for _, t in turns) / 1e6:.1f} M characters"
+        )
+        false_findings(turns, show=10)
+
+
+def false_findings(texts: list[tuple[str, str]], show: int) -> None:
+    """Per finder: the findings the default policy acts on, the texts with one, the time."""
     for entity, finder in FINDERS.items():
         start_time = time.perf_counter()
-        hits = []
-        for name, para in paragraphs:
-            for s in finder(para):
-                if s.score >= DEFAULT_PII_RULES[entity].min_score:
-                    hits.append(f"  {name}: {para[s.start : s.end]!r}")
+        hits, with_one = [], 0
+        for name, text in texts:
+            found = [s for s in finder(text) if s.score >= DEFAULT_PII_RULES[entity].min_score]
+            with_one += bool(found)
+            hits += [f"  {name}: {text[s.start : s.end]!r}" for s in found]
         seconds = time.perf_counter() - start_time
         print(
-            f"{entity}: {len(hits)} findings ({seconds * 1e6 / len(paragraphs):.0f} µs per paragraph)"
+            f"{entity}: {len(hits)} findings in {with_one} of {len(texts)} texts "
+            f"({seconds * 1e6 / len(texts):.0f} µs per text)"
         )
-        print("\n".join(hits[:40]))
+        if hits:
+            print("\n".join(hits[:show]))
 
 
 if __name__ == "__main__":

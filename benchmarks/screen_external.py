@@ -7,9 +7,10 @@ policy of `tunegate ingest` + `tunegate screen`; see benchmarks/external/measure
 external corpus of benchmarks/external/ (SOURCES.md: where each comes from) and over this
 project's generated corpora for contrast, and prints per corpus and type: the labelled values,
 those left whole in kept records, recall (1 - left / values), values with a part left; per
-corpus: records kept, clean records (the source's negatives) dropped, kept QA records whose
-answers moved off their `answer_start`. `--split dev` is the half to tune on; the default
-`test` half is the one to report. Issue 23's targets are checked on the totals (`target` column).
+corpus: records kept, clean records (the source's negatives) dropped and kept with a part
+redacted, kept QA records whose answers moved off their `answer_start`. `--split dev` is the
+half to tune on; the default `test` half is the one to report. Issue 23's targets are checked on
+the totals (`target` column).
 Never run in CI (tests/test_screen_external.py guards a slice).
 """
 
@@ -75,8 +76,8 @@ def main() -> None:
                 f"{c.part_left:>6}{target:>8}"
             )
     print(
-        f"\n{'corpus':<22}{'records':>8}{'kept':>9}{'clean':>7}{'dropped':>8}{'QA kept':>8}"
-        f"{'moved':>6}"
+        f"\n{'corpus':<22}{'records':>8}{'kept':>9}{'clean':>7}{'dropped':>8}{'redacted':>9}"
+        f"{'QA kept':>8}{'moved':>6}"
     )
     for name, m in results.items():
         kept = f"{m.kept_rate:.1%}"
@@ -84,7 +85,7 @@ def main() -> None:
             kept += "*" if m.kept_rate < MIN_KEPT else ""
         print(
             f"{name:<22}{m.records:>8}{kept:>9}{m.clean:>7}{m.clean_dropped:>8}"
-            f"{m.qa_kept:>8}{m.qa_misplaced:>6}"
+            f"{m.clean_redacted:>9}{m.qa_kept:>8}{m.qa_misplaced:>6}"
         )
     if external.kept_rate < MIN_KEPT:
         print(f"(* below the {MIN_KEPT:.0%} of records kept that issue 23 asks for)")
@@ -94,6 +95,8 @@ def main() -> None:
                 print(f"LEFT [{t}] {value!r}")
         for text in external.dropped_clean_examples[: args.show]:
             print(f"DROPPED clean {text!r}")
+        for text in external.redacted_clean_examples[: args.show]:
+            print(f"REDACTED clean {text!r}")
     if args.json:
         args.json.write_text(
             json.dumps(

@@ -20,6 +20,7 @@ import re
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.ibans import after_iban_head
 from screening.redact import Span
 
 ENTITY = "CREDIT_CARD"
@@ -43,7 +44,8 @@ _NETWORKS: tuple[tuple[int, int, range], ...] = (
     (51, 55, range(16, 20)),  # Mastercard
     (56, 69, range(12, 20)),  # Maestro, Discover, UnionPay, RuPay, Troy, Elo, Hipercard
     (604, 604, range(12, 20)),  # Maestro (Switch) written with a leading zero
-    (81, 82, range(16, 17)),  # RuPay
+    (81, 81, range(16, 20)),  # UnionPay (81xx, 16-19 digits), RuPay
+    (82, 82, range(16, 17)),  # RuPay
     (9792, 9792, range(16, 17)),  # Troy
 )
 
@@ -59,7 +61,6 @@ _NOT_CARD_WORDS = re.compile(
     r"case|transaction|serial|imei|isbn|barcode|\bean\b|\bupc\b|\bpo\b|account|acct|customer",
     re.IGNORECASE,
 )
-_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}[ \-]?(?:[A-Z0-9]{4}[ \-]?)*$")
 _CONTEXT = 40
 
 
@@ -90,19 +91,22 @@ def find_cards(text: str) -> list[Span]:
     for run in _RUN.finditer(text):
         if sum(c.isdigit() for c in run.group()) < 12:
             continue
+        taken = -1  # cards in one run do not overlap (`4012888888881881 4012 8888 8888 1881`)
         for start, end in _windows(run):
             value = text[start:end]
             digits = re.sub(r"\D", "", value)
-            if not is_card_number(digits) or _IBAN_HEAD.search(text[max(0, start - 40) : start]):
+            if start < taken or not is_card_number(digits):
+                continue
+            if after_iban_head(text, start):
                 continue
             found.append(Span(start, end, ENTITY, _score(text, start, value, digits)))
-            break
+            taken = end
     return found
 
 
 def _windows(run: re.Match) -> list[tuple[int, int]]:
     """The whole run, or (when it holds more than 19 digits) each run of whole groups that could
-    be a card, longest first."""
+    be a card: from left to right, the longest first from each group."""
     digits = sum(c.isdigit() for c in run.group())
     if digits <= 19:
         return [run.span()]
@@ -111,14 +115,15 @@ def _windows(run: re.Match) -> list[tuple[int, int]]:
     ]
     windows = []
     for i in range(len(groups)):
-        count = 0
+        count, starting_here = 0, []
         for j in range(i, len(groups)):
             count += groups[j][1] - groups[j][0]
             if count > 19:
                 break
             if count >= 12:
-                windows.append((groups[i][0], groups[j][1]))
-    return sorted(windows, key=lambda w: w[0] - w[1])
+                starting_here.append((groups[i][0], groups[j][1]))
+        windows += reversed(starting_here)
+    return windows
 
 
 def _score(text: str, start: int, value: str, digits: str) -> float:

@@ -33,6 +33,7 @@ from presidio_analyzer.nlp_engine import NlpEngineProvider
 from screening.addresses import StreetAddressRecognizer
 from screening.cards import CardNumberRecognizer
 from screening.credentials import CredentialRecognizer
+from screening.ibans import IbanRegistryRecognizer
 from screening.names import install as install_person_names
 from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
@@ -110,17 +111,23 @@ def build_analyzer(spacy_model: str, language: str = "en", parser: bool = False)
     return analyzer
 
 
+# Presidio's recognizers that the screen's own replace (phones, cards, IBANs).
+REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer")
+
+
 def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
     """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
     names (`screening.names`: spaCy's PERSON minus products, plus lists), street addresses
-    (`screening.addresses`), and phone numbers of every region and cards of every network
-    (`screening.phones`, `screening.cards`) in place of Presidio's own."""
-    for name in ("PhoneRecognizer", "CreditCardRecognizer"):  # Presidio's, replaced
+    (`screening.addresses`), and phone numbers of every region, cards of every network and
+    IBANs of every country (`screening.phones`, `screening.cards`, `screening.ibans`) in place
+    of Presidio's own."""
+    for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
     for recognizer in (
         CredentialRecognizer(),
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
+        IbanRegistryRecognizer(),
         StreetAddressRecognizer(),
     ):
         analyzer.registry.add_recognizer(recognizer)
@@ -161,16 +168,16 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)  # other languages' recognizers
     registry = RecognizerRegistry(supported_languages=[language])
     registry.load_predefined_recognizers(languages=[language])
-    replaced = {"PhoneRecognizer", "CreditCardRecognizer"}  # as install_recognizers does
     presidio = [
         r
         for r in registry.recognizers
-        if isinstance(r, PatternRecognizer) and r.name not in replaced
+        if isinstance(r, PatternRecognizer) and r.name not in REPLACED
     ]
     own = [
         CredentialRecognizer(),
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
+        IbanRegistryRecognizer(),
         StreetAddressRecognizer(),
     ]
     return PatternDetectors([*presidio, *own], list(entities))

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
+from screening.ibans import iban_check_digits
+
 if TYPE_CHECKING:
     from faker import Faker
 
@@ -209,20 +211,6 @@ def _card(rng: random.Random, value: str) -> str:
         return _shape(rng, value)
     body = digits[0] + "".join(rng.choice(string.digits) for _ in digits[1:-1])
     return _digits_into(value, body + _luhn_check_digit(body))
-
-
-def iban_check_digits(country: str, bban: str) -> str:
-    """ISO 13616 check digits: 98 minus (BBAN + country + "00", letters as numbers) mod 97."""
-    numeric = "".join(str(int(c, 36)) for c in (bban + country + "00").upper())
-    return f"{98 - int(numeric) % 97:02d}"
-
-
-def iban_valid(iban: str) -> bool:
-    compact = re.sub(r"\s", "", iban).upper()
-    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{8,30}", compact):
-        return False
-    numeric = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
-    return int(numeric) % 97 == 1
 
 
 def _iban(rng: random.Random, value: str) -> str:

@@ -1,5 +1,5 @@
-"""Street addresses, phones and cards as the world writes them: found and redacted by the default
-screen, prose left alone, address surrogates of the same shape."""
+"""Street addresses, phones, cards and IBANs as the world writes them: found and redacted by the
+default screen, prose with numbers left alone, address surrogates of the same shape."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from screening.addresses import find_addresses
 from screening.cards import find_cards
+from screening.ibans import find_ibans
 from screening.policy import ScreenConfig
 from screening.scan import screen_records
 from screening.surrogates import Surrogates
@@ -28,18 +29,36 @@ FOUND = {
         "0487 Lisa Hollow Suite 775\nNew Eric, NH 57483",
         "120 N. Michigan Ave. Ste 1605",
     ],
-    "PHONE_NUMBER": ["451 5986", "+447700 208 815", "+33 1 42 68 53 00", "030 12345678"],
+    "PHONE_NUMBER": [
+        "451 5986",
+        "+447700 208 815",
+        "+33 1 42 68 53 00",
+        "030 12345678",
+        "7290",  # Niue: 4 digits, right after the phone word
+        "22 158",  # Saint Helena
+        "75.12.34",  # New Caledonia, written like a date
+        "8 (771) 000 9998",  # Kazakhstan, whole (not only the part a US/UK matcher takes)
+        "+420123456789",  # E.164's shape; libphonenumber calls it impossible
+    ],
     "CREDIT_CARD": [
         "4111 1111 1111 1111 003",  # 19-digit Visa
         "5018 0000 0009",  # 12-digit Maestro
         "213100000000001",  # 15-digit JCB
         "2223-0000-4841-0010",  # Mastercard 2-series
+        "8112 3456 7890 1234 569",  # UnionPay's 81 range, 19 digits
+    ],
+    "IBAN_CODE": [
+        "IR66 0570 0220 8000 0000 0010 10",  # Iran, Algeria, El Salvador: not in Presidio's list
+        "DZ580002100001113000000570",
+        "SV62CENR00000000000000700025",
+        "DE89 3704 0044 0532 0130 00",
     ],
 }
 CARRIERS = {
     "STREET_ADDRESS": "Please send the replacement to {v} before Friday.",
     "PHONE_NUMBER": "Phone: {v} (evenings).",
     "CREDIT_CARD": "The refund goes to my card {v}, thanks.",
+    "IBAN_CODE": "Wire it to {v} today.",
 }
 PROSE = [
     "Here are 5 Main reasons to upgrade, and Room 5 is free on Monday.",
@@ -50,6 +69,14 @@ PROSE = [
     "Invoice 4111111111111112 is due; our 5 Key Points are below.",
     # a phone word earlier, a reference nearer: an order number, not a phone
     "Please call about order number #2640684 and case id 7719 2040, not before.",
+    # numbers that are not phones, cards or IBANs, a phone word before some
+    "Call me on 12.05.2024 after 10:30 or call 2024-06-01 09:00; the fee is $1,234.56.",
+    "Phone support (ZIP 90210, PIN 4821): version 10.0.19045.3803, build 20240115, 2023.",
+    "The number of users is 13812345678; timestamp 1712345678 and 1712345678123 ms.",
+    "Tracking number 1Z999AA10123456784, EAN 4006381333931, ISBN 978-3-16-148410-0.",
+    "Invoice no. 4111111111111111 and order 2223000048410010 are paid; total 5,000,000.",
+    "Our code DE44 3704 0044 0532 0130 99 and model AB12 CDEF GHIJ KLMN are not accounts.",
+    "Malformed, its digits no phone: BA39 A291 2345 6789 0123.",
 ]
 
 
@@ -137,7 +164,7 @@ def test_prose_with_numbers_is_left_alone() -> None:
     screening = screen_records("summarization", records, ScreenConfig())
     assert [r["document"] for r in screening.kept] == PROSE
     found = {c.entity for c in screening.tally.entities}
-    assert not found & {"STREET_ADDRESS", "CREDIT_CARD", "PHONE_NUMBER"}, found
+    assert not found & {"STREET_ADDRESS", "CREDIT_CARD", "PHONE_NUMBER", "IBAN_CODE"}, found
 
 
 @pytest.mark.parametrize("value", FOUND["CREDIT_CARD"])
@@ -146,6 +173,17 @@ def test_a_card_number_one_digit_off_is_not_a_card(value: str) -> None:
     assert _luhn_ok(digits) and find_cards(value)
     wrong = value[:-1] + str((int(value[-1]) + 1) % 10)
     assert not find_cards(wrong)
+
+
+def test_every_card_of_a_run_of_numbers_is_found() -> None:
+    cards = ["4012888888881881", "4012-8888-8888-1881", "4012 8888 8888 1881"]
+    text = " ".join(cards)
+    assert [text[s.start : s.end] for s in find_cards(text)] == cards
+
+
+def test_an_iban_is_found_up_to_its_country_length() -> None:
+    text = "Send it to DE89 3704 0044 0532 0130 00 2 days from now, not to GB82 WEST 1234."
+    assert [text[s.start : s.end] for s in find_ibans(text)] == ["DE89 3704 0044 0532 0130 00"]
 
 
 @pytest.mark.parametrize(

@@ -58,9 +58,6 @@ def _xfail(reason: str) -> Any:
 
 LEFT_TODAY = {  # issue 23's items and what the slice measured on the detectors of the day
     "PERSON": _xfail("issue 23 item 4: 5 of 21 names left whole (Trump, lower-case walker)"),
-    "PHONE_NUMBER": _xfail("issue 23 item 5: 2 of 21 phones left whole (40123, 13812345678)"),
-    "CREDIT_CARD": _xfail("issue 23 item 5: 1 of 17 cards left whole (4012 8888 8888 1881)"),
-    "IBAN_CODE": _xfail("issue 23, done when: 1 of 8 IBANs left whole (El Salvador's)"),
 }
 
 

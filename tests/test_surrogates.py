@@ -11,9 +11,10 @@ import pytest
 
 from platforms.keys import key_id, secret_key
 from platforms.store import Store
+from screening.ibans import iban_valid
 from screening.policy import ScreenConfig, apply_policy
 from screening.redact import Span
-from screening.surrogates import Surrogates, iban_valid
+from screening.surrogates import Surrogates
 from tasks.records import TaskType, check_answers_at_offsets
 from tests.test_screen import _screen
 

@@ -15,8 +15,9 @@ For every labelled value it counts, in the records the screen kept:
 - part left: not whole, but a piece of it of 3 or more letters or digits still does (e.g. a
   surname once the first name is redacted), a piece the text holds nowhere else;
 values in quarantined records count as caught. Per corpus it counts the records kept, the
-records the source marks clean that were quarantined (false drops), and, for records shaped as
-extractive QA, kept answers no longer at their `answer_start`.
+records the source marks clean that were quarantined (false drops) and those kept with a part
+redacted (false findings), and, for records shaped as extractive QA, kept answers no longer at
+their `answer_start`.
 """
 
 from __future__ import annotations
@@ -96,18 +97,30 @@ class Measured:
     kept: int = 0
     clean: int = 0
     clean_dropped: int = 0
+    clean_redacted: int = 0
     qa_kept: int = 0
     qa_misplaced: int = 0
     types: dict[str, TypeCount] = field(default_factory=dict)
     dropped_clean_examples: list[str] = field(default_factory=list)
+    redacted_clean_examples: list[str] = field(default_factory=list)
 
     @property
     def kept_rate(self) -> float:
         return self.kept / self.records if self.records else 0.0
 
     def add(self, other: Measured) -> None:
-        for name in ("records", "kept", "clean", "clean_dropped", "qa_kept", "qa_misplaced"):
+        for name in (
+            "records",
+            "kept",
+            "clean",
+            "clean_dropped",
+            "clean_redacted",
+            "qa_kept",
+            "qa_misplaced",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.dropped_clean_examples += other.dropped_clean_examples
+        self.redacted_clean_examples += other.redacted_clean_examples
         for t, c in other.types.items():
             mine = self.types.setdefault(t, TypeCount())
             mine.values += c.values
@@ -171,6 +184,9 @@ def measure(
             continue
         m.kept += 1
         text = kept.get("context", kept.get("text", ""))
+        if r["clean"] and text != r["text"]:
+            m.clean_redacted += 1
+            m.redacted_clean_examples.append(text[:200])
         if "answers" in r:
             m.qa_kept += 1
             answers = kept["answers"]
