@@ -17,6 +17,7 @@ from platforms.training import LocalTrainingBackend, TrainSpec, trainer_argument
 from tasks.records import TaskType
 from tests.trainer.tiny import qa_record, tiny_model, write_dataset
 from trainer.checkpoints import newest_complete
+from trainer.progress import parse_progress
 from trainer.train import main
 
 
@@ -72,7 +73,8 @@ def test_a_finished_job_is_reused_and_a_failed_one_names_its_log(tmp_path: Path)
     done = backend.wait(backend.submit(spec), lines.append)
     assert done.status == "completed", "\n".join(lines[-30:])
     assert (backend.fetch_outputs(done) / "adapter_model.safetensors").exists()
-    assert any("train_loss" in line for line in lines)  # the trainer's log was streamed
+    progress = [p for p in map(parse_progress, lines) if p is not None]
+    assert progress and progress[-1].step == progress[-1].total == 2  # the log was streamed
     reused = backend.submit(spec)
     assert reused.status == "completed" and reused.reused
 
