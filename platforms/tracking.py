@@ -20,6 +20,7 @@ user's cache (`~/.cache/tunegate/`): MLflow's own migrations take seconds, a cop
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -103,7 +104,32 @@ def ensure_local_database(store: Path) -> str:
             pass
         finally:
             scratch.unlink(missing_ok=True)
+    else:
+        _check_schema(db)
     return local_tracking_uri(store)
+
+
+def _check_schema(db: Path) -> None:
+    """Refuse, naming the fix, a database whose schema the installed MLflow does not know: one
+    a newer MLflow migrated (tunegate had MLflow 3.17 before it took 3.15.0 for azureml-mlflow),
+    which MLflow would ask to "upgrade", though no migration of this version leads back."""
+    import sqlite3
+
+    import mlflow
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            [(revision,)] = connection.execute("SELECT version_num FROM alembic_version")
+    except (sqlite3.Error, ValueError):
+        return  # not an MLflow database yet (or locked): MLflow says what is wrong with it
+    migrations = Path(mlflow.__file__).parent / "store" / "db_migrations" / "versions"
+    if not any(migrations.glob(f"{revision}_*.py")):
+        raise ValueError(
+            f"{db} was written by a newer MLflow than this one ({mlflow.__version__}; its schema "
+            f"revision {revision} is unknown here): move {db.parent} aside (its runs and "
+            "registered versions stay readable with that MLflow) and run again, or set "
+            "tracking.uri to an MLflow server"
+        )
 
 
 def client(uri: str) -> MlflowClient:
