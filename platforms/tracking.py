@@ -247,6 +247,11 @@ class TrackedRun:
         """Where a person sees the run: its page on an MLflow server, else how to open one."""
         if self.uri.startswith(("http://", "https://")):
             return f"{self.uri.rstrip('/')}/#/experiments/{self.experiment_id}/runs/{self.run_id}"
+        from trainer.tracking import workspace_id
+
+        workspace = workspace_id(self.uri)
+        if workspace:  # the workspace's tracking: the run's page in Azure ML studio
+            return f"https://ml.azure.com/runs/{self.run_id}?wsid={workspace}"
         return f"`tunegate ui`, then run {self.run_id} (experiment {self.experiment_id})"
 
 

@@ -63,10 +63,17 @@ def given_run() -> tuple[str, str] | None:
 def same_workspace(first: str, second: str) -> bool:
     """Whether two `azureml://` tracking URIs are one workspace's (the same subscription,
     resource group and workspace; the host and query may differ)."""
-    if not (first.startswith("azureml:") and second.startswith("azureml:")):
-        return False
-    keys = [_WORKSPACE_PATH.search(urlsplit(uri).path) for uri in (first, second)]
-    return all(keys) and keys[0][0].lower() == keys[1][0].lower()  # type: ignore[index]
+    keys = [workspace_id(uri) for uri in (first, second)]
+    return keys[0] is not None and keys[0].lower() == (keys[1] or "").lower()
+
+
+def workspace_id(uri: str) -> str | None:
+    """The workspace's ARM id (`/subscriptions/.../workspaces/NAME`) in an `azureml://`
+    tracking URI; None for any other URI."""
+    if not uri.startswith("azureml:"):
+        return None
+    found = _WORKSPACE_PATH.search(urlsplit(uri).path)
+    return found[0] if found else None
 
 
 _WORKSPACE_PATH = re.compile(

@@ -435,6 +435,9 @@ def test_azure_ml_training_tracks_runs_in_the_workspace_s_mlflow_by_default(
     assert workspace.host_url == f"https://{shapes.API_HOST}"
     assert workspace._get_scope() == shapes.WORKSPACE_ID
     assert len(fake_azureml.requests) == 1  # the plugin asked nothing of the service
+    # the Prefect artifact's link: the run's page in the studio, as the jobs' own studio links
+    run = tracking.TrackedRun(client, uri, "7", "run-1")
+    assert run.link == f"https://ml.azure.com/runs/run-1?wsid={shapes.WORKSPACE_ID}"
 
 
 @pytest.mark.slow
