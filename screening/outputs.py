@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict
 from screening.policy import Action, ScreenConfig
 from screening.redact import MIN_PROPAGATED_LENGTH, Span, occurrences, redact_text
 
-SCREEN_CONFIG = "screen.json"  # the run's screen config, staged beside the evaluation job's code
 
 
 class OutputFinding(BaseModel):

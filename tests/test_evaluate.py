@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from screening.outputs import count_pii_leaks
+from screening.outputs import screen_outputs
 from screening.policy import ScreenConfig
 from tasks.scoring import score
 
@@ -27,11 +27,15 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
         "dana.silva@example.com",  # personal data, but copied from the input: not a leak
         "mail jorge.pereira@contoso.com",  # personal data the input never held
     ]
-    leaks, masked = count_pii_leaks(predictions, records, ScreenConfig())
-    assert leaks == 1
-    assert count_pii_leaks(predictions[:2], records[:2], ScreenConfig())[0] == 0
+    screened = screen_outputs(predictions, records, ScreenConfig())
+    assert screened.leaks == 1
+    assert screen_outputs(predictions[:2], records[:2], ScreenConfig()).leaks == 0
     # what the evaluation artifact shows: every finding masked, leaked or copied
-    assert masked == ["3 days", "<EMAIL_ADDRESS>", "mail <EMAIL_ADDRESS>"]
+    assert screened.masked == ["3 days", "<EMAIL_ADDRESS>", "mail <EMAIL_ADDRESS>"]
+    # what the report keeps of each finding: where it is and whether the input held it
+    emails = [f for f in screened.findings if f.entity == "EMAIL_ADDRESS"]
+    assert [(f.prediction, f.in_input) for f in emails] == [(1, True), (2, False)]
+    assert predictions[2][emails[1].start : emails[1].end] == "jorge.pereira@contoso.com"
 
 
 def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
