@@ -22,7 +22,6 @@ from screening.policy import Action, ScreenConfig
 from screening.redact import MIN_PROPAGATED_LENGTH, Span, occurrences, redact_text
 
 
-
 class OutputFinding(BaseModel):
     """One finding in one prediction: its kind and place (never its text), and whether the
     record's input holds the same text (copied, not leaked)."""

@@ -11,7 +11,9 @@ Its version is the hash of the context, so a change of any pin is a new environm
 (Azure ML builds it on first use, 20+ minutes, and caches it), and the same pins are the same
 version everywhere.
 
-- `TRAINING` (`tunegate`): the trainer, its launchers and run tracking.
+- `TRAINING` (`tunegate`): the trainer, its launchers and run tracking; and, for the evaluation
+  job, which runs on it, the screen of the candidate's outputs (`screening.outputs`: Presidio
+  with the packaged spaCy pipeline, the evaluate stage's own analyzer).
 - `SERVING` (`tunegate-serving`): the scoring code and Azure ML's inference server
   (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001;
   `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
