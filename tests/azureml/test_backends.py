@@ -486,7 +486,8 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     prefect_api: None,
 ) -> None:
     """evaluate.backend azureml (the default under train.backend azureml): the models predict in
-    an evaluation job of the training job's output; the gate here scores its predictions. The
+    an evaluation job of the training job's output; the gate here scores its predictions (a job
+    that wrote no scores or screen, as one of an older tunegate: scored and screened here). The
     serving runtime is exported and scored here from the downloaded output, and the model is
     registered in Azure ML from the folder staged with its file (not the job's output)."""
     from platforms.azureml.training import evaluation_job_name
@@ -520,7 +521,8 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
             "champion": None,
         },
     }
-    name = evaluation_job_name(split.uri, "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
+    screen = ScreenConfig().model_dump(mode="json")
+    name = evaluation_job_name(split.uri, "train-x", None, PACKAGED_MODEL, 0, 32, "auto", screen)
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
@@ -664,7 +666,7 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
     predictions and reports (scores, the screen of the candidate's outputs), which the gate
     judges as they are; the serving runtime stays torch (nothing to export here) and the model
     is registered from the job's output by reference."""
-    from platforms.azureml.training import evaluation_job_name
+    from platforms.azureml.training import OUTPUTS_FETCHED, evaluation_job_name
     from screening.outputs import screen_candidate
     from screening.policy import ScreenConfig
     from tasks.evaluate import EvaluateConfig, evaluate_task
@@ -752,8 +754,9 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
     downloaded = {
         str(p.relative_to(outputs))
         for outputs in tmp_path.rglob("named-outputs")
-        for p in outputs.rglob("*")
-        if p.is_file()
+        for output in ("model", "evaluation")  # the jobs' outputs, as fetched here
+        for p in (outputs / output).rglob("*")
+        if p.is_file() and p.name != OUTPUTS_FETCHED  # what says they were
     }
     assert downloaded == {f"model/{f}" for f in light} | {
         f"evaluation/{f}" for f in EVALUATION_FILES
