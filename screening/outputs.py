@@ -11,6 +11,7 @@ evaluate stage takes its `output-screen.json` instead of screening again.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -110,10 +111,11 @@ def screen_candidate(
     return screen_outputs([answer_of(p) for p in candidate], records, screen)
 
 
-def main(argv: list[str] | None = None) -> OutputScreen:
+def main(argv: list[str] | None = None) -> OutputScreen | None:
     """The evaluation job's screen: the candidate's predictions in `--evaluation-dir`'s
     predictions.json, of the test records of `--data-dir`, under `--screen-config`; writes
-    output-screen.json beside them."""
+    output-screen.json beside them. A config naming a spaCy pipeline the job's image does not
+    hold writes nothing (the evaluate stage then screens the outputs itself)."""
     from trainer.args import OUTPUT_SCREEN, PREDICTIONS
     from trainer.data import read_split  # datasets loads here
 
@@ -132,6 +134,14 @@ def main(argv: list[str] | None = None) -> OutputScreen:
     folder = Path(args.evaluation_dir)
     made = json.loads((folder / PREDICTIONS).read_text())
     config = json.loads(Path(args.screen_config).read_text()) if args.screen_config else {}
+    pipeline = config.get("spacy_model", ScreenConfig.model_fields["spacy_model"].default)
+    if importlib.util.find_spec(pipeline) is None:  # a pipeline the job's image does not have
+        print(
+            f"[evaluate] spaCy pipeline {pipeline!r} is not installed here: the candidate's "
+            "outputs are screened where the gate runs",
+            flush=True,
+        )
+        return None
     screen = ScreenConfig.model_validate(config)
     records = read_split(args.data_dir, "test", args.max_test_records)
     candidate = made["predictions"]["candidate"]
