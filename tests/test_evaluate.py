@@ -142,3 +142,19 @@ def test_the_gate_judges_the_evaluation_jobs_scores_and_screen(
         Evaluation(predictions=predictions, scores=scores, output_screen=other.model_dump()),
     )
     assert calls == [1] and report.pii_leaks == 1
+
+
+def test_the_job_leaves_the_screen_to_the_gate_when_its_image_lacks_the_spacy_pipeline(
+    tmp_path: Path,
+) -> None:
+    """An evaluation job whose run screens with a spaCy pipeline its image does not hold does
+    not fail: it writes no screen, and the evaluate stage screens the outputs itself."""
+    from screening.outputs import main
+
+    (tmp_path / "predictions.json").write_text(
+        '{"task": "extractive-qa", "predictions": {"candidate": ["3 days"]}}'
+    )
+    (tmp_path / "screen.json").write_text('{"spacy_model": "en_core_web_not_installed"}')
+    flags = ["--evaluation-dir", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    assert main([*flags, "--screen-config", str(tmp_path / "screen.json")]) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["predictions.json", "screen.json"]
