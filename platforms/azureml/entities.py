@@ -99,9 +99,10 @@ def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False
     return dest
 
 
-def stage_training_code(dest: Path) -> Path:
-    """The training job's code: `trainer/` and the hub token's reader (`hub_token.py`)."""
-    stage_code(dest, TRAINING_PACKAGES)
+def stage_training_code(dest: Path, packages: tuple[str, ...] = TRAINING_PACKAGES) -> Path:
+    """The training job's code: `trainer/` (or `packages`) and the hub token's reader
+    (`hub_token.py`)."""
+    stage_code(dest, packages)
     shutil.copyfile(Path(__file__).with_name("hub_token.py"), dest / base_model.HUB_TOKEN_SCRIPT)
     return dest
 
@@ -110,8 +111,7 @@ def stage_evaluation_code(dest: Path, screen: dict[str, Any] | None = None) -> P
     """The evaluation job's code: `trainer/`, `screening/` (the candidate's outputs are screened
     on the node), the hub token's reader, and `screen.json`, the run's screen config (`screen`,
     a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under."""
-    stage_code(dest, EVALUATION_PACKAGES)
-    shutil.copyfile(Path(__file__).with_name("hub_token.py"), dest / base_model.HUB_TOKEN_SCRIPT)
+    stage_training_code(dest, EVALUATION_PACKAGES)
     (dest / SCREEN_CONFIG).write_text(json.dumps(screen or {}, indent=2, sort_keys=True))
     return dest
 
