@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.measure import split_of  # noqa: E402
+from benchmarks.external.measure import split_of
 
 HERE = Path(__file__).resolve().parent
 SUMMARIZATION = HERE / "summarization_crd3.jsonl"
@@ -112,7 +112,9 @@ def sgd_records(folder: Path) -> list[dict[str, Any]]:
         for dialogue in json.loads((folder / name).read_text()):
             turns = dialogue["turns"]
             replies = [
-                i for i, t in enumerate(turns) if t["speaker"] == "SYSTEM" and 0 < i < len(turns) - 2
+                i
+                for i, t in enumerate(turns)
+                if t["speaker"] == "SYSTEM" and 0 < i < len(turns) - 2
             ]
             if len(replies) < 2:
                 continue
