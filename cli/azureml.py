@@ -90,6 +90,7 @@ def write_export(
             storage_account=cfg.azure.account_name
             or account_of(os.environ.get(cfg.azure.connection_string_env)),
             data_version=version,
+            screen=cfg.screen.model_dump(mode="json"),
         )
     except ValueError as error:
         fail(str(error))

@@ -60,6 +60,29 @@ class TrainingJob(BaseModel):
 Predictions = dict[str, list[str] | None]  # "base", "candidate", "champion" -> one per record
 
 
+class ModelScores(BaseModel):
+    """One model's scores, as the evaluation job computed them (`trainer.evaluate.score_models`):
+    the task's metric values and each record's primary score (the gate's paired bootstrap)."""
+
+    model_config = ConfigDict(frozen=True)
+    metrics: dict[str, float]
+    per_example: list[float]
+
+
+class Evaluation(BaseModel):
+    """What an evaluation backend hands the evaluate stage: each model's predictions of the test
+    records and, where a job scored and screened them where they were made (Azure ML), its
+    numbers (`scores`: "base", "candidate", "champion" -> `ModelScores`, None for a model with
+    no predictions) and its screen of the candidate's outputs (`output_screen`:
+    `screening.outputs.OutputScreen` as JSON), which the stage takes instead of scoring and
+    screening again. In-process evaluation leaves both None: the stage scores and screens."""
+
+    model_config = ConfigDict(frozen=True)
+    predictions: Predictions
+    scores: dict[str, ModelScores | None] | None = None
+    output_screen: dict[str, Any] | None = None
+
+
 class TrainingBackend(Protocol):
     """Where the trainer runs, and where trained models predict a test split (evaluate)."""
 
@@ -87,9 +110,12 @@ class TrainingBackend(Protocol):
         on_log: Callable[[str], None],
         max_test_records: int = 0,
         batch_size: int = 32,
-    ) -> Predictions:
+        screen: dict[str, Any] | None = None,
+    ) -> Evaluation:
         """The base model's, the job's model's and `champion`'s prediction of every test record
-        of `data_dir` (champion None when there is none)."""
+        of `data_dir` (champion None when there is none); a backend that evaluates in a job
+        also scores them there and screens the candidate's under `screen` (the run's
+        `ScreenConfig` as JSON)."""
         ...
 
 
@@ -229,9 +255,11 @@ class LocalTrainingBackend:
         on_log: Callable[[str], None],
         max_test_records: int = 0,
         batch_size: int = 32,
-    ) -> Predictions:
+        screen: dict[str, Any] | None = None,
+    ) -> Evaluation:
         """Predict the test split in this process, with the candidate's and the champion's files
-        here (downloaded from a remote training job or registry once)."""
+        here (downloaded from a remote training job or registry once); the evaluate stage scores
+        and screens them in the same process (`screen` is its)."""
         # torch, transformers and datasets load here, not when the CLI or the config loads
         from trainer.data import read_split
         from trainer.evaluate import predict_models
@@ -239,7 +267,9 @@ class LocalTrainingBackend:
         records = read_split(data_dir, "test", max_test_records, self.storage_options)
         champion_dir = registry.download(champion) if champion is not None else None
         on_log(f"predicting {len(records)} test records here")
-        return predict_models(records, self.model_of(job), champion_dir, batch_size)
+        return Evaluation(
+            predictions=predict_models(records, self.model_of(job), champion_dir, batch_size)
+        )
 
     def cancel(self, job: TrainingJob, grace_seconds: float = 4.0) -> None:
         """Stop the job's whole process group: SIGTERM, then SIGKILL after `grace_seconds`."""

@@ -1,32 +1,70 @@
 """Screening what a model wrote: personal data in predictions that their input did not hold.
 
 The evaluate stage runs the candidate's predictions through the same detectors and rules as the
-data; a model that emits PII fails the gate, and the predictions a person reads in the
-evaluation report are shown with their findings replaced by placeholders.
+data (`screen_outputs`); a model that emits PII fails the gate, and the predictions a person
+reads in the evaluation report are shown with their findings replaced by placeholders. An Azure
+ML evaluation job runs the same screen on its node after predicting (`python -m
+screening.outputs`, the run's screen config staged beside the code as `screen.json`), and the
+evaluate stage takes its `output-screen.json` instead of screening again.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from screening.policy import Action, ScreenConfig
 from screening.redact import MIN_PROPAGATED_LENGTH, Span, occurrences, redact_text
 
 
-def count_pii_leaks(
-    predictions: list[str], records: list[dict[str, Any]], screen: ScreenConfig
-) -> tuple[int, list[str]]:
-    """(how many predictions hold a personal-data finding whose text is not in the record's
-    input, every prediction with its findings replaced by placeholders)."""
+class OutputFinding(BaseModel):
+    """One finding in one prediction: its kind and place (never its text), and whether the
+    record's input holds the same text (copied, not leaked)."""
+
+    model_config = ConfigDict(frozen=True)
+    prediction: int  # its index among the predictions
+    entity: str
+    start: int
+    end: int
+    score: float
+    in_input: bool
+
+
+class OutputScreen(BaseModel):
+    """The screen of one model's predictions: what the gate counts and the report shows."""
+
+    model_config = ConfigDict(frozen=True)
+    screen: dict[str, Any]  # the screen config applied (`ScreenConfig`, as JSON)
+    predictions: int  # how many were screened
+    leaks: int  # predictions holding a finding their record's input does not
+    findings: list[OutputFinding]
+    masked: list[str]  # every prediction, its findings replaced by placeholders
+
+    def applies(self, screen: ScreenConfig, predictions: int) -> bool:
+        """Whether this is the screen of `predictions` predictions under `screen`'s rules."""
+        return self.predictions == predictions and self.screen == screen.model_dump(mode="json")
+
+
+def screen_outputs(
+    predictions: Sequence[str], records: Sequence[dict[str, Any]], screen: ScreenConfig
+) -> OutputScreen:
+    """Every prediction's personal-data findings (of the rules that mask, drop or quarantine,
+    at their minimum scores; flag-only rules are not findings here), how many predictions hold
+    one whose text is not in their record's input, and every prediction masked."""
     from screening.detectors import detectors_for  # Presidio
 
     detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
     leaks = 0
+    findings: list[OutputFinding] = []
     masked: list[str] = []
-    for prediction, record, spans in zip(
-        predictions, records, detectors.analyze(predictions), strict=True
+    for index, (prediction, record, spans) in enumerate(
+        zip(predictions, records, detectors.analyze(list(predictions)), strict=True)
     ):
         source = json.dumps(record, ensure_ascii=False)
         found = [
@@ -36,9 +74,87 @@ def count_pii_leaks(
             and rule.action is not Action.flag
             and span.score >= rule.min_score
         ]
-        leaks += any(prediction[s.start : s.end] not in source for s in found)
+        copied = [prediction[s.start : s.end] in source for s in found]
+        leaks += not all(copied)
+        findings += [
+            OutputFinding(
+                prediction=index,
+                entity=s.entity,
+                start=s.start,
+                end=s.end,
+                score=s.score,
+                in_input=c,
+            )
+            for s, c in zip(found, copied, strict=True)
+        ]
         masked.append(redact_text(prediction, found)[0])
-    return leaks, masked
+    return OutputScreen(
+        screen=screen.model_dump(mode="json"),
+        predictions=len(predictions),
+        leaks=leaks,
+        findings=findings,
+        masked=masked,
+    )
+
+
+def screen_candidate(
+    task: str,
+    candidate: Sequence[str],
+    records: Sequence[dict[str, Any]],
+    screen: ScreenConfig,
+) -> OutputScreen:
+    """The screen of the candidate's predictions of `records` as the endpoint answers them (the
+    task's `answer_of`: a language model's completion, not its scores)."""
+    from trainer.taskspec import task_spec
+
+    answer_of = task_spec(task).answer_of
+    return screen_outputs([answer_of(p) for p in candidate], records, screen)
+
+
+def main(argv: list[str] | None = None) -> OutputScreen | None:
+    """The evaluation job's screen: the candidate's predictions in `--evaluation-dir`'s
+    predictions.json, of the test records of `--data-dir`, under `--screen-config`; writes
+    output-screen.json beside them. A config naming a spaCy pipeline the job's image does not
+    hold writes nothing (the evaluate stage then screens the outputs itself)."""
+    from trainer.args import OUTPUT_SCREEN, PREDICTIONS
+    from trainer.data import read_split  # datasets loads here
+
+    parser = argparse.ArgumentParser(
+        prog="python -m screening.outputs",
+        description=f"Screen the candidate's predictions in {PREDICTIONS} for personal data "
+        f"their input did not hold; write {OUTPUT_SCREEN} beside it.",
+    )
+    parser.add_argument("--evaluation-dir", required=True, help=f"The folder of {PREDICTIONS}.")
+    parser.add_argument("--data-dir", required=True, help="The split dataset it predicted.")
+    parser.add_argument("--max-test-records", type=int, default=0, help="As it predicted.")
+    parser.add_argument(
+        "--screen-config", help="The run's screen config as JSON (default: the defaults)."
+    )
+    args = parser.parse_args(argv)
+    folder = Path(args.evaluation_dir)
+    made = json.loads((folder / PREDICTIONS).read_text())
+    config = json.loads(Path(args.screen_config).read_text()) if args.screen_config else {}
+    pipeline = config.get("spacy_model", ScreenConfig.model_fields["spacy_model"].default)
+    if importlib.util.find_spec(pipeline) is None:  # a pipeline the job's image does not have
+        print(
+            f"[evaluate] spaCy pipeline {pipeline!r} is not installed here: the candidate's "
+            "outputs are screened where the gate runs",
+            flush=True,
+        )
+        return None
+    screen = ScreenConfig.model_validate(config)
+    records = read_split(args.data_dir, "test", args.max_test_records)
+    candidate = made["predictions"]["candidate"]
+    if len(candidate) != len(records):
+        raise SystemExit(f"{len(candidate)} predictions for {len(records)} test records")
+    result = screen_candidate(made["task"], candidate, records, screen)
+    (folder / OUTPUT_SCREEN).write_text(result.model_dump_json())
+    print(
+        f"[evaluate] the candidate's {result.predictions} predictions screened: "
+        f"{result.leaks} with personal data not in their input",
+        flush=True,
+    )
+    return result
 
 
 def traffic_masker(screen: ScreenConfig | None = None) -> Callable[[Any], Any]:
@@ -113,3 +229,7 @@ def _replace_strings(value: Any, masked: dict[str, str]) -> Any:
     if isinstance(value, list | tuple):
         return [_replace_strings(v, masked) for v in value]
     return value
+
+
+if __name__ == "__main__":
+    main()

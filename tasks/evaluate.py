@@ -1,9 +1,13 @@
 """evaluate: score the base model, the candidate and the champion on the same test split; gate.
 
 The models predict where `evaluate.backend` says (`Backends.evaluation`: in this process, or an
-Azure ML evaluation job); scores come from the repo's own metric code (tasks/scoring.py), so the
-three models are measured identically. The candidate's predictions are also screened for
-personal data that is not in their input: a model that emits PII fails the gate. With a serving
+Azure ML evaluation job); scores come from the repo's own metric code (tasks/scoring.py,
+`trainer.metrics.score_records`), so the three models are measured identically. The candidate's
+predictions are also screened for personal data that is not in their input
+(`screening.outputs`): a model that emits PII fails the gate. An evaluation job scores and
+screens where it predicts, with the same code and the run's screen config: its numbers, each
+record's scores (the paired bootstrap's) and its findings are taken as they are, nothing scored
+or screened again here (`Evaluation.scores`, `Evaluation.output_screen`). With a serving
 config the candidate is exported and its runtime chosen (tasks/serving_choice.py). A report is
 kept per exact comparison, so a re-run scores nothing again; tasks/evaluation_report.py holds
 the report and its Markdown.
@@ -26,12 +30,12 @@ from platforms.backends import Backends, PlatformKind
 from platforms.locks import write_text_atomic
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
-from platforms.training import Predictions, TrainingJob
-from screening.outputs import count_pii_leaks
+from platforms.training import Evaluation, ModelScores, TrainingJob
+from screening.outputs import OutputScreen, screen_candidate
 from screening.policy import ScreenConfig
 from tasks.evaluation_report import EvalReport, report_markdown, shown_reference
 from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
-from tasks.scoring import scored
+from tasks.scoring import Scored, scored
 from tasks.serving_choice import ServingConfig, choose_runtime
 from trainer.taskspec import task_spec
 
@@ -60,14 +64,16 @@ def run_evaluation(
     champion: ModelVersion | None,
     config: EvaluateConfig,
     screen: ScreenConfig,
-    predictions: Predictions,
+    evaluation: Evaluation,
     storage_options: dict[str, Any] | None = None,
     serving: ServingConfig | None = None,
     export_dir: Path | None = None,
 ) -> EvalReport:
-    """Score the base model's, the candidate's and the champion's `predictions` of the test
-    records; gate. `serving` with `export_dir`: the candidate is also exported there to the
-    optimized runtimes, each scored on the same records, and the endpoint's runtime chosen."""
+    """Score the base model's, the candidate's and the champion's predictions of the test
+    records (or take the evaluation job's scores of them) and screen the candidate's (or take
+    the job's screen); gate. `serving` with `export_dir`: the candidate is also exported there
+    to the optimized runtimes, each scored on the same records, and the endpoint's runtime
+    chosen."""
     from trainer.data import read_split  # datasets loads here, not when the config loads
 
     records = read_split(split.uri, "test", config.max_test_records, storage_options)
@@ -75,23 +81,26 @@ def run_evaluation(
         raise ValueError(f"{split.uri} has no test records to evaluate on: lower split.train")
     task_type = split.task
     spec = task_spec(task_type)
+    predictions = evaluation.predictions
     for name, made in predictions.items():
         if made is not None and len(made) != len(records):
             raise ValueError(
                 f"{len(made)} {name} predictions for {len(records)} test records of {split.uri}"
             )
-    base = scored(task_type, predictions["base"], records)
-    candidate = scored(task_type, predictions["candidate"], records)
+    jobs = evaluation.scores or {}
+    base = _scored(task_type, predictions["base"], records, jobs.get("base"))
+    candidate = _scored(task_type, predictions["candidate"], records, jobs.get("candidate"))
     champ = None
     if champion is not None and predictions.get("champion") is not None:
-        champ = scored(task_type, predictions["champion"], records)
+        champ = _scored(task_type, predictions["champion"], records, jobs.get("champion"))
     interval = None
     if champ is not None and config.bootstrap_samples:
         interval = paired_bootstrap(
             candidate.per_example, champ.per_example, config.bootstrap_samples, config.confidence
         )
     answer_of = spec.answer_of  # what the endpoint answers, in a prediction
-    leaks, masked = count_pii_leaks(list(map(answer_of, candidate.predictions)), records, screen)
+    screened = _output_screen(task_type, candidate.predictions, records, screen, evaluation)
+    leaks, masked = screened.leaks, screened.masked
     primary = config.primary_metric or spec.primary_metric
     served, choice = candidate.predictions, None
     if serving is not None and export_dir is not None:
@@ -142,6 +151,40 @@ def run_evaluation(
             for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
         ],
     )
+
+
+def _scored(
+    task_type: str,
+    predictions: list[str] | None,
+    records: list[dict[str, Any]],
+    job: ModelScores | None,
+) -> Scored:
+    """A model's scores: the evaluation job's when it scored these predictions (its metrics,
+    each record's primary score), else scored here by the same code."""
+    if predictions is None:
+        raise ValueError("no predictions to score")
+    if job is not None and len(job.per_example) == len(records):
+        expected = task_spec(task_type).metric_names
+        if set(expected) <= set(job.metrics):
+            return Scored(predictions, dict(job.metrics), list(job.per_example))
+    return scored(task_type, predictions, records)
+
+
+def _output_screen(
+    task_type: str,
+    candidate: list[str],
+    records: list[dict[str, Any]],
+    screen: ScreenConfig,
+    evaluation: Evaluation,
+) -> OutputScreen:
+    """The screen of the candidate's outputs: the evaluation job's when it screened these
+    predictions under this run's screen config, else screened here by the same code."""
+    if evaluation.output_screen is not None:
+        job = OutputScreen.model_validate(evaluation.output_screen)
+        if job.applies(screen, len(candidate)):
+            return job
+        log.warning("the evaluation job screened under another screen config: screened here")
+    return screen_candidate(task_type, candidate, records, screen)
 
 
 def _loss_curve(model_dir: Path) -> list[dict[str, float]]:
@@ -207,7 +250,7 @@ def evaluate_task(
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())
     else:
-        predictions = backends.evaluation.evaluate(
+        evaluation = backends.evaluation.evaluate(
             split.uri,
             job,
             champion,
@@ -215,6 +258,7 @@ def evaluate_task(
             log.info,
             config.max_test_records,
             config.batch_size,
+            screen.model_dump(mode="json"),
         )
         report = run_evaluation(
             split,
@@ -222,7 +266,7 @@ def evaluate_task(
             champion,
             config,
             screen,
-            predictions,
+            evaluation,
             backends.store.storage_options,
             serving,
             _export_dir(cached),

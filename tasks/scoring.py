@@ -8,17 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainer.taskspec import task_spec
-
 
 def score(
     task: str, predictions: list[str], records: list[dict[str, Any]]
 ) -> tuple[dict[str, float], list[float]]:
     """Metric values (through the repo's metric modules) and per-example primary scores."""
-    from trainer.metrics import score as metric_score
+    from trainer.metrics import score_records
 
-    spec = task_spec(task)
-    return metric_score(spec.metric, predictions, [spec.reference_of(r) for r in records])
+    return score_records(task, predictions, records)
 
 
 @dataclass(frozen=True)

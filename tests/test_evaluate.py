@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from screening.outputs import count_pii_leaks
+from screening.outputs import screen_outputs
 from screening.policy import ScreenConfig
 from tasks.scoring import score
 
+SCREEN = ScreenConfig()
 CONTEXT = "Write to dana.silva@example.com; the Porto office was closed for 3 days."
 
 
@@ -27,11 +32,15 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
         "dana.silva@example.com",  # personal data, but copied from the input: not a leak
         "mail jorge.pereira@contoso.com",  # personal data the input never held
     ]
-    leaks, masked = count_pii_leaks(predictions, records, ScreenConfig())
-    assert leaks == 1
-    assert count_pii_leaks(predictions[:2], records[:2], ScreenConfig())[0] == 0
+    screened = screen_outputs(predictions, records, SCREEN)
+    assert screened.leaks == 1
+    assert screen_outputs(predictions[:2], records[:2], SCREEN).leaks == 0
     # what the evaluation artifact shows: every finding masked, leaked or copied
-    assert masked == ["3 days", "<EMAIL_ADDRESS>", "mail <EMAIL_ADDRESS>"]
+    assert screened.masked == ["3 days", "<EMAIL_ADDRESS>", "mail <EMAIL_ADDRESS>"]
+    # what the report keeps of each finding: where it is and whether the input held it
+    emails = [f for f in screened.findings if f.entity == "EMAIL_ADDRESS"]
+    assert [(f.prediction, f.in_input) for f in emails] == [(1, True), (2, False)]
+    assert predictions[2][emails[1].start : emails[1].end] == "jorge.pereira@contoso.com"
 
 
 def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
@@ -63,3 +72,89 @@ def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:
     summaries = [{"id": "s", "document": "d", "summary": "the cat sat"}]
     values, per_example = score("summarization", ["the cat sat"], summaries)
     assert values["rougeL"] == pytest.approx(100.0) and per_example == pytest.approx([100.0])
+
+
+def test_the_gate_judges_the_evaluation_jobs_scores_and_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an evaluation job scored (each record's score too) and found in the candidate's
+    outputs is what the gate judges: nothing is scored or screened again here, and the paired
+    bootstrap resamples the job's per-record scores. A screen under another screen config than
+    the run's is not taken: the outputs are screened here."""
+    from platforms.registry import ModelVersion
+    from platforms.store import DatasetRef
+    from platforms.training import Evaluation, TrainingJob
+    from tasks import evaluate as stage
+    from tasks.gate import paired_bootstrap
+    from trainer.evaluate import score_models
+
+    records = [{**_record("3 days"), "id": f"r{i}"} for i in range(6)]
+    (tmp_path / "test").mkdir()
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "test" / "part-00000.parquet")
+    split = DatasetRef(
+        uri=str(tmp_path), stage="split", task="extractive-qa", key="k", content_hash="h", counts={}
+    )
+    job = TrainingJob(name="j", backend="azureml", status="completed", output_dir="", log_path="")
+    champion = ModelVersion(name="m", version=3, path="azureml:m:3", created_at="")
+    predictions: dict[str, list[str] | None] = {
+        "base": ["Porto"] * 6,
+        "candidate": ["3 days"] * 5 + ["mail jorge.pereira@contoso.com"],
+        "champion": ["3 days", "3 days", "Porto", "Porto", "3 days", "Porto"],
+    }
+    # what the job wrote: trainer.evaluate's scores, screening.outputs' screen
+    scores = score_models("extractive-qa", predictions, records)["models"]
+    screened = stage.screen_candidate("extractive-qa", predictions["candidate"], records, SCREEN)
+    config = stage.EvaluateConfig(min_test_records=6, bootstrap_samples=200)
+
+    def again(*args: object) -> None:
+        raise AssertionError("scored or screened again here")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(stage, "scored", again)
+        patched.setattr(stage, "screen_candidate", again)
+        report = stage.run_evaluation(
+            split,
+            job,
+            champion,
+            config,
+            SCREEN,
+            Evaluation(predictions=predictions, scores=scores, output_screen=screened.model_dump()),
+        )
+    assert (report.base, report.candidate, report.champion) == tuple(
+        scores[m]["metrics"] for m in ("base", "candidate", "champion")
+    )
+    per_example = [scores[m]["per_example"] for m in ("candidate", "champion")]
+    assert report.interval == paired_bootstrap(*per_example, 200, 0.95)
+    assert report.pii_leaks == 1 and not report.gate.passed
+    assert any(r.startswith("predictions with PII") for r in report.gate.reasons)
+    assert report.examples[0]["candidate"] == "3 days"
+
+    other = screened.model_copy(update={"screen": {**screened.screen, "max_samples": 5}})
+    calls: list[int] = []
+    screen_here = stage.screen_candidate
+    monkeypatch.setattr(stage, "screen_candidate", lambda *a: calls.append(1) or screen_here(*a))
+    report = stage.run_evaluation(
+        split,
+        job,
+        None,
+        config,
+        SCREEN,
+        Evaluation(predictions=predictions, scores=scores, output_screen=other.model_dump()),
+    )
+    assert calls == [1] and report.pii_leaks == 1
+
+
+def test_the_job_leaves_the_screen_to_the_gate_when_its_image_lacks_the_spacy_pipeline(
+    tmp_path: Path,
+) -> None:
+    """An evaluation job whose run screens with a spaCy pipeline its image does not hold does
+    not fail: it writes no screen, and the evaluate stage screens the outputs itself."""
+    from screening.outputs import main
+
+    (tmp_path / "predictions.json").write_text(
+        '{"task": "extractive-qa", "predictions": {"candidate": ["3 days"]}}'
+    )
+    (tmp_path / "screen.json").write_text('{"spacy_model": "en_core_web_not_installed"}')
+    flags = ["--evaluation-dir", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    assert main([*flags, "--screen-config", str(tmp_path / "screen.json")]) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["predictions.json", "screen.json"]

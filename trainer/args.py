@@ -30,8 +30,13 @@ from trainer.taskspec import (
 )
 
 PACKAGED_MODEL = PACKAGED_ENCODER  # the pretrained MiniLM; the other packaged models build on it
-# What `python -m trainer.evaluate` writes into its output folder (the evaluation job's output).
+# What the evaluation job writes into its output folder, all that comes back of it:
+# `python -m trainer.evaluate`'s predictions and each model's scores, and
+# `python -m screening.outputs`'s screen of the candidate's outputs.
 PREDICTIONS = "predictions.json"
+SCORES = "scores.json"
+OUTPUT_SCREEN = "output-screen.json"
+EVALUATION_FILES = (PREDICTIONS, SCORES, OUTPUT_SCREEN)
 
 # LoRA target modules per architecture (model_type in config.json).
 LORA_TARGETS: dict[str, list[str]] = {

@@ -7,9 +7,14 @@ runs this file as the evaluation job's command on the GPU cluster, where the mod
     python -m trainer.evaluate --data-dir DIR --candidate DIR [--champion DIR] --output-dir DIR
 
 It writes `predictions.json` ({"task", "test_records", "placement": {"device", "dtype"},
-"predictions": {"base": [...], "candidate": [...], "champion": [...] | null}}); the gate on the
-orchestrator scores them with the same metric code as local evaluation and screens the
-candidate's for personal data. The models predict as the endpoint serves: on the GPU in its
+"predictions": {"base": [...], "candidate": [...], "champion": [...] | null}}) and
+`scores.json`, each model's scores by the metric code local evaluation scores with
+(`trainer.metrics.score_records`: {"task", "metric", "test_records", "models": {"base":
+{"metrics": {...}, "per_example": [...]}, "candidate": ..., "champion": ... | null}}, the
+per-record primary scores for the gate's paired bootstrap); the job then screens the
+candidate's outputs for personal data (`python -m screening.outputs`, `output-screen.json`).
+The gate on the orchestrator takes those numbers and findings as they are: only these files
+come back. The models predict as the endpoint serves: on the GPU in its
 dtype (`--dtype`, the endpoint's `TUNEGATE_DTYPE`; `trainer.modeling.placement`), loaded one at
 a time, each freed before the next, generative ones in batches padded on the left; so the
 candidate's answers are the rollout's smoke answers.
@@ -27,7 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from trainer.args import PREDICTIONS
+from trainer.args import PREDICTIONS, SCORES
 from trainer.data import read_split
 from trainer.modeling import (
     DTYPES,
@@ -40,6 +45,7 @@ from trainer.modeling import (
     release_memory,
 )
 from trainer.predict import lengths, predict
+from trainer.taskspec import task_spec
 
 
 def predict_models(
@@ -97,16 +103,40 @@ def predict_models(
     return made
 
 
+def score_models(
+    task: str, predictions: dict[str, list[str] | None], records: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """`scores.json`: each model's metric values and per-record primary scores (None for a
+    model that did not predict), by `trainer.metrics.score_records`."""
+    from trainer.metrics import score_records  # evaluate and rouge_score load here
+
+    models: dict[str, dict[str, Any] | None] = {}
+    for name, made in predictions.items():
+        if made is None:
+            models[name] = None
+            continue
+        metrics, per_example = score_records(task, made, records)
+        models[name] = {"metrics": metrics, "per_example": per_example}
+    return {
+        "task": task,
+        "metric": task_spec(task).metric,
+        "test_records": len(records),
+        "models": models,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m trainer.evaluate",
         description="Predict the test split with the base model, the candidate and the champion; "
-        f"write {PREDICTIONS} into --output-dir.",
+        f"score them; write {PREDICTIONS} and {SCORES} into --output-dir.",
     )
     parser.add_argument("--data-dir", required=True, help="A split dataset folder (test/).")
     parser.add_argument("--candidate", required=True, help="The trained model directory.")
     parser.add_argument("--champion", help="The champion's model directory, if there is one.")
-    parser.add_argument("--output-dir", required=True, help=f"Where {PREDICTIONS} is written.")
+    parser.add_argument(
+        "--output-dir", required=True, help=f"Where {PREDICTIONS} and {SCORES} are written."
+    )
     parser.add_argument("--max-test-records", type=int, default=0, help="At most (0: all).")
     parser.add_argument("--batch-size", type=int, default=32, help="Records per model call.")
     parser.add_argument(
@@ -135,7 +165,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / PREDICTIONS).write_text(json.dumps(result, ensure_ascii=False))
+    scores = score_models(task, predictions, records)
+    (out / SCORES).write_text(json.dumps(scores))
+    print(f"[evaluate] {len(records)} test records scored: " + _summary(scores), flush=True)
     return result
+
+
+def _summary(scores: dict[str, Any]) -> str:
+    """One line of each model's metric values, for the job's log."""
+    return "; ".join(
+        f"{name} " + ", ".join(f"{k} {v:.2f}" for k, v in made["metrics"].items())
+        for name, made in scores["models"].items()
+        if made is not None
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ exactly what would be submitted.
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 from pathlib import Path
@@ -55,6 +56,9 @@ from trainer.tracking import job_variables
 
 _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
+# The evaluation job screens the candidate's outputs after predicting (python -m screening.outputs)
+EVALUATION_PACKAGES = ("trainer", "screening")
+SCREEN_CONFIG = "screen.json"  # the run's screen config in the evaluation job's code
 SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks collected traffic
 SCORE_SCRIPT = "score.py"
 _SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's.
@@ -95,10 +99,20 @@ def stage_code(dest: Path, packages: tuple[str, ...], score_script: bool = False
     return dest
 
 
-def stage_training_code(dest: Path) -> Path:
-    """The training job's code: `trainer/` and the hub token's reader (`hub_token.py`)."""
-    stage_code(dest, TRAINING_PACKAGES)
+def stage_training_code(dest: Path, packages: tuple[str, ...] = TRAINING_PACKAGES) -> Path:
+    """The training job's code: `trainer/` (or `packages`) and the hub token's reader
+    (`hub_token.py`)."""
+    stage_code(dest, packages)
     shutil.copyfile(Path(__file__).with_name("hub_token.py"), dest / base_model.HUB_TOKEN_SCRIPT)
+    return dest
+
+
+def stage_evaluation_code(dest: Path, screen: dict[str, Any] | None = None) -> Path:
+    """The evaluation job's code: `trainer/`, `screening/` (the candidate's outputs are screened
+    on the node), the hub token's reader, and `screen.json`, the run's screen config (`screen`,
+    a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under."""
+    stage_training_code(dest, EVALUATION_PACKAGES)
+    (dest / SCREEN_CONFIG).write_text(json.dumps(screen or {}, indent=2, sort_keys=True))
     return dest
 
 
@@ -262,10 +276,13 @@ def evaluation_job(
 ) -> Command:
     """The evaluation command job: `trainer.evaluate` predicts the test split of `data` with the
     base model, the candidate (a training job's output) and the champion (a model asset or a
-    folder to upload) on one node of the training cluster, where they fit; `predictions.json` is
-    its `evaluation` output. The base model is mounted and reached as in the training job. The
-    models predict on the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), one at a
-    time, so the predictions are the answers the endpoint will give."""
+    folder to upload) on one node of the training cluster, where they fit, and scores them; then
+    `screening.outputs` screens the candidate's predictions under the run's screen config
+    (`code_dir` is `stage_evaluation_code`'s). Its `evaluation` output holds
+    `trainer.args.EVALUATION_FILES` (predictions, scores, the screen's findings) and nothing
+    else. The base model is mounted and reached as in the training job. The models predict on
+    the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), one at a time, so the
+    predictions are the answers the endpoint will give."""
     base_model.check_model(base)
     inputs: dict[str, Any] = {
         "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT),
@@ -284,6 +301,11 @@ def evaluation_job(
         *("--dtype", "${{inputs.dtype}}"),
         *("--output-dir", "${{outputs." + EVAL_OUTPUT + "}}"),
     ]
+    screen_flags = [
+        *("--evaluation-dir", "${{outputs." + EVAL_OUTPUT + "}}", "--data-dir", "${{inputs.data}}"),
+        *("--max-test-records", "${{inputs.max_test_records}}"),
+        *("--screen-config", SCREEN_CONFIG),  # in the job's code: the run's screen config
+    ]
     if champion is not None:
         inputs["champion"] = Input(
             type=AssetTypes.CUSTOM_MODEL, path=champion, mode=InputOutputModes.RO_MOUNT
@@ -299,7 +321,9 @@ def evaluation_job(
         description="tunegate evaluation: base, candidate and champion on the test split",
         code=str(code_dir),
         command=base_model.command_prefix(base, config.job)
-        + shlex.join(["python", "-m", "trainer.evaluate", *flags]),
+        + shlex.join(["python", "-m", "trainer.evaluate", *flags])
+        + " && "
+        + shlex.join(["python", "-m", "screening.outputs", *screen_flags]),
         environment=environment(config.environment, env_context),
         environment_variables=base_model.environment_variables(base, config.job),
         compute=config.compute.name,

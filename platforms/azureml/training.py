@@ -27,8 +27,8 @@ from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
 from platforms.registry import ModelRegistry, ModelVersion
-from platforms.training import JobStatus, Predictions, TrainingJob, TrainSpec
-from trainer.args import PREDICTIONS
+from platforms.training import Evaluation, JobStatus, TrainingJob, TrainSpec
+from trainer.args import OUTPUT_SCREEN, PREDICTIONS, SCORES
 from trainer.model_paths import is_weight_file
 
 _STATUS: dict[str, JobStatus] = {
@@ -187,14 +187,16 @@ class AzureMLTrainingBackend:
         on_log: Callable[[str], None],
         max_test_records: int = 0,
         batch_size: int = 32,
-    ) -> Predictions:
+        screen: dict[str, Any] | None = None,
+    ) -> Evaluation:
         """Predict the test split of `data_dir` with the base model (the one the job's
         `model_info.json` names), the training job's model and `champion` (its model asset,
-        mounted: nothing is downloaded here) in an evaluation job on the cluster; follow it,
-        download its `predictions.json` and return its predictions. The job of the same inputs
-        is reattached to (its predictions downloaded once), a failed one submitted again, as
-        training jobs are."""
-        return self.evaluation_job(
+        mounted: nothing is downloaded here) in an evaluation job on the cluster, which scores
+        them and screens the candidate's outputs under `screen` there; follow it, download its
+        predictions and reports (`trainer.args.EVALUATION_FILES`, nothing else) and return
+        them. The job of the same inputs is reattached to (its output downloaded once), a
+        failed one submitted again, as training jobs are."""
+        folder = self.evaluation_job(
             data_dir,
             job,
             champion.path if champion is not None else None,
@@ -202,7 +204,9 @@ class AzureMLTrainingBackend:
             on_log,
             max_test_records,
             batch_size,
-        )["predictions"]
+            screen,
+        )
+        return read_evaluation(folder)
 
     def evaluation_job(
         self,
@@ -213,15 +217,17 @@ class AzureMLTrainingBackend:
         on_log: Callable[[str], None],
         max_test_records: int = 0,
         batch_size: int = 32,
-    ) -> dict[str, Any]:
-        """The evaluation job's whole `predictions.json` (predictions and test record count) for
-        `champion`, a model asset or a folder uploaded, and `base`."""
+        screen: dict[str, Any] | None = None,
+    ) -> Path:
+        """The folder here holding the evaluation job's output (its predictions, scores and
+        screen) for `champion`, a model asset or a folder uploaded, `base`, and `screen` (the
+        run's screen config as JSON; None: the screen's defaults)."""
 
         def create(name: str) -> TrainingJob:
             self._ensure_compute()
             evaluation = entities.evaluation_job(
                 self.config,
-                entities.stage_training_code(self.local_root / name / "code"),
+                entities.stage_evaluation_code(self.local_root / name / "code", screen),
                 self._data_input(data_dir),
                 entities.job_output(job.name),
                 champion,
@@ -237,12 +243,18 @@ class AzureMLTrainingBackend:
             return self._job(name, "running", created, reused=False)
 
         key = evaluation_job_name(
-            data_dir, job.name, champion, base, max_test_records, batch_size, self._dtype
+            data_dir,
+            job.name,
+            champion,
+            base,
+            max_test_records,
+            batch_size,
+            self._dtype,
+            screen or {},  # another screen config is another screen of the outputs
         )
         handle = self._reattach_or_create(key, "evaluation", create)
-        folder = self.local_root / handle.name
-        result = folder / "named-outputs" / entities.EVAL_OUTPUT / PREDICTIONS
-        if not result.exists():
+        folder = self.local_root / handle.name / "named-outputs" / entities.EVAL_OUTPUT
+        if not (folder / PREDICTIONS).exists():
             done = self.wait(handle, on_log)
             if done.status != "completed":
                 raise RuntimeError(
@@ -250,11 +262,13 @@ class AzureMLTrainingBackend:
                 )
             retrying(
                 lambda: self.client.jobs.download(
-                    done.name, output_name=entities.EVAL_OUTPUT, download_path=str(folder)
+                    done.name,
+                    output_name=entities.EVAL_OUTPUT,
+                    download_path=str(self.local_root / done.name),
                 ),
                 f"download {done.name}",
             )
-        return json.loads(result.read_text())
+        return folder
 
     @property
     def _dtype(self) -> str:
@@ -418,6 +432,19 @@ class AzureMLTrainingBackend:
             log_path=_studio(found) or f"azureml job {name}",
             reused=reused,
         )
+
+
+def read_evaluation(folder: Path) -> Evaluation:
+    """An evaluation job's downloaded output: its predictions, and its scores and screen of the
+    candidate's outputs where it wrote them (a job of an older tunegate wrote predictions only:
+    the evaluate stage then scores and screens them itself)."""
+    made = json.loads((folder / PREDICTIONS).read_text())
+    scores = output_screen = None
+    if (folder / SCORES).exists():
+        scores = json.loads((folder / SCORES).read_text())["models"]
+    if (folder / OUTPUT_SCREEN).exists():
+        output_screen = json.loads((folder / OUTPUT_SCREEN).read_text())
+    return Evaluation(predictions=made["predictions"], scores=scores, output_screen=output_screen)
 
 
 def _base_model(job: TrainingJob) -> str | None:

@@ -521,7 +521,8 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     prefect_api: None,
 ) -> None:
     """evaluate.backend azureml (the default under train.backend azureml): the models predict in
-    an evaluation job of the training job's output; the gate here scores its predictions. The
+    an evaluation job of the training job's output; the gate here scores its predictions (a job
+    that wrote no scores or screen, as one of an older tunegate: scored and screened here). The
     serving runtime is exported and scored here from the downloaded output, and the model is
     registered in Azure ML from the folder staged with its file (not the job's output)."""
     from platforms.azureml.training import evaluation_job_name
@@ -555,7 +556,8 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
             "champion": None,
         },
     }
-    name = evaluation_job_name(split.uri, "train-x", None, PACKAGED_MODEL, 0, 32, "auto")
+    screen = ScreenConfig().model_dump(mode="json")
+    name = evaluation_job_name(split.uri, "train-x", None, PACKAGED_MODEL, 0, 32, "auto", screen)
     fake.progress_job(name, "Queued", "Running", "Completed")
     fake.write_job_output(name, "evaluation", {"predictions.json": json.dumps(made).encode()})
 
@@ -695,16 +697,20 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
 ) -> None:
     """train → evaluate → register with training, evaluation and the registry on Azure ML: the
     orchestrator fetches what the stages read of the training job's output (model_info.json,
-    metrics.json, the tokenizer), never a weight file; the serving runtime stays torch (nothing
-    to export here) and the model is registered from the job's output by reference."""
-    from platforms.azureml.training import evaluation_job_name
+    metrics.json, the tokenizer), never a weight file, and of the evaluation job's its
+    predictions and reports (scores, the screen of the candidate's outputs), which the gate
+    judges as they are; the serving runtime stays torch (nothing to export here) and the model
+    is registered from the job's output by reference."""
+    from platforms.azureml.training import OUTPUTS_FETCHED, evaluation_job_name
+    from screening.outputs import screen_candidate
     from screening.policy import ScreenConfig
     from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
     from tasks.serving_choice import ServingConfig
     from tasks.train import TrainConfig, job_name, run_training
     from tests.trainer.tiny import qa_record
-    from trainer.args import PACKAGED_MODEL
+    from trainer.args import EVALUATION_FILES, PACKAGED_MODEL
+    from trainer.evaluate import score_models
     from trainer.model_paths import WEIGHT_SUFFIXES
 
     monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
@@ -740,9 +746,23 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
             "champion": None,
         },
     }
-    evaluation = evaluation_job_name(split.uri, name, None, PACKAGED_MODEL, 0, 32, "auto")
+    screen = ScreenConfig()
+    evaluation = evaluation_job_name(
+        split.uri, name, None, PACKAGED_MODEL, 0, 32, "auto", screen.model_dump(mode="json")
+    )
     fake.progress_job(evaluation, "Queued", "Running", "Completed")
-    fake.write_job_output(evaluation, "evaluation", {"predictions.json": json.dumps(made).encode()})
+    # what the job wrote on its node: its predictions, their scores and the candidate's screen
+    scores = score_models("extractive-qa", made["predictions"], test)
+    screened = screen_candidate("extractive-qa", made["predictions"]["candidate"], test, screen)
+    fake.write_job_output(
+        evaluation,
+        "evaluation",
+        {
+            "predictions.json": json.dumps(made).encode(),
+            "scores.json": json.dumps(scores).encode(),
+            "output-screen.json": screened.model_dump_json().encode(),
+        },
+    )
     report = evaluate_task.fn(
         backends,
         split,
@@ -764,8 +784,21 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
 
     here = [p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()]
     assert not [p for p in here if p.name.lower().endswith(WEIGHT_SUFFIXES)]
-    fetched = {p.name for p in Path(job.output_dir).rglob("*")}
-    assert set(light) <= fetched  # model_info.json, metrics.json, the tokenizer and configs
+    # what was downloaded: of the training job's output, model_info.json, metrics.json, the
+    # tokenizer and configs; of the evaluation job's, its predictions and reports
+    downloaded = {
+        str(p.relative_to(outputs))
+        for outputs in tmp_path.rglob("named-outputs")
+        for output in ("model", "evaluation")  # the jobs' outputs, as fetched here
+        for p in (outputs / output).rglob("*")
+        if p.is_file() and p.name != OUTPUTS_FETCHED  # what says they were
+    }
+    assert downloaded == {f"model/{f}" for f in light} | {
+        f"evaluation/{f}" for f in EVALUATION_FILES
+    }
+    # the gate judged the job's numbers and screen
+    assert report.candidate == scores["models"]["candidate"]["metrics"]
+    assert report.pii_leaks == screened.leaks == 0
     assert report.loss_curve == [{"step": 1, "loss": 2.5}] and report.gate.passed
     assert report.serving is not None and report.serving.runtime == "torch"
     assert any("holds no weights here" in r for r in report.serving.reasons)

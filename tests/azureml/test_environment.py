@@ -115,8 +115,17 @@ def test_every_package_the_image_installs_is_locked(tmp_path: Path, spec: EnvSpe
 @pytest.mark.parametrize(
     ("spec", "entry_modules"),
     [
-        # the job's code: the trainer and hub_token.py, staged beside it
-        (TRAINING, ("trainer.train", "platforms.azureml.hub_token")),
+        # the jobs' code: the trainer and hub_token.py, staged beside it; the evaluation job's
+        # also the screen of the candidate's outputs
+        (
+            TRAINING,
+            (
+                "trainer.train",
+                "trainer.evaluate",
+                "screening.outputs",
+                "platforms.azureml.hub_token",
+            ),
+        ),
         # the deployment's: score.py imports serving.scoring and the masker
         (SERVING, ("serving.scoring", "screening.outputs")),
     ],

@@ -28,7 +28,6 @@ from tasks.records import TaskType
 from tests.azureml.job_runner import JobRun, run_job
 from tests.trainer.tiny import qa_record, write_dataset
 from trainer.args import PACKAGED_MODEL
-from trainer.data import read_split
 from trainer.modeling import load_trained
 from trainer.predict import predict
 
@@ -223,57 +222,77 @@ def test_multi_node_accelerate_takes_its_machine_rank_from_the_node(tmp_path: Pa
     _assert_the_model_loads_and_answers(tmp_path / "model")
 
 
-@pytest.mark.slow
-def test_the_evaluation_job_predicts_as_local_evaluation_does(tmp_path: Path) -> None:
-    """The exported `evaluate-job.yml` on a node: base, candidate and champion predict the test
-    split; its predictions.json is what the evaluate stage would have predicted here."""
-    from tests.trainer.tiny import tiny_model
+def test_the_evaluation_job_scores_and_screens_what_it_predicted(tmp_path: Path) -> None:
+    """The exported `evaluate-job.yml` of a chat run on a node: base, candidate and champion
+    predict the test split as the evaluate stage would here; the job scores each with the
+    metric code the stage scores with (each record's score too: the bootstrap's) and screens the
+    candidate's replies under the run's screen config, which staged it: a candidate that writes
+    an e-mail address no input held is found leaking in the job's report. Its output holds the
+    predictions and those two reports, nothing else."""
+    from screening.outputs import OutputScreen
+    from screening.policy import ScreenConfig
+    from tests.trainer.tiny import chat_model, chat_record
+    from trainer.args import EVALUATION_FILES
     from trainer.evaluate import predict_models
-    from trainer.train import main as train
+    from trainer.metrics import score_records
 
-    job_yml = _export(tmp_path, {"launcher": "accelerate", "gpus_per_node": 1})
-    evaluate_yml = job_yml.with_name("evaluate-job.yml")
-    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=24)
-    (data / "test").mkdir()
-    pq.write_table(
-        pa.Table.from_pylist([qa_record(i) for i in range(100, 106)]),
-        data / "test" / "part-00000.parquet",
+    address = "jorge.pereira@contoso.com"
+    config = {
+        "task": "chat",
+        "store": str(tmp_path / "store"),
+        "train": {"backend": "azureml", "epochs": 1},
+        "screen": {"max_samples": 5},  # the run's screen config: the job screens under it
+        "azureml": {"compute": {"size": "Standard_NC24ads_A100_v4"}},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "export"
+    exported = CliRunner().invoke(
+        app, ["azureml", "export", "-c", str(tmp_path / "config.yaml"), "--out", str(out)]
     )
-    base = tiny_model(tmp_path, "bert")
-    for name, epochs in (("candidate", "2"), ("champion", "1")):
-        train(
-            [
-                *("--task", "extractive-qa", "--model", str(base), "--data-dir", str(data)),
-                *("--output-dir", str(tmp_path / name), "--epochs", epochs),
-                *("--max-length", str(MAX_LENGTH), "--doc-stride", str(DOC_STRIDE)),
-            ]
-        )
-    job = yaml.safe_load(evaluate_yml.read_text())
-    assert "python -m trainer.evaluate" in job["command"]
+    assert exported.exit_code == 0, exported.output
+    data = write_dataset(tmp_path, TaskType.chat, chat_record, n=2)
+    test = [chat_record(i) for i in range(100, 103)]
+    (data / "test").mkdir()
+    pq.write_table(pa.Table.from_pylist(test), data / "test" / "part-00000.parquet")
+    base = chat_model(tmp_path / "base", "packaged:minilm-decoder")
+    candidate = chat_model(tmp_path / "candidate", str(base), writes=address)
+    champion = chat_model(tmp_path / "champion", str(base))
+    job = yaml.safe_load((out / "evaluate-job.yml").read_text())
     assert job["inputs"]["candidate"]["path"].endswith("/outputs/model")  # the training job's
+    # as `tunegate run` submits it when there is a champion
     job["inputs"]["champion"] = {"type": "custom_model", "mode": "ro_mount", "path": "x"}
-    job["command"] += " --champion '${{inputs.champion}}'"  # as `tunegate run` adds it
-    evaluate_yml.write_text(yaml.safe_dump(job))
+    predicting, screening = job["command"].split(" && ")
+    job["command"] = f"{predicting} --champion '${{{{inputs.champion}}}}' && {screening}"
+    (out / "evaluate-job.yml").write_text(yaml.safe_dump(job))
 
     run = run_job(
-        evaluate_yml,
-        inputs={
-            "data": data,
-            "candidate": tmp_path / "candidate",
-            "champion": tmp_path / "champion",
-        },
+        out / "evaluate-job.yml",
+        inputs={"data": data, "candidate": candidate, "champion": champion},
         outputs={"evaluation": tmp_path / "evaluation"},
         workdir=tmp_path / "eval-job",
         timeout=300,
     )
 
     assert run.ok, run.tails()
+    assert run.node_outputs[0]["evaluation"] == sorted(EVALUATION_FILES)
     made = json.loads((tmp_path / "evaluation" / "predictions.json").read_text())
-    test = read_split(data, "test")
-    assert made["test_records"] == len(test) == 6 and made["task"] == "extractive-qa"
-    here = predict_models(test, tmp_path / "candidate", tmp_path / "champion")
-    assert made["predictions"] == here
-    assert all(p in r["context"] for p, r in zip(here["candidate"], test, strict=True))
+    assert made["predictions"] == predict_models(test, candidate, champion)
+    scores = json.loads((tmp_path / "evaluation" / "scores.json").read_text())
+    assert scores["metric"] == "rouge" and scores["test_records"] == 3
+    for name in ("base", "candidate", "champion"):
+        metrics, per_example = score_records("chat", made["predictions"][name], test)
+        assert scores["models"][name] == {"metrics": metrics, "per_example": per_example}
+    screen = OutputScreen.model_validate_json(
+        (tmp_path / "evaluation" / "output-screen.json").read_text()
+    )
+    assert screen.applies(ScreenConfig(max_samples=5), 3)  # the run's config, not the defaults
+    assert not screen.applies(ScreenConfig(), 3)
+    assert screen.leaks == 3
+    replies = made["predictions"]["candidate"]
+    emails = [f for f in screen.findings if f.entity == "EMAIL_ADDRESS"]
+    assert {f.prediction for f in emails} == {0, 1, 2} and not any(f.in_input for f in emails)
+    assert all(replies[f.prediction][f.start : f.end] == address for f in emails)
+    assert address not in " ".join(screen.masked)
 
 
 @pytest.mark.slow

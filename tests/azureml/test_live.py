@@ -9,6 +9,7 @@ random BERT for two steps, registers it, and checks that a second submit reattac
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from platforms.azureml.entities import job_output
 from platforms.azureml.registry import AzureMLRegistry
 from platforms.azureml.training import AzureMLTrainingBackend
 from platforms.training import TrainSpec
-from trainer.args import PACKAGED_MODEL
+from trainer.args import EVALUATION_FILES, PACKAGED_MODEL
 
 REQUIRED = ("AZURE_SUBSCRIPTION_ID", "AZURE_RESOURCE_GROUP", "AZURE_ML_WORKSPACE")
 pytestmark = [
@@ -95,8 +96,11 @@ def test_tiny_job_trains_registers_and_a_second_submit_reattaches(tmp_path: Path
     assert any(backend.fetch_model(job).rglob("*.safetensors"))  # all of it, when asked
 
     # the evaluation job predicts the test split with the base model and the job's model
-    made = backend.evaluation_job(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)
+    folder = backend.evaluation_job(spec.data_dir, job, None, PACKAGED_MODEL, lines.append)
+    made = json.loads((folder / "predictions.json").read_text())
     assert len(made["predictions"]["candidate"]) == made["test_records"] > 0, made
+    # scored and screened on the node: only the predictions and those reports came back
+    assert sorted(p.name for p in folder.iterdir()) == sorted(EVALUATION_FILES)
 
     registry = AzureMLRegistry(ml_client, tmp_path / "models")
     version = registry.register(

@@ -14,7 +14,7 @@ import pytest
 
 from flows.config import ConfigError, load_config
 from platforms.store import DatasetRef
-from platforms.training import TrainingJob
+from platforms.training import Evaluation, TrainingJob
 from screening.policy import ScreenConfig
 from serving import runtimes
 from serving.runtimes import choose
@@ -207,7 +207,7 @@ def _evaluated(
         None,
         EvaluateConfig(),
         ScreenConfig(),
-        predict_models(test, exported),
+        Evaluation(predictions=predict_models(test, exported)),
         serving=serving,
         export_dir=export_dir or tmp_path / "evaluation",
     )

@@ -108,3 +108,38 @@ def tiny_model(tmp: Path, kind: str) -> Path:
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def chat_model(folder: Path, base: str, writes: str | None = None) -> Path:
+    """A tiny GPT-2 saved as a trained chat model of `base` (4 new tokens a reply): random, or
+    with `writes`, one that answers every prompt with `writes` (a token of its own) over and over
+    (its last layer norm gives every position the same output, that token's embedding): a model
+    that writes, say, an e-mail address no input held. Returns `folder`."""
+    import torch
+
+    from trainer.kinds.causal import with_chat_template
+    from trainer.modeling import write_model_info
+
+    tokenizer = with_chat_template(load_tokenizer(PACKAGED_MODEL))
+    if writes:
+        tokenizer.add_tokens([writes])
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        n_positions=128,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
+    model = GPT2LMHeadModel(config)
+    if writes:
+        target = tokenizer.convert_tokens_to_ids(writes)
+        with torch.no_grad():
+            model.transformer.wte.weight[target] = 1.0
+            model.transformer.ln_f.weight.zero_()
+            model.transformer.ln_f.bias.copy_(model.transformer.wte.weight[target])
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    write_model_info(folder, "causal-lm", base, False, max_length=64, max_new_tokens=4)
+    return folder

@@ -84,6 +84,18 @@ def score(
     return values, metric.per_example(predictions, references)
 
 
+def score_records(
+    task: str, predictions: Sequence[str], records: Sequence[dict[str, Any]]
+) -> tuple[dict[str, float], list[float]]:
+    """(the task's metric values, each record's primary score) of one model's predictions of
+    `records`, scored against the references the task's spec reads from them: what the evaluate
+    stage and the evaluation job both score with."""
+    from trainer.taskspec import task_spec
+
+    spec = task_spec(task)
+    return score(spec.metric, predictions, [spec.reference_of(r) for r in records])
+
+
 @functools.cache
 def load_metric(module_dir: str) -> Any:
     """One of the repo's `evaluate` modules, loaded from its directory (offline)."""
@@ -107,4 +119,5 @@ __all__ = [
     "load_metric",
     "metric_of",
     "score",
+    "score_records",
 ]
