@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import importlib.util
 import json
 import os
@@ -247,15 +246,6 @@ WORKSPACE_PATH = (
     "/providers/Microsoft.MachineLearningServices/workspaces/ws"
 )
 
-# a run token as Azure ML gives a job (a JWT: the plugin reads its expiry), signed by nobody
-JOB_TOKEN = (
-    ".".join(
-        base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
-        for part in ({"alg": "HS256", "typ": "JWT"}, {"exp": 4102444800})
-    )
-    + ".c2ln"
-)
-
 
 def test_an_azure_ml_job_logs_into_the_flow_s_workspace_run_with_the_job_s_token(
     monkeypatch: pytest.MonkeyPatch,
@@ -266,15 +256,17 @@ def test_an_azure_ml_job_logs_into_the_flow_s_workspace_run_with_the_job_s_token
     import requests
     from azureml.mlflow._internal.service_context_loader import _AzureMLServiceContextLoader
 
+    from tests.azureml.fake_http import _unsigned_jwt
     from trainer.tracking import attached_run
 
+    job_token = _unsigned_jwt({"exp": 4102444800})  # a run token (the plugin reads its expiry)
     monkeypatch.setattr(_AzureMLServiceContextLoader, "_tracking_uri_to_service_context", {})
     monkeypatch.setenv("AZUREML_CURRENT_CLOUD", "AzureCloud")
     # what Azure ML sets on the job's node (its own run), and what the flow handed it
     job_uri = f"azureml://eastus.api.azureml.ms/mlflow/v1.0{WORKSPACE_PATH}?job=1"
     flow_uri = f"azureml://eastus.api.azureml.ms/mlflow/v1.0{WORKSPACE_PATH.lower()}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", job_uri)
-    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", JOB_TOKEN)
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", job_token)
     monkeypatch.setenv("MLFLOW_RUN_ID", "job-run")
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "tunegate")
     for name, value in job_variables(flow_uri, "flow-run").items():
@@ -302,7 +294,7 @@ def test_an_azure_ml_job_logs_into_the_flow_s_workspace_run_with_the_job_s_token
     assert sent, "nothing reached the workspace"
     api = f"https://eastus.api.azureml.ms/mlflow/v2.0{WORKSPACE_PATH}/api/2.0/mlflow/"
     assert all(r.url.startswith(api) for r in sent), [r.url for r in sent]
-    assert {r.headers["Authorization"] for r in sent} == {f"Bearer {JOB_TOKEN}"}
+    assert {r.headers["Authorization"] for r in sent} == {f"Bearer {job_token}"}
     assert "job-run" not in " ".join(f"{r.url} {r.body}" for r in sent)
     batches = [json.loads(r.body) for r in sent if r.url.endswith("runs/log-batch")]
     assert [p["key"] for b in batches for p in b.get("params", [])] == ["trainer.epochs"]
