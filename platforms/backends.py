@@ -19,7 +19,6 @@ deployments.
 
 from __future__ import annotations
 
-import logging
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -247,18 +246,8 @@ class AzureMLPlatform:
         return _model_here(backends, model_dir, job)  # an MLflow model is built from its files
 
     def tracking_uri(self, backends: Backends) -> str:
-        """The workspace's own MLflow tracking (its jobs log there too), which MLflow reads
-        through the azureml-mlflow plugin; where that is not installed (its pins differ from
-        tunegate's MLflow), a local store's database, said in a warning."""
-        import importlib.util
-
-        if importlib.util.find_spec("azureml.mlflow") is None and backends.store.is_local:
-            logging.getLogger(__name__).warning(
-                "runs are tracked in the store's database, not the Azure ML workspace's: "
-                "azureml-mlflow is not installed (set tracking.uri to the workspace's MLflow "
-                "tracking URI where it is)"
-            )
-            return PLATFORMS[PlatformKind.local].tracking_uri(backends)
+        """The workspace's own MLflow tracking (`azureml://...`, where its jobs log too), from
+        the workspace MLClient reads; MLflow opens it through the azureml-mlflow plugin."""
         workspace = backends.workspace
         return workspace.workspaces.get(workspace.workspace_name).mlflow_tracking_uri
 

@@ -3,7 +3,9 @@
 A local store keeps MLflow's tracking and model-registry database at `{store}/mlflow/mlflow.db`
 (SQLite: nothing to start, works offline) and run artifacts under `{store}/mlflow/artifacts`;
 `tracking.uri` points anywhere else (an MLflow server, a database URL, Azure ML's
-`azureml://` tracking URI). `mlflow ui --backend-store-uri sqlite:///{store}/mlflow/mlflow.db`
+`azureml://` tracking URI, which MLflow opens through the azureml-mlflow plugin, a dependency:
+it pins mlflow-skinny<=3.15.0, hence tunegate's MLflow 3.15.0). Unset with Azure ML training,
+runs are tracked in the workspace's own MLflow (platforms/backends.py). `mlflow ui --backend-store-uri sqlite:///{store}/mlflow/mlflow.db`
 (or `tunegate ui`) browses it.
 
 A `retrain` run is one `TrackedRun` (`start_run`: found again by its flow run's id when that flow
@@ -18,7 +20,7 @@ user's cache (`~/.cache/tunegate/`): MLflow's own migrations take seconds, a cop
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import json
 import logging
 import math
@@ -102,7 +104,32 @@ def ensure_local_database(store: Path) -> str:
             pass
         finally:
             scratch.unlink(missing_ok=True)
+    else:
+        _check_schema(db)
     return local_tracking_uri(store)
+
+
+def _check_schema(db: Path) -> None:
+    """Refuse, naming the fix, a database whose schema the installed MLflow does not know: one
+    a newer MLflow migrated (tunegate had MLflow 3.17 before it took 3.15.0 for azureml-mlflow),
+    which MLflow would ask to "upgrade", though no migration of this version leads back."""
+    import sqlite3
+
+    import mlflow
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            [(revision,)] = connection.execute("SELECT version_num FROM alembic_version")
+    except (sqlite3.Error, ValueError):
+        return  # not an MLflow database yet (or locked): MLflow says what is wrong with it
+    migrations = Path(mlflow.__file__).parent / "store" / "db_migrations" / "versions"
+    if not any(migrations.glob(f"{revision}_*.py")):
+        raise ValueError(
+            f"{db} was written by a newer MLflow than this one ({mlflow.__version__}; its schema "
+            f"revision {revision} is unknown here): move {db.parent} aside (its runs and "
+            "registered versions stay readable with that MLflow) and run again, or set "
+            "tracking.uri to an MLflow server"
+        )
 
 
 def client(uri: str) -> MlflowClient:
@@ -140,24 +167,13 @@ class TrackingConfig(BaseModel):
         None,
         description="An MLflow tracking URI (http://host:5000, a database URL, an azureml:// "
         "URI). Unset: the local store's SQLite database ({store}/mlflow/mlflow.db), or the Azure "
-        "ML workspace's tracking when train.backend is azureml and azureml-mlflow is installed.",
+        "ML workspace's own MLflow tracking when train.backend is azureml.",
     )
 
 
 # the tag that finds the MLflow run of a Prefect flow run again (a retried or resumed flow run)
 FLOW_RUN_TAG = "tunegate.flow_run_id"
 RunStatus = Literal["FINISHED", "FAILED", "KILLED"]
-
-
-def check_uri(uri: str) -> None:
-    """Refuse, naming the fix, a tracking URI this installation cannot open: Azure ML's
-    `azureml://` needs the azureml-mlflow plugin."""
-    if uri.startswith("azureml:") and importlib.util.find_spec("azureml.mlflow") is None:
-        raise ValueError(
-            f"the tracking URI {uri} is an Azure ML workspace's, which MLflow reads through the "
-            "azureml-mlflow plugin: pip install azureml-mlflow, or set tracking.uri to an MLflow "
-            "server"
-        )
 
 
 @dataclass(frozen=True)
@@ -231,6 +247,11 @@ class TrackedRun:
         """Where a person sees the run: its page on an MLflow server, else how to open one."""
         if self.uri.startswith(("http://", "https://")):
             return f"{self.uri.rstrip('/')}/#/experiments/{self.experiment_id}/runs/{self.run_id}"
+        from trainer.tracking import workspace_id
+
+        workspace = workspace_id(self.uri)
+        if workspace:  # the workspace's tracking: the run's page in Azure ML studio
+            return f"https://ml.azure.com/runs/{self.run_id}?wsid={workspace}"
         return f"`tunegate ui`, then run {self.run_id} (experiment {self.experiment_id})"
 
 
@@ -248,7 +269,6 @@ def start_run(
     """The MLflow run of a flow run in experiment `experiment` (one per model name): the one
     tagged with `flow_run_id` when that flow run already has one (a retried or resumed flow run
     goes on in it, RUNNING again), else a new run named `run_name`, with `tags`."""
-    check_uri(uri)
     mlflow_client = client(uri)
     experiment_key = experiment_id(mlflow_client, experiment, artifact_root)
     found = []

@@ -47,22 +47,14 @@ def test_a_blob_store_training_here_needs_a_tracking_uri(tmp_path: Path) -> None
     assert server.backends().tracking_artifact_root is None  # the server's own
 
 
-def test_azure_ml_training_without_the_azureml_mlflow_plugin_tracks_in_the_store(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_run_that_trains_nothing_is_tracked_in_the_store_even_with_azure_ml_training(
+    tmp_path: Path,
 ) -> None:
-    """The workspace's tracking needs azureml-mlflow, whose MLflow pins are not tunegate's: where
-    it is not installed, an Azure ML run is tracked in the local store (and says so), and a run
-    that trains nothing (a dry run) never connects to the workspace for it."""
-    import importlib.util
-
-    if importlib.util.find_spec("azureml.mlflow") is not None:
-        pytest.skip("azureml-mlflow is installed: the workspace's tracking is used")
-    on_azure = load_config(None, [f"store={tmp_path}", "train.backend=azureml"]).backends()
-    with caplog.at_level("WARNING"):
-        assert on_azure.tracking_uri == f"sqlite:///{tmp_path.resolve()}/mlflow/mlflow.db"
-    assert "azureml-mlflow is not installed" in caplog.text
+    """Azure ML training tracks runs in the workspace's MLflow by default
+    (tests/azureml/test_backends.py); a run that trains nothing (a dry run, `until: split`)
+    never connects to the workspace for it: the store's database tracks it."""
     dry = load_config(None, [f"store={tmp_path}", "train.backend=azureml", "until=split"])
-    assert dry.backends().tracking_uri == on_azure.tracking_uri
+    assert dry.backends().tracking_uri == f"sqlite:///{tmp_path.resolve()}/mlflow/mlflow.db"
 
 
 @pytest.mark.parametrize(

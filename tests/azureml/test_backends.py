@@ -405,6 +405,41 @@ def _azure_backends(
     )
 
 
+def test_azure_ml_training_tracks_runs_in_the_workspace_s_mlflow_by_default(
+    fake_azureml: FakeAzureML, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without tracking.uri, a run trained on Azure ML is tracked in the workspace's own MLflow:
+    the `mlflowTrackingUri` the workspace reports, which MLflow opens through the azureml-mlflow
+    plugin (its tracking and registry stores, on that workspace's API; nothing sent yet)."""
+    from azureml.mlflow._internal.service_context_loader import _AzureMLServiceContextLoader
+    from azureml.mlflow._store.model_registry.model_registry import AzureMLflowModelRegistry
+    from azureml.mlflow._store.tracking.store import AzureMLRestStore
+
+    from platforms import tracking
+    from tests.azureml import fake_shapes as shapes
+
+    monkeypatch.setattr(_AzureMLServiceContextLoader, "_tracking_uri_to_service_context", {})
+    backends = _azure_backends(fake_azureml, tmp_path, monkeypatch)
+
+    uri = backends.tracking_uri  # as the SDK hands the workspace's mlFlowTrackingUri
+    assert uri.startswith(f"azureml://{shapes.API_HOST}/mlflow/") and uri.endswith(
+        shapes.WORKSPACE_ID
+    )
+    assert [r.method for r in fake_azureml.requests if r.path == shapes.WORKSPACE_ID] == ["GET"]
+    assert backends.tracking_artifact_root is None  # the workspace's artifact store
+    client = tracking.client(uri)
+    store = client._tracking_client.store
+    assert isinstance(store, AzureMLRestStore)
+    assert isinstance(client._get_registry_client().store, AzureMLflowModelRegistry)
+    workspace = store.service_context
+    assert workspace.host_url == f"https://{shapes.API_HOST}"
+    assert workspace._get_scope() == shapes.WORKSPACE_ID
+    assert len(fake_azureml.requests) == 1  # the plugin asked nothing of the service
+    # the Prefect artifact's link: the run's page in the studio, as the jobs' own studio links
+    run = tracking.TrackedRun(client, uri, "7", "run-1")
+    assert run.link == f"https://ml.azure.com/runs/run-1?wsid={shapes.WORKSPACE_ID}"
+
+
 @pytest.mark.slow
 def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     fake_azureml_on_azurite: FakeAzureML,

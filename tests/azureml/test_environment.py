@@ -135,8 +135,8 @@ def test_the_code_each_environment_runs_imports_only_packages_it_lists(
     spec: EnvSpec, entry_modules: tuple[str, ...]
 ) -> None:
     distributions = importlib.metadata.packages_distributions()
-    # what the image installs: the packages listed and what its lock resolved for them
-    # (mlflow comes as azureml-mlflow's mlflow-skinny, at the version azureml-mlflow accepts)
+    # what the image installs: the packages listed and what its lock resolved for them (the
+    # trainer's mlflow is mlflow-skinny, listed at constraints.txt's MLflow version)
     locked = {
         normalize(line.split("==")[0])
         for line in lock_file(spec).read_text().splitlines()

@@ -239,3 +239,63 @@ def test_the_model_is_made_after_the_training_arguments_at_the_configured_precis
     )
     assert events == ["TrainingArguments", "load_base"]
     assert made[0].mixed_precision == "no" and not (made[0].bf16 or made[0].fp16)
+
+
+WORKSPACE_PATH = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg"
+    "/providers/Microsoft.MachineLearningServices/workspaces/ws"
+)
+
+
+def test_an_azure_ml_job_logs_into_the_flow_s_workspace_run_with_the_job_s_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the workspace's tracking, the job opens it through azureml-mlflow (the real plugin)
+    with the run token Azure ML gives the job, and logs into the flow's run, not the job's: every
+    request goes to the workspace's MLflow API with that token. Only HTTP is answered here."""
+    import requests
+    from azureml.mlflow._internal.service_context_loader import _AzureMLServiceContextLoader
+
+    from tests.azureml.fake_http import _unsigned_jwt
+    from trainer.tracking import attached_run
+
+    job_token = _unsigned_jwt({"exp": 4102444800})  # a run token (the plugin reads its expiry)
+    monkeypatch.setattr(_AzureMLServiceContextLoader, "_tracking_uri_to_service_context", {})
+    monkeypatch.setenv("AZUREML_CURRENT_CLOUD", "AzureCloud")
+    # what Azure ML sets on the job's node (its own run), and what the flow handed it
+    job_uri = f"azureml://eastus.api.azureml.ms/mlflow/v1.0{WORKSPACE_PATH}?job=1"
+    flow_uri = f"azureml://eastus.api.azureml.ms/mlflow/v1.0{WORKSPACE_PATH.lower()}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", job_uri)
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", job_token)
+    monkeypatch.setenv("MLFLOW_RUN_ID", "job-run")
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "tunegate")
+    for name, value in job_variables(flow_uri, "flow-run").items():
+        monkeypatch.setenv(name, value)
+    sent: list[requests.PreparedRequest] = []
+
+    def answer(adapter, request, **kwargs):  # in place of HTTPAdapter.send
+        if "mlflow-telemetry" in request.url:  # MLflow's own usage pings, when not in CI
+            raise requests.ConnectionError(request.url)
+        sent.append(request)
+        info = {"run_id": "flow-run", "run_uuid": "flow-run", "experiment_id": "7"}
+        info |= {"status": "RUNNING", "lifecycle_stage": "active", "user_id": "u"}
+        body = {"run": {"info": info, "data": {}}, "run_info": info}
+        response = requests.Response()
+        response.status_code, response.url, response.request = 200, request.url, request
+        response._content = json.dumps(body).encode()
+        return response
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", answer)
+
+    with attached_run({"epochs": 2}, rank=0) as run_id:
+        assert run_id == "flow-run"
+        assert os.environ["MLFLOW_TRACKING_URI"] == job_uri  # transformers' callback logs there
+        assert "MLFLOW_RUN_ID" not in os.environ
+    assert sent, "nothing reached the workspace"
+    api = f"https://eastus.api.azureml.ms/mlflow/v2.0{WORKSPACE_PATH}/api/2.0/mlflow/"
+    assert all(r.url.startswith(api) for r in sent), [r.url for r in sent]
+    assert {r.headers["Authorization"] for r in sent} == {f"Bearer {job_token}"}
+    assert "job-run" not in " ".join(f"{r.url} {r.body}" for r in sent)
+    batches = [json.loads(r.body) for r in sent if r.url.endswith("runs/log-batch")]
+    assert [p["key"] for b in batches for p in b.get("params", [])] == ["trainer.epochs"]
+    assert os.environ["MLFLOW_RUN_ID"] == "job-run"  # the variables are as they were
