@@ -300,11 +300,12 @@ _ALONE = [  # a whole message of only these words
     r"die\s+now",
     r"just\s+die",
 ]
-ABUSIVE = re.compile(
+_IN_WORDS = (
     r"(?<![\w@-])(?:" + "|".join(_SLURS + _PROFANITY + _THREATS + _HARASSMENT) + r")(?![\w-])"
-    r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$",
-    re.IGNORECASE,
 )
+ABUSIVE = re.compile(_IN_WORDS + r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$", re.IGNORECASE)
+# A disguised sentence is searched for the terms alone: `DIIIIIE!` is excitement, not `die`.
+_DISGUISABLE = re.compile(_IN_WORDS, re.IGNORECASE)
 
 
 # The first three letters of a word each entry above needs (keep them in step), and words a
@@ -317,35 +318,37 @@ _PREFIXES = frozenset(
     cra red hil hic ape fil scu sav ani ver par coc fuc fuu fck fuk mot cun bit bia who slu ass
     ars dic twa wan bas shi bul dou ska pri pis stf mur sho sta rap str cho han lyn pun beh bur
     cut kys hop wis die dea dro blo suc scr ban sha mas org but ana sex lic eat fin cum jiz nud
-    clo hor dil pus tit boo nak pen vag nip hun hal col cri dik tea evi inf rig ful fvc phu azz""".split()  # noqa: SIM905
+    clo hor dil pus tit boo nak pen vag nip hun hal col cri dik tea evi inf rig ful fvc phu
+    azz""".split()  # noqa: SIM905
 )
 _INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
 _WORD = re.compile(r"[a-z]+")
 
 
-def _holds_term(sentence: str) -> bool:
+def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
     lower = sentence.lower()
     if not any(w[:3] in _PREFIXES for w in _WORD.findall(lower)) and not any(
         i in lower for i in _INFIXES
     ):
         return False
-    return ABUSIVE.search(sentence) is not None
+    return terms.search(sentence) is not None
 
 
 def abusive_terms(sentence: str) -> bool:
     """Whether the sentence holds a slur, a threat, strong profanity or sexual harassment, as
     written or once its disguises are undone (`undisguised`: `f*ck`, `sh1t`, `f u c k`)."""
-    return _holds_term(sentence) or any(_holds_term(v) for v in undisguised(sentence))
+    return _holds_term(sentence) or any(_holds_term(v, _DISGUISABLE) for v in undisguised(sentence))
 
 
 # --- Disguised terms ------------------------------------------------------------------------------
 # People hide a term from a filter: `f*ck`, `b!tch`, `sh1t`, `a$$hole`, `f u c k`, `fuuuuck`,
-# `fück`, a Cyrillic letter es (U+0441) for the c of `fuck`, a zero-width space inside a word. `undisguised` writes the
-# sentence back in plain letters; only a sentence that shows one of these marks is rewritten.
+# `fück`, a Cyrillic es (U+0441) for the c of `fuck`, a zero-width space inside a word.
+# `undisguised` writes the sentence back in plain letters; only a sentence that shows one of these
+# marks is rewritten.
 
-_DISGUISE = re.compile(
-    r"[a-z][0-9$!|*#@%][a-z0-9*]|[a-z][*#%]|(?<!\w)[$@][a-z]|([a-z])\1\1"
-    r"|(?<!\w)[a-z][ .\-_*][a-z][ .\-_*][a-z](?!\w)|[^\x00-\x7f]",
+_DISGUISE = re.compile(  # ASCII marks of a disguise (besides letters of other scripts)
+    r"([a-z])(?:[0-9$!|*#@%][a-z0-9*]|[*#%]|\1\1)|(?<!\w)[$@][a-z]"
+    r"|(?<!\w)[a-z][ .\-_*][a-z][ .\-_*][a-z](?!\w)",
     re.IGNORECASE,
 )
 _INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u2060\ufeff]")
@@ -398,7 +401,7 @@ def undisguised(sentence: str) -> list[str]:
     spaced letters joined, digits and symbols inside words read as letters, masked words
     filled; and, where a letter is written three or more times, with it once and twice. Empty
     for a sentence with no disguise."""
-    if not _DISGUISE.search(sentence):
+    if sentence.isascii() and not _DISGUISE.search(sentence):
         return []
     text = _INVISIBLE.sub("", sentence)
     if not text.isascii():
