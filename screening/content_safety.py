@@ -40,11 +40,12 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MU
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _CODE_START = re.compile(
     r"^\s*(?:[$#>%]\s|>>>|\.\.\.\s|#!|//|/\*|\*/|<[/!?]?[A-Za-z]|[{}\[\]()]"
+    r"|let\s+(?:mut\s+)?[A-Za-z_$][\w$]*\s*(?:[=:;,]|$)"
     r"|(?:def|class|import|from\s+\S+\s+import|return|elif|else:|try:|except|finally:|with\s|async\s"
-    r"|await\s|function\b|const\s|let\s|var\s|public\s|private\s|protected\s|static\s|void\s"
+    r"|await\s|function\b|const\s|var\s|public\s|private\s|protected\s|static\s|void\s"
     r"|int\s|char\s|#include|#define|package\s|using\s|namespace\s|fn\s|func\s|SELECT\s|INSERT\s"
-    r"|UPDATE\s|DELETE\s|CREATE\s|echo\s|sudo\s|cd\s|ls\b|rm\s|git\s|pip\s|npm\s|curl\s|kill\s"
-    r"|export\s|chmod\s|mkdir\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|catch\s*\())"
+    r"|UPDATE\s|DELETE\s|CREATE\s|echo\s|sudo\s|cd\s|ls\b|rm\s|git\s|pip\s|npm\s|curl\s"
+    r"|kill\s+[-%$\d]|export\s|chmod\s|mkdir\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|catch\s*\())"
 )
 _CODE_END = re.compile(r"[;{}]\s*$|\)\s*:\s*$|=>\s*$")
 _SYMBOLS = set("{}[]()<>=;$\\|&*/+:%^~`")
@@ -96,7 +97,11 @@ _NAME_SLUR = (  # slurs with an innocent sense (a biscuit, a levee, a surname), 
     r"crackers?|rednecks?|hillbill(?:y|ies)|hicks?|dikes?|dykes?|cripples?|negro(?:e?s)?"
     r"|teabaggers?|queers"
 )
-_PERSON_SLUR = _NAME_SLUR + r"|trash"  # ... and what is only an insult said to someone
+_PERSON_SLUR = (  # ... and what is only an insult said to someone
+    _NAME_SLUR + r"|trash|maggots?|scum(?:bags?)?|vermin|parasites?|subhumans?"
+    r"|piece\s+of\s+(?:garbage|trash|crap|filth)|waste\s+of\s+(?:oxygen|space|air|skin|sperm|life)"
+)
+_BEAST = r"pigs?|cows?|whales?|swine|dogs?"  # an insult after an insult: `you fat pig`
 _PEOPLE = (  # a group named by what its people are
     r"(?:blacks|whites|muslims|jews|mexicans|latinos|hispanics|asians|arabs|gays|lesbians"
     r"|immigrants|africans|indians|women"
@@ -124,7 +129,8 @@ _SLURS = [
     r"uncle\s+toms?(?!'s\s+cabin)",
     r"slits?\s+for\s+eyes",
     r"mongrels",
-    r"kill\s+(?:all|some|the|their|those|these)?\s*(?:\w+\s+)?(?:crackers|jews|muslims|blacks|whites"
+    r"(?:kill|gas|shoot|hang|lynch|exterminate|nuke|slaughter|behead|eradicate|wipe\s+out)\s+"
+    r"(?:all|some|the|their|those|these)?\s*(?:\w+\s+)?(?:crackers|jews|muslims|blacks|whites"
     r"|gays|cops|babies|mexicans|immigrants|christians|arabs|asians|women|whitey)",
     r"(?:a|is|such\s+a|so|you|ur|u|ass|that|this)\s+queer(?=\s*[^\w\s]|\s*$)",
     r"queer\s+ass",
@@ -186,7 +192,7 @@ _SLURS = [
     rf"(?:an?\s+)?(?:(?:{_INSULT})\s+){{0,2}}(?:{_PERSON_SLUR})",
     rf"(?:^|\bare\s+|\br\s+|,\s*)(?:you|u|ya|ur|youre)\s+(?:such\s+)?an?\s+"
     rf"(?:(?:{_INSULT})\s+){{0,2}}(?:{_PERSON_SLUR})",
-    rf"(?:you|u|ya|ur)\s+(?:(?:{_INSULT})\s+){{1,2}}(?:{_PERSON_SLUR})",
+    rf"(?:you|u|ya|ur)\s+(?:(?:{_INSULT})\s+){{1,2}}(?:{_PERSON_SLUR}|{_BEAST})",
     rf"(?:you|u|ya)\s+(?:{_PERSON_SLUR})(?=\s*[^\w\s']|\s*$)",
     rf"(?:{_INSULT})\s+(?:and\s+|&\s+)?(?:{_NAME_SLUR}|queer)",
     rf"(?:{_NAME_SLUR}|queer)\s+(?:and|&)\s+(?:{_INSULT}|ugly|gross|weird|nasty)",
@@ -197,6 +203,9 @@ _SLURS = [
     rf"{_PEOPLE}\s+(?:\w+\s+){{0,2}}(?:are|r)\s+(?:just\s+|all\s+|nothing\s+but\s+)?"
     r"(?:\w+\s+)?(?:trash|filth|scum|savages|vermin|parasites|evil|subhuman|inferior|cockroaches"
     r"|animals)",
+    rf"{_PEOPLE}\s+(?:should|must|need\s+to|deserve\s+to|ought\s+to)\s+(?:all\s+)?(?:be\s+)?"
+    r"(?:\w+\s+){0,2}(?:killed|shot|gassed|hanged|hung|lynched|exterminated|burned|executed"
+    r"|eradicated|die)",
     r"(?:have|has)\s+no\s+right\s+to\s+(?:be\s+alive|live|exist|breathe)"
     r"(?!\s+(?:in|here|there|on|at|with|near|under|without))",
 ]
@@ -239,18 +248,41 @@ _PROFANITY = [
     r"stfu",
 ]
 _YOU = r"(?:you|u|ya|yourself|urself|your\s+self|ur|your|his|her|him|them|their)"
+# A threat: I will (...) harm you, him or her, or a part of you.
+_I_WILL = (
+    r"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)\s+to|i'?m\s+gonna|i\s+want\s+to|i\s+wanna"
+    r"|i'?d\s+(?:like|love)\s+to|let\s+me|imma|i\s+swear\s+i'?ll)"
+)
+_GAP = r"(?:(?!(?:not|never|no)\b)[\w']+\s+){0,4}"  # `I will find you and kill you`
+_HARM = r"kill|murder|stab|rape|strangle|slit|lynch|slaughter|behead|beat\s+up|torture|choke|gut"
+_BODY = (
+    r"(?:throat|face|head|neck|skull|legs?|arms?|knees?|kneecaps?|teeth|brains?|balls|family|kids"
+    r"|children|wife|husband|mom|mother|mum|dad|father|sister|brother|daughter|son|baby)"
+)
 _THREATS = [
-    rf"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)\s+to|i'?m\s+gonna|gonna|i\s+want\s+to|i\s+wanna"
-    rf"|i'?d\s+(?:like|love)\s+to|let\s+me|imma|we'?ll|we\s+will)\s+(?:\w+\s+){{0,2}}"
-    rf"(?:kill|murder|shoot|stab|rape|strangle|choke|slit|hang|lynch|beat\s+up|punch|slaughter"
-    rf"|behead|burn|slice|cut)\s+{_YOU}",
+    # `shoot you an email`, `cut you some slack`, `burn you a copy`, `hang you out to dry`
+    rf"(?:{_I_WILL}|we'?ll|we\s+will)\s+{_GAP}(?:{_HARM}|shoot|hang|burn|slice|cut|punch|hurt|end"
+    r"|shank)\s+(?:you|u|ya|yourself|urself)(?!\s+(?:a|an|some|in|off|out|up|down|know|slack)\b)",
+    rf"{_I_WILL}\s+{_GAP}(?:{_HARM})\s+(?:him|her|them)",
+    rf"{_I_WILL}\s+{_GAP}(?:{_HARM}|shoot|hang|burn|slice|cut|punch|break|smash|bash|crush|snap"
+    rf"|rip\s+off|cave\s+in)\s+(?:your|ur|his|her|their)\s+(?:\w+\s+)?{_BODY}",
+    r"(?:someone|somebody|people|y'?all|they)\s+(?:should|need\s+to|ought\s+to|must|gotta"
+    r"|have\s+to)\s+(?:\w+\s+)?(?:kill|shoot|stab|hang|lynch|rape|murder|gas|behead)\s+"
+    r"(?:you|u|ya)(?!\s+know)",
+    r"(?:hang|neck|unalive|off)\s+(?:yourself|urself|your\s+self|yourselves)",
+    r"(?:go|should|pls|please|just)\s+(?:shoot|drown|stab)\s+(?:yourself|urself)"
+    r"(?!\s+in\s+the\s+foot)",
+    r"beat\s+the\s+(?:shit|crap|hell|fuck|living\s+daylights)\s+out\s+of\s+(?:you|u|ya)",
+    r"(?:hope|wish)\s+(?:you|u)\s+(?:get|catch)\s+(?:cancer|aids|ebola|hit\s+by\s+an?\s+"
+    r"(?:car|bus|truck|train))",
     r"kill\s+(?:yourself|urself|your\s+self|yo\s+self|yourselves|yaselves|urselves)",
     r"kys",
-    r"(?:hope|wish)\s+(?:you|u)\s+(?:\w+\s+){0,2}"
+    r"(?:hope|wish)\s+(?:you|u)\s+(?:(?!(?:not|never|don't|dont|won't|wont)\b)[\w']+\s+){0,3}"
     r"(?:die|dies|died|get\s+(?:raped|killed|shot)|rot|burn)",
     r"(?:you|u)\s+(?:should|deserve\s+to|need\s+to|must|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:die|be\s+(?:killed|shot|raped|hanged|hung))",
-    rf"(?:slit|slice|slicing|slitting|cut|cutting)\s+{_YOU}\s+throats?",
+    r"(?:slit|slice|slicing|slitting|cut|cutting)\s+(?:you|u|ya|yourself|urself|your\s+self|ur"
+    r"|your|his|her|him|them|their)\s+throats?",
     r"(?:hope|wish)\s+(?:(?!(?:not|never|doesn't|don't|won't|didn't|doesnt|dont|wont|didnt)\b)"
     r"[\w']+\s+){0,3}(?:kills?|murders?|rapes?|shoots?)\s+(?:you|u|ya|y'?all"
     r"|your\s+(?:\w+\s+)?(?:family|kids?|mom|mother|mum|dad|wife|husband|children|ass))",
@@ -293,6 +325,15 @@ _HARASSMENT = [
     r"boobs",
     r"naked\s+(?:pics?|pictures?|photos?)",
     r"sexy\s+(?:bitch|slut|girl|boy|body)",
+    r"sit\s+on\s+my\s+face",
+    r"(?:see|seeing|want|get|got)\s+(?:you|u)\s+naked",
+    rf"(?:{_I_WILL}|can\s+i|gonna)\s+(?:\w+\s+)?(?:touch|grab|squeeze|grope|fondle|lick|suck|feel"
+    r"|spank)\s+(?:your|ur|her|them)\s+(?:\w+\s+)?(?:breasts?|boobs|tits|ass|butt|bum|thighs?"
+    r"|crotch|pussy|nipples?|privates|penis|cock|dick)",
+    rf"(?:{_I_WILL}|i'?d|i\s+would|can\s+i)\s+(?:\w+\s+)?(?:bang|shag|screw|hump|fuck|ride|grope"
+    r"|molest)\s+(?:you|u|ya|her)(?!\s+(?:over|up|in|with|to|on)\b)",
+    r"send\s+(?:me\s+)?(?:some\s+|a\s+)?(?:pics?|pictures?|photos?|selfies?|vids?|videos?)\s+of"
+    r"\s+(?:your|ur)\s+(?:\w+\s+)?(?:body|boobs|tits|ass|butt|pussy|dick|cock|breasts|naked)",
 ]
 _ALONE = [  # a whole message of only these words
     r"die",
@@ -319,7 +360,8 @@ _PREFIXES = frozenset(
     ars dic twa wan bas shi bul dou ska pri pis stf mur sho sta rap str cho han lyn pun beh bur
     cut kys hop wis die dea dro blo suc scr ban sha mas org but ana sex lic eat fin cum jiz nud
     clo hor dil pus tit boo nak pen vag nip hun hal col cri dik tea evi inf rig ful fvc phu
-    azz""".split()  # noqa: SIM905
+    azz hur pig end tor gut sma cru sna rip cav nec una off sit tou gra squ gro fon fee spa rid mol sen
+    mag pie was cow wha swi dog gas ext exe era nuk wip""".split()  # noqa: SIM905
 )
 _INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
 _WORD = re.compile(r"[a-z]+")
