@@ -98,7 +98,7 @@ _NAME_SLUR = (  # slurs with an innocent sense (a biscuit, a levee, a surname), 
     r"|teabaggers?|queers"
 )
 _PERSON_SLUR = (  # ... and what is only an insult said to someone
-    _NAME_SLUR + r"|trash|maggots?|scum(?:bags?)?|vermin|parasites?|subhumans?"
+    _NAME_SLUR + r"|trash|hore?s?|maggots?|scum(?:bags?)?|vermin|parasites?|subhumans?"
     r"|piece\s+of\s+(?:garbage|trash|crap|filth)|waste\s+of\s+(?:oxygen|space|air|skin|sperm|life)"
 )
 _BEAST = r"pigs?|cows?|whales?|swine|dogs?"  # an insult after an insult: `you fat pig`
@@ -326,6 +326,7 @@ _HARASSMENT = [
     r"naked\s+(?:pics?|pictures?|photos?)",
     r"sexy\s+(?:bitch|slut|girl|boy|body)",
     r"sit\s+on\s+my\s+face",
+    r"jack(?:s|ed|ing|in)?\s+(?:me\s+|you\s+|him\s+)?off",
     r"(?:see|seeing|want|get|got)\s+(?:you|u)\s+naked",
     rf"(?:{_I_WILL}|can\s+i|gonna)\s+(?:\w+\s+)?(?:touch|grab|squeeze|grope|fondle|lick|suck|feel"
     r"|spank)\s+(?:your|ur|her|them)\s+(?:\w+\s+)?(?:breasts?|boobs|tits|ass|butt|bum|thighs?"
@@ -360,7 +361,7 @@ _PREFIXES = frozenset(
     ars dic twa wan bas shi bul dou ska pri pis stf mur sho sta rap str cho han lyn pun beh bur
     cut kys hop wis die dea dro blo suc scr ban sha mas org but ana sex lic eat fin cum jiz nud
     clo hor dil pus tit boo nak pen vag nip hun hal col cri dik tea evi inf rig ful fvc phu
-    azz hur pig end tor gut sma cru sna rip cav nec una off sit tou gra squ gro fon fee spa rid mol sen
+    azz hur pig jac end tor gut sma cru sna rip cav nec una off sit tou gra squ gro fon fee spa rid mol sen
     mag pie was cow wha swi dog gas ext exe era nuk wip""".split()  # noqa: SIM905
 )
 _INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
