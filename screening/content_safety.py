@@ -2,13 +2,19 @@
 
 The local backend (`local_toxicity`) scores the *prose* of a text, never its code: fenced code
 blocks, inline code and lines that read as code (`prose`) are left out, because a language model
-of offensive English takes `rm -rf`, `kill -9` or ```` ```sh ```` for abuse. What is left is cut
+of offensive English takes `rm -rf`, `kill -9` or ```` ```sh ```` for abuse (a chat line
+`kill yourself` or `let me ...` is prose, not a shell or JavaScript line). What is left is cut
 into sentences, and each is scored two ways:
 
 - **abusive terms** (`abusive_terms`): slurs, threats of violence, strong profanity and insults
-  aimed at someone, and sexual harassment, from the lists below. A sentence holding one scores
-  1.0: it is abusive whatever the model says (the model scores `niglet` 0.03 and `I'll slice
-  your throat` 0.3).
+  aimed at someone, sexual harassment, and calls to kill or dehumanise a group, from the lists
+  below. A sentence holding one scores 1.0: it is abusive whatever the model says (the model
+  scores `niglet` 0.03 and `I'll slice your throat` 0.3). A word with an innocent sense
+  (`cracker`, `dike`, `colored`, `negro`, `trash`, `cut`, `shoot`) counts only in the forms that
+  aim it at a person (`are you a dike`, `you stupid cracker`, `colored folks`, `I'll cut you`,
+  not `a cracker with cheese`, `the Negro Leagues`, `I'll cut you a slice`). Disguised terms
+  (`f*ck`, `b!tch`, `sh1t`, `f u c k`, `fück`, Cyrillic look-alikes) are read back in plain
+  letters first (`undisguised`).
 - **the model**: alt-profanity-check's probability that the sentence is offensive. It scores
   mild words high wherever they stand (`What a stupid rule!` 0.998, `that sucks` 0.95, `I was
   sick.` 0.8), so on its own it is a reason to *flag* (keep, count, show a reviewer), not to

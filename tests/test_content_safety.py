@@ -141,7 +141,7 @@ def test_everyday_dialogue_and_code_are_kept_and_clear_abuse_is_dropped() -> Non
     dropped, flagged = _toxicity_outcomes(everyday + toxic)
     everyday_ids, toxic_ids = {r["id"] for r in everyday}, {r["id"] for r in toxic}
     assert len(dropped & everyday_ids) <= 0.005 * len(everyday_ids), dropped & everyday_ids
-    # Measured on the whole test halves: 85.9% and 89.8% dropped (docs/benchmarks.md).
+    # Measured on the whole test halves: 85.9% and 90.8% dropped (docs/benchmarks.md).
     assert len(dropped & toxic_ids) >= 0.85 * len(toxic_ids)
     assert len((dropped | flagged) & toxic_ids) >= 0.9 * len(toxic_ids)
 
