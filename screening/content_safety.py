@@ -2,13 +2,19 @@
 
 The local backend (`local_toxicity`) scores the *prose* of a text, never its code: fenced code
 blocks, inline code and lines that read as code (`prose`) are left out, because a language model
-of offensive English takes `rm -rf`, `kill -9` or ```` ```sh ```` for abuse. What is left is cut
+of offensive English takes `rm -rf`, `kill -9` or ```` ```sh ```` for abuse (a chat line
+`kill yourself` or `let me ...` is prose, not a shell or JavaScript line). What is left is cut
 into sentences, and each is scored two ways:
 
 - **abusive terms** (`abusive_terms`): slurs, threats of violence, strong profanity and insults
-  aimed at someone, and sexual harassment, from the lists below. A sentence holding one scores
-  1.0: it is abusive whatever the model says (the model scores `niglet` 0.03 and `I'll slice
-  your throat` 0.3).
+  aimed at someone, sexual harassment, and calls to kill or dehumanise a group, from the lists
+  below. A sentence holding one scores 1.0: it is abusive whatever the model says (the model
+  scores `niglet` 0.03 and `I'll slice your throat` 0.3). A word with an innocent sense
+  (`cracker`, `dike`, `colored`, `negro`, `trash`, `cut`, `shoot`) counts only in the forms that
+  aim it at a person (`are you a dike`, `you stupid cracker`, `colored folks`, `I'll cut you`,
+  not `a cracker with cheese`, `the Negro Leagues`, `I'll cut you a slice`). Disguised terms
+  (`f*ck`, `b!tch`, `sh1t`, `f u c k`, `fück`, Cyrillic look-alikes) are read back in plain
+  letters first (`undisguised`).
 - **the model**: alt-profanity-check's probability that the sentence is offensive. It scores
   mild words high wherever they stand (`What a stupid rule!` 0.998, `that sucks` 0.95, `I was
   sick.` 0.8), so on its own it is a reason to *flag* (keep, count, show a reviewer), not to
@@ -29,6 +35,7 @@ import html
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Sequence
 
 import httpx
@@ -39,11 +46,12 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MU
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _CODE_START = re.compile(
     r"^\s*(?:[$#>%]\s|>>>|\.\.\.\s|#!|//|/\*|\*/|<[/!?]?[A-Za-z]|[{}\[\]()]"
+    r"|let\s+(?:mut\s+)?[A-Za-z_$][\w$]*\s*(?:[=:;,]|$)"
     r"|(?:def|class|import|from\s+\S+\s+import|return|elif|else:|try:|except|finally:|with\s|async\s"
-    r"|await\s|function\b|const\s|let\s|var\s|public\s|private\s|protected\s|static\s|void\s"
+    r"|await\s|function\b|const\s|var\s|public\s|private\s|protected\s|static\s|void\s"
     r"|int\s|char\s|#include|#define|package\s|using\s|namespace\s|fn\s|func\s|SELECT\s|INSERT\s"
-    r"|UPDATE\s|DELETE\s|CREATE\s|echo\s|sudo\s|cd\s|ls\b|rm\s|git\s|pip\s|npm\s|curl\s|kill\s"
-    r"|export\s|chmod\s|mkdir\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|catch\s*\())"
+    r"|UPDATE\s|DELETE\s|CREATE\s|echo\s|sudo\s|cd\s|ls\b|rm\s|git\s|pip\s|npm\s|curl\s"
+    r"|kill\s+[-%$\d]|export\s|chmod\s|mkdir\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|catch\s*\())"
 )
 _CODE_END = re.compile(r"[;{}]\s*$|\)\s*:\s*$|=>\s*$")
 _SYMBOLS = set("{}[]()<>=;$\\|&*/+:%^~`")
@@ -83,6 +91,29 @@ def sentences(text: str) -> list[str]:
 # every everyday use (the mild words of everyday talk, `stupid`, `sucks`, `hate`, `sick`, `crap`,
 # `damn`, `kill` alone, are left to the model and at most flagged).
 
+_GROUP = (  # people named by what they are, for the entries that call a group vermin
+    r"black|ghetto|muslims?|jew\w*|mexicans?|latinos?|asians?|arabs?|gays?|immigrants?|"
+    r"africans?|chinese|indians?|whites?|blacks?"
+)
+_INSULT = (  # words that make a name an insult aimed at someone
+    r"stupid|dumb|dumbass|fat|ugly|fucking|fuckin|filthy|lazy|ignorant|inbred|worthless"
+    r"|pathetic|disgusting|retarded|hateful"
+)
+_NAME_SLUR = (  # slurs with an innocent sense (a biscuit, a levee, a surname), said of a person
+    r"crackers?|rednecks?|hillbill(?:y|ies)|hicks?|dikes?|dykes?|cripples?|negro(?:e?s)?"
+    r"|teabaggers?|queers"
+)
+_PERSON_SLUR = (  # ... and what is only an insult said to someone
+    _NAME_SLUR + r"|trash|hore?s?|maggots?|scum(?:bags?)?|vermin|parasites?|subhumans?"
+    r"|piece\s+of\s+(?:garbage|trash|crap|filth)|waste\s+of\s+(?:oxygen|space|air|skin|sperm|life)"
+)
+_BEAST = r"pigs?|cows?|whales?|swine|dogs?"  # an insult after an insult: `you fat pig`
+_PEOPLE = (  # a group named by what its people are
+    r"(?:blacks|whites|muslims|jews|mexicans|latinos|hispanics|asians|arabs|gays|lesbians"
+    r"|immigrants|africans|indians|women"
+    r"|(?:black|white|muslim|jewish|mexican|latino|asian|arab|gay|african|indian|chinese)\s+"
+    r"(?:people|folks?|men|women|girls|guys|chicks|kids))"
+)
 _SLURS = [
     r"nigg\w*",
     r"nigs?",
@@ -104,15 +135,14 @@ _SLURS = [
     r"uncle\s+toms?(?!'s\s+cabin)",
     r"slits?\s+for\s+eyes",
     r"mongrels",
-    r"kill\s+(?:all|some|the|their|those|these)?\s*(?:\w+\s+)?(?:crackers|jews|muslims|blacks|whites"
+    r"(?:kill|gas|shoot|hang|lynch|exterminate|nuke|slaughter|behead|eradicate|wipe\s+out)\s+"
+    r"(?:all|some|the|their|those|these)?\s*(?:\w+\s+)?(?:crackers|jews|muslims|blacks|whites"
     r"|gays|cops|babies|mexicans|immigrants|christians|arabs|asians|women|whitey)",
     r"(?:a|is|such\s+a|so|you|ur|u|ass|that|this)\s+queer(?=\s*[^\w\s]|\s*$)",
     r"queer\s+ass",
     r"(?:ass|dumb|stupid|fat|creepy|fucking|old|ugly|lame|ignorant)\s+"
     r"(?:crackers?|rednecks?|hillbill(?:y|ies)|monkeys?|apes?|hicks?)",
-    r"(?:you|u|ur|ya|you're|youre)\s+(?:\w+\s+){0,2}(?:crackers?|rednecks?|hillbill(?:y|ies)|monkeys?)",
-    r"(?:black|ghetto|muslims?|jew\w*|mexicans?|latinos?|asians?|arabs?|gays?|immigrants?|"
-    r"africans?|chinese|indians?|whites?|blacks?)\s+(?:\w+\s+)?"
+    rf"(?:{_GROUP})\s+(?:\w+\s+)?"
     r"(?:trash|filth|scum|savages|animals|monkeys|apes|vermin|parasites|mongrels|cockroaches)",
     r"niglets?",
     r"jig+aboos?",
@@ -151,11 +181,47 @@ _SLURS = [
     r"slant\s?eyes?",
     r"cotton\s+pickers?",
     r"border\s+hoppers?",
+    # Words that are slurs for a person but also something else (a colour, a country, Spanish
+    # for black, a verb): only where they name a person.
+    r"colou?red\s+(?:m[ae]n|wom[ae]n|folks?|people|persons?|girls?|boys?|guys?|chicks?|dudes?)"
+    r"(?<!advancement\sof\scolored\speople)",
+    r"an?\s+colou?red(?=\s*[^\w\s-]|\s*$)",
+    r"(?:an?|any|some|that|this|you|ur|dumb|stupid|lazy|fucking|damn|typical|ignorant)\s+"
+    r"negro(?!\s+(?:leagues?|spirituals?))",
+    r"(?-i:nigers?)(?!\s+(?:river|delta|basin))",
+    r"(?:an?|the|you|ur|u|those|these|some|fucking|stupid|dumb|little)\s+cripples?"
+    r"(?!\s+(?:the|our|their|his|her|its|my|your|an?|this|that|it|them|him|me|us))",
+    r"trailer\s+park\s+trash",
+    r"(?:bunch|pack|herd)\s+of\s+(?:\w+\s+)?(?:rednecks|hillbillies|hicks|teabaggers|savages)",
+    # ... said to someone: `you're a ...`, `are you a ...`, `you stupid ...`, `you ...!`, `..., X.`
+    rf"(?:you|u|ya)\s*(?:'?re|\s+are|\s+r)\s+(?:(?:such|just|only|nothing\s+but)\s+)?"
+    rf"(?:an?\s+)?(?:(?:{_INSULT})\s+){{0,2}}(?:{_PERSON_SLUR})",
+    rf"(?:^|\bare\s+|\br\s+|,\s*)(?:you|u|ya|ur|youre)\s+(?:such\s+)?an?\s+"
+    rf"(?:(?:{_INSULT})\s+){{0,2}}(?:{_PERSON_SLUR})",
+    rf"(?:you|u|ya|ur)\s+(?:(?:{_INSULT})\s+){{1,2}}(?:{_PERSON_SLUR}|{_BEAST})",
+    rf"(?:you|u|ya)\s+(?:{_PERSON_SLUR})(?=\s*[^\w\s']|\s*$)",
+    rf"(?:{_INSULT})\s+(?:and\s+|&\s+)?(?:{_NAME_SLUR}|queer)",
+    rf"(?:{_NAME_SLUR}|queer)\s+(?:and|&)\s+(?:{_INSULT}|ugly|gross|weird|nasty)",
+    r"(?:,|\btho|\bthough)\s+(?:crackers?|rednecks?|hillbill(?:y|ies)|dikes?|negro(?:e?s)?"
+    r"|teabaggers?|queers?)\W*$",
+    # A group called vermin or unfit to live.
+    r"(?:they|these\s+people|those\s+people)\s+(?:are|r)\s+(?:\w+\s+)?(?:filth|subhuman|scum)",
+    rf"{_PEOPLE}\s+(?:\w+\s+){{0,2}}(?:are|r)\s+(?:just\s+|all\s+|nothing\s+but\s+)?"
+    r"(?:\w+\s+)?(?:trash|filth|scum|savages|vermin|parasites|evil|subhuman|inferior|cockroaches"
+    r"|animals)",
+    rf"{_PEOPLE}\s+(?:should|must|need\s+to|deserve\s+to|ought\s+to)\s+(?:all\s+)?(?:be\s+)?"
+    r"(?:\w+\s+){0,2}(?:killed|shot|gassed|hanged|hung|lynched|exterminated|burned|executed"
+    r"|eradicated|die)",
+    r"(?:have|has)\s+no\s+right\s+to\s+(?:be\s+alive|live|exist|breathe)"
+    r"(?!\s+(?:in|here|there|on|at|with|near|under|without))",
 ]
 _PROFANITY = [
     r"fuck\w*",
     r"f+u+c+k+\w*",
-    r"\w*fuck",
+    r"\w*fuck\w*",
+    r"fvck\w*",
+    r"phuc?k\w*",
+    r"a[sz]{2}holes?",
     r"fck\w*",
     r"fuk\w*",
     r"motherf\w+",
@@ -176,7 +242,7 @@ _PROFANITY = [
     r"bastards?",
     r"shit\s?heads?",
     r"pieces?\s+of\s+shit",
-    r"full\s+of\s+shit",
+    r"full\s+(?:of|o'?|a)\s+(?:shit|schitt?|shite)",
     r"eat\s+shit",
     r"bullshit",
     r"douche\s?bags?",
@@ -188,18 +254,44 @@ _PROFANITY = [
     r"stfu",
 ]
 _YOU = r"(?:you|u|ya|yourself|urself|your\s+self|ur|your|his|her|him|them|their)"
+# A threat: I will (...) harm you, him or her, or a part of you.
+_I_WILL = (
+    r"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)\s+to|i'?m\s+gonna|i\s+want\s+to|i\s+wanna"
+    r"|i'?d\s+(?:like|love)\s+to|let\s+me|imma|i\s+swear\s+i'?ll)"
+)
+_GAP = r"(?:(?!(?:not|never|no)\b)[\w']+\s+){0,4}"  # `I will find you and kill you`
+_HARM = r"kill|murder|stab|rape|strangle|slit|lynch|slaughter|behead|beat\s+up|torture|choke|gut"
+_BODY = (
+    r"(?:throat|face|head|neck|skull|legs?|arms?|knees?|kneecaps?|teeth|brains?|balls|family|kids"
+    r"|children|wife|husband|mom|mother|mum|dad|father|sister|brother|daughter|son|baby)"
+)
 _THREATS = [
-    rf"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)\s+to|i'?m\s+gonna|gonna|i\s+want\s+to|i\s+wanna"
-    rf"|i'?d\s+(?:like|love)\s+to|let\s+me|imma|we'?ll|we\s+will)\s+(?:\w+\s+){{0,2}}"
-    rf"(?:kill|murder|shoot|stab|rape|strangle|choke|slit|hang|lynch|beat\s+up|punch|slaughter"
-    rf"|behead|burn|slice|cut)\s+{_YOU}",
+    # `shoot you an email`, `cut you some slack`, `burn you a copy`, `hang you out to dry`
+    rf"(?:{_I_WILL}|we'?ll|we\s+will)\s+{_GAP}(?:{_HARM}|shoot|hang|burn|slice|cut|punch|hurt|end"
+    r"|shank)\s+(?:you|u|ya|yourself|urself)(?!\s+(?:a|an|some|in|off|out|up|down|know|slack)\b)",
+    rf"{_I_WILL}\s+{_GAP}(?:{_HARM})\s+(?:him|her|them)",
+    rf"{_I_WILL}\s+{_GAP}(?:{_HARM}|shoot|hang|burn|slice|cut|punch|break|smash|bash|crush|snap"
+    rf"|rip\s+off|cave\s+in)\s+(?:your|ur|his|her|their)\s+(?:\w+\s+)?{_BODY}",
+    r"(?:someone|somebody|people|y'?all|they)\s+(?:should|need\s+to|ought\s+to|must|gotta"
+    r"|have\s+to)\s+(?:\w+\s+)?(?:kill|shoot|stab|hang|lynch|rape|murder|gas|behead)\s+"
+    r"(?:you|u|ya)(?!\s+know)",
+    r"(?:hang|neck|unalive|off)\s+(?:yourself|urself|your\s+self|yourselves)",
+    r"(?:go|should|pls|please|just)\s+(?:shoot|drown|stab)\s+(?:yourself|urself)"
+    r"(?!\s+in\s+the\s+foot)",
+    r"beat\s+the\s+(?:shit|crap|hell|fuck|living\s+daylights)\s+out\s+of\s+(?:you|u|ya)",
+    r"(?:hope|wish)\s+(?:you|u)\s+(?:get|catch)\s+(?:cancer|aids|ebola|hit\s+by\s+an?\s+"
+    r"(?:car|bus|truck|train))",
     r"kill\s+(?:yourself|urself|your\s+self|yo\s+self|yourselves|yaselves|urselves)",
     r"kys",
-    r"(?:hope|wish)\s+(?:you|u)\s+(?:\w+\s+){0,2}"
+    r"(?:hope|wish)\s+(?:you|u)\s+(?:(?!(?:not|never|don't|dont|won't|wont)\b)[\w']+\s+){0,3}"
     r"(?:die|dies|died|get\s+(?:raped|killed|shot)|rot|burn)",
     r"(?:you|u)\s+(?:should|deserve\s+to|need\s+to|must|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:die|be\s+(?:killed|shot|raped|hanged|hung))",
-    rf"(?:slit|slice|slicing|slitting|cut|cutting)\s+{_YOU}\s+throats?",
+    r"(?:slit|slice|slicing|slitting|cut|cutting)\s+(?:you|u|ya|yourself|urself|your\s+self|ur"
+    r"|your|his|her|him|them|their)\s+throats?",
+    r"(?:hope|wish)\s+(?:(?!(?:not|never|doesn't|don't|won't|didn't|doesnt|dont|wont|didnt)\b)"
+    r"[\w']+\s+){0,3}(?:kills?|murders?|rapes?|shoots?)\s+(?:you|u|ya|y'?all"
+    r"|your\s+(?:\w+\s+)?(?:family|kids?|mom|mother|mum|dad|wife|husband|children|ass))",
     r"death\s+to\s+(?:all\s+)?\w+",
     r"drop\s+dead",
     r"go\s+die",
@@ -239,6 +331,16 @@ _HARASSMENT = [
     r"boobs",
     r"naked\s+(?:pics?|pictures?|photos?)",
     r"sexy\s+(?:bitch|slut|girl|boy|body)",
+    r"sit\s+on\s+my\s+face",
+    r"jack(?:s|ed|ing|in)?\s+(?:me\s+|you\s+|him\s+)?off",
+    r"(?:see|seeing|want|get|got)\s+(?:you|u)\s+naked",
+    rf"(?:{_I_WILL}|can\s+i|gonna)\s+(?:\w+\s+)?(?:touch|grab|squeeze|grope|fondle|lick|suck|feel"
+    r"|spank)\s+(?:your|ur|her|them)\s+(?:\w+\s+)?(?:breasts?|boobs|tits|ass|butt|bum|thighs?"
+    r"|crotch|pussy|nipples?|privates|penis|cock|dick)",
+    rf"(?:{_I_WILL}|i'?d|i\s+would|can\s+i)\s+(?:\w+\s+)?(?:bang|shag|screw|hump|fuck|ride|grope"
+    r"|molest)\s+(?:you|u|ya|her)(?!\s+(?:over|up|in|with|to|on)\b)",
+    r"send\s+(?:me\s+)?(?:some\s+|a\s+)?(?:pics?|pictures?|photos?|selfies?|vids?|videos?)\s+of"
+    r"\s+(?:your|ur)\s+(?:\w+\s+)?(?:body|boobs|tits|ass|butt|pussy|dick|cock|breasts|naked)",
 ]
 _ALONE = [  # a whole message of only these words
     r"die",
@@ -246,11 +348,12 @@ _ALONE = [  # a whole message of only these words
     r"die\s+now",
     r"just\s+die",
 ]
-ABUSIVE = re.compile(
-    r"(?<![\w-])(?:" + "|".join(_SLURS + _PROFANITY + _THREATS + _HARASSMENT) + r")(?![\w-])"
-    r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$",
-    re.IGNORECASE,
+_IN_WORDS = (
+    r"(?<![\w@-])(?:" + "|".join(_SLURS + _PROFANITY + _THREATS + _HARASSMENT) + r")(?![\w-])"
 )
+ABUSIVE = re.compile(_IN_WORDS + r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$", re.IGNORECASE)
+# A disguised sentence is searched for the terms alone: `DIIIIIE!` is excitement, not `die`.
+_DISGUISABLE = re.compile(_IN_WORDS, re.IGNORECASE)
 
 
 # The first three letters of a word each entry above needs (keep them in step), and words a
@@ -263,20 +366,104 @@ _PREFIXES = frozenset(
     cra red hil hic ape fil scu sav ani ver par coc fuc fuu fck fuk mot cun bit bia who slu ass
     ars dic twa wan bas shi bul dou ska pri pis stf mur sho sta rap str cho han lyn pun beh bur
     cut kys hop wis die dea dro blo suc scr ban sha mas org but ana sex lic eat fin cum jiz nud
-    clo hor dil pus tit boo nak pen vag nip hun hal""".split()  # noqa: SIM905
+    clo hor dil pus tit boo nak pen vag nip hun hal col cri dik tea evi inf rig ful fvc phu
+    azz hur pig jac end tor gut sma cru sna rip cav nec una off sit tou gra squ gro fon fee spa rid mol sen
+    mag pie was cow wha swi dog gas ext exe era nuk wip""".split()  # noqa: SIM905
 )
 _INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
 _WORD = re.compile(r"[a-z]+")
 
 
-def abusive_terms(sentence: str) -> bool:
-    """Whether the sentence holds a slur, a threat, strong profanity or sexual harassment."""
+def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
     lower = sentence.lower()
     if not any(w[:3] in _PREFIXES for w in _WORD.findall(lower)) and not any(
         i in lower for i in _INFIXES
     ):
         return False
-    return ABUSIVE.search(sentence) is not None
+    return terms.search(sentence) is not None
+
+
+def abusive_terms(sentence: str) -> bool:
+    """Whether the sentence holds a slur, a threat, strong profanity or sexual harassment, as
+    written or once its disguises are undone (`undisguised`: `f*ck`, `sh1t`, `f u c k`)."""
+    return _holds_term(sentence) or any(_holds_term(v, _DISGUISABLE) for v in undisguised(sentence))
+
+
+# --- Disguised terms ------------------------------------------------------------------------------
+# People hide a term from a filter: `f*ck`, `b!tch`, `sh1t`, `a$$hole`, `f u c k`, `fuuuuck`,
+# `fück`, a Cyrillic es (U+0441) for the c of `fuck`, a zero-width space inside a word.
+# `undisguised` writes the sentence back in plain letters; only a sentence that shows one of these
+# marks is rewritten.
+
+_DISGUISE = re.compile(  # ASCII marks of a disguise (besides letters of other scripts)
+    r"([a-z])(?:[0-9$!|*#@%][a-z0-9*]|[*#%]|\1\1)|(?<!\w)[$@][a-z]"
+    r"|(?<!\w)[a-z][ .\-_*][a-z][ .\-_*][a-z](?!\w)",
+    re.IGNORECASE,
+)
+_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u2060\ufeff]")
+_LOOKALIKE = str.maketrans(  # Cyrillic and Armenian letters drawn like Latin ones
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u0261\u0410\u0415\u041e\u0420\u0421\u0425\u0406\u0408\u0405\u041a\u041c\u0422\u0412\u041d\u043a",
+    "aeopcyxijsdgAEOPCXIJSKMTBHk",
+)
+_MIXED = re.compile(r"\w*[a-zA-Z]\w*")
+_SPACED = re.compile(r"(?<!\w)(?:[a-z][ .\-_*]){2,}[a-z](?!\w)", re.IGNORECASE)
+_LEET = str.maketrans("013457$!|", "oieastsii")
+_SYMBOLIC = re.compile(r"[\w$!|*#@%]+")
+_MASK_RUN = re.compile(r"[*#%@]+")
+_RUN = re.compile(r"([a-zA-Z])\1{2,}")
+# What a masked word may stand for (`f**k`, `a**hole`, `sh*t`, `n****r`): a mask never hides a
+# mild word, so each is one of these.
+_MASKABLE = """fuck fucks fucked fucker fuckers fucking fuckin motherfucker motherfuckers
+    motherfucking shit shits shitty shithead bullshit bitch bitches cunt cunts nigger niggers
+    nigga niggas asshole assholes pussy dick dicks dickhead cock cocksucker whore whores slut sluts
+    faggot faggots fag fags bastard bastards retard retards twat twats wanker prick pricks
+    """.split()  # noqa: SIM905
+
+
+def _unmask(core: str) -> str:
+    """`f**k` -> `fuck`: a word with a run of `*#%@` inside or at its end, read as the one word
+    of `_MASKABLE` it fits (a run of n marks inside stands for 1 to max(n, 3) letters, at the
+    end for n); the word as it was when none fits."""
+    parts = _MASK_RUN.split(core)
+    runs = [len(r) for r in _MASK_RUN.findall(core)]
+    if len(parts) < 2 or not parts[0].isalpha() or sum(map(len, parts)) + max(runs) < 4:
+        return core
+    pattern = re.escape(parts[0].lower())
+    for run, part in zip(runs, parts[1:], strict=True):
+        pattern += f"[a-z]{{1,{max(run, 3)}}}" if part else f"[a-z]{{{run}}}"
+        pattern += re.escape(part.lower())
+    fits = re.compile(pattern)
+    return next((w for w in _MASKABLE if fits.fullmatch(w)), core)
+
+
+def _plain(match: re.Match[str]) -> str:
+    token = match.group()
+    core = token.rstrip("!|")
+    if core.isalpha() or core[:1] in "@#" or not any(c.isalpha() for c in core):
+        return token  # a word, a handle, a hashtag or a number
+    return _unmask(core.translate(_LEET)) + token[len(core) :]
+
+
+def undisguised(sentence: str) -> list[str]:
+    """The sentence in plain letters, if it shows a disguise: invisible characters dropped,
+    accents and look-alike letters of other scripts (in words with Latin letters) read as Latin,
+    spaced letters joined, digits and symbols inside words read as letters, masked words
+    filled; and, where a letter is written three or more times, with it once and twice. Empty
+    for a sentence with no disguise."""
+    if sentence.isascii() and not _DISGUISE.search(sentence):
+        return []
+    text = _INVISIBLE.sub("", sentence)
+    if not text.isascii():
+        text = _MIXED.sub(lambda m: m.group().translate(_LOOKALIKE), text)
+        text = "".join(
+            c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
+        )
+    text = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group()), text)
+    text = _SYMBOLIC.sub(_plain, text)
+    variants = [text]
+    if _RUN.search(text):
+        variants += [_RUN.sub(r"\1", text), _RUN.sub(r"\1\1", text)]
+    return [v for v in dict.fromkeys(variants) if v != sentence]
 
 
 def term_scores(texts: Sequence[str]) -> list[float]:

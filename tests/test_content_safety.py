@@ -141,7 +141,7 @@ def test_everyday_dialogue_and_code_are_kept_and_clear_abuse_is_dropped() -> Non
     dropped, flagged = _toxicity_outcomes(everyday + toxic)
     everyday_ids, toxic_ids = {r["id"] for r in everyday}, {r["id"] for r in toxic}
     assert len(dropped & everyday_ids) <= 0.005 * len(everyday_ids), dropped & everyday_ids
-    # Measured on the whole test halves: 85.9% and 89.8% dropped (docs/benchmarks.md).
+    # Measured on the whole test halves: 85.9% and 90.8% dropped (docs/benchmarks.md).
     assert len(dropped & toxic_ids) >= 0.85 * len(toxic_ids)
     assert len((dropped | flagged) & toxic_ids) >= 0.9 * len(toxic_ids)
 
@@ -210,3 +210,76 @@ def test_abusive_terms_are_abuse_in_every_use(sentence: str, abusive: bool) -> N
 
     assert abusive_terms(sentence) is abusive
     assert (ABUSIVE.search(sentence) is not None) is abusive  # the word prefilter skips none
+
+
+# What the last version let through, by kind (the dev halves of benchmarks/external and their
+# kinds, reworded), and the everyday sentences the new entries must leave alone.
+_ABUSE = {
+    "masked": "f*ck off and take your b1tch friend with you",
+    "spaced": "f u c k you",
+    "symbols": "shut up you a$$hole",
+    "look-alike": "you fu\u0441k off",  # a Cyrillic es for the c
+    "threat-later": "I will find you and kill you",
+    "threat-body": "i'm going to break your legs",
+    "threat-lowercase": "kill yourself",  # was read as a shell command
+    "threat-wish": "I hope you get cancer and die",
+    "threat-others": "someone should shoot you",
+    "insult-at-you": "you're a worthless piece of garbage",
+    "insult-beast": "nobody likes you, you disgusting pig",
+    "slur-at-you": "are you a dike",
+    "slur-and-insult": "your brother looks so queer and ugly",
+    "sexual-touch": "let me touch your breasts",  # was read as JavaScript
+    "sexual-naked": "I want to see you naked",
+    "identity-colored": "that bar is full of colored folks again",
+    "identity-negro": "the problem with this town is some negro in charge",
+    "identity-filth": "they are foreign filth and should leave",
+    "identity-kill": "all muslims should be deported and shot",
+    "identity-group": "whites are just evil",
+}
+_EVERYDAY = {
+    "cake": "I'll cut you a slice of cake.",
+    "email": "I'll shoot you an email tonight.",
+    "not": "I will not hurt you, I promise.",
+    "tomatoes": "I hope the frost doesn't kill your tomatoes.",
+    "hair": "I'll cut your hair on Sunday.",
+    "killing-it": "You're killing it!",
+    "cracker": "Would you like a cracker with your cheese?",
+    "leagues": "The Negro Leagues were founded in 1920.",
+    "naacp": "She joined the National Association for the Advancement of Colored People.",
+    "niger": "She was born in Niger.",
+    "dike": "The Dutch built a dike to hold back the sea.",
+    "cripple": "The strike could cripple the railways.",
+    "ticks": "Ticks? They are parasites.",
+    "lease": "You have no right to live here without a lease.",
+    "surname": "Thanks, Hicks.",
+    "languages": "I love C# and F#.",
+    "stretched": "Wow!!! Soooo good",
+    "mild-mask": 'He said "d**n" loudly.',
+    "handle": "@fucktyler thanks for the follow!",
+    "let-me-know": "let me know when you land",
+    "code": "Stop it with:\n```sh\nkill -9 1234\n```",
+}
+
+
+def test_disguised_aimed_and_identity_abuse_is_dropped_and_everyday_words_are_kept() -> None:
+    records = [
+        {"id": rid, "messages": [{"role": "user", "content": text}]}
+        for rid, text in (_ABUSE | _EVERYDAY).items()
+    ]
+    dropped, _ = _toxicity_outcomes(records)
+    assert dropped == set(_ABUSE)
+
+
+def test_undisguised_reads_disguises_and_leaves_plain_text_alone() -> None:
+    from screening.content_safety import ABUSIVE, abusive_terms, undisguised
+
+    assert undisguised("you are such a b!tch") == ["you are such a bitch"]
+    assert undisguised("go f*** yourself") == ["go fuck yourself"]
+    assert undisguised("n****r") == ["nigger"]
+    assert "fuck you" in undisguised("fuuuuck you")
+    assert undisguised("I love C# and F#.") == []
+    assert undisguised("This is **bold** and *it* matters") == []  # Markdown, not a mask
+    # The three-letter prefilter of `abusive_terms` skips no sentence the full search matches.
+    for text in (*_ABUSE.values(), *_EVERYDAY.values()):
+        for variant in (text, *undisguised(text)):
+            assert abusive_terms(variant) or not ABUSIVE.search(variant), variant
