@@ -529,9 +529,13 @@ class PersonNameRecognizer(EntityRecognizer):
                 return tok.start, tok.end, IN_CONTEXT
             if not common and context:
                 return tok.start, tok.end, IN_CONTEXT
+            if not common and self._subject(text, tok, pos):
+                return tok.start, tok.end, LONE_NAME
             return None
         if context and not common:
             return tok.start, tok.end, IN_CONTEXT
+        if _case(tok.text) == "lower" and not common and self._lower_name(text, tok, pos):
+            return tok.start, tok.end, LONE_NAME
         return None
 
     def _proper_noun(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
@@ -543,6 +547,35 @@ class PersonNameRecognizer(EntityRecognizer):
             and pos.tag(tok.start) == "PROPN"
             and not pos.other_entity(tok.start)
             and (_mid_sentence(text, tok.start) or pos.next_tag(tok.end) in ("VERB", "AUX"))
+        )
+
+    def _subject(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """A capitalised name word alone opening its sentence, before a verb, whatever spaCy's
+        tag of it ("Themba is obsessed", "Shaq had me weak"): no English word, no place or
+        organisation by spaCy."""
+        return (
+            self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and not _mid_sentence(text, tok.start)
+            and pos.next_tag(tok.end) in ("VERB", "AUX")
+            and not pos.other_entity(tok.start)
+        )
+
+    def _lower_name(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """A lower-case first name alone out of context ("wow emma and kaite", "conor makes
+        millions"): one of Faker's first names (names-dataset's hold too much slang: imma, soo,
+        wey) that no English word or stop word shares, that spaCy tags a proper noun outside any
+        place or organisation, not inside a path, an identifier or markup."""
+        return (
+            self._in(tok.key, self.first)
+            and self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and tok.key not in self.stop_words
+            and pos.tag(tok.start) == "PROPN"
+            and not pos.other_entity(tok.start)
+            and not _in_code(text, tok)
         )
 
     def _context(self, text: str, start: int, last_end: int) -> str | None:
@@ -674,6 +707,13 @@ def _ends_name(text: str, end: int) -> bool:
     """A common word is a name in context only when nothing but punctuation follows it."""
     rest = text[end : end + 2]
     return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("\u2019s")
+
+
+def _in_code(text: str, tok: _Token) -> bool:
+    """Part of a path, an identifier, a URL or markup: a symbol of code right beside it."""
+    before = text[tok.start - 1 : tok.start]
+    after = text[tok.end : tok.end + 1]
+    return bool(re.match(r"[/\\_=\[\]{}<>.:@#$`]", before) or re.match(r"[/\\_=\[\]{}<>(`]", after))
 
 
 def _mid_sentence(text: str, start: int) -> bool:
