@@ -536,6 +536,8 @@ class PersonNameRecognizer(EntityRecognizer):
             return tok.start, tok.end, IN_CONTEXT
         if _case(tok.text) == "lower" and not common and self._lower_name(text, tok, pos):
             return tok.start, tok.end, LONE_NAME
+        if _case(tok.text) == "upper" and not common and self._upper_name(text, tok, pos):
+            return tok.start, tok.end, LONE_NAME
         return None
 
     def _proper_noun(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
@@ -574,6 +576,21 @@ class PersonNameRecognizer(EntityRecognizer):
             and not self.english(tok.key)
             and tok.key not in self.stop_words
             and pos.tag(tok.start) == "PROPN"
+            and not pos.other_entity(tok.start)
+            and not _in_code(text, tok)
+        )
+
+    def _upper_name(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """An ALL-CAPS first name alone ("IS THAT IDRIS?!", "BEST OF RANBIR"): four letters or
+        more (shorter ones are mostly acronyms), one of Faker's first names that no English
+        word, stop word or product shares, outside spaCy's places and organisations."""
+        return (
+            len(tok.key) >= 4
+            and self._in(tok.key, self.first)
+            and self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and tok.key not in self.stop_words
             and not pos.other_entity(tok.start)
             and not _in_code(text, tok)
         )
