@@ -447,12 +447,19 @@ class PersonNameRecognizer(EntityRecognizer):
                     j += 2
                     continue
             if not self.is_name(tok.key) or tok.key in self.stop_words:
-                if (
-                    self.is_unknown(tok.key)
-                    and _case(tok.text) == _case(run[-1].text) != "lower"
-                    and self.is_strong(run[-1].key)
-                ):
-                    run.append(tok)  # a surname the list lacks after a known first name
+                if self.is_unknown(tok.key) and self.is_strong(run[-1].key):
+                    same_case = _case(tok.text) == _case(run[-1].text) != "lower"
+                    # "amy schumer", "Mauro renallo": lower case after a Faker first name
+                    after_first = (
+                        _case(tok.text) == "lower"
+                        and "'" not in tok.key
+                        and self._in(run[-1].key, self.first)
+                        and not self.english(run[-1].key)
+                        and not self.english(tok.key)
+                        and not _in_code(text, tok)
+                    )
+                    if same_case or after_first:
+                        run.append(tok)  # a surname the list lacks after a known first name
                 break
             run.append(tok)
             j += 1
