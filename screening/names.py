@@ -457,6 +457,7 @@ class PersonNameRecognizer(EntityRecognizer):
                         and not self.english(run[-1].key)
                         and not self.english(tok.key)
                         and not _in_code(text, tok)
+                        and self._english_text(text)
                     )
                     if same_case or after_first:
                         run.append(tok)  # a surname the list lacks after a known first name
@@ -585,6 +586,7 @@ class PersonNameRecognizer(EntityRecognizer):
             and pos.tag(tok.start) == "PROPN"
             and not pos.other_entity(tok.start)
             and not _in_code(text, tok)
+            and self._english_text(text)
         )
 
     def _upper_name(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
@@ -600,7 +602,16 @@ class PersonNameRecognizer(EntityRecognizer):
             and tok.key not in self.stop_words
             and not pos.other_entity(tok.start)
             and not _in_code(text, tok)
+            and self._english_text(text)
         )
+
+    def _english_text(self, text: str) -> bool:
+        """Half the words of the text or more, names aside, are English words or stop words: the
+        lower-case and ALL-CAPS rules hold for English text only (in a Spanish tweet "una",
+        "vida" are no names)."""
+        words = [k for k in map(fold, _WORD.findall(text)) if len(k) > 1 and not self.is_name(k)]
+        known = sum(k in self.stop_words or k in self.common or self.english(k) for k in words)
+        return known >= 0.5 * len(words)
 
     def _context(self, text: str, start: int, last_end: int) -> str | None:
         """'strong' after a title, greeting, on a sign-off line, after "my name is"; 'intro'
