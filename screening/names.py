@@ -13,7 +13,12 @@ that are only product names or a verb such as "Mark it done") and adds names fou
 - a name word that is also a common word (Will, May, Mark, Hope, Summer...) or is in lower case
   only in context: after a title (Mr, Dr), a greeting (hi, dear), on a sign-off line ("Thanks,"
   then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
-- "@handles" and email-like "first.last@" whose parts are names.
+- "@handles" and email-like "first.last@" whose parts are names;
+- alone and out of context, in English text only and never beside a code symbol: a lower-case
+  Faker first name spaCy tags a proper noun ("wow emma and kaite"), a capitalised name opening
+  its sentence before a verb ("Themba is obsessed"), an ALL-CAPS Faker first name of four letters
+  or more ("BEST OF RANBIR"), a lower-case surname no list holds after a Faker first name ("amy
+  schumer").
 
 Products and brands (`screening.name_words.PRODUCT_NAMES`) are never a person on their own. The
 words come from `screening.name_words` (data), spaCy's stop words, its lemmatizer's verb, adjective
