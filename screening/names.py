@@ -13,7 +13,12 @@ that are only product names or a verb such as "Mark it done") and adds names fou
 - a name word that is also a common word (Will, May, Mark, Hope, Summer...) or is in lower case
   only in context: after a title (Mr, Dr), a greeting (hi, dear), on a sign-off line ("Thanks,"
   then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
-- "@handles" and email-like "first.last@" whose parts are names.
+- "@handles" and email-like "first.last@" whose parts are names;
+- alone and out of context, in English text only and never beside a code symbol: a lower-case
+  Faker first name spaCy tags a proper noun ("wow emma and kaite"), a capitalised name opening
+  its sentence before a verb ("Themba is obsessed"), an ALL-CAPS Faker first name of four letters
+  or more ("BEST OF RANBIR"), a lower-case surname no list holds after a Faker first name ("amy
+  schumer").
 
 Products and brands (`screening.name_words.PRODUCT_NAMES`) are never a person on their own. The
 words come from `screening.name_words` (data), spaCy's stop words, its lemmatizer's verb, adjective
@@ -447,12 +452,20 @@ class PersonNameRecognizer(EntityRecognizer):
                     j += 2
                     continue
             if not self.is_name(tok.key) or tok.key in self.stop_words:
-                if (
-                    self.is_unknown(tok.key)
-                    and _case(tok.text) == _case(run[-1].text) != "lower"
-                    and self.is_strong(run[-1].key)
-                ):
-                    run.append(tok)  # a surname the list lacks after a known first name
+                if self.is_unknown(tok.key) and self.is_strong(run[-1].key):
+                    same_case = _case(tok.text) == _case(run[-1].text) != "lower"
+                    # "amy schumer", "Mauro renallo": lower case after a Faker first name
+                    after_first = (
+                        _case(tok.text) == "lower"
+                        and "'" not in tok.key
+                        and self._in(run[-1].key, self.first)
+                        and not self.english(run[-1].key)
+                        and not self.english(tok.key)
+                        and not _in_code(text, tok)
+                        and self._english_text(text)
+                    )
+                    if same_case or after_first:
+                        run.append(tok)  # a surname the list lacks after a known first name
                 break
             run.append(tok)
             j += 1
@@ -529,9 +542,15 @@ class PersonNameRecognizer(EntityRecognizer):
                 return tok.start, tok.end, IN_CONTEXT
             if not common and context:
                 return tok.start, tok.end, IN_CONTEXT
+            if not common and self._subject(text, tok, pos):
+                return tok.start, tok.end, LONE_NAME
             return None
         if context and not common:
             return tok.start, tok.end, IN_CONTEXT
+        if _case(tok.text) == "lower" and not common and self._lower_name(text, tok, pos):
+            return tok.start, tok.end, LONE_NAME
+        if _case(tok.text) == "upper" and not common and self._upper_name(text, tok, pos):
+            return tok.start, tok.end, LONE_NAME
         return None
 
     def _proper_noun(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
@@ -544,6 +563,60 @@ class PersonNameRecognizer(EntityRecognizer):
             and not pos.other_entity(tok.start)
             and (_mid_sentence(text, tok.start) or pos.next_tag(tok.end) in ("VERB", "AUX"))
         )
+
+    def _subject(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """A capitalised name word alone opening its sentence, before a verb, whatever spaCy's
+        tag of it ("Themba is obsessed", "Shaq had me weak"): no English word, no place or
+        organisation by spaCy."""
+        return (
+            self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and not _mid_sentence(text, tok.start)
+            and pos.next_tag(tok.end) in ("VERB", "AUX")
+            and not pos.other_entity(tok.start)
+        )
+
+    def _lower_name(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """A lower-case first name alone out of context ("wow emma and kaite", "conor makes
+        millions"): one of Faker's first names (names-dataset's hold too much slang: imma, soo,
+        wey) that no English word or stop word shares, that spaCy tags a proper noun outside any
+        place or organisation, not inside a path, an identifier or markup."""
+        return (
+            self._in(tok.key, self.first)
+            and self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and tok.key not in self.stop_words
+            and pos.tag(tok.start) == "PROPN"
+            and not pos.other_entity(tok.start)
+            and not _in_code(text, tok)
+            and self._english_text(text)
+        )
+
+    def _upper_name(self, text: str, tok: _Token, pos: _PosLookup) -> bool:
+        """An ALL-CAPS first name alone ("IS THAT IDRIS?!", "BEST OF RANBIR"): four letters or
+        more (shorter ones are mostly acronyms), one of Faker's first names that no English
+        word, stop word or product shares, outside spaCy's places and organisations."""
+        return (
+            len(tok.key) >= 4
+            and self._in(tok.key, self.first)
+            and self.is_strong(tok.key)
+            and "'" not in tok.key
+            and not self.english(tok.key)
+            and tok.key not in self.stop_words
+            and not pos.other_entity(tok.start)
+            and not _in_code(text, tok)
+            and self._english_text(text)
+        )
+
+    def _english_text(self, text: str) -> bool:
+        """Half the words of the text or more, names aside, are English words or stop words: the
+        lower-case and ALL-CAPS rules hold for English text only (in a Spanish tweet "una",
+        "vida" are no names)."""
+        words = [k for k in map(fold, _WORD.findall(text)) if len(k) > 1 and not self.is_name(k)]
+        known = sum(k in self.stop_words or k in self.common or self.english(k) for k in words)
+        return known >= 0.5 * len(words)
 
     def _context(self, text: str, start: int, last_end: int) -> str | None:
         """'strong' after a title, greeting, on a sign-off line, after "my name is"; 'intro'
@@ -674,6 +747,13 @@ def _ends_name(text: str, end: int) -> bool:
     """A common word is a name in context only when nothing but punctuation follows it."""
     rest = text[end : end + 2]
     return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("\u2019s")
+
+
+def _in_code(text: str, tok: _Token) -> bool:
+    """Part of a path, an identifier, a URL or markup: a symbol of code right beside it."""
+    before = text[tok.start - 1 : tok.start]
+    after = text[tok.end : tok.end + 1]
+    return bool(re.match(r"[/\\_=\[\]{}<>.:@#$`]", before) or re.match(r"[/\\_=\[\]{}<>(`]", after))
 
 
 def _mid_sentence(text: str, start: int) -> bool:

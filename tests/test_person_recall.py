@@ -107,6 +107,12 @@ WRITTEN_BY_PEOPLE = [
     ("Dear Łukasz, the parcel is here.", "Łukasz"),
     ("Regards,\n\nVsevolod Ivanov", "Vsevolod Ivanov"),
     ("The fix is live.\n--\nTomomi Hayashi\nSupport", "Tomomi Hayashi"),
+    # alone and out of context, as social-media text writes them
+    ("wow emma and kaite are so cute", "emma"),
+    ("Themba is obsessed with the new phone", "Themba"),
+    ("BEST OF RANBIR", "RANBIR"),
+    ("Is that Mauro renallo?", "Mauro renallo"),
+    ("Dagný sent the files yesterday", "Dagný"),
 ]
 # Common words that are names, products, sentence starts and tech terms: the screen keeps them.
 NO_PERSON = [
@@ -117,6 +123,10 @@ NO_PERSON = [
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
     "Hi team, the Jenkins build on Ubuntu failed again; Docker and Redis are fine.",
+    "haha nah, lol. huh? blah blah",
+    "Can't wait. We're done. Wouldn't it be nice?",
+    "JIRA, SLACK AND DOCKER ARE DOWN AGAIN",
+    "pip install datasets[torch,jax]",
 ]
 
 

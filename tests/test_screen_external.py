@@ -10,6 +10,7 @@ reach yet are strict xfails: when one is reached its test fails, and the marker 
 
 from __future__ import annotations
 
+import re
 from itertools import zip_longest
 from typing import Any
 
@@ -57,7 +58,10 @@ def _xfail(reason: str) -> Any:
 
 
 LEFT_TODAY = {  # issue 23's items and what the slice measured on the detectors of the day
-    "PERSON": _xfail("issue 23 item 4: 5 of 21 names left whole (Trump, lower-case walker)"),
+    "PERSON": _xfail(
+        "issue 23 item 4: 5 of 21 names left whole (Trump three times, Bellerin, lower-case "
+        "walker; the whole dev half: 47 of 196)"
+    ),
 }
 
 
@@ -75,6 +79,13 @@ def test_values_left_whole_within_target(measured: Measured, kind: str) -> None:
         f"{count.left_whole} of {count.values} {kind} values left whole in kept records: "
         f"{count.left_examples[:5]}"
     )
+
+
+def test_handles_are_written_as_people_write_them() -> None:
+    """The tweets' `@handle` and `#tag` stand as written, not as the tokenizer's `@ handle`."""
+    texts = [r["text"] for r in load("wnut17")]
+    assert sum("@" in t for t in texts) > 50
+    assert not any(re.search(r"(?:^|\s)[@#] \w", t) for t in texts)
 
 
 def test_records_kept(measured: Measured) -> None:

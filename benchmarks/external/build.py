@@ -297,11 +297,14 @@ def usaddress_lines(path: Path, n: int) -> list[dict[str, Any]]:
 # --- WNUT-17 Emerging Entities: person names in tweets, Reddit, YouTube, StackOverflow -------
 
 _NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%", "'s", "n't", "'m", "'re", "'ll"}
+_NO_SPACE_AFTER = {"@", "#"}
 
 
 def wnut_sentences(path: Path, with_person: int, without: int) -> list[dict[str, Any]]:
     """Sentences with a `person` entity (each one a PERSON span) and, as clean records,
-    sentences without one; tokens joined by spaces (none before closing punctuation)."""
+    sentences without one; tokens joined by spaces (none before closing punctuation, none after
+    the `@` of a handle or the `#` of a hashtag: `@jellombooty` as it was written, not the
+    tokenizer's `@ jellombooty`)."""
     sentences: list[list[tuple[str, str]]] = [[]]
     for line in path.read_text().splitlines():
         if not line.strip():
@@ -312,9 +315,11 @@ def wnut_sentences(path: Path, with_person: int, without: int) -> list[dict[str,
     named, plain = [], []
     for tokens in filter(None, sentences):
         text, spans = "", []
+        previous = ""
         for token, tag in tokens:
-            if text and token not in _NO_SPACE_BEFORE:
+            if text and token not in _NO_SPACE_BEFORE and previous not in _NO_SPACE_AFTER:
                 text += " "
+            previous = token
             start = len(text)
             text += token
             if tag == "B-person":
