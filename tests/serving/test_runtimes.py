@@ -183,7 +183,7 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
 def test_gpu_instances_serve_onnx_on_cuda_and_never_int8(
     exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An Azure ML endpoint on a GPU size: int8 (ONNX Runtime's dynamic int8 runs on the CPU) is
+    """An Azure ML endpoint on a GPU size: int8 (made and measured for the CPU) is
     neither scored nor chosen, and asking for it is a config error naming the field; the scoring
     code puts ONNX on CUDA where onnxruntime-gpu finds a GPU."""
     import onnxruntime
