@@ -133,8 +133,8 @@ class PipelineConfig(BaseModel):
                 "a GPU size"
             )
             raise ValueError(
-                f"serving.runtime 'onnx-int8' on {where}: ONNX Runtime runs dynamic int8 on the "
-                "CPU; use onnx, torch or auto, or a CPU instance type"
+                f"serving.runtime 'onnx-int8' on {where}: its int8 arithmetic is ONNX Runtime's "
+                "CPU kernel; use onnx, torch or auto, or a CPU instance type"
             )
         return self
 

@@ -260,9 +260,8 @@ class OnnxGenerator:
     """A generative model's exported graphs, answering `generate(input_ids, attention_mask,
     max_new_tokens)` as transformers' greedy `generate` does (an encoder-decoder: the start token
     and what follows; a decoder: the prompt and what follows; rows that ended padded), so
-    trainer.predict runs it unchanged. Each row is decoded alone, without its padding: dynamic
-    int8 scales a call's activations by their largest value, so a request's output must not
-    depend on what else shares its batch (as `OnnxSpanModel`)."""
+    trainer.predict runs it unchanged. Each row is decoded alone, without its padding, so a
+    request's output never depends on what else shares its batch (as `OnnxSpanModel`)."""
 
     def __init__(self, folder: Path, session: Any) -> None:
         from transformers import AutoConfig, GenerationConfig

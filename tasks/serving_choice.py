@@ -34,8 +34,8 @@ class ServingConfig(BaseModel):
     )
     gpu: bool = Field(
         False,
-        description="The endpoint runs on GPUs: onnx-int8 is not a candidate (ONNX Runtime runs "
-        "dynamic int8 on the CPU, so asking for it is a config error). Set by the run when "
+        description="The endpoint runs on GPUs: onnx-int8 is not a candidate (its int8 arithmetic "
+        "is ONNX Runtime's CPU kernel, so asking for it is a config error). Set by the run when "
         "rollout.backend is azureml and azureml.endpoint.instance_type is a GPU size.",
     )
 
@@ -79,7 +79,8 @@ def choose_runtime(
             scores[runtime] = scored(task_type, made[runtime], records).metrics[primary]
     choice = runtimes.choose(scores, serving.runtime, serving.max_quality_loss, serving.candidates)
     gpu = [
-        "onnx-int8: not a candidate on GPU instances (ONNX Runtime runs dynamic int8 on the CPU)"
+        "onnx-int8: not a candidate on GPU instances (its int8 arithmetic is ONNX Runtime's CPU "
+        "kernel)"
     ]
     choice = dataclasses.replace(
         choice,
