@@ -12,7 +12,13 @@ from tasks.train import TrainConfig, job_name
 from trainer import taskspec
 from trainer.args import TrainArgs, parse_args
 
-QA_TUNED = {"epochs": 4.0, "learning_rate": 2e-3, "batch_size": 8, "lora_r": 16}
+QA_TUNED = {
+    "epochs": 4.0,
+    "learning_rate": 2e-3,
+    "batch_size": 8,
+    "lora_r": 16,
+    "lora_target_modules": ["query", "key", "value", "dense"],
+}
 
 
 def _split(task: str = "extractive-qa") -> DatasetRef:

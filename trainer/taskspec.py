@@ -157,9 +157,17 @@ EXTRACTIVE_QA = TaskSpec(
     model_class="AutoModelForQuestionAnswering",
     peft_task_type="QUESTION_ANS",
     heads_to_save=("qa_outputs",),
-    # A fresh QA head and a small LoRA on MiniLM: a high rate learns in 4 epochs on CPU
-    # (test F1 87 on the sample data where the generic 3e-4 / r8 / 3 epochs reach 16).
-    train_defaults={"epochs": 4.0, "learning_rate": 2e-3, "batch_size": 8, "lora_r": 16},
+    # A fresh QA head and a LoRA on every linear layer of MiniLM (attention and feed-forward): a
+    # high rate learns in 4 epochs on CPU. On the demo's split (392 training records) test F1
+    # 97.6, where the same LoRA on query/value only reached 50.2 (its 148k parameters underfit,
+    # training loss 1.47; 664k here, loss 0.05) and the generic 3e-4 / r8 / 3 epochs 16.
+    train_defaults={
+        "epochs": 4.0,
+        "learning_rate": 2e-3,
+        "batch_size": 8,
+        "lora_r": 16,
+        "lora_target_modules": ["query", "key", "value", "dense"],
+    },
 )
 SUMMARIZATION = TaskSpec(
     name="summarization",
