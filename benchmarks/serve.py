@@ -283,15 +283,15 @@ def _with_runtime(model_dir: Path, dest: Path, runtime: str) -> Path:
 def _f1(torch_dir: Path, served_dir: Path, split: Path) -> tuple[float, float, int]:
     """Test F1 of the torch model and of the served runtime, by the evaluation's metric code,
     each scoring the records as the endpoint does (`Scorer.score`)."""
-    from tasks.scoring import score
     from trainer.data import read_split
+    from trainer.metrics import score_records
 
     records = read_split(split, "test")
     values = []
     for folder in (torch_dir, served_dir):
         scorer = Scorer(folder)
         answers = [scorer.score([r])[0]["answer"] for r in records]
-        values.append(score("extractive-qa", answers, records)[0]["f1"])
+        values.append(score_records("extractive-qa", answers, records)[0]["f1"])
     return values[0], values[1], len(records)
 
 

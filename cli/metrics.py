@@ -35,7 +35,7 @@ def metrics(
     The references are read as `tunegate predict` and `tunegate run` read them (the config's
     column names); a split dataset directory means its test table unless --split says another.
     """
-    from tasks.scoring import score
+    from trainer.metrics import score_records
 
     cfg = load_cli_config(config, set, task=task)
     try:
@@ -49,7 +49,7 @@ def metrics(
         missing = [str(r["id"]) for r in records if str(r["id"]) not in preds]
         if missing:
             raise ValueError(f"{len(missing)} references have no prediction, e.g. {missing[:3]}")
-        values, _ = score(task, [preds[str(r["id"])] for r in records], records)
+        values, _ = score_records(task, [preds[str(r["id"])] for r in records], records)
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc))
     print(json.dumps(values, indent=2))

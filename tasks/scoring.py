@@ -8,14 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-
-def score(
-    task: str, predictions: list[str], records: list[dict[str, Any]]
-) -> tuple[dict[str, float], list[float]]:
-    """Metric values (through the repo's metric modules) and per-example primary scores."""
-    from trainer.metrics import score_records
-
-    return score_records(task, predictions, records)
+from trainer.metrics import score_records
 
 
 @dataclass(frozen=True)
@@ -28,7 +21,7 @@ class Scored:
 
 
 def scored(task_type: str, predictions: list[str], records: list[dict[str, Any]]) -> Scored:
-    metrics, per_example = score(task_type, predictions, records)
+    metrics, per_example = score_records(task_type, predictions, records)
     return Scored(predictions, metrics, per_example)
 
 

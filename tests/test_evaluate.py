@@ -10,7 +10,7 @@ import pytest
 
 from screening.outputs import screen_outputs
 from screening.policy import ScreenConfig
-from tasks.scoring import score
+from trainer.metrics import score_records
 
 SCREEN = ScreenConfig()
 CONTEXT = "Write to dana.silva@example.com; the Porto office was closed for 3 days."
@@ -65,12 +65,12 @@ def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
 
 def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:
     records = [_record("3 days"), _record("Porto office")]
-    values, per_example = score("extractive-qa", ["3 days", "the office"], records)
+    values, per_example = score_records("extractive-qa", ["3 days", "the office"], records)
     # "the office" -> [office] vs [porto, office]: P=1, R=1/2, F1=2/3
     assert values == pytest.approx({"exact_match": 50.0, "f1": (100 + 200 / 3) / 2})
     assert per_example == pytest.approx([100.0, 200 / 3])
     summaries = [{"id": "s", "document": "d", "summary": "the cat sat"}]
-    values, per_example = score("summarization", ["the cat sat"], summaries)
+    values, per_example = score_records("summarization", ["the cat sat"], summaries)
     assert values["rougeL"] == pytest.approx(100.0) and per_example == pytest.approx([100.0])
 
 

@@ -16,9 +16,9 @@ from cli.main import app
 from platforms.lineage import Lineage
 from platforms.registry import MlflowRegistry
 from tasks.records import TaskType
-from tasks.scoring import score
 from tests.conftest import write_jsonl
 from tests.trainer.tiny import chat_record, qa_record, tiny_model, write_dataset
+from trainer.metrics import score_records
 from trainer.modeling import load_tokenizer_and_info, load_trained
 from trainer.predict import predict
 from trainer.taskspec import task_spec
@@ -143,7 +143,7 @@ def test_predict_scores_valid_records_reports_the_rest_and_metrics_reads_it(
     )
     assert metrics.exit_code == 0, metrics.output
     assert json.loads(metrics.stdout) == pytest.approx(
-        score("extractive-qa", expected, canonical)[0]
+        score_records("extractive-qa", expected, canonical)[0]
     )
 
 
@@ -305,4 +305,6 @@ def test_a_generative_model_is_scored_with_rouge_as_the_gate_scores_it(tmp_path:
         ],
     )
     assert metrics.exit_code == 0, metrics.output
-    assert json.loads(metrics.stdout) == pytest.approx(score("chat", predictions, canonical)[0])
+    assert json.loads(metrics.stdout) == pytest.approx(
+        score_records("chat", predictions, canonical)[0]
+    )
