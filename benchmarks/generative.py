@@ -150,15 +150,39 @@ def baselines(
 # --- one run
 
 
-def run_task(task: str, split: str, limit: int, sets: Sequence[str], store: Path) -> dict[str, Any]:
-    """Run the default config on the task's half; return what it measured."""
+def run_task(
+    task: str, split: str, limit: int, sets: Sequence[str], store: Path, other_limit: int = 0
+) -> dict[str, Any]:
+    """Run the default config on the task's half; return what it measured there and, when it ran
+    on one half, on the other half (`other_limit` records at most, 0: all)."""
     records = load_corpus(task, None if split == "all" else split, limit)
     store.mkdir(parents=True, exist_ok=True)
-    source = store / f"{task}-{split}.jsonl"
-    with source.open("w") as f:
+    source = written(records, store / f"{task}-{split}.jsonl")
+    print(f"[{task}] {len(records)} records of the {split} half")
+    start = time.perf_counter()
+    summary = tunegate_run(task, source, store, "register", sets)
+    wall = time.perf_counter() - start
+    result = measured(task, summary, records, wall)
+    if split != "all" and "metric" in result:
+        other = load_corpus(task, "test" if split == "dev" else "dev", other_limit)
+        result["other_half"] = measured_on(task, summary, screened(task, other, sets, store))
+    return result
+
+
+def written(records: Sequence[dict[str, Any]], path: Path) -> Path:
+    """The records as JSON lines at `path` (without the corpus's `split` field)."""
+    with path.open("w") as f:
         for r in records:
             f.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")
-    summary_path = store / "run.json"
+    return path
+
+
+def tunegate_run(
+    task: str, source: Path, store: Path, until: str, sets: Sequence[str]
+) -> dict[str, Any]:
+    """`tunegate run` of the default config on `source` in the store folder `store`, up to
+    `until`; its summary."""
+    summary_path = store / f"run-{until}.json"
     command = [
         sys.executable, "-m", "cli", "run",
         "--config", "configs/local.yaml",
@@ -168,18 +192,31 @@ def run_task(task: str, split: str, limit: int, sets: Sequence[str], store: Path
         "--set", f"task={task}",
         "--set", f"registry.model_name=bench-{task}",
         "--set", f"store={store / 'store'}",
-        "--set", "until=register",
+        "--set", f"until={until}",
         *[arg for s in sets for arg in ("--set", s)],
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    print(f"[{task}] {len(records)} records of the {split} half: {' '.join(command[2:])}")
-    start = time.perf_counter()
+    print(f"[{task}] {' '.join(command[2:])}")
     done = subprocess.run(command, cwd=ROOT, env=env, check=False)
-    wall = time.perf_counter() - start
     if not summary_path.exists():
         raise SystemExit(f"[{task}] the run wrote no summary (exit {done.returncode})")
-    summary = json.loads(summary_path.read_text())
-    return measured(task, summary, records, wall)
+    return json.loads(summary_path.read_text())
+
+
+def screened(
+    task: str, records: Sequence[dict[str, Any]], sets: Sequence[str], store: Path
+) -> list[dict[str, Any]]:
+    """The other half as the endpoint's users would see it after the same screen the training
+    data passed (names redacted, toxic records dropped): `tunegate run` up to the split, in a
+    store of its own, all three split tables together."""
+    from trainer.data import read_split
+
+    folder = store / "other-half"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = written(records, folder / f"{task}-other.jsonl")
+    summary = tunegate_run(task, source, folder, "split", sets)
+    uri = summary["stages"]["split"]["details"]["uri"]
+    return [r for name in ("train", "validation", "test") for r in read_split(uri, name)]
 
 
 def measured(
@@ -224,6 +261,33 @@ def measured(
     return result
 
 
+def measured_on(
+    task: str, summary: dict[str, Any], records: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The registered candidate and the base model on records the run never saw (the corpus's
+    other half: other dialogues, other articles), predicted and scored as the evaluate stage does
+    (`trainer.evaluate.predict_models`, `score_models`), beside the baselines there."""
+    from trainer.data import read_split
+    from trainer.evaluate import predict_models, score_models
+
+    predictions = predict_models(records, summary["stages"]["train"]["details"]["output_dir"])
+    scores = score_models(task, predictions, records)["models"]
+    metric = summary["evaluation"]["primary_metric"]
+    result: dict[str, Any] = {
+        "records": len(records),
+        "base": scores["base"]["metrics"][metric],
+        "candidate": scores["candidate"]["metrics"][metric],
+    }
+    if task == "extractive-qa":
+        result["ratio"] = result["candidate"] / max(result["base"], 1e-9)
+        return result
+    train = read_split(summary["stages"]["split"]["details"]["uri"], "train")
+    result["baselines"] = baselines(task, records, train)
+    result["distinct_outputs"] = len({" ".join(p.split()) for p in predictions["candidate"]})
+    result["examples"] = predictions["candidate"][:5]
+    return result
+
+
 def candidate_predictions(task: str, output_dir: str, test: Sequence[dict[str, Any]]) -> list[str]:
     """The trained model's outputs for the test records, as the evaluate stage predicts them
     (torch, on this machine): what the number of distinct summaries or replies counts."""
@@ -260,6 +324,23 @@ def report(result: dict[str, Any]) -> None:
     print(
         f"   gate: {result['gate'].get('verdict', '')} {'; '.join(result['gate'].get('reasons', []))}"
     )
+    other = result.get("other_half")
+    if other:
+        print(
+            f"   held-out {metric} on the corpus's other half ({other['records']} records never seen):"
+        )
+        print(f"     candidate                                  {other['candidate']:6.1f}")
+        print(f"     base model                                 {other['base']:6.1f}")
+        for name, value in other.get("baselines", {}).items():
+            print(f"     {name:<42} {value:6.1f}")
+        if "ratio" in other:
+            print(
+                f"     candidate / base                           {other['ratio']:6.2f}x (target >= 3x)"
+            )
+        if "distinct_outputs" in other:
+            print(
+                f"     distinct candidate outputs                 {other['distinct_outputs']} of {other['records']}"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -278,6 +359,12 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument(
         "--store", type=Path, help="keep the runs' stores here (default: a temp dir)"
     )
+    parser.add_argument(
+        "--other-limit",
+        type=int,
+        default=0,
+        help="score at most this many records of the other half (0: all of it)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     tasks = [args.task] if args.task else list(CORPORA)
@@ -285,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="tunegate-generative-") as tmp:
         root = args.store or Path(tmp)
         for task in tasks:
-            result = run_task(task, args.split, args.limit, args.set, root / task)
+            result = run_task(task, args.split, args.limit, args.set, root / task, args.other_limit)
             report(result)
             results.append(result)
     if args.json:
