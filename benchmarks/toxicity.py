@@ -26,7 +26,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from screening.policy import Action, ToxicityConfig
-from screening.scan import _toxicity
+from screening.scan import _toxicity, worst
 
 EXTERNAL = Path(__file__).resolve().parent / "external"
 CORPORA = {  # name: must it be dropped
@@ -47,7 +47,7 @@ def decisions(records: list[dict], config: ToxicityConfig) -> list[Action | None
     """What the toxicity screen does with each record: drop, flag or nothing."""
     texts = [m["content"] for r in records for m in r["messages"]]
     scores = iter(_toxicity(texts, config))
-    return [config.decide(max(next(scores) for _ in r["messages"])) for r in records]
+    return [config.decide(worst(next(scores) for _ in r["messages"]).score) for r in records]
 
 
 def main() -> None:
@@ -61,7 +61,8 @@ def main() -> None:
     config = ToxicityConfig(**{k: (None if v == "null" else v) for k, v in fields.items()})
     print(
         f"threshold {config.threshold} ({config.action.value}), flag_threshold "
-        f"{config.flag_threshold}, terms {config.terms}; {args.split} halves"
+        f"{config.flag_threshold}, terms {config.terms}, classifier {config.classifier}; "
+        f"{args.split} halves"
     )
     print(f"{'corpus':28s} {'records':>7s} {'dropped':>8s} {'flagged':>8s}  target")
     met = True

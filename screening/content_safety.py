@@ -15,12 +15,19 @@ into sentences, and each is scored two ways:
   not `a cracker with cheese`, `the Negro Leagues`, `I'll cut you a slice`). Disguised terms
   (`f*ck`, `b!tch`, `sh1t`, `f u c k`, `fück`, Cyrillic look-alikes) are read back in plain
   letters first (`undisguised`).
+- **the abuse classifier** (`abuse_classifier`): a logistic regression over hashed character and
+  word n-grams, trained offline on public labelled abuse that the benchmark's test halves do not
+  hold (`screening/data/toxicity_classifier.npz`, benchmarks/external/make_toxicity_classifier.py).
+  At or above its cut-off (calibrated so that at most 0.2% of everyday conversations and 0.5% of
+  ordinary tweets would be dropped) a sentence scores 1.0, like a term: it catches insults no
+  list holds (`you ugly ass clown`) and leaves mild ones (`Are you stupid?`) to the model.
 - **the model**: alt-profanity-check's probability that the sentence is offensive. It scores
   mild words high wherever they stand (`What a stupid rule!` 0.998, `that sucks` 0.95, `I was
   sick.` 0.8), so on its own it is a reason to *flag* (keep, count, show a reviewer), not to
   drop; by default only a score of 1.0 drops (see `ToxicityConfig`).
 
-A text scores the worst of its sentences. Measured on dialogue, chat with code and abuse written
+A text scores the worst of its sentences, with why (`Toxicity`: `abusive term`, `classifier
+0.73`, `model`), which the drop reason names. Measured on dialogue, chat with code and abuse written
 by others in `benchmarks/toxicity.py` (docs/benchmarks.md).
 
 Azure AI Content Safety (`content_safety_scores`) is the optional service backend: the REST API
@@ -31,12 +38,15 @@ Throttling and server errors are retried with backoff; anything else is an answe
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
 import time
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -466,31 +476,129 @@ def undisguised(sentence: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v != sentence]
 
 
+# --- The learned classifier -----------------------------------------------------------------------
+# A logistic regression over hashed character and word n-grams (nothing stored but the weights:
+# `screening/data/toxicity_classifier.npz`, rebuilt offline by
+# benchmarks/external/make_toxicity_classifier.py from public labelled abuse that the benchmark's
+# test halves do not hold). It scores a sentence the terms do not hold; at or above the cut-off
+# stored with it (calibrated on held-out folds of its training data, never on a test half) the
+# sentence scores 1.0 and the record is dropped, naming the classifier and its score.
+
+CLASSIFIER = Path(__file__).resolve().parent / "data" / "toxicity_classifier.npz"
+_HANDLE = re.compile(r"(?<!\w)@\w+")
+_LINK = re.compile(r"https?://\S+|www\.\S+")
+_SPACES = re.compile(r"\s+")
+_RETWEET = re.compile(r"(?<!\w)rt(?!\w)\s*:?")
+CLASSIFIER_FEATURES = 2**18  # hashed buckets per analyzer (character 2-5-grams, word 1-2-grams)
+
+
+def classifier_text(sentence: str) -> str:
+    """The sentence as the classifier reads it: lower case, without `@handles`, links and `RT`
+    marks (where a text was posted, not what it says), a letter written three or more times
+    written twice, spaces collapsed."""
+    text = _LINK.sub(" ", _HANDLE.sub(" ", html.unescape(sentence))).lower()
+    return _SPACES.sub(" ", _RUN.sub(r"\1\1", _RETWEET.sub(" ", text))).strip()
+
+
+@functools.cache
+def _vectorizers() -> tuple[Any, Any]:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    common = {"n_features": CLASSIFIER_FEATURES, "alternate_sign": False, "lowercase": False}
+    chars = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 5), **common)
+    words = HashingVectorizer(
+        analyzer="word", ngram_range=(1, 2), token_pattern=r"[a-z0-9_']+|[!?]", **common
+    )
+    return chars, words
+
+
+def classifier_features(sentences: Sequence[str]) -> Any:
+    """The sparse features of each sentence: character and word n-grams side by side."""
+    from scipy.sparse import hstack
+
+    texts = [classifier_text(s) for s in sentences]
+    chars, words = _vectorizers()
+    return hstack([chars.transform(texts), words.transform(texts)]).tocsr()
+
+
+class AbuseClassifier(NamedTuple):
+    """The shipped weights: P(abusive) = sigmoid(features . weights + bias); `drop_at` the
+    cut-off a sentence is dropped at."""
+
+    weights: Any  # float32 vector, 2 * CLASSIFIER_FEATURES
+    bias: float
+    drop_at: float
+
+    def probabilities(self, sentences: Sequence[str]) -> list[float]:
+        if not sentences:
+            return []
+        import numpy as np
+
+        logits = classifier_features(sentences) @ self.weights + self.bias
+        return (1.0 / (1.0 + np.exp(-logits))).tolist()
+
+
+@functools.cache
+def abuse_classifier() -> AbuseClassifier:
+    """The classifier shipped in the package (read once; nothing is downloaded)."""
+    import numpy as np
+
+    with np.load(CLASSIFIER) as data:
+        weights = data["weights"].astype(np.float32)
+        if weights.shape != (2 * CLASSIFIER_FEATURES,):
+            raise ValueError(f"{CLASSIFIER.name}: {weights.shape[0]} weights, not the features")
+        return AbuseClassifier(weights, float(data["bias"]), float(data["drop_at"]))
+
+
 def term_scores(texts: Sequence[str]) -> list[float]:
     """1.0 for each text with an abusive term in a prose sentence, else 0.0."""
     return [float(any(abusive_terms(s) for s in sentences(t))) for t in texts]
 
 
-def local_toxicity(texts: Sequence[str], terms: bool = True) -> list[float]:
-    """Toxicity scores in [0, 1] of the local backend: the worst prose sentence of each text,
-    1.0 for a sentence with an abusive term (when `terms`), else the model's probability."""
+class Toxicity(NamedTuple):
+    """A text's toxicity score and why: `abusive term`, `classifier 0.97` (its probability),
+    `model` (alt-profanity-check), the service's name, or "" for a text with no prose."""
+
+    score: float
+    why: str
+
+
+ABUSIVE_TERM = Toxicity(1.0, "abusive term")
+
+
+def local_toxicity(
+    texts: Sequence[str], terms: bool = True, classifier: bool = True
+) -> list[Toxicity]:
+    """Toxicity of the local backend: the worst prose sentence of each text, 1.0 for a sentence
+    with an abusive term (when `terms`) or that the classifier scores at or above its cut-off
+    (when `classifier`), else the model's probability (below 1.0)."""
     if not texts:
         return []
     from profanity_check import predict_prob
 
     units: list[str] = []
     owners: list[int] = []
-    scores = [0.0] * len(texts)
+    worst = [Toxicity(0.0, "")] * len(texts)
     for i, text in enumerate(texts):
         for sentence in sentences(text):
             if terms and abusive_terms(sentence):
-                scores[i] = 1.0
-            else:
+                worst[i] = ABUSIVE_TERM
+            elif worst[i].score < 1.0:
                 units.append(sentence)
                 owners.append(i)
-    for owner, p in zip(owners, predict_prob(units) if units else [], strict=True):
-        scores[owner] = max(scores[owner], min(float(p), MODEL_CEILING))
-    return scores
+    if not units:
+        return worst
+    model = predict_prob(units)
+    learned = abuse_classifier() if classifier else None
+    learned_p = learned.probabilities(units) if learned else [0.0] * len(units)
+    for owner, p, q in zip(owners, model, learned_p, strict=True):
+        if learned and q >= learned.drop_at:
+            found = Toxicity(1.0, f"classifier {q:.2f}")
+        else:
+            found = Toxicity(min(float(p), MODEL_CEILING), "model")
+        if found.score > worst[owner].score:
+            worst[owner] = found
+    return worst
 
 
 # --- Azure AI Content Safety ----------------------------------------------------------------------

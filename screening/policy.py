@@ -114,6 +114,11 @@ class ToxicityConfig(BaseModel):
         description="Abusive terms (slurs, threats, strong profanity or insults at someone, "
         "sexual harassment) score 1.0 whatever the backend says.",
     )
+    classifier: bool = Field(
+        True,
+        description="local backend: a sentence the shipped abuse classifier scores at or above "
+        "its calibrated cut-off scores 1.0 (the reason names the classifier and its score).",
+    )
 
     @field_validator("threshold", "flag_threshold", mode="before")
     @classmethod
@@ -234,11 +239,13 @@ def apply_policy(
     toxicity: float,
     config: ScreenConfig,
     surrogates: Surrogates | None = None,
+    toxicity_why: str = "",
 ) -> Outcome:
     """Decide and redact one record of a task type (a TaskSpec name, e.g. `extractive-qa`).
 
     `findings` maps text field names to their spans. `surrogates` makes the values of
-    `surrogate` rules (required when a rule says surrogate).
+    `surrogate` rules (required when a rule says surrogate). `toxicity_why` says what gave the
+    toxicity score (`abusive term`, `classifier 0.97`, `model`): the reason names it.
     """
     outcome = Outcome(record=None)
     redact: dict[str, list[Span]] = {name: [] for name in findings}
@@ -260,11 +267,15 @@ def apply_policy(
     if toxic is not None:
         outcome.counts[("TOXICITY", toxic.value)] += 1
         if toxic is Action.drop:
-            drop_reasons.append(f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}")
+            drop_reasons.append(
+                f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}"
+                + (f" ({toxicity_why})" if toxicity_why else "")
+            )
         else:
             outcome.flagged.append("TOXICITY")
             outcome.flag_reasons.append(
-                f"toxicity {toxicity:.2f} >= {config.toxicity.flag_threshold} (flag)"
+                f"toxicity {toxicity:.2f} >= {config.toxicity.flag_threshold} (flag"
+                + (f", {toxicity_why})" if toxicity_why else ")")
             )
 
     texts = _texts(task, record)

@@ -12,10 +12,17 @@ the `ScreenReport`. No raw value found by the screen is put into a tally, a samp
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from screening.content_safety import content_safety_scores, local_toxicity, term_scores
+from screening.content_safety import (
+    ABUSIVE_TERM,
+    Toxicity,
+    content_safety_scores,
+    local_toxicity,
+    term_scores,
+)
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from trainer.taskspec import task_spec
@@ -87,7 +94,7 @@ def screen_records(
     surrogates = Surrogates(salt) if salt is not None else None
     for record, record_fields in zip(records, fields, strict=True):
         findings = {name: next(spans) for name, _ in record_fields}
-        toxicity = max(next(tox) for _ in record_fields)
+        toxicity = worst(next(tox) for _ in record_fields)
         failed = [f"{n}: {f.reason}" for n, f in findings.items() if isinstance(f, AnalysisFailed)]
         if failed:  # never kept unscreened: quarantined, masked entirely
             outcome = Outcome(
@@ -96,7 +103,9 @@ def screen_records(
                 masked={name: "<NOT ANALYSED>" for name in findings},
             )
         else:
-            outcome = apply_policy(task, record, findings, toxicity, config, surrogates)
+            outcome = apply_policy(
+                task, record, findings, toxicity.score, config, surrogates, toxicity.why
+            )
         counts.update(outcome.counts)
         if outcome.reason is not None:
             reasons.update(outcome.reason.split("; "))
@@ -125,19 +134,27 @@ def screen_records(
     return Screening(kept, quarantined, tally, review)
 
 
-def _toxicity(texts: list[str], config: ToxicityConfig) -> list[float]:
-    """Scores from the configured backend (abusive terms score 1.0 with either, when
-    `config.terms`); each distinct text is scored once."""
+def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
+    """Scores from the configured backend, each with why (abusive terms score 1.0 with either,
+    when `config.terms`; the local classifier when `config.classifier`); each distinct text is
+    scored once."""
     unique = list(dict.fromkeys(texts))
     if config.backend == "azure-content-safety":
         assert config.endpoint is not None  # checked by ToxicityConfig
-        scores = content_safety_scores(unique, config.endpoint, config.key_env)
+        service = content_safety_scores(unique, config.endpoint, config.key_env)
+        scores = [Toxicity(s, "Azure AI Content Safety") for s in service]
         if config.terms:
-            scores = [max(s, t) for s, t in zip(scores, term_scores(unique), strict=True)]
+            terms = term_scores(unique)
+            scores = [ABUSIVE_TERM if t else s for s, t in zip(scores, terms, strict=True)]
     else:
-        scores = local_toxicity(unique, config.terms)
+        scores = local_toxicity(unique, config.terms, config.classifier)
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]
+
+
+def worst(scores: Iterable[Toxicity]) -> Toxicity:
+    """The highest score of a record's texts (the first such, with its reason)."""
+    return max(scores, key=lambda t: t.score, default=Toxicity(0.0, ""))
 
 
 def _sample(record_id: str, outcome: Outcome) -> MaskedSample:

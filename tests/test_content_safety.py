@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -109,12 +110,15 @@ def _slice(name: str, n: int) -> list[dict[str, Any]]:
     return [{"id": r["id"], "messages": r["messages"]} for r in records[::step][:n]]
 
 
-def _toxicity_outcomes(records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+def _toxicity_outcomes(
+    records: list[dict[str, Any]], reasons: dict[str, str] | None = None
+) -> tuple[set[str], set[str]]:
     """Ids dropped and ids flagged by the default policy on toxicity alone: the screen's
     toxicity scores (`scan._toxicity`) through `apply_policy`, no personal-data findings (the
-    Presidio pass would cost more than all the rest and decides nothing about toxicity)."""
+    Presidio pass would cost more than all the rest and decides nothing about toxicity).
+    `reasons` receives each dropped record's reason."""
     from screening.policy import ScreenConfig, apply_policy
-    from screening.scan import _toxicity
+    from screening.scan import _toxicity, worst
 
     config = ScreenConfig()
     texts = [m["content"] for r in records for m in r["messages"]]
@@ -122,10 +126,12 @@ def _toxicity_outcomes(records: list[dict[str, Any]]) -> tuple[set[str], set[str
     dropped, flagged = set(), set()
     for record in records:
         fields = {f"messages[{i}].content": [] for i in range(len(record["messages"]))}
-        score = max(next(scores) for _ in record["messages"])
-        outcome = apply_policy("chat", record, fields, score, config)
+        score, why = worst(next(scores) for _ in record["messages"])
+        outcome = apply_policy("chat", record, fields, score, config, toxicity_why=why)
         if outcome.reason:
             dropped.add(record["id"])
+            if reasons is not None:
+                reasons[record["id"]] = outcome.reason
         elif outcome.flagged:
             flagged.add(record["id"])
     return dropped, flagged
@@ -141,7 +147,7 @@ def test_everyday_dialogue_and_code_are_kept_and_clear_abuse_is_dropped() -> Non
     dropped, flagged = _toxicity_outcomes(everyday + toxic)
     everyday_ids, toxic_ids = {r["id"] for r in everyday}, {r["id"] for r in toxic}
     assert len(dropped & everyday_ids) <= 0.005 * len(everyday_ids), dropped & everyday_ids
-    # Measured on the whole test halves: 85.9% and 90.8% dropped (docs/benchmarks.md).
+    # Measured on the whole test halves: 87.3% and 92.6% dropped (docs/benchmarks.md).
     assert len(dropped & toxic_ids) >= 0.85 * len(toxic_ids)
     assert len((dropped | flagged) & toxic_ids) >= 0.9 * len(toxic_ids)
 
@@ -283,3 +289,60 @@ def test_undisguised_reads_disguises_and_leaves_plain_text_alone() -> None:
     for text in (*_ABUSE.values(), *_EVERYDAY.values()):
         for variant in (text, *undisguised(text)):
             assert abusive_terms(variant) or not ABUSIVE.search(variant), variant
+
+
+# --- The learned classifier (screening/data/toxicity_classifier.npz) -----------------------------
+# Sentences written for this test, not taken from any corpus.
+_INSULTS = {  # no abusive term holds them: the classifier drops them
+    "clown": "you ugly ass clown",
+    "idiot": "shut up idiot",
+}
+_KEPT = {  # everyday complaints, illness, mild insults, code: kept (flagged at most)
+    "flu": "I was sick all week with the flu.",
+    "landlord": "My landlord is an idiot who never fixes anything.",
+    "printer": "This printer is garbage, I hate it.",
+    "tired": "Are you stupid or just tired?",
+    "keys": "I feel like an idiot for forgetting my keys.",
+    "chess": "I'm such a loser at chess.",
+    "back": "My back is killing me.",
+    "slow": "Why is this code so damn slow?",
+    "fence": "Stop the stuck worker:\n```sh\nkill -9 $(pgrep -f worker)\n```",
+}
+
+
+def test_the_classifier_drops_insults_no_term_holds_and_the_reason_names_it() -> None:
+    records = [
+        {"id": rid, "messages": [{"role": "user", "content": text}]}
+        for rid, text in (_INSULTS | _KEPT | {"term": "what an ugly bitch"}).items()
+    ]
+    reasons: dict[str, str] = {}
+    dropped, _ = _toxicity_outcomes(records, reasons)
+    assert dropped == {*_INSULTS, "term"}
+    assert reasons["term"] == "toxicity 1.00 >= 1.0 (abusive term)"
+    for rid in _INSULTS:
+        assert re.fullmatch(r"toxicity 1\.00 >= 1\.0 \(classifier 0\.\d\d\)", reasons[rid])
+
+
+def test_the_shipped_classifier_loads_from_the_package_and_is_switched_off_by_config() -> None:
+    import tomllib
+
+    from screening.content_safety import (
+        CLASSIFIER,
+        CLASSIFIER_FEATURES,
+        abuse_classifier,
+        local_toxicity,
+    )
+
+    root = Path(__file__).resolve().parents[1]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert (
+        CLASSIFIER.relative_to(root / "screening").as_posix()
+        in package_data["package-data"]["screening"]
+    )
+    learned = abuse_classifier()
+    assert learned.weights.shape == (2 * CLASSIFIER_FEATURES,)
+    assert 0.5 <= learned.drop_at < 1.0
+    clown, flu = learned.probabilities([_INSULTS["clown"], _KEPT["flu"]])
+    assert clown >= learned.drop_at > flu
+    on, off = local_toxicity([_INSULTS["clown"]]), local_toxicity([_INSULTS["clown"]], False, False)
+    assert on[0].score == 1.0 and off[0].score < 1.0 and off[0].why == "model"

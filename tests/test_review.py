@@ -60,7 +60,7 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
         ("LOCATION", "flag", 1),
         ("PERSON", "redact", 1),
     }
-    assert (tox.outcome, tox.reason) == ("quarantined", "toxicity 1.00 >= 1.0")
+    assert (tox.outcome, tox.reason) == ("quarantined", "toxicity 1.00 >= 1.0 (abusive term)")
     assert [(c.entity, c.action) for c in tox.findings] == [("TOXICITY", "drop")]
     assert (sec.reason, sec.masked["document"]) == (
         "PASSWORD in document",
@@ -79,7 +79,7 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     # masked samples keep their reason: a toxicity drop shows as one
     sample = next(s for s in report.samples if s.id == "tox")
     assert "toxicity 1.00 &gt;= 1.0" in report_markdown(report)
-    assert sample.reason == "toxicity 1.00 >= 1.0"
+    assert sample.reason == "toxicity 1.00 >= 1.0 (abusive term)"
 
     page = review_markdown(screened, report, records, compare(store, screened, report))
     flagged, quarantined = page.split("### Flagged for review (1)")[1].split("### Quarantined (2)")
