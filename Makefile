@@ -41,8 +41,12 @@ demo: $(STAMP)
 	$(BIN)/tunegate run --config configs/local.yaml --approval auto --summary .tunegate/last-run.json \
 		--set registry.model_name=tunegate-demo-qa
 
+# Two pytest-xdist workers (TEST_WORKERS=0: one process): the slow tests mostly wait on the
+# processes they start, so two share two cores; tests/conftest.py groups what must share a worker.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -212,6 +212,25 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
         return _ensure_local_endpoint(state_dir, port, timeout)
 
 
+# The server's process starts as this and becomes `python -m cli endpoint serve ...` (exec, same
+# pid) only once `server.json` names its pid: a run SIGKILLed between starting it and recording
+# it leaves no server beside the one the next run starts (this one exits, unrecorded).
+_WHEN_RECORDED = """
+import json, os, sys, time
+record, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        with open(record) as f:
+            pid = json.load(f).get("pid")
+    except (OSError, ValueError):
+        pid = None
+    if pid == os.getpid():
+        os.execv(sys.executable, [sys.executable, *sys.argv[3:]])
+    time.sleep(0.02)
+sys.exit(f"not recorded in {record}: the run that started this server was stopped")
+"""
+
+
 def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[str, Path]:
     state_dir.mkdir(parents=True, exist_ok=True)
     record = state_dir / "server.json"
@@ -238,6 +257,10 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
     process = subprocess.Popen(
         [
             sys.executable,
+            "-c",
+            _WHEN_RECORDED,
+            str(record),
+            "60",  # seconds it waits to be recorded
             "-m",
             "cli",
             "endpoint",
@@ -257,7 +280,8 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     log.close()
-    # recorded before it is live, so a run killed while waiting leaves a tracked server
+    # recorded before it is live, so a run killed while waiting leaves a tracked server (and it
+    # serves only once recorded: _WHEN_RECORDED)
     write_text_atomic(record, json.dumps({"url": url, "port": port, "pid": process.pid}, indent=2))
     deadline = time.monotonic() + timeout
     while not _live(url):

@@ -97,11 +97,40 @@ def chat_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]
     return dirs
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+PREFECT_SERVER_GROUP = "prefect-server"
+
+
+def _xdist_group(item: pytest.Item) -> str:
+    """The unit of work an xdist worker takes whole: every test on the session's real Prefect
+    server (one server, and `served` after the worker test on it), otherwise the test's module
+    (its module-scoped fixtures, e.g. Azurite, start once)."""
+    if "_prefect_server_env" in getattr(item, "fixturenames", ()):
+        return PREFECT_SERVER_GROUP
+    return item.nodeid.split("::")[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that use `served` run last: once started, `tunegate deployments serve` polls for runs
     of retrain/nightly and retrain/manual for the rest of the session, so a worker test after it
-    (tests/test_worker_run.py, same deployment names) would race it for its run."""
-    items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))
+    (tests/test_worker_run.py, same deployment names) would race it for its run.
+
+    Under pytest-xdist (`make test`: `-n 2 --dist loadgroup --no-loadscope-reorder`) each test
+    is marked with its group (`_xdist_group`) and the groups with the most slow tests go first,
+    so the longest units start early and no worker is left with one at the end."""
+    if not hasattr(config, "workerinput"):  # not an xdist worker: collection order
+        items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))
+        return
+    groups = {id(item): _xdist_group(item) for item in items}
+    slow: dict[str, int] = {}  # a group's slow tests, in the order the groups first appear
+    for item in items:
+        group = groups[id(item)]
+        slow[group] = slow.get(group, 0) + bool(item.get_closest_marker("slow"))
+        item.add_marker(pytest.mark.xdist_group(group))
+    rank = {group: (-count, i) for i, (group, count) in enumerate(slow.items())}
+    items.sort(
+        key=lambda item: (rank[groups[id(item)]], "served" in getattr(item, "fixturenames", ()))
+    )
 
 
 @pytest.fixture(scope="session")

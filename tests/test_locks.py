@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from platforms.endpoint import ensure_local_endpoint, stop_local_endpoint
+from platforms.endpoint import _WHEN_RECORDED, ensure_local_endpoint, stop_local_endpoint
 from platforms.lineage import Lineage
 from platforms.locks import file_lock, process_alive
 
@@ -85,6 +85,30 @@ def test_two_runs_starting_the_endpoint_at_once_get_one_server(tmp_path: Path) -
         for p in starters:
             if p.is_alive():
                 os.kill(p.pid, signal.SIGKILL)
+
+
+def test_an_endpoint_server_its_starter_never_recorded_exits_without_serving(
+    tmp_path: Path,
+) -> None:
+    """A run SIGKILLed between starting the server and writing `server.json` leaves no server
+    beside the one the next run starts: the process becomes the server only once recorded."""
+    record = tmp_path / "server.json"
+    serve = ["-c", "print('serving')"]  # stands for `-m cli endpoint serve ...`
+    record.write_text(json.dumps({"pid": os.getpid()}))  # the next run's server, not this one
+    orphan = subprocess.run(
+        [sys.executable, "-c", _WHEN_RECORDED, str(record), "0.3", *serve],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert orphan.returncode == 1 and "serving" not in orphan.stdout
+    assert "the run that started this server was stopped" in orphan.stderr
+
+    started = subprocess.Popen(
+        [sys.executable, "-c", _WHEN_RECORDED, str(record), "30", *serve],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    record.write_text(json.dumps({"pid": started.pid}))  # what ensure_local_endpoint writes
+    out, _ = started.communicate(timeout=30)
+    assert started.returncode == 0 and out == "serving\n"
 
 
 @pytest.mark.slow
