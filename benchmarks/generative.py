@@ -17,7 +17,10 @@ test split), with the project's metric code (`trainer.metrics.scores`):
 - extractive-qa (`qa_squadshifts_wiki.json`, SQuADShifts' new Wikipedia articles): F1 of the
   candidate and of the base model and their ratio;
 
-and the run's wall time. Item 10's targets: summarization and chat beat their baseline with a
+and the run's wall time. Then, when it ran on one half, the same on the corpus's other half
+(dialogues, conversations and whole articles the run never saw; `--other-limit` caps it): that
+half through the same ingest and screen (`until: split`, a store of its own), then the candidate
+and the base model predicted and scored as the evaluate stage does. Item 10's targets: summarization and chat beat their baseline with a
 different output for (nearly) every record, within 10 minutes on two idle cores; QA's F1 at least
 3x the base model's. Never run in CI; it trains (minutes per task):
 
