@@ -246,7 +246,7 @@ _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west
 _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 # a capitalised word (O'Neil, St., Saint-Denis, Łaziska, Środa)
 _CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
-_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
+_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*)"  # "rosa l parks": an initial too
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
 # A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
 _CITY_EU = (
@@ -403,12 +403,13 @@ _NAME_FIRST = re.compile(
     rf"(?:{_SEP}(?P<tail>{_EU_TAIL}))?",
 )
 
-# A street without a street word ("Witthau 3", "Adama Asnyka 1"), kept only with the postcode
+# A street without a street word ("Witthau 3", "Adama Asnyka 1", Mexican "LÓPEZ MATEOS, 106,
+# 21840, MEXICALI"), kept only with the postcode
 # and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
 _NAME_NUMBER_POSTCODE = re.compile(
-    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}}[ \t]+\d{{1,4}}[a-zA-Z]?)"
-    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}})[ \t]+"
-    rf"{_CITY_EU})(?=[ \t]*(?:$|\n))"
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?)"
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}}),?[ \t]+"
+    rf"{_CITY_EU})(?=[ \t]*(?:$|\n|,))"
 )
 
 # House number, street type, name: French (and Belgian, Swiss, Canadian French).
