@@ -313,6 +313,12 @@ _QUANTITIES = frozenset(
     "inch kb mb gb tb byte bit dollar buck euro pound cent percent degree step row column record "
     "file test error warning issue commit".split()
 )
+# The last words of HTTP status lines (RFC 9110): "502 Bad Gateway" is no street.
+_HTTP_REASONS = frozenset(
+    "OK Created Accepted Content Found Modified Redirect Permanently Request Unauthorized "
+    "Required Forbidden Allowed Acceptable Timeout Conflict Gone Error Implemented Gateway "
+    "Unavailable Supported Continue Processing Entity Large Long".split()
+)
 _STOP = frozenset(
     [
         "the",
@@ -476,8 +482,8 @@ _TYPE_FIRST = re.compile(
 # A rural route or highway contract and its box (USPS Publication 28, 2.4 and 2.5): "RR 2 Box
 # 152", "R.F.D. 3, Box 5", "HC 68 Box 23A", "HCR 45 Box 653", "Star Route Box 12", "Route 1 Box 7".
 _RURAL_ROUTE = (
-    r"(?i:R\.?R\.?|R\.?F\.?D\.?|Rural Route|Rural Delivery|H\.?C\.?R?\.?|Highway Contract(?: Route)?|"
-    r"Star Route|Route|Rte\.?)[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
+    r"(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
+    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route)?|Star Route|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
     r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}"
 )
 _PO_BOX = re.compile(
@@ -582,7 +588,7 @@ def _street_types() -> tuple[
     # address field); the words are checked in `_number_first`.
     bare_line = re.compile(
         rf"^[ \t]*(?P<street>{number}(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
-        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}})(?![\w\-])" + after + r"[ \t]*$",
+        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)(?![\w\-])" + after + r"[ \t]*$",
         re.MULTILINE,
     )
     return core, patterns[0], patterns[1], directional, uk_block, bare_line
@@ -699,6 +705,7 @@ def _number_first(text: str) -> list[_Found]:
             or first in _QUANTITIES
             or first.rstrip("s") in _QUANTITIES
             or _house_digits(m) < 3
+            or (re.match(r"[1-5]\d\d\D", m.group("street")) and words[-1] in _HTTP_REASONS)
         ):
             continue  # "30 minutes", "5 Guys", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
