@@ -303,21 +303,127 @@ _ADDRESS_WORDS = re.compile(
 # Street words no one writes in lower case after a number but for a street ("1919 west taylor
 # street", "271 spring st nw"); "road", "drive", "way", "court", "walk" are everyday words too.
 _PLAIN_TYPES = frozenset(
-    "street st str ave av blvd boulevard avenue rd ln dr ct pl ter terr cir pkwy parkway hwy "
-    "highway trl tpke expy fwy".split()
+    [
+        "street",
+        "st",
+        "str",
+        "ave",
+        "av",
+        "blvd",
+        "boulevard",
+        "avenue",
+        "rd",
+        "ln",
+        "dr",
+        "ct",
+        "pl",
+        "ter",
+        "terr",
+        "cir",
+        "pkwy",
+        "parkway",
+        "hwy",
+        "highway",
+        "trl",
+        "tpke",
+        "expy",
+        "fwy",
+    ]
 )
 # Words after a number that make it a count or a measure, not a house number.
 _QUANTITIES = frozenset(
-    "minute min hour hr day week month year yr second sec ms time item point page word line "
-    "people person user star follower like view vote comment reply mile km meter metre foot feet "
-    "inch kb mb gb tb byte bit dollar buck euro pound cent percent degree step row column record "
-    "file test error warning issue commit".split()
+    [
+        "minute",
+        "min",
+        "hour",
+        "hr",
+        "day",
+        "week",
+        "month",
+        "year",
+        "yr",
+        "second",
+        "sec",
+        "ms",
+        "time",
+        "item",
+        "point",
+        "page",
+        "word",
+        "line",
+        "people",
+        "person",
+        "user",
+        "star",
+        "follower",
+        "like",
+        "view",
+        "vote",
+        "comment",
+        "reply",
+        "mile",
+        "km",
+        "meter",
+        "metre",
+        "foot",
+        "feet",
+        "inch",
+        "kb",
+        "mb",
+        "gb",
+        "tb",
+        "byte",
+        "bit",
+        "dollar",
+        "buck",
+        "euro",
+        "pound",
+        "cent",
+        "percent",
+        "degree",
+        "step",
+        "row",
+        "column",
+        "record",
+        "file",
+        "test",
+        "error",
+        "warning",
+        "issue",
+        "commit",
+    ]
 )
 # The last words of HTTP status lines (RFC 9110): "502 Bad Gateway" is no street.
 _HTTP_REASONS = frozenset(
-    "OK Created Accepted Content Found Modified Redirect Permanently Request Unauthorized "
-    "Required Forbidden Allowed Acceptable Timeout Conflict Gone Error Implemented Gateway "
-    "Unavailable Supported Continue Processing Entity Large Long".split()
+    [
+        "OK",
+        "Created",
+        "Accepted",
+        "Content",
+        "Found",
+        "Modified",
+        "Redirect",
+        "Permanently",
+        "Request",
+        "Unauthorized",
+        "Required",
+        "Forbidden",
+        "Allowed",
+        "Acceptable",
+        "Timeout",
+        "Conflict",
+        "Gone",
+        "Error",
+        "Implemented",
+        "Gateway",
+        "Unavailable",
+        "Supported",
+        "Continue",
+        "Processing",
+        "Entity",
+        "Large",
+        "Long",
+    ]
 )
 _STOP = frozenset(
     [
@@ -680,6 +786,8 @@ def _number_first(text: str) -> list[_Found]:
             tail or context or unit or (alone and kind.capitalize() in core) or plain
         ):
             continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
+        if _http_status(m.group("street")):
+            continue  # "502 Bad Gateway"
         if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
             continue  # "One Way Street"; "One Jelly Belly Lane" is one
         if tail:
@@ -705,7 +813,7 @@ def _number_first(text: str) -> list[_Found]:
             or first in _QUANTITIES
             or first.rstrip("s") in _QUANTITIES
             or _house_digits(m) < 3
-            or (re.match(r"[1-5]\d\d\D", m.group("street")) and words[-1] in _HTTP_REASONS)
+            or _http_status(m.group("street"))
         ):
             continue  # "30 minutes", "5 Guys", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
@@ -729,6 +837,11 @@ def _number_first(text: str) -> list[_Found]:
             score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
         found.append(_Found(m.start(), end, score))
     return found
+
+
+def _http_status(street: str) -> bool:
+    """An HTTP status line ("502 Bad Gateway", "404 Not Found"), not a street."""
+    return bool(re.match(r"[1-5]\d\d\D", street)) and street.split()[-1] in _HTTP_REASONS
 
 
 def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
