@@ -19,13 +19,27 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
 - type word, name, number (Spanish, Italian, Portuguese): `Calle Mayor 5`, `Via Roma, 10`,
   `Avenida da Liberdade 100`, then an optional postcode and city;
 - P.O. boxes (`P.O. Box 123`, `po box 790322 bin 150003`, `Postfach 1234`, `Apartado 45`, `BP
-  12`, `Postbus 7`) and US military addresses (`PSC 1234, Box 5678 APO AA 12345`);
+  12`, `Postbus 7`), rural routes and highway contracts (`RR 2 Box 152`, `HC 68 Box 23A`, `Star
+  Route Box 12`: USPS Publication 28) and US military addresses (`PSC 1234, Box 5678 APO AA
+  12345`);
+- Colombian grid addresses (`Cra 18 # 63-64 B`), Hungarian (`Kossuth Lajos utca 12`), Danish
+  and Swedish floors after the number (`Nørregade 7 2. sal`, `Storgatan 1, 1 trappa upp`), a
+  Finnish or German compound after its number (`1 Hämeenkatu`), Mexican `Insurgentes Sur,
+  1602, 03940, Benito Juárez`;
 - US forms without a street-type word: routes (`5801 North Highway 763`, `2002 FM 544`, `County
   Road GV`), a direction before the name (`110 W Hubbard`, grid `6641 N 2200 W`), a numbered unit
   after it (`4004 OCEAN FRONT APT 410`), `1111 Broadway`, Spanish names (`2633 Camino Ramon`);
   a UK block ending in its postcode (`Flat 6` / `Frederick Highway` / town / `L69 1TP`); a
   street without a street word before a postcode line that ends it (`Witthau 3` / `89129
-  Langenau`).
+  Langenau`);
+- house numbers as written: `16½`, `3813 1/2`, `92-10`, grid `N95W18855`; a unit number with no
+  unit word ending the street's line (`4208 N Broadway Street 10`), `Apt No. 456`; a lower-case
+  street with an unmistakable street word (`1919 west taylor street`, `271 spring st nw`; not
+  `road`, `drive`, `way`, `court`: everyday words);
+- a line that is only a house number of 3+ digits and one or two words, with its unit and tail
+  (`5429 woodlawn chicago`, `3901 south state 1st floor`: a form's or a table's address field);
+  not a count (`250 followers`), a year and a title (`1984 Olympic Games`), an HTTP status line
+  (`502 Bad Gateway`) or watts (`100 W Power Supply`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
