@@ -405,6 +405,11 @@ _QUANTITIES = frozenset(
         "warning",
         "issue",
         "commit",
+        "too",
+        "many",
+        "few",
+        "several",
+        "some",
     ]
 )
 # The last words of HTTP status lines (RFC 9110): "502 Bad Gateway" is no street.
@@ -431,6 +436,7 @@ _HTTP_REASONS = frozenset(
         "Implemented",
         "Gateway",
         "Unavailable",
+        "Requests",
         "Supported",
         "Continue",
         "Processing",
@@ -827,9 +833,11 @@ def _number_first(text: str) -> list[_Found]:
             or first in _QUANTITIES
             or first.rstrip("s") in _QUANTITIES
             or _house_digits(m) < 3
-            or _http_status(m.group("street"))
+            or (len(words) == 1 and words[0].islower() and words[0].endswith("s"))
+            or m.group("city")
+            or _http_status(m.group(0).strip())
         ):
-            continue  # "30 minutes", "5 Guys", "100 of them": a count, not a house
+            continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (

@@ -147,6 +147,9 @@ NOT_ADDRESSES = [
     "1984 Olympic Games",
     "404 Not Found",
     "502 Bad Gateway",
+    "429 Too Many Requests",
+    "500 Internal Server Error",
+    "296 employees",
     "100 W Power Supply",
     "the hc box 5 times",
 ]
