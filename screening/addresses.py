@@ -834,7 +834,7 @@ def _number_first(text: str) -> list[_Found]:
             or first.rstrip("s") in _QUANTITIES
             or _house_digits(m) < 3
             or (len(words) == 1 and words[0].islower() and words[0].endswith("s"))
-            or m.group("city")
+            or (m.group("city") and "\n" not in text[m.end("street") : m.start("tail")])
             or _http_status(m.group(0).strip())
         ):
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
