@@ -19,13 +19,27 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
 - type word, name, number (Spanish, Italian, Portuguese): `Calle Mayor 5`, `Via Roma, 10`,
   `Avenida da Liberdade 100`, then an optional postcode and city;
 - P.O. boxes (`P.O. Box 123`, `po box 790322 bin 150003`, `Postfach 1234`, `Apartado 45`, `BP
-  12`, `Postbus 7`) and US military addresses (`PSC 1234, Box 5678 APO AA 12345`);
+  12`, `Postbus 7`), rural routes and highway contracts (`RR 2 Box 152`, `HC 68 Box 23A`, `Star
+  Route Box 12`: USPS Publication 28) and US military addresses (`PSC 1234, Box 5678 APO AA
+  12345`);
+- Colombian grid addresses (`Cra 18 # 63-64 B`), Hungarian (`Kossuth Lajos utca 12`), Danish
+  and Swedish floors after the number (`Nørregade 7 2. sal`, `Storgatan 1, 1 trappa upp`), a
+  Finnish or German compound after its number (`1 Hämeenkatu`), Mexican `Insurgentes Sur,
+  1602, 03940, Benito Juárez`;
 - US forms without a street-type word: routes (`5801 North Highway 763`, `2002 FM 544`, `County
   Road GV`), a direction before the name (`110 W Hubbard`, grid `6641 N 2200 W`), a numbered unit
   after it (`4004 OCEAN FRONT APT 410`), `1111 Broadway`, Spanish names (`2633 Camino Ramon`);
   a UK block ending in its postcode (`Flat 6` / `Frederick Highway` / town / `L69 1TP`); a
   street without a street word before a postcode line that ends it (`Witthau 3` / `89129
-  Langenau`).
+  Langenau`);
+- house numbers as written: `16½`, `3813 1/2`, `92-10`, grid `N95W18855`; a unit number with no
+  unit word ending the street's line (`4208 N Broadway Street 10`), `Apt No. 456`; a lower-case
+  street with an unmistakable street word (`1919 west taylor street`, `271 spring st nw`; not
+  `road`, `drive`, `way`, `court`: everyday words);
+- a line that is only a house number of 3+ digits and one or two words, with its unit and tail
+  (`5429 woodlawn chicago`, `3901 south state 1st floor`: a form's or a table's address field);
+  not a count (`250 followers`), a year and a title (`1984 Olympic Games`), an HTTP status line
+  (`502 Bad Gateway`) or watts (`100 W Power Supply`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -246,7 +260,7 @@ _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west
 _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 # a capitalised word (O'Neil, St., Saint-Denis, Łaziska, Środa)
 _CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
-_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]+)"
+_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*)"  # "rosa l parks": an initial too
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
 # A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
 _CITY_EU = (
@@ -299,6 +313,137 @@ _ADDRESS_WORDS = re.compile(
     r"residence|street|domicile|adresse|direcci[oó]n|indirizzo|endere[cç]o|anschrift|adres)"
     r"\W{0,3}(?:is\s+|at\s+|:\s*)?$",
     re.IGNORECASE,
+)
+# Street words no one writes in lower case after a number but for a street ("1919 west taylor
+# street", "271 spring st nw"); "road", "drive", "way", "court", "walk" are everyday words too.
+_PLAIN_TYPES = frozenset(
+    [
+        "street",
+        "st",
+        "str",
+        "ave",
+        "av",
+        "blvd",
+        "boulevard",
+        "avenue",
+        "rd",
+        "ln",
+        "dr",
+        "ct",
+        "pl",
+        "ter",
+        "terr",
+        "cir",
+        "pkwy",
+        "parkway",
+        "hwy",
+        "highway",
+        "trl",
+        "tpke",
+        "expy",
+        "fwy",
+    ]
+)
+# Words after a number that make it a count or a measure, not a house number.
+_QUANTITIES = frozenset(
+    [
+        "minute",
+        "min",
+        "hour",
+        "hr",
+        "day",
+        "week",
+        "month",
+        "year",
+        "yr",
+        "second",
+        "sec",
+        "ms",
+        "time",
+        "item",
+        "point",
+        "page",
+        "word",
+        "line",
+        "people",
+        "person",
+        "user",
+        "star",
+        "follower",
+        "like",
+        "view",
+        "vote",
+        "comment",
+        "reply",
+        "mile",
+        "km",
+        "meter",
+        "metre",
+        "foot",
+        "feet",
+        "inch",
+        "kb",
+        "mb",
+        "gb",
+        "tb",
+        "byte",
+        "bit",
+        "dollar",
+        "buck",
+        "euro",
+        "pound",
+        "cent",
+        "percent",
+        "degree",
+        "step",
+        "row",
+        "column",
+        "record",
+        "file",
+        "test",
+        "error",
+        "warning",
+        "issue",
+        "commit",
+        "too",
+        "many",
+        "few",
+        "several",
+        "some",
+    ]
+)
+# The last words of HTTP status lines (RFC 9110): "502 Bad Gateway" is no street.
+_HTTP_REASONS = frozenset(
+    [
+        "OK",
+        "Created",
+        "Accepted",
+        "Content",
+        "Found",
+        "Modified",
+        "Redirect",
+        "Permanently",
+        "Request",
+        "Unauthorized",
+        "Required",
+        "Forbidden",
+        "Allowed",
+        "Acceptable",
+        "Timeout",
+        "Conflict",
+        "Gone",
+        "Error",
+        "Implemented",
+        "Gateway",
+        "Unavailable",
+        "Requests",
+        "Supported",
+        "Continue",
+        "Processing",
+        "Entity",
+        "Large",
+        "Long",
+    ]
 )
 _STOP = frozenset(
     [
@@ -353,14 +498,24 @@ _STOP = frozenset(
         "so",
         "but",
         "if",
+        "not",
+        "no",
+        "per",
+        "more",
+        "less",
     ]
 )
 
 # Street name first: German, Dutch, Nordic, Polish compounds and two-word forms.
+# The compounds also written after their number ("1 Hämeenkatu", "12 Lindenstraße").
+_COMPOUND = (
+    "straße|strasse|weg|gasse|platz|allee|straat|gracht|laan|vej|gatan|vägen|gata|veien|katu|"
+    "kuja|utca|ulica"
+)
 _EU_SUFFIXES = (
     "straße|strasse|str\\.|weg|gasse|platz|allee|damm|ufer|chaussee|steig|pfad|graben|"
     "straat|gracht|laan|plein|kade|singel|dijk|dreef|vej|gade|gatan|vägen|gata|veien|veg|katu|"
-    "utca|ulica|stigen|gränd|torget|gränd|stræde|strade|allé|plads|torv|gata"
+    "utca|ulica|stigen|gränd|torget|gränd|stræde|strade|allé|plads|torv|gata|katu|kuja|polku"
 )
 _EU_TYPES_WORD = (
     "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"
@@ -370,17 +525,23 @@ _NAME_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:(?:Am|An der|Auf dem|Im|In der|Unter den)[ ])?"
     rf"(?:(?:{_CAP}[ ]){{0,2}}{_CAP}(?:{_EU_SUFFIXES}|(?P<risky>ring|pad|steeg))|"
     rf"(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
+    # Hungarian street words, in lower case: "Kazinczy utca 14", "kazinczy utca, 14"
+    rf"(?:{_CAP}[ ]|[a-z\u00e0-\u017f]+[ ]){{1,2}}(?:utca|útja|út|tér|körút|köz|fasor|sétány)|"
     rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
-    r"[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)\b"
+    r",?[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?\b"
+    # a floor and side after the number: Danish "4 t.v.", "2. sal", Swedish "1 trappa upp"
+    r"(?:,?[ \t]+(?:(?:\d{1,2}\.?|st\.?|kl\.?)[ \t]*(?:t\.?[ ]?v\.?|th\.?|tv|mf\.?|sal\.?)"
+    r"|\d{1,2}[ \t]+(?:trappor|trappa|tr\.)(?:[ \t]+(?:upp|ned))?)(?![\w]))?)"
     rf"(?:{_SEP}(?P<tail>{_EU_TAIL}))?",
 )
 
-# A street without a street word ("Witthau 3", "Adama Asnyka 1"), kept only with the postcode
+# A street without a street word ("Witthau 3", "Adama Asnyka 1", Mexican "LÓPEZ MATEOS, 106,
+# 21840, MEXICALI"), kept only with the postcode
 # and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
 _NAME_NUMBER_POSTCODE = re.compile(
-    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}}[ \t]+\d{{1,4}}[a-zA-Z]?)"
-    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}})[ \t]+"
-    rf"{_CITY_EU})(?=[ \t]*(?:$|\n))"
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?)"
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}}),?[ \t]+"
+    rf"{_CITY_EU})(?=[ \t]*(?:$|\n|,))"
 )
 
 # House number, street type, name: French (and Belgian, Swiss, Canadian French).
@@ -430,27 +591,43 @@ _ROMANCE_TYPES = (
     "Glorieta|Carrer|Passeig|Rambla|Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Strada|"
     "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\.|Avinguda|"
     "Rue|Avenue|Boulevard|Chaussée|Chemin|Quai|Place|Square|Dreef|Steenweg|Callejón|Cañada|"
-    "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia"
+    "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia|"
+    "Pç\\.|Pça\\.?"
 )
 _ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e)"
 _TYPE_FIRST = re.compile(
     rf"(?<![\w\-])(?P<street>(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+)?"
     rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?{_CAP}){{0,4}}"
-    r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|S/N)"
-    r"(?:,?\s+\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
+    r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|[Ss]/[Nn])"
+    r"(?:(?:,?\s+|\s*-\s*)\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
     r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
     rf"(?:{_SEP}(?P<tail>(?:\d{{5}}-\d{{3}},?\s+{_CITY_EU}|{_EU_TAIL})(?:\s+\([A-Z]{{2}}\))?|"
     rf"{_CITY},\s*\d{{5}}))?",
 )
 
+# A rural route or highway contract and its box (USPS Publication 28, 2.4 and 2.5): "RR 2 Box
+# 152", "R.F.D. 3, Box 5", "HC 68 Box 23A", "HCR 45 Box 653", "Star Route Box 12", "Route 1 Box 7".
+_RURAL_ROUTE = (
+    r"(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
+    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route)?|Star Route|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
+    r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}"
+)
 _PO_BOX = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
-    r"(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
+    r"(?:(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
-    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}"
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}|"
+    rf"{_RURAL_ROUTE})"
     r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
     rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
     rf"(?:{_TAIL_US_CA_UK}|{_SEP}(?P<eutail>\d{{4,5}}\s+{_CITY})\b)?",
+)
+# Colombian and other Andean grid addresses: street type and number, `#`, the cross street and
+# the house's distance along it: "Cra 18#63-64 B", "Calle 26 No. 68C-61", "Av. 7 # 12-30".
+_GRID_LATAM = re.compile(
+    r"(?<![\w\-])(?P<street>(?:Calle|CALLE|Cl|CL|Carrera|CARRERA|Cra|CRA|Kr|KR|Cr|CR|Diagonal|Dg|"
+    r"Transversal|Tv|Avenida|Av|AV|Ak|AK|Ac|AC)\.?[ \t]*\d{1,3}[ \t]?[A-Z]?(?:[ \t]?Bis)?[ \t]*"
+    r"(?:#|No\.?|N°|Nº|n\.?º)[ \t]*\d{1,3}[ \t]?[A-Z]?[ \t]*-[ \t]*\d{1,3}(?:[ \t]+[A-Z](?!\w))?)"
 )
 _MILITARY = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][\w'\-]+|"
@@ -460,24 +637,27 @@ _MILITARY = re.compile(
 
 
 @cache
-def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+def _street_types() -> tuple[
+    frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern, re.Pattern
+]:
     """(core types, the pattern of a house-number-first street line with all types, the same
     preferring the first street-type word to the last, the pattern of a street without a type
     word after a direction: `110 W Hubbard`, `6641 N 2200 W`, a UK address block ending in its
-    postcode)."""
+    postcode, a line that is a house number and a few words and nothing else)."""
     from faker.providers.address.en_US import Provider
 
     core = frozenset(CORE_TYPES)
     every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
-        rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*"
+        rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*(?:(?:No|NO|no|Nº)\.?[ \t]*)?"
         rf"(?:[A-Za-z]{{0,2}}\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
         rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
     number = (
-        rf"(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]½)?"
+        rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]?½|[ ]1/2)?"
+        rf"|[NSEWnsew]\d{{1,4}}[ ]?[NSEWnsew]\d{{1,5}})"
         rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
     )
     route = (
@@ -487,7 +667,9 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
     )
     after = (
         rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
-        rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*))"
+        rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
+        # a unit number with no unit word, ending the street's line: "Broadway Street 10"
+        rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?))"
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
@@ -501,10 +683,12 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
         patterns.append(
             re.compile(
                 rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?{number}"
-                rf"(?:{_DIRECTION_ANY}[ \t]+)?"
+                rf"(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
                 rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                # a European street word ending the name, number first: "1 Hämeenkatu"
+                rf"(?P<compound>{_CAP}(?:{_COMPOUND}))(?![\w\-])|"
                 # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
                 rf"(?P<uname>{_CAP}(?:[ \t]+{_CAP}){{0,2}})(?=[ \t]*,?[ \t]+(?:{numbered_unit}))|"
                 rf"(?P<front>{front})\.?[ \t]+(?:{_ROMANCE_PARTICLE}[ \t]+|of[ \t]+|the[ \t]+)*"
@@ -525,7 +709,15 @@ def _street_types() -> tuple[frozenset[str], re.Pattern, re.Pattern, re.Pattern,
         rf"(?:{every}))[ \t]*(?:,[ \t]*|\n[ \t]*)"
         rf"(?P<tail>{_CITY}(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+){_UK_POSTCODE})\b"
     )
-    return core, patterns[0], patterns[1], directional, uk_block
+    # A line that is an address line and nothing else, with no street word: "5429 woodlawn
+    # chicago", "333 Nroth Michigan", "3901 south state steet 1st floor" (a form's or a table's
+    # address field); the words are checked in `_number_first`.
+    bare_line = re.compile(
+        rf"^[ \t]*(?P<street>{number}(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
+        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)(?![\w\-])" + after + r"[ \t]*$",
+        re.MULTILINE,
+    )
+    return core, patterns[0], patterns[1], directional, uk_block, bare_line
 
 
 _DIGIT = re.compile(r"\d")
@@ -541,6 +733,7 @@ _OTHER_FORMS = (
         re.compile(r"(?i:box|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
     ),
     (_MILITARY, re.compile(r"\b[ADF]PO\b")),
+    (_GRID_LATAM, re.compile(r"\d[ \t]?[A-Z]?[ \t]*(?:#|No|N°|Nº|nº)")),
     (_NAME_NUMBER_POSTCODE, re.compile(r"\d[a-zA-Z]?[ \t]*[,\n][ \t]*\d{2}")),
 )
 
@@ -576,7 +769,7 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[_Found]:
-    core, greedy, lazy, directional, uk_block = _street_types()
+    core, greedy, lazy, directional, uk_block, bare_line = _street_types()
     found = []
     # The lazy pattern matches where the greedy one does (the same strings, another preference):
     # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
@@ -587,7 +780,14 @@ def _number_first(text: str) -> list[_Found]:
         if other and other.end() != m.end():
             matches.append(other)
     for m in matches:
-        name = m.group("name") or m.group("rname") or m.group("fname") or m.group("uname") or ""
+        name = (
+            m.group("name")
+            or m.group("rname")
+            or m.group("fname")
+            or m.group("uname")
+            or m.group("compound")
+            or ""
+        )
         kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
         route = m.group("route")
         words = name.split()
@@ -601,8 +801,13 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "3 Wind and Fire Dr" with its city, or on a line of its own
         if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
-        if lower and not (tail or context or unit or (alone and kind.capitalize() in core)):
-            continue  # "5 blocks down" is no street; "12 main st" needs a tail or context
+        plain = kind.lower() in _PLAIN_TYPES and _house_digits(m) >= 2
+        if lower and not (
+            tail or context or unit or (alone and kind.capitalize() in core) or plain
+        ):
+            continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
+        if _http_status(m.group("street")):
+            continue  # "502 Bad Gateway"
         if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
             continue  # "One Way Street"; "One Jelly Belly Lane" is one
         if tail:
@@ -619,6 +824,28 @@ def _number_first(text: str) -> list[_Found]:
         found.append(_Found(m.start(), end, score))
     if _UK_POSTCODE_ANYWHERE.search(text):
         found += [_Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
+    for m in bare_line.finditer(text):
+        words = m.group("name").split()
+        first = words[0].lower()
+        if (
+            m.group("wordnum")
+            or {w.lower() for w in words} & _STOP
+            or first in _QUANTITIES
+            or first.rstrip("s") in _QUANTITIES
+            or _house_digits(m) < 3
+            or (len(words) == 1 and words[0].islower() and words[0].endswith("s"))
+            or (m.group("city") and "\n" not in text[m.end("street") : m.start("tail")])
+            or _http_status(m.group(0).strip())
+        ):
+            continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
+        end, tail = _tail_end(text, m)
+        pre = m.group("predir") or ""
+        if not (tail or m.group("unit").strip()) and (
+            re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"
+            or (len(pre) == 1 and not (words[0].isupper() and len(words[0]) > 3))
+        ):
+            continue  # a year and a title; "100 W Power Supply", "60 W LED bulb": watts
+        found.append(_Found(m.start("street"), end, WITH_TAIL if tail else STREET))
     for m in directional.finditer(text):
         end, tail = _tail_end(text, m)
         unit = m.group("unit").strip()
@@ -632,6 +859,11 @@ def _number_first(text: str) -> list[_Found]:
             score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
         found.append(_Found(m.start(), end, score))
     return found
+
+
+def _http_status(street: str) -> bool:
+    """An HTTP status line ("502 Bad Gateway", "404 Not Found"), not a street."""
+    return bool(re.match(r"[1-5]\d\d\D", street)) and street.split()[-1] in _HTTP_REASONS
 
 
 def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:

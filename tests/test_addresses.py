@@ -28,6 +28,7 @@ FOUND = {
         "P.O. Box 1234, Springfield, IL 62704",
         "0487 Lisa Hollow Suite 775\nNew Eric, NH 57483",
         "120 N. Michigan Ave. Ste 1605",
+        "RR 2 Box 61, Dalton, NE 69131",
     ],
     "PHONE_NUMBER": [
         "451 5986",
@@ -107,7 +108,27 @@ WHOLE = [
     "Rue Salmon 67, 1360 Perwez",
     "Indyring 9\n1601 FA\nLettele",
     "Schönauerring 7/5\n2449 Waidhofen an der Ybbs",
+    # rural routes and highway contracts (USPS Publication 28), a unit number ending the line,
+    # a unit's "No.", fractions and Wisconsin grid numbers, lower-case streets
+    "RR 3 Box 47, Millersburg, OH 44654",
+    "HC 5 Box 7",
+    "Star Route Box 12",
+    "2217 N Halsted Street 3",
+    "88 Elm Ave Apt No. 12",
+    "714½ Maple Road",
+    "W204N11509 Goldendale Rd, Germantown, WI 53022",
+    "1840 north damen avenue",
+    # Finnish number first, Hungarian, Danish floors, Spanish, Colombian, Brazilian, Mexican
+    "12 Aleksanterinkatu",
+    "Kossuth Lajos utca 12, 1053 Budapest",
+    "Nørregade 7 2. sal",
+    "Calle de Alcalá, 42 - 3º",
+    "Carrera 7 # 71-21",
+    "Praça da Sé, s/n, 01001-000 São Paulo",
+    "Insurgentes Sur, 1602, 03940, Benito Juárez",
 ]
+# An address line on a line of its own (a form's or a table's field), with no street word.
+ALONE = ["7712 greenview", "4420 Bryn Mawr", "3901 south state 1st floor"]
 # Numbers beside capitalised words that are no address (found by no pattern at 0.5 or more).
 NOT_ADDRESSES = [
     "100 W Power Supply",
@@ -120,6 +141,17 @@ NOT_ADDRESSES = [
     "cron: 0 2 * * MON#5",
     "5 Billboard #1 hits",
     "Windows 10, 2024 Edition is out today",
+    # a line of its own that is a count, a year and a title, an HTTP status, watts
+    "30 minutes",
+    "250 followers",
+    "1984 Olympic Games",
+    "404 Not Found",
+    "502 Bad Gateway",
+    "429 Too Many Requests",
+    "500 Internal Server Error",
+    "296 employees",
+    "100 W Power Supply",
+    "the hc box 5 times",
 ]
 
 
@@ -128,6 +160,15 @@ def test_an_address_is_found_whole_with_its_city_and_postcode(value: str) -> Non
     text = f"Please send it to {value}\nThanks, Ann"
     found = [(text[s.start : s.end], s.score) for s in find_addresses(text) if s.score >= 0.5]
     assert [v for v, _ in found] == [value], found
+
+
+@pytest.mark.parametrize("value", ALONE)
+def test_an_address_line_of_its_own_is_found(value: str) -> None:
+    text = f"Name: Ann Lee\n{value}\nChicago"
+    found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+    assert found == [value]
+    # the same words inside a sentence are no address
+    assert not [s for s in find_addresses(f"We had {value} today.") if s.score >= 0.5]
 
 
 def test_numbers_in_prose_are_not_addresses() -> None:

@@ -2,7 +2,7 @@
 
     python benchmarks/external/build.py \
         --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE \\
-        --validatorjs-tests FILE [--out DIR]
+        --validatorjs-tests FILE --libpostal-tests FILE [--out DIR]
 
 Every corpus is labelled personal data or credentials written by others (SOURCES.md says where
 from, at which commit, under which licence). Each line of a corpus is one record a user could
@@ -294,6 +294,77 @@ def usaddress_lines(path: Path, n: int) -> list[dict[str, Any]]:
     return out
 
 
+# --- openvenues/libpostal: the address parser's test cases (many countries) ------------------
+
+# The components of an address's street part: what is personal (a house, its unit, a box).
+LIBPOSTAL_STREET = ("house_number", "road", "unit", "level", "staircase", "entrance", "po_box")
+# Countries of the test functions kept: Latin-script addresses (not CN, JP, KR, RU).
+LIBPOSTAL_COUNTRIES = [
+    "us",
+    "ca",
+    "jm",
+    "gb",
+    "im",
+    "nz",
+    "fr",
+    "es",
+    "co",
+    "mx",
+    "br",
+    "my",
+    "za",
+    "de",
+    "at",
+    "nl",
+    "da",
+    "fi",
+    "no",
+    "se",
+    "hu",
+    "ro",
+]
+_C_CASE = re.compile(
+    r'test_parse_result_equals\(\s*(?:(?://[^\n]*\n|/\*.*?\*/)\s*)*"((?:[^"\\]|\\.)*)"'
+    r"\s*,\s*options\s*,\s*\d+\s*,(.*?)\)\s*\);",
+    re.S,
+)
+_C_COMPONENT = re.compile(r'\{"(\w+)",\s*"((?:[^"\\]|\\.)*)"\}')
+
+
+def libpostal_cases(path: Path) -> list[dict[str, Any]]:
+    """Each case of `test/test_parser.c` of the kept countries with a house number or a PO box:
+    the input as the text, the street part (from its first to its last street component, found
+    in the input in order, case-insensitively) as the value. Cases whose components cannot be
+    found in the input as written (libpostal's normalised forms) are left out."""
+    source = path.read_text()
+    tests = [
+        (m.start(), m.group(1)) for m in re.finditer(r"^TEST test_(\w\w)_parses", source, re.M)
+    ]
+    out: list[dict[str, Any]] = []
+    for m in _C_CASE.finditer(source):
+        country = [c for at, c in tests if at < m.start()][-1]
+        if country not in LIBPOSTAL_COUNTRIES:
+            continue
+        text = m.group(1).encode().decode("unicode_escape").encode("latin-1").decode()
+        components = _C_COMPONENT.findall(m.group(2))
+        labels = [label for label, _ in components]
+        if not {"house_number", "po_box"} & set(labels):
+            continue
+        lower, at, start, end = text.lower(), 0, None, None
+        for label, value in components:
+            found = lower.find(value, at)
+            if found < 0:
+                break
+            at = found + len(value)
+            if label in LIBPOSTAL_STREET:
+                start = found if start is None else start
+                end = at
+        else:
+            span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+            out.append(record("libpostal", len(out), text, [span]))
+    return out
+
+
 # --- WNUT-17 Emerging Entities: person names in tweets, Reddit, YouTube, StackOverflow -------
 
 _NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%", "'s", "n't", "'m", "'re", "'ll"}
@@ -374,6 +445,7 @@ def main() -> None:
     parser.add_argument("--usaddress-xml", type=Path, required=True)
     parser.add_argument("--wnut", type=Path, required=True)
     parser.add_argument("--validatorjs-tests", type=Path, required=True)
+    parser.add_argument("--libpostal-tests", type=Path, required=True, help="test/test_parser.c")
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -384,6 +456,7 @@ def main() -> None:
         "wnut17": wnut_sentences(args.wnut, args.n, args.n // 2),
         "libphonenumber": phone_examples(args.n),
         "validatorjs": validatorjs_values(args.validatorjs_tests, args.n // 2),
+        "libpostal": libpostal_cases(args.libpostal_tests),
     }
     for name, records in corpora.items():
         path = args.out / f"{name}.jsonl"
