@@ -312,38 +312,28 @@ def report(result: dict[str, Any]) -> None:
         return
     metric, n = result["metric"], result["test_records"]
     print(f"   held-out {metric} on {n} test records (the run's test split):")
-    print(f"     candidate (registered if the gate passes)  {result['candidate']:6.1f}")
-    print(f"     base model                                 {result['base']:6.1f}")
-    for name, value in result.get("baselines", {}).items():
-        print(f"     {name:<42} {value:6.1f}")
-    if "ratio" in result:
-        print(
-            f"     candidate / base                           {result['ratio']:6.2f}x (target >= 3x)"
-        )
-    if "distinct_outputs" in result:
-        print(
-            f"     distinct candidate outputs                 {result['distinct_outputs']} of {n}"
-        )
+    print_scores(result, n, "candidate (registered if the gate passes)")
     print(
         f"   gate: {result['gate'].get('verdict', '')} {'; '.join(result['gate'].get('reasons', []))}"
     )
     other = result.get("other_half")
     if other:
-        print(
-            f"   held-out {metric} on the corpus's other half ({other['records']} records never seen):"
-        )
-        print(f"     candidate                                  {other['candidate']:6.1f}")
-        print(f"     base model                                 {other['base']:6.1f}")
-        for name, value in other.get("baselines", {}).items():
-            print(f"     {name:<42} {value:6.1f}")
-        if "ratio" in other:
-            print(
-                f"     candidate / base                           {other['ratio']:6.2f}x (target >= 3x)"
-            )
-        if "distinct_outputs" in other:
-            print(
-                f"     distinct candidate outputs                 {other['distinct_outputs']} of {other['records']}"
-            )
+        n = other["records"]
+        print(f"   held-out {metric} on the corpus's other half ({n} records never seen):")
+        print_scores(other, n, "candidate")
+
+
+def print_scores(scores: dict[str, Any], n: int, candidate: str) -> None:
+    """The candidate's, the base model's and the baselines' scores on `n` records, the ratio
+    (QA) and the number of distinct outputs (generative tasks)."""
+    print(f"     {candidate:<42} {scores['candidate']:6.1f}")
+    print(f"     {'base model':<42} {scores['base']:6.1f}")
+    for name, value in scores.get("baselines", {}).items():
+        print(f"     {name:<42} {value:6.1f}")
+    if "ratio" in scores:
+        print(f"     {'candidate / base':<42} {scores['ratio']:6.2f}x (target >= 3x)")
+    if "distinct_outputs" in scores:
+        print(f"     {'distinct candidate outputs':<42} {scores['distinct_outputs']} of {n}")
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
