@@ -68,6 +68,10 @@ def _command(data: Path, store: Path, summary: Path, *more: str) -> list[str]:
         "rollout.hold_requests=3",
         "rollout.min_requests=3",
         "rollout.hold_seconds=300",
+        # the canary's latency guard is test_rollout's: here a p95 measured while the other test
+        # worker trains must not roll back the rollout this test kills and resumes
+        "rollout.max_p95_ratio=10",
+        "rollout.p95_allowance_ms=2000",
         *more,
     ]
     command = [str(TUNEGATE), "run", "--input", str(data), "--approval", "auto"]
