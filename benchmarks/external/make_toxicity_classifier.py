@@ -34,7 +34,6 @@ import csv
 import io
 import json
 import random
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -45,7 +44,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_toxicity_corpora import _convabuse_rows, _show, _votes, split_of  # noqa: E402
+from make_toxicity_corpora import (  # noqa: E402
+    _convabuse_rows,
+    _show,
+    _votes,
+    alpaca_eval_fenced,
+    split_of,
+)
 
 from screening.content_safety import (  # noqa: E402
     CLASSIFIER,
@@ -167,24 +172,10 @@ def code_chat(mirrors: Path, ex: Examples) -> None:
         (f"gpteacher-code-{i}", item["instruction"] + "\n" + item["input"], item["response"])
         for i, item in enumerate(gpteacher)
     ]
-    git = mirrors / "tatsu-lab+alpaca_eval" / "repo"
-    listing = subprocess.run(
-        ["git", "-C", str(git), "ls-tree", "-r", "--name-only", "HEAD", "results"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    for path in sorted(p for p in listing if p.endswith("/model_outputs.json"))[:40]:
-        try:
-            outputs = json.loads(_show(mirrors, "tatsu-lab+alpaca_eval", path))
-        except (subprocess.CalledProcessError, json.JSONDecodeError):
-            continue
-        model = path.split("/")[1]
-        exchanges += [
-            (f"alpaca-eval-{model}-{i}", item["instruction"], item["output"])
-            for i, item in enumerate(outputs)
-            if "```" in (item.get("output") or "")
-        ]
+    exchanges += [
+        (f"alpaca-eval-{model}-{i}", ask, answer)
+        for model, i, ask, answer in alpaca_eval_fenced(mirrors, files=40)
+    ]
     random.Random(SEED).shuffle(exchanges)
     for rid, ask, answer in exchanges[:CODE_SAMPLE]:
         ex.add(rid, sentences(ask) + sentences(answer), 0, "code")

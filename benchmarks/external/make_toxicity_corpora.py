@@ -19,6 +19,7 @@ import io
 import json
 import random
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,20 @@ def code_chat(mirrors: Path) -> None:
         records.append(
             _record(f"gpteacher-code-{i}", [("user", ask), ("assistant", item["response"])])
         )
+    fenced = [
+        _record(f"alpaca-eval-{model}-{i}", [("user", ask), ("assistant", answer)])
+        for model, i, ask, answer in alpaca_eval_fenced(mirrors)
+    ]
+    random.Random(3).shuffle(records)
+    random.Random(5).shuffle(fenced)
+    _write("code_chat", records[: CAP // 2] + fenced[: CAP // 2])
+
+
+def alpaca_eval_fenced(
+    mirrors: Path, files: int | None = None
+) -> Iterator[tuple[str, int, str, str]]:
+    """(model, index, instruction, output) of every AlpacaEval model output that holds a Markdown
+    code fence, from the first `files` model output files (None: all) the clone holds."""
     git = mirrors / "tatsu-lab+alpaca_eval" / "repo"
     listing = subprocess.run(
         ["git", "-C", str(git), "ls-tree", "-r", "--name-only", "HEAD", "results"],
@@ -150,8 +165,7 @@ def code_chat(mirrors: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout.split()
-    fenced = []
-    for path in sorted(p for p in listing if p.endswith("/model_outputs.json")):
+    for path in sorted(p for p in listing if p.endswith("/model_outputs.json"))[:files]:
         try:
             outputs = json.loads(_show(mirrors, "tatsu-lab+alpaca_eval", path))
         except (subprocess.CalledProcessError, json.JSONDecodeError):
@@ -159,15 +173,7 @@ def code_chat(mirrors: Path) -> None:
         model = path.split("/")[1]
         for i, item in enumerate(outputs):
             if "```" in (item.get("output") or ""):
-                fenced.append(
-                    _record(
-                        f"alpaca-eval-{model}-{i}",
-                        [("user", item["instruction"]), ("assistant", item["output"])],
-                    )
-                )
-    random.Random(3).shuffle(records)
-    random.Random(5).shuffle(fenced)
-    _write("code_chat", records[: CAP // 2] + fenced[: CAP // 2])
+                yield model, i, item["instruction"], item["output"]
 
 
 def main() -> None:
