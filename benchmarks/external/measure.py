@@ -64,6 +64,8 @@ CORPORA = (
     "noseyparker",
     "usaddress",
     "libpostal",
+    "usaddress-us50",
+    "pyap",
     "wnut17",
     "libphonenumber",
 )
