@@ -246,6 +246,7 @@ _UNIT_WORDS = [
     "Box",
     "Level",
     "Studio",
+    "Bureau",
 ]
 # Unit designators that stand without a number (USPS Publication 28, C2).
 # Full words only in capitals ("FRONT"): "Flat Front" is prose.
@@ -262,6 +263,8 @@ _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 _CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
 _NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*)"  # "rosa l parks": an initial too
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
+# A British town or county: "Isle of Man", "Newcastle upon Tyne", "Stratford-upon-Avon".
+_CITY_UK = rf"{_CAP}(?:[ \-](?:(?:of|upon|on|under|le|in)[ \-])?{_CAP}){{0,3}}"
 # A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
 _CITY_EU = (
     rf"(?:'s-)?{_CAP}(?:[ \-](?:(?:an der|an|am|im|bei|de|del|la|le|les|sur|sous|aan|den|op|"
@@ -294,8 +297,23 @@ _COUNTRY = (
 _ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
 _STATE_ABBR = "|".join(US_STATES)
 _PROVINCE = "|".join(CA_PROVINCES)
+# Canadian provinces and territories by name, in English and French, and `B.C.`
+CA_PROVINCE_NAMES = (
+    "Ontario|Qu[eé]bec|Nova Scotia|Nouvelle-[EÉ]cosse|New Brunswick|Nouveau-Brunswick|Manitoba|"
+    "British Columbia|Colombie-Britannique|Prince Edward Island|[IÎ]le-du-Prince-[EÉ]douard|"
+    "Saskatchewan|Alberta|Newfoundland and Labrador|Newfoundland|Terre-Neuve-et-Labrador|Yukon|"
+    "Northwest Territories|Territoires [Dd]u Nord-Ouest|Nunavut|B\\.C\\."
+)
+# A Canadian city and province: `Montréal (Québec) H2S 3L5 Canada`, `Gatineau (Québec) Canada
+# J9A 1L8`, `Winnipeg (Manitoba)`, `Barrie, Ontario L4N 8G1`, `Toronto, Ontario, Canada`.
+_CA_COUNTRY = r"(?:[ \t]*,?[ \t]*(?:Canada|CANADA)(?![\w\-]))?"
+_CA_TAIL = (
+    rf"(?:(?:{_CITY_ANY}[ \t]*,?[ \t]*)?\((?:{CA_PROVINCE_NAMES})\){_CA_COUNTRY}"
+    rf"(?:[ \t]*,?[ \t]*{_CA_POSTCODE}(?![\w\-]){_CA_COUNTRY})?"
+    rf"|{_CITY_ANY}(?:\s*,\s*|\s+)(?:{CA_PROVINCE_NAMES})(?![\w\-])(?:,?\s+{_CA_POSTCODE})?)"
+)
 _TAIL_US_CA_UK = (
-    rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
+    rf"{_SEP}(?P<tail>(?:{_CA_TAIL}|{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
     rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+{_ZIP}"
     rf"|(?:{_PROVINCE}),?\s+{_CA_POSTCODE}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
@@ -305,7 +323,7 @@ _TAIL_US_CA_UK = (
     rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
     rf"|{_CITY}(?:,\s*|\s*\n\s*)[A-Z]{{1,2}}\d[A-Z\d]?(?=[ \t]*(?:$|\n))"
     # a city alone: only at the end of its line (checked: on the street's own line)
-    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))\b{_COUNTRY})"
+    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))(?:\b|(?<=\))){_COUNTRY})"
 )
 _ADDRESS_WORDS = re.compile(
     r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
@@ -551,6 +569,8 @@ _FR_TYPES = _cases(
         "avenue",
         "av.",
         "bd",
+        "boul.",
+        "boul",
         "boulevard",
         "place",
         "pl.",
@@ -579,10 +599,20 @@ _FR_TYPES = _cases(
     ]
 )
 _FR_PARTICLE = "(?:de|du|des|la|le|les|l'|d'|l\u2019|d\u2019|aux|au|sur|en|et)"
+# A unit after a French street (`bureau 1105`, `app. 4`) and a Canadian post-office box (`C.P.
+# 500`, `Case postale 710`).
+_FR_UNIT = (
+    r"(?:,?[ \t]+(?:[Bb]ureau|BUREAU|[Aa]pp\.|[Aa]ppartement|[Ll]ocal|[Ss]uite|[Pp]orte)[ \t]+"
+    r"\d{1,5}[A-Za-z]?(?![\w\-]))?(?:,?[ \t]+(?:C\.P\.|CP|[Cc]ase [Pp]ostale)[ \t]+\d{1,6}(?![\w\-]))?"
+)
 _NUMBER_FIRST_FR = re.compile(
-    rf"(?<![\w\-])(?P<street>\d{{1,4}}(?:\s?(?:bis|ter|quater|[A-Da-d]))?,?\s+(?:{_FR_TYPES})\s+"
-    rf"(?:{_FR_PARTICLE}\s?)*{_CAP}(?:[ \-](?:{_FR_PARTICLE}\s?)*{_CAP}){{0,4}})"
-    rf"(?:{_SEP}(?P<tail>(?:F-)?\d{{5}}\s+{_CITY}(?:\s+(?:Cedex|CEDEX)(?:\s+\d{{1,2}})?)?))?",
+    rf"(?<![\w\-])(?P<street>\d{{1,4}}(?:\s?(?:bis|ter|quater|[A-Da-d]))?,?\s+"
+    # an ordinal before the type: `18e rue`, `1re Avenue`
+    rf"(?:\d{{1,3}}(?:e|re|er|ème)\s+)?(?:{_FR_TYPES})\s+"
+    rf"(?:{_FR_PARTICLE}\s?)*{_CAP}(?:[ \-](?:{_FR_PARTICLE}\s?)*(?!C\.P\.|Bureau\b){_CAP}){{0,4}}"
+    rf"{_FR_UNIT})"
+    rf"(?:{_SEP}(?P<tail>(?:F-)?\d{{5}}\s+{_CITY}(?:\s+(?:Cedex|CEDEX)(?:\s+\d{{1,2}})?)?"
+    rf"|{_CA_TAIL}(?:(?<=\))|(?<=\w))))?",
 )
 
 # Street type, name, number: Spanish, Catalan, Italian, Portuguese, Brazilian.
@@ -655,8 +685,10 @@ def _street_types() -> tuple[
         rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
+    # a house number; a unit before it (`104-18663`, `108 - 1550`; `718 - 8th Avenue`)
     number = (
-        rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]?½|[ ]1/2)?"
+        rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:/\d{{1,4}}[A-Za-z]?|[ ]?-[ ]?\d{{1,6}}[A-Za-z]?|-[A-Z](?!\w)"
+        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t]))?"
         rf"|[NSEWnsew]\d{{1,4}}[ ]?[NSEWnsew]\d{{1,5}})"
         rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
     )
@@ -669,12 +701,15 @@ def _street_types() -> tuple[
         rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"
-        rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?))"
+        rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?"
+        # the route a street is, in parentheses: "62 Portland Road (Route 1)"
+        rf"(?:[ \t]+\((?:Route|Rte|Hwy|Highway|US|SR)[ \t]*\d{{1,4}}\))?))"
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
         rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
     )
+    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
     )
@@ -687,6 +722,8 @@ def _street_types() -> tuple[
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
                 rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                # a numbered street or avenue without its ordinal: "18663 52 AVE", "13009 239b St."
+                rf"(?P<numname>\d{{1,3}}[A-Za-z]?[ \t]+{numbered})(?![\w\-])|"
                 # a European street word ending the name, number first: "1 Hämeenkatu"
                 rf"(?P<compound>{_CAP}(?:{_COMPOUND}))(?![\w\-])|"
                 # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
@@ -699,15 +736,23 @@ def _street_types() -> tuple[
         rf"(?<![\w\-/.,])(?P<street>\d{{1,6}}[A-Za-z]?[ \t]+"
         rf"(?P<pre>[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
         r"(?!(?:Dakota|Carolina|Virginia|Korea|America|Africa|Pole|Sea|Side|Coast|End)\b)"
-        rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
+        rf"(?P<name>\d{{1,5}}[ \t]+(?:[NSEW](?![\w\-])\.?|North|South|East|West|NORTH|SOUTH|EAST|"
+        rf"WEST)|{_ORDINAL}|"
         rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
     )
     # A UK address block without a house number: unit, street, town, postcode on their lines.
     uk_block = re.compile(
-        rf"(?<![\w\-])(?P<street>(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
+        rf"(?<![\w\-])(?P<street>"
+        # a building's name or a PO box before the street, first on its line or after a comma:
+        # "Guildhall, Gresham Street", "PO Box 111, Peveril Buildings, Peveril Square"
+        rf"(?:(?:(?<![^\n])|(?<=,[ ]))(?:(?:P\.?O\.?[ ]Box[ \t]+\d{{1,6}}|{_CAP}(?:[ \t]+{_CAP}){{0,2}})"
+        rf"[ \t]*,[ \t]*){{1,2}})?"
+        rf"(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
         rf"\d{{1,4}}[A-Za-z]?[ \t]*(?:,[ \t]*|\n[ \t]*))?{_CAP}(?:[ \t]+{_CAP}){{0,3}}?[ \t]+"
         rf"(?:{every}))[ \t]*(?:,[ \t]*|\n[ \t]*)"
-        rf"(?P<tail>{_CITY}(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+){_UK_POSTCODE})\b"
+        # the town, and a county or island: "Douglas, Isle of Man IM99 1JJ"
+        rf"(?P<tail>{_CITY_UK}(?:[ \t]*,[ \t]*{_CITY_UK})?(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+)"
+        rf"{_UK_POSTCODE})\b"
     )
     # A line that is an address line and nothing else, with no street word: "5429 woodlawn
     # chicago", "333 Nroth Michigan", "3901 south state steet 1st floor" (a form's or a table's
@@ -786,9 +831,14 @@ def _number_first(text: str) -> list[_Found]:
             or m.group("fname")
             or m.group("uname")
             or m.group("compound")
+            or m.group("numname")
             or ""
         )
         kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
+        if m.group("numname"):
+            name, kind = name.split()[0], name.split()[-1].rstrip(".")
+            if _house_digits(m) < 2:
+                continue  # "Windows 7 10 Street"? a house number has two digits at least
         route = m.group("route")
         words = name.split()
         lower = [w for w in words if w[0].islower()]
@@ -796,9 +846,13 @@ def _number_first(text: str) -> list[_Found]:
         unit = m.group("unit").strip()
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
         alone = _whole_line(text, m.start(), end)
-        stops = [w for w in words if w.lower() in _STOP]
-        if stops and not (set(stops) <= {"and", "AND"} and (tail or alone)):
-            continue  # "3 Wind and Fire Dr" with its city, or on a line of its own
+        # "A Avenue", "K Street": a one-letter name is no article
+        stops = [w for w in words if w.lower() in _STOP and words != ["A"]]
+        if stops and not (
+            (set(stops) <= {"and", "AND"} and (tail or alone))
+            or (stops == words[:1] == ["The"] and (tail or context or alone))
+        ):
+            continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
         if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
         plain = kind.lower() in _PLAIN_TYPES and _house_digits(m) >= 2
@@ -839,6 +893,9 @@ def _number_first(text: str) -> list[_Found]:
         ):
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
+        if tail and not re.search(r"[\d,\n]", text[m.start("tail") : end]):
+            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": no street word, and a "city and
+            # state" with no ZIP, comma or line break is a product line's last words
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (
             re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"
