@@ -281,7 +281,9 @@ def usaddress_lines(
     out: list[dict[str, Any]] = []
     nodes = [node for node in ET.parse(path).getroot() if _xml_line(node) not in exclude]
     if exclude:  # and each line once
-        nodes = [node for i, node in enumerate(nodes) if _xml_line(node) not in map(_xml_line, nodes[:i])]
+        nodes = [
+            node for i, node in enumerate(nodes) if _xml_line(node) not in map(_xml_line, nodes[:i])
+        ]
     for node in sample(nodes, n, source):
         text, start, end, numbered = "", None, None, False
         for token in node:
@@ -317,8 +319,12 @@ def usaddress_us50(path: Path, training: Path, n: int) -> list[dict[str, Any]]:
 
 PYAP_TESTS = ("test_parser_us.py", "test_parser_ca.py", "test_parser_gb.py")
 # The tests' functions whose cases are whole streets or whole addresses.
-PYAP_FUNCTIONS = ("test_full_street", "test_full_street_positive", "test_full_address",
-                  "test_full_address_positive")
+PYAP_FUNCTIONS = (
+    "test_full_street",
+    "test_full_street_positive",
+    "test_full_address",
+    "test_full_address_positive",
+)
 _NUMBER_WORD = re.compile(
     r"\d|^(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|"
     r"sixty|seventy|eighty|ninety)\b",
