@@ -557,8 +557,10 @@ _NAME_FIRST = re.compile(
 # 21840, MEXICALI"), kept only with the postcode
 # and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
 _NAME_NUMBER_POSTCODE = re.compile(
-    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?)"
-    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}}),?[ \t]+"
+    # a Czech or Slovak house number: its register and street numbers ("Panenská 666/20")
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?(?:/\d{{1,4}}[a-zA-Z]?)?)"
+    # postcodes: 5 digits, Polish 00-000, Nordic 4, Czech, Slovak, Swedish, Greek 000 00
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|\d{{3}}[ ]\d{{2}}|(?!19|20)\d{{4}}),?[ \t]+"
     rf"{_CITY_EU})(?=[ \t]*(?:$|\n|,))"
 )
 
@@ -703,7 +705,10 @@ def _street_types() -> tuple[
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"
         rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?"
         # the route a street is, in parentheses: "62 Portland Road (Route 1)"
-        rf"(?:[ \t]+\((?:Route|Rte|Hwy|Highway|US|SR)[ \t]*\d{{1,4}}\))?))"
+        rf"(?:[ \t]+\((?:Route|Rte|Hwy|Highway|US|SR)[ \t]*\d{{1,4}}\))?"
+        # a building's name after the street, before a comma: "150 I St SE The Garrett, ..."
+        rf"(?:[ \t]+(?:The|THE)[ \t]+{_CAP}(?:[ \t]+{_CAP})?(?=[ \t]*,)"
+        rf"(?:[ \t]*,[ \t]*(?:{unit}))*)?))"
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
@@ -846,8 +851,8 @@ def _number_first(text: str) -> list[_Found]:
         unit = m.group("unit").strip()
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
         alone = _whole_line(text, m.start(), end)
-        # "A Avenue", "K Street": a one-letter name is no article
-        stops = [w for w in words if w.lower() in _STOP and words != ["A"]]
+        # "A Avenue", "I St": a one-letter name is no article or pronoun
+        stops = [w for w in words if w.lower() in _STOP and not (len(name) == 1 and name.isupper())]
         if stops and not (
             (set(stops) <= {"and", "AND"} and (tail or alone))
             or (stops == words[:1] == ["The"] and (tail or context or alone))

@@ -139,6 +139,9 @@ WHOLE = [
     "1480 West 500 North, Logan, UT 84321",
     "4 The Crescent, Harrogate HG1 2RT",
     "17 Elm Road (Route 6)",
+    "88 I St NW The Lindley, Apt 4B, Washington, DC 20001",
+    # Czech and Slovak house numbers (register/street), a 000 00 postcode
+    "Vinohradská 1511/230\n100 00 Praha",
 ]
 # A building's name or a PO box before a British street, first on its line or after a comma.
 UK_BUILDINGS = [

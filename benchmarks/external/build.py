@@ -434,6 +434,105 @@ def libpostal_cases(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+# --- OpenCageData/address-formatting: the expected addresses of its formatter's test cases ---
+
+# Countries and territories whose cases are kept: Europe, its overseas parts, Australia and New
+# Zealand, none of the 16 countries whose cases the dev set addresses_phones_cards_dev.jsonl holds.
+OPENCAGE_COUNTRIES = [
+    "ad",
+    "al",
+    "ba",
+    "bg",
+    "cy",
+    "cz",
+    "ee",
+    "fi",
+    "fo",
+    "gi",
+    "gr",
+    "hr",
+    "hu",
+    "im",
+    "is",
+    "je",
+    "gg",
+    "li",
+    "lt",
+    "lu",
+    "lv",
+    "mc",
+    "md",
+    "me",
+    "mk",
+    "mt",
+    "no",
+    "ro",
+    "rs",
+    "si",
+    "sk",
+    "sm",
+    "ua",
+    "va",
+    "xk",
+    "gl",
+    "ax",
+    "bl",
+    "re",
+    "gf",
+    "gp",
+    "mq",
+    "yt",
+    "mf",
+    "au",
+    "nz",
+]
+
+
+def opencage_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each test case of `testcases/countries/<cc>.yaml` (of `OPENCAGE_COUNTRIES`) with a house
+    number and an address in Latin script: its `expected` address (OpenCage's formatting of
+    OpenStreetMap's components, the name of the place first where it has one, the country
+    last) as the text, on its lines or, for half of them by hash, joined by commas; the value
+    the line that holds the house number (with the road where the case has one), without a
+    final full stop."""
+    out: list[dict[str, Any]] = []
+    for country in OPENCAGE_COUNTRIES:
+        path = folder / f"{country}.yaml"
+        if not path.exists():
+            continue
+        for case in yaml.safe_load_all(path.read_text()):
+            parts = (case or {}).get("components") or {}
+            number = str(parts.get("house_number", parts.get("housenumber", "")))
+            expected = re.sub(
+                r"\\u([0-9a-fA-F]{4})",
+                lambda m: chr(int(m.group(1), 16)),
+                (case and case["expected"]) or "",
+            )
+            if not number or not expected or re.search(r"[\u0370-\u1fff]", expected):
+                continue
+            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
+            road = str(parts.get("road", ""))
+            street = [
+                line
+                for line in lines
+                if re.search(rf"(?<!\w){re.escape(number)}(?!\w)", line) and road in line
+            ]
+            if not street:
+                continue
+            joined = ", " if _hash("opencage", expected) % 2 else "\n"
+            text = joined.join(lines)
+            value = street[0].rstrip(".,")
+            start = text.index(value)
+            span = {
+                "type": "STREET_ADDRESS",
+                "value": value,
+                "start": start,
+                "end": start + len(value),
+            }
+            out.append(record("opencage", len(out), text, [span]))
+    return out
+
+
 # --- WNUT-17 Emerging Entities: person names in tweets, Reddit, YouTube, StackOverflow -------
 
 _NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%", "'s", "n't", "'m", "'re", "'ll"}
@@ -519,6 +618,9 @@ def main() -> None:
         "--usaddress-us50", type=Path, help="measure_performance/test_data/us50_test_tagged.xml"
     )
     parser.add_argument("--pyap-tests", type=Path, help="a pyap checkout (its test_parser_*.py)")
+    parser.add_argument(
+        "--opencage-tests", type=Path, help="address-formatting's testcases/countries"
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -535,6 +637,7 @@ def main() -> None:
             lambda _: usaddress_us50(args.usaddress_us50, args.usaddress_xml, args.n),
         ),
         "pyap": (args.pyap_tests, pyap_cases),
+        "opencage": (args.opencage_tests, opencage_cases),
     }
     for name, (source, build) in builders.items():
         if not source:

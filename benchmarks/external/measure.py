@@ -66,6 +66,7 @@ CORPORA = (
     "libpostal",
     "usaddress-us50",
     "pyap",
+    "opencage",
     "wnut17",
     "libphonenumber",
 )
