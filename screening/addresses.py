@@ -272,7 +272,7 @@ _CITY_EU = (
 )
 # The postcode of a European address line: 10115, 1015 CJ, 7108WL, 59-700, 411 34, 1000-001.
 _EU_POSTCODE = (
-    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,5})"
+    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,6})"
 )
 _EU_TAIL = rf"(?:{_EU_POSTCODE}(?:\s*\n\s*|,?\s+){_CITY_EU}|(?P<city>{_CITY_EU})(?=[ \t]*(?:$|\n)))"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
@@ -312,10 +312,13 @@ _CA_TAIL = (
     rf"(?:[ \t]*,?[ \t]*{_CA_POSTCODE}(?![\w\-]){_CA_COUNTRY})?"
     rf"|{_CITY_ANY}(?:\s*,\s*|\s+)(?:{CA_PROVINCE_NAMES})(?![\w\-])(?:,?\s+{_CA_POSTCODE})?)"
 )
+# Australian states and territories: "Brookvale NSW 2100", "Melbourne, VIC 3004"
+_AU_STATES = "NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|NT|ACT"
 _TAIL_US_CA_UK = (
     rf"{_SEP}(?P<tail>(?:{_CA_TAIL}|{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
     rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+{_ZIP}"
     rf"|(?:{_PROVINCE}),?\s+{_CA_POSTCODE}"
+    rf"|(?:{_AU_STATES})\.?,?\s+\d{{4}}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
     rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
     rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
@@ -545,7 +548,10 @@ _NAME_FIRST = re.compile(
     rf"(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
     # Hungarian street words, in lower case: "Kazinczy utca 14", "kazinczy utca, 14"
     rf"(?:{_CAP}[ ]|[a-z\u00e0-\u017f]+[ ]){{1,2}}(?:utca|útja|út|tér|körút|köz|fasor|sétány)|"
-    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
+    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?|"
+    # Norwegian, Swedish, Danish street words written apart: "Maria Dehlis vei 15"
+    rf"(?:{_CAP}[ ]){{1,2}}(?:vei|veien|vegen|veg|gate|gata|gaten|plass|torg|allé|stien|bakken|"
+    rf"vägen|väg|gatan|gränd|vej|gade|plads))"
     r",?[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?\b"
     # a floor and side after the number: Danish "4 t.v.", "2. sal", Swedish "1 trappa upp"
     r"(?:,?[ \t]+(?:(?:\d{1,2}\.?|st\.?|kl\.?)[ \t]*(?:t\.?[ ]?v\.?|th\.?|tv|mf\.?|sal\.?)"
@@ -558,7 +564,7 @@ _NAME_FIRST = re.compile(
 # and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
 _NAME_NUMBER_POSTCODE = re.compile(
     # a Czech or Slovak house number: its register and street numbers ("Panenská 666/20")
-    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?(?:/\d{{1,4}}[a-zA-Z]?)?)"
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?(?:[/\-]\d{{1,4}}[a-zA-Z]?)?)"
     # postcodes: 5 digits, Polish 00-000, Nordic 4, Czech, Slovak, Swedish, Greek 000 00
     rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|\d{{3}}[ ]\d{{2}}|(?!19|20)\d{{4}}),?[ \t]+"
     rf"{_CITY_EU})(?=[ \t]*(?:$|\n|,))"
@@ -624,12 +630,20 @@ _ROMANCE_TYPES = (
     "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\.|Avinguda|"
     "Rue|Avenue|Boulevard|Chaussée|Chemin|Quai|Place|Square|Dreef|Steenweg|Callejón|Cañada|"
     "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia|"
-    "Pç\\.|Pça\\.?"
+    "Pç\\.|Pça\\.?|Tv\\.|Trav\\.|Lg\\.|"
+    # Romanian
+    "Calea|Bulevardul|Bdul\\.?|B-dul|Splaiul|Șoseaua|Soseaua|Aleea|Piața|Piata|Intrarea|Str\\."
 )
-_ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e)"
+# The same in lower case, where the name may be too: "rua godinho de faria 1200"
+_ROMANCE_TYPES_LOWER = "rua|calle|avenida|carrer|avinguda|calea|strada"
+_ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e|a|à|ao|às)"
+# an elided particle before the name: "Carrer d'Aragó", "Via dell'Anima"
+_ROMANCE_ELIDED = r"(?:d|l|dell|D|L)['\u2019]"
 _TYPE_FIRST = re.compile(
-    rf"(?<![\w\-])(?P<street>(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+)?"
-    rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?{_CAP}){{0,4}}"
+    rf"(?<![\w\-])(?P<street>(?:(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+|{_ROMANCE_ELIDED})?"
+    rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+|{_ROMANCE_ELIDED})?{_CAP}){{0,4}}"
+    rf"|(?:{_ROMANCE_TYPES_LOWER})\s+(?:{_ROMANCE_PARTICLE}\s+)?[a-z\u00e0-\u00ff]+"
+    rf"(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?[a-z\u00e0-\u00ff]+){{0,3}})"
     r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|[Ss]/[Nn])"
     r"(?:(?:,?\s+|\s*-\s*)\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
     r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
@@ -714,6 +728,11 @@ def _street_types() -> tuple[
     numbered_unit = (
         rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
     )
+    # a unit before an Australian house number: "Unit 12/345", "U12/345", "Lot 12/345"
+    slash_unit = (
+        rf"(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})\.?[ \t]*"
+        rf"(?=\d{{1,4}}[A-Za-z]?/\d)"
+    )
     numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
@@ -722,7 +741,7 @@ def _street_types() -> tuple[
     for lazy in ("", "?"):
         patterns.append(
             re.compile(
-                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?{number}"
+                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+|{slash_unit})?{number}"
                 rf"(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
                 rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"

@@ -142,6 +142,16 @@ WHOLE = [
     "88 I St NW The Lindley, Apt 4B, Washington, DC 20001",
     # Czech and Slovak house numbers (register/street), a 000 00 postcode
     "Vinohradská 1511/230\n100 00 Praha",
+    # Australian units before the house number, Catalan elided particles, Romanian and
+    # Portuguese street words, lower-case Portuguese, Norwegian street words written apart,
+    # a German house-number range
+    "Unit 4/27 Wattle Road, Brookvale NSW 2100",
+    "Carrer d'Urgell 201, 08036 Barcelona",
+    "Bulevardul Unirii 12, 030833 București",
+    "Tv. do Carmo 8B",
+    "rua das flores 44",
+    "Ole Bulls gate 7",
+    "Am Stadtpark 3-5, 20249 Hamburg",
 ]
 # A building's name or a PO box before a British street, first on its line or after a comma.
 UK_BUILDINGS = [

@@ -434,6 +434,55 @@ def libpostal_cases(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+# --- pelias/parser: the address parser's test cases (geocoder queries, 18 countries) ----------
+
+PELIAS_STREET = ("housenumber", "street", "unit", "unit_type")
+_JS_ASSERT = re.compile(r"\bassert\(\s*'((?:[^'\\]|\\.)*)'\s*,")
+_JS_COMPONENT = re.compile(r"\{\s*(\w+):\s*'((?:[^'\\]|\\.)*)'\s*\}")
+
+
+def pelias_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each `assert(input, expected)` of `test/address.*.test.js` and `test/addressit.*.test.js`
+    with a house number: the input as the text, its street part as the value (from the first to
+    the last of its housenumber, street, unit and unit_type components, found in the input in
+    order, case-insensitively; the first solution where the test lists several). Cases whose
+    components cannot be found in the input in order are left out; an input in several files is
+    one record."""
+    cases: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted(folder.glob("address*.test.js")):
+        source = path.read_text()
+        for m in _JS_ASSERT.finditer(source):
+            depth, at = 0, m.end()
+            while at < len(source):  # the expected list: up to its closing bracket
+                depth += {"[": 1, "]": -1}.get(source[at], 0)
+                at += 1
+                if depth == 0 and source[at - 1] == "]":
+                    break
+            body = source[m.end() : at]
+            if body.lstrip().startswith("[") and body.lstrip()[1:].lstrip().startswith("["):
+                body = body[: body.index("]") + 1]  # the first of several solutions
+            text = re.sub(r"\\(.)", r"\1", m.group(1))
+            components = [(k, re.sub(r"\\(.)", r"\1", v)) for k, v in _JS_COMPONENT.findall(body)]
+            cases.setdefault(text, components)
+    out: list[dict[str, Any]] = []
+    for text, components in cases.items():
+        if "housenumber" not in {k for k, _ in components}:
+            continue
+        lower, at, start, end = text.lower(), 0, None, None
+        for label, value in components:
+            found = lower.find(value.lower(), at)
+            if found < 0:
+                break
+            at = found + len(value)
+            if label in PELIAS_STREET:
+                start = found if start is None else start
+                end = at
+        else:
+            span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+            out.append(record("pelias", len(out), text, [span]))
+    return out
+
+
 # --- OpenCageData/address-formatting: the expected addresses of its formatter's test cases ---
 
 # Countries and territories whose cases are kept: Europe, its overseas parts, Australia and New
@@ -618,6 +667,7 @@ def main() -> None:
         "--usaddress-us50", type=Path, help="measure_performance/test_data/us50_test_tagged.xml"
     )
     parser.add_argument("--pyap-tests", type=Path, help="a pyap checkout (its test_parser_*.py)")
+    parser.add_argument("--pelias-tests", type=Path, help="pelias/parser's test folder")
     parser.add_argument(
         "--opencage-tests", type=Path, help="address-formatting's testcases/countries"
     )
@@ -638,6 +688,7 @@ def main() -> None:
         ),
         "pyap": (args.pyap_tests, pyap_cases),
         "opencage": (args.opencage_tests, opencage_cases),
+        "pelias": (args.pelias_tests, pelias_cases),
     }
     for name, (source, build) in builders.items():
         if not source:

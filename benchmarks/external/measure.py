@@ -67,6 +67,7 @@ CORPORA = (
     "usaddress-us50",
     "pyap",
     "opencage",
+    "pelias",
     "wnut17",
     "libphonenumber",
 )
