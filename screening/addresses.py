@@ -730,8 +730,8 @@ def _street_types() -> tuple[
     )
     # a unit before an Australian house number: "Unit 12/345", "U12/345", "Lot 12/345"
     slash_unit = (
-        rf"(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})\.?[ \t]*"
-        rf"(?=\d{{1,4}}[A-Za-z]?/\d)"
+        rf"(?=[AaFfLlSsUu])(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})"
+        rf"\.?[ \t]*(?=\d{{1,4}}[A-Za-z]?/\d)"
     )
     numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
     front = _cases(
