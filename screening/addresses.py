@@ -39,7 +39,23 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
 - a line that is only a house number of 3+ digits and one or two words, with its unit and tail
   (`5429 woodlawn chicago`, `3901 south state 1st floor`: a form's or a table's address field);
   not a count (`250 followers`), a year and a title (`1984 Olympic Games`), an HTTP status line
-  (`502 Bad Gateway`) or watts (`100 W Power Supply`).
+  (`502 Bad Gateway`), watts (`100 W Power Supply`) or a product line whose last two capitals
+  look like a city and a state with no ZIP or comma (`130 AUTOMATIC STRAPPING MACHINE CO`);
+- Canada and Australia: a province by name or in parentheses, Quebec's way (`Montréal (Québec)
+  H2S 3L5 Canada`, `Barrie, Ontario L4N 8G1`), French-Canadian units and boxes (`bureau 1105`,
+  `C.P. 500`), ordinal streets (`18e rue`), a unit before the house number (`104-18663 52 AVE`,
+  `718 - 8th Avenue SW`, `Unit 12/345 Main St`), numbered avenues without their ordinal (`121a
+  Ave NW`), a state and postcode (`Brookvale NSW 2100`);
+- more street names: one letter (`1202 A Avenue`, `150 I St SE`), `The` before a street word
+  with a city or an address word (`1 The Square, Lillington, NC 27546`), a Utah grid in words
+  (`295 South 250 East`), the route in parentheses (`62 Portland Road (Route 1)`), a building's
+  name after the street (`150 I St SE The Garrett, Washington, DC 20003`) or before a British
+  one (`Guildhall, Gresham Street, London, EC2V 7HH`; `PO Box 111, Peveril Buildings, Peveril
+  Square, Douglas, Isle of Man IM99 1JJ`), Nordic street words written apart (`Maria Dehlis vei
+  15`), Romanian and Portuguese words (`Calea Victoriei 54`, `Tv. da Horta 27A`), lower-case
+  Romance streets (`rua godinho de faria 1200`), elided particles (`Carrer d'Aragó 155`), Czech
+  house numbers and postcodes (`Panenská 666/20` / `811 03 Bratislava`), house-number ranges
+  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes.
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,

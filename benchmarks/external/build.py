@@ -1,8 +1,12 @@
 """Rebuild the external evaluation corpora (benchmarks/external/*.jsonl) from their sources.
 
-    python benchmarks/external/build.py \
-        --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE \\
-        --validatorjs-tests FILE --libpostal-tests FILE [--out DIR]
+    python benchmarks/external/build.py \\
+        [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
+        [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
+        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] [--out DIR]
+
+Each corpus whose input is given is rebuilt (libphonenumber's always: it reads the installed
+package); SOURCES.md has the full command.
 
 Every corpus is labelled personal data or credentials written by others (SOURCES.md says where
 from, at which commit, under which licence). Each line of a corpus is one record a user could
