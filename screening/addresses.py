@@ -39,7 +39,23 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
 - a line that is only a house number of 3+ digits and one or two words, with its unit and tail
   (`5429 woodlawn chicago`, `3901 south state 1st floor`: a form's or a table's address field);
   not a count (`250 followers`), a year and a title (`1984 Olympic Games`), an HTTP status line
-  (`502 Bad Gateway`) or watts (`100 W Power Supply`).
+  (`502 Bad Gateway`), watts (`100 W Power Supply`) or a product line whose last two capitals
+  look like a city and a state with no ZIP or comma (`130 AUTOMATIC STRAPPING MACHINE CO`);
+- Canada and Australia: a province by name or in parentheses, Quebec's way (`Montréal (Québec)
+  H2S 3L5 Canada`, `Barrie, Ontario L4N 8G1`), French-Canadian units and boxes (`bureau 1105`,
+  `C.P. 500`), ordinal streets (`18e rue`), a unit before the house number (`104-18663 52 AVE`,
+  `718 - 8th Avenue SW`, `Unit 12/345 Main St`), numbered avenues without their ordinal (`121a
+  Ave NW`), a state and postcode (`Brookvale NSW 2100`);
+- more street names: one letter (`1202 A Avenue`, `150 I St SE`), `The` before a street word
+  with a city or an address word (`1 The Square, Lillington, NC 27546`), a Utah grid in words
+  (`295 South 250 East`), the route in parentheses (`62 Portland Road (Route 1)`), a building's
+  name after the street (`150 I St SE The Garrett, Washington, DC 20003`) or before a British
+  one (`Guildhall, Gresham Street, London, EC2V 7HH`; `PO Box 111, Peveril Buildings, Peveril
+  Square, Douglas, Isle of Man IM99 1JJ`), Nordic street words written apart (`Maria Dehlis vei
+  15`), Romanian and Portuguese words (`Calea Victoriei 54`, `Tv. da Horta 27A`), lower-case
+  Romance streets (`rua godinho de faria 1200`), elided particles (`Carrer d'Aragó 155`), Czech
+  house numbers and postcodes (`Panenská 666/20` / `811 03 Bratislava`), house-number ranges
+  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes.
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -246,6 +262,7 @@ _UNIT_WORDS = [
     "Box",
     "Level",
     "Studio",
+    "Bureau",
 ]
 # Unit designators that stand without a number (USPS Publication 28, C2).
 # Full words only in capitals ("FRONT"): "Flat Front" is prose.
@@ -262,6 +279,8 @@ _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 _CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
 _NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*)"  # "rosa l parks": an initial too
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
+# A British town or county: "Isle of Man", "Newcastle upon Tyne", "Stratford-upon-Avon".
+_CITY_UK = rf"{_CAP}(?:[ \-](?:(?:of|upon|on|under|le|in)[ \-])?{_CAP}){{0,3}}"
 # A European city: "Waidhofen an der Ybbs", "Póvoa de Santa Iria", "'s-Heer Abtskerke".
 _CITY_EU = (
     rf"(?:'s-)?{_CAP}(?:[ \-](?:(?:an der|an|am|im|bei|de|del|la|le|les|sur|sous|aan|den|op|"
@@ -269,7 +288,7 @@ _CITY_EU = (
 )
 # The postcode of a European address line: 10115, 1015 CJ, 7108WL, 59-700, 411 34, 1000-001.
 _EU_POSTCODE = (
-    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,5})"
+    r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{3}[ ]\d{2}|\d{4}-\d{3}|\d{4}[ ]?[A-Z]{2}(?![a-z])|\d{4,6})"
 )
 _EU_TAIL = rf"(?:{_EU_POSTCODE}(?:\s*\n\s*|,?\s+){_CITY_EU}|(?P<city>{_CITY_EU})(?=[ \t]*(?:$|\n)))"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
@@ -294,10 +313,28 @@ _COUNTRY = (
 _ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
 _STATE_ABBR = "|".join(US_STATES)
 _PROVINCE = "|".join(CA_PROVINCES)
+# Canadian provinces and territories by name, in English and French, and `B.C.`
+CA_PROVINCE_NAMES = (
+    "Ontario|Qu[eé]bec|Nova Scotia|Nouvelle-[EÉ]cosse|New Brunswick|Nouveau-Brunswick|Manitoba|"
+    "British Columbia|Colombie-Britannique|Prince Edward Island|[IÎ]le-du-Prince-[EÉ]douard|"
+    "Saskatchewan|Alberta|Newfoundland and Labrador|Newfoundland|Terre-Neuve-et-Labrador|Yukon|"
+    "Northwest Territories|Territoires [Dd]u Nord-Ouest|Nunavut|B\\.C\\."
+)
+# A Canadian city and province: `Montréal (Québec) H2S 3L5 Canada`, `Gatineau (Québec) Canada
+# J9A 1L8`, `Winnipeg (Manitoba)`, `Barrie, Ontario L4N 8G1`, `Toronto, Ontario, Canada`.
+_CA_COUNTRY = r"(?:[ \t]*,?[ \t]*(?:Canada|CANADA)(?![\w\-]))?"
+_CA_TAIL = (
+    rf"(?:(?:{_CITY_ANY}[ \t]*,?[ \t]*)?\((?:{CA_PROVINCE_NAMES})\){_CA_COUNTRY}"
+    rf"(?:[ \t]*,?[ \t]*{_CA_POSTCODE}(?![\w\-]){_CA_COUNTRY})?"
+    rf"|{_CITY_ANY}(?:\s*,\s*|\s+)(?:{CA_PROVINCE_NAMES})(?![\w\-])(?:,?\s+{_CA_POSTCODE})?)"
+)
+# Australian states and territories: "Brookvale NSW 2100", "Melbourne, VIC 3004"
+_AU_STATES = "NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|NT|ACT"
 _TAIL_US_CA_UK = (
-    rf"{_SEP}(?P<tail>(?:{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
+    rf"{_SEP}(?P<tail>(?:{_CA_TAIL}|{_CITY_ANY}(?:\s*,\s*|\s*\n\s*|\s+)"
     rf"(?:(?:{_STATE}|{'|'.join(s.lower() for s in US_STATES)})\.?,?\s+{_ZIP}"
     rf"|(?:{_PROVINCE}),?\s+{_CA_POSTCODE}"
+    rf"|(?:{_AU_STATES})\.?,?\s+\d{{4}}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
     rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
     rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
@@ -305,7 +342,7 @@ _TAIL_US_CA_UK = (
     rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
     rf"|{_CITY}(?:,\s*|\s*\n\s*)[A-Z]{{1,2}}\d[A-Z\d]?(?=[ \t]*(?:$|\n))"
     # a city alone: only at the end of its line (checked: on the street's own line)
-    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))\b{_COUNTRY})"
+    rf"|(?P<city>{_CITY})(?=[ \t]*(?:$|\n)))(?:\b|(?<=\))){_COUNTRY})"
 )
 _ADDRESS_WORDS = re.compile(
     r"(?:address|addr|live[sd]? (?:at|on)|living at|located at|reside[sd]? at|ship(?:ped)? to|"
@@ -527,7 +564,10 @@ _NAME_FIRST = re.compile(
     rf"(?:{_CAP}[ \-]){{1,2}}(?:{_EU_TYPES_WORD})|"
     # Hungarian street words, in lower case: "Kazinczy utca 14", "kazinczy utca, 14"
     rf"(?:{_CAP}[ ]|[a-z\u00e0-\u017f]+[ ]){{1,2}}(?:utca|útja|út|tér|körút|köz|fasor|sétány)|"
-    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?)"
+    rf"(?:ul\.|al\.|pl\.|ulica|aleja|plac|os\.|osiedle)\s{_CAP}(?:\s{_CAP})?|"
+    # Norwegian, Swedish, Danish street words written apart: "Maria Dehlis vei 15"
+    rf"(?:{_CAP}[ ]){{1,2}}(?:vei|veien|vegen|veg|gate|gata|gaten|plass|torg|allé|stien|bakken|"
+    rf"vägen|väg|gatan|gränd|vej|gade|plads))"
     r",?[ \t]+\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?\b"
     # a floor and side after the number: Danish "4 t.v.", "2. sal", Swedish "1 trappa upp"
     r"(?:,?[ \t]+(?:(?:\d{1,2}\.?|st\.?|kl\.?)[ \t]*(?:t\.?[ ]?v\.?|th\.?|tv|mf\.?|sal\.?)"
@@ -539,8 +579,10 @@ _NAME_FIRST = re.compile(
 # 21840, MEXICALI"), kept only with the postcode
 # and city after it that end the line: 5 digits (not a year-like 4), Polish 00-000, Nordic 4.
 _NAME_NUMBER_POSTCODE = re.compile(
-    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?)"
-    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|(?!19|20)\d{{4}}),?[ \t]+"
+    # a Czech or Slovak house number: its register and street numbers ("Panenská 666/20")
+    rf"(?<![\w\-])(?P<street>{_CAP}(?:[ ]{_CAP}){{0,2}},?[ \t]+\d{{1,4}}[a-zA-Z]?(?:[/\-]\d{{1,4}}[a-zA-Z]?)?)"
+    # postcodes: 5 digits, Polish 00-000, Nordic 4, Czech, Slovak, Swedish, Greek 000 00
+    rf"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)(?P<tail>(?:\d{{5}}|\d{{2}}-\d{{3}}|\d{{3}}[ ]\d{{2}}|(?!19|20)\d{{4}}),?[ \t]+"
     rf"{_CITY_EU})(?=[ \t]*(?:$|\n|,))"
 )
 
@@ -551,6 +593,8 @@ _FR_TYPES = _cases(
         "avenue",
         "av.",
         "bd",
+        "boul.",
+        "boul",
         "boulevard",
         "place",
         "pl.",
@@ -579,10 +623,20 @@ _FR_TYPES = _cases(
     ]
 )
 _FR_PARTICLE = "(?:de|du|des|la|le|les|l'|d'|l\u2019|d\u2019|aux|au|sur|en|et)"
+# A unit after a French street (`bureau 1105`, `app. 4`) and a Canadian post-office box (`C.P.
+# 500`, `Case postale 710`).
+_FR_UNIT = (
+    r"(?:,?[ \t]+(?:[Bb]ureau|BUREAU|[Aa]pp\.|[Aa]ppartement|[Ll]ocal|[Ss]uite|[Pp]orte)[ \t]+"
+    r"\d{1,5}[A-Za-z]?(?![\w\-]))?(?:,?[ \t]+(?:C\.P\.|CP|[Cc]ase [Pp]ostale)[ \t]+\d{1,6}(?![\w\-]))?"
+)
 _NUMBER_FIRST_FR = re.compile(
-    rf"(?<![\w\-])(?P<street>\d{{1,4}}(?:\s?(?:bis|ter|quater|[A-Da-d]))?,?\s+(?:{_FR_TYPES})\s+"
-    rf"(?:{_FR_PARTICLE}\s?)*{_CAP}(?:[ \-](?:{_FR_PARTICLE}\s?)*{_CAP}){{0,4}})"
-    rf"(?:{_SEP}(?P<tail>(?:F-)?\d{{5}}\s+{_CITY}(?:\s+(?:Cedex|CEDEX)(?:\s+\d{{1,2}})?)?))?",
+    rf"(?<![\w\-])(?P<street>\d{{1,4}}(?:\s?(?:bis|ter|quater|[A-Da-d]))?,?\s+"
+    # an ordinal before the type: `18e rue`, `1re Avenue`
+    rf"(?:\d{{1,3}}(?:e|re|er|ème)\s+)?(?:{_FR_TYPES})\s+"
+    rf"(?:{_FR_PARTICLE}\s?)*{_CAP}(?:[ \-](?:{_FR_PARTICLE}\s?)*(?!C\.P\.|Bureau\b){_CAP}){{0,4}}"
+    rf"{_FR_UNIT})"
+    rf"(?:{_SEP}(?P<tail>(?:F-)?\d{{5}}\s+{_CITY}(?:\s+(?:Cedex|CEDEX)(?:\s+\d{{1,2}})?)?"
+    rf"|{_CA_TAIL}(?:(?<=\))|(?<=\w))))?",
 )
 
 # Street type, name, number: Spanish, Catalan, Italian, Portuguese, Brazilian.
@@ -592,12 +646,20 @@ _ROMANCE_TYPES = (
     "Contrada|Lungomare|Borgo|Rua|Rúa|Praça|Travessa|Alameda|Estrada|Rodovia|Av\\.|Avinguda|"
     "Rue|Avenue|Boulevard|Chaussée|Chemin|Quai|Place|Square|Dreef|Steenweg|Callejón|Cañada|"
     "Cuesta|Pasadizo|Acceso|C\\.|Incrocio|R\\.|Av|Vial|Urbanización|Pasaje|Calleja|Travesia|"
-    "Pç\\.|Pça\\.?"
+    "Pç\\.|Pça\\.?|Tv\\.|Trav\\.|Lg\\.|"
+    # Romanian
+    "Calea|Bulevardul|Bdul\\.?|B-dul|Splaiul|Șoseaua|Soseaua|Aleea|Piața|Piata|Intrarea|Str\\."
 )
-_ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e)"
+# The same in lower case, where the name may be too: "rua godinho de faria 1200"
+_ROMANCE_TYPES_LOWER = "rua|calle|avenida|carrer|avinguda|calea|strada"
+_ROMANCE_PARTICLE = r"(?:de|del|de la|de las|de los|la|el|los|las|di|della|delle|dei|degli|del|da|do|dos|das|d'|dell'|y|e|a|à|ao|às)"
+# an elided particle before the name: "Carrer d'Aragó", "Via dell'Anima"
+_ROMANCE_ELIDED = r"(?:d|l|dell|D|L)['\u2019]"
 _TYPE_FIRST = re.compile(
-    rf"(?<![\w\-])(?P<street>(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+)?"
-    rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?{_CAP}){{0,4}}"
+    rf"(?<![\w\-])(?P<street>(?:(?:{_ROMANCE_TYPES})\s+(?:{_ROMANCE_PARTICLE}\s+|{_ROMANCE_ELIDED})?"
+    rf"{_CAP}(?:\s+(?:{_ROMANCE_PARTICLE}\s+|{_ROMANCE_ELIDED})?{_CAP}){{0,4}}"
+    rf"|(?:{_ROMANCE_TYPES_LOWER})\s+(?:{_ROMANCE_PARTICLE}\s+)?[a-z\u00e0-\u00ff]+"
+    rf"(?:\s+(?:{_ROMANCE_PARTICLE}\s+)?[a-z\u00e0-\u00ff]+){{0,3}})"
     r",?\s+(?:(?:n\.?\s?º?\s?|nº\s?|n\.\s?|núm\.\s?)?\d{1,4}[A-Za-z]?|[Ss]/[Nn])"
     r"(?:(?:,?\s+|\s*-\s*)\d{1,2}\s?º\s?[A-Za-zª]?|[ ](?:Apt\.|Piso|Puerta|Appartamento|Piano|Interno|"
     r"Scala|Andar|Esc\.|Bajo)[ ]?\w{1,4})?)(?!\w)"
@@ -655,8 +717,10 @@ def _street_types() -> tuple[
         rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
+    # a house number; a unit before it (`104-18663`, `108 - 1550`; `718 - 8th Avenue`)
     number = (
-        rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?|-[A-Z](?!\w)|[ ]?½|[ ]1/2)?"
+        rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:/\d{{1,4}}[A-Za-z]?|[ ]?-[ ]?\d{{1,6}}[A-Za-z]?|-[A-Z](?!\w)"
+        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t]))?"
         rf"|[NSEWnsew]\d{{1,4}}[ ]?[NSEWnsew]\d{{1,5}})"
         rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
     )
@@ -669,12 +733,23 @@ def _street_types() -> tuple[
         rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"
-        rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?))"
+        rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?"
+        # the route a street is, in parentheses: "62 Portland Road (Route 1)"
+        rf"(?:[ \t]+\((?:Route|Rte|Hwy|Highway|US|SR)[ \t]*\d{{1,4}}\))?"
+        # a building's name after the street, before a comma: "150 I St SE The Garrett, ..."
+        rf"(?:[ \t]+(?:The|THE)[ \t]+{_CAP}(?:[ \t]+{_CAP})?(?=[ \t]*,)"
+        rf"(?:[ \t]*,[ \t]*(?:{unit}))*)?))"
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
         rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
     )
+    # a unit before an Australian house number: "Unit 12/345", "U12/345", "Lot 12/345"
+    slash_unit = (
+        rf"(?=[AaFfLlSsUu])(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})"
+        rf"\.?[ \t]*(?=\d{{1,4}}[A-Za-z]?/\d)"
+    )
+    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
     )
@@ -682,11 +757,13 @@ def _street_types() -> tuple[
     for lazy in ("", "?"):
         patterns.append(
             re.compile(
-                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+)?{number}"
+                rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+|{slash_unit})?{number}"
                 rf"(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
                 rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
+                # a numbered street or avenue without its ordinal: "18663 52 AVE", "13009 239b St."
+                rf"(?P<numname>\d{{1,3}}[A-Za-z]?[ \t]+{numbered})(?![\w\-])|"
                 # a European street word ending the name, number first: "1 Hämeenkatu"
                 rf"(?P<compound>{_CAP}(?:{_COMPOUND}))(?![\w\-])|"
                 # no street word, but a unit after: "4004 OCEAN FRONT APT 410"
@@ -699,15 +776,23 @@ def _street_types() -> tuple[
         rf"(?<![\w\-/.,])(?P<street>\d{{1,6}}[A-Za-z]?[ \t]+"
         rf"(?P<pre>[NS]\.?[EW]\.?|[NSEW]\.?|North|South|East|West|NORTH|SOUTH|EAST|WEST)[ \t]+"
         r"(?!(?:Dakota|Carolina|Virginia|Korea|America|Africa|Pole|Sea|Side|Coast|End)\b)"
-        rf"(?P<name>\d{{1,5}}[ \t]+[NSEW](?![\w\-])\.?|{_ORDINAL}|"
+        rf"(?P<name>\d{{1,5}}[ \t]+(?:[NSEW](?![\w\-])\.?|North|South|East|West|NORTH|SOUTH|EAST|"
+        rf"WEST)|{_ORDINAL}|"
         rf"(?!(?:{every})\b){_CAP}(?:[ \t]+(?!(?:{every})\b){_CAP})?)(?![\w\-])" + after
     )
     # A UK address block without a house number: unit, street, town, postcode on their lines.
     uk_block = re.compile(
-        rf"(?<![\w\-])(?P<street>(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
+        rf"(?<![\w\-])(?P<street>"
+        # a building's name or a PO box before the street, first on its line or after a comma:
+        # "Guildhall, Gresham Street", "PO Box 111, Peveril Buildings, Peveril Square"
+        rf"(?:(?:(?<![^\n])|(?<=,[ ]))(?:(?:P\.?O\.?[ ]Box[ \t]+\d{{1,6}}|{_CAP}(?:[ \t]+{_CAP}){{0,2}})"
+        rf"[ \t]*,[ \t]*){{1,2}})?"
+        rf"(?:(?:{_cases(['Flat', 'Studio', 'Apartment', 'Unit'])})[ \t]+"
         rf"\d{{1,4}}[A-Za-z]?[ \t]*(?:,[ \t]*|\n[ \t]*))?{_CAP}(?:[ \t]+{_CAP}){{0,3}}?[ \t]+"
         rf"(?:{every}))[ \t]*(?:,[ \t]*|\n[ \t]*)"
-        rf"(?P<tail>{_CITY}(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+){_UK_POSTCODE})\b"
+        # the town, and a county or island: "Douglas, Isle of Man IM99 1JJ"
+        rf"(?P<tail>{_CITY_UK}(?:[ \t]*,[ \t]*{_CITY_UK})?(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*|[ \t]+)"
+        rf"{_UK_POSTCODE})\b"
     )
     # A line that is an address line and nothing else, with no street word: "5429 woodlawn
     # chicago", "333 Nroth Michigan", "3901 south state steet 1st floor" (a form's or a table's
@@ -786,9 +871,14 @@ def _number_first(text: str) -> list[_Found]:
             or m.group("fname")
             or m.group("uname")
             or m.group("compound")
+            or m.group("numname")
             or ""
         )
         kind = (m.group("type") or m.group("bare") or "Street").rstrip(".")
+        if m.group("numname"):
+            name, kind = name.split()[0], name.split()[-1].rstrip(".")
+            if _house_digits(m) < 2:
+                continue  # "Windows 7 10 Street"? a house number has two digits at least
         route = m.group("route")
         words = name.split()
         lower = [w for w in words if w[0].islower()]
@@ -796,9 +886,13 @@ def _number_first(text: str) -> list[_Found]:
         unit = m.group("unit").strip()
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
         alone = _whole_line(text, m.start(), end)
-        stops = [w for w in words if w.lower() in _STOP]
-        if stops and not (set(stops) <= {"and", "AND"} and (tail or alone)):
-            continue  # "3 Wind and Fire Dr" with its city, or on a line of its own
+        # "A Avenue", "I St": a one-letter name is no article or pronoun
+        stops = [w for w in words if w.lower() in _STOP and not (len(name) == 1 and name.isupper())]
+        if stops and not (
+            (set(stops) <= {"and", "AND"} and (tail or alone))
+            or (stops == words[:1] == ["The"] and (tail or context or alone))
+        ):
+            continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
         if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
         plain = kind.lower() in _PLAIN_TYPES and _house_digits(m) >= 2
@@ -839,6 +933,9 @@ def _number_first(text: str) -> list[_Found]:
         ):
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
+        if tail and not re.search(r"[\d,\n]", text[m.start("tail") : end]):
+            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": no street word, and a "city and
+            # state" with no ZIP, comma or line break is a product line's last words
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (
             re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"

@@ -126,6 +126,37 @@ WHOLE = [
     "Carrera 7 # 71-21",
     "Praça da Sé, s/n, 01001-000 São Paulo",
     "Insurgentes Sur, 1602, 03940, Benito Juárez",
+    # Canada: a province by name or in parentheses (Quebec's own style), French-Canadian units
+    # and post-office boxes, ordinal streets, a unit before the house number, numbered avenues
+    "3120, rue Sherbrooke Ouest, bureau 210 Montréal (Québec) H3Z 1A4",
+    "225, 4e avenue Lévis (Québec) G6V 3C2",
+    "90, boul. des Hauteurs C.P. 12, Saint-Jérôme (Québec) Canada, J7Y 1R8",
+    "415 Maple Grove Road Kingston, Ontario K7M 4J3",
+    "2204-15810 88 Ave Surrey, BC V4N 1J2",
+    "310 - 9th Street SE Medicine Hat, AB T1A 1N9",
+    # US: a one-letter street, a Utah grid in words, "The" before a street word, a route
+    "318 A Street NE, Washington, DC 20002",
+    "1480 West 500 North, Logan, UT 84321",
+    "4 The Crescent, Harrogate HG1 2RT",
+    "17 Elm Road (Route 6)",
+    "88 I St NW The Lindley, Apt 4B, Washington, DC 20001",
+    # Czech and Slovak house numbers (register/street), a 000 00 postcode
+    "Vinohradská 1511/230\n100 00 Praha",
+    # Australian units before the house number, Catalan elided particles, Romanian and
+    # Portuguese street words, lower-case Portuguese, Norwegian street words written apart,
+    # a German house-number range
+    "Unit 4/27 Wattle Road, Brookvale NSW 2100",
+    "Carrer d'Urgell 201, 08036 Barcelona",
+    "Bulevardul Unirii 12, 030833 București",
+    "Tv. do Carmo 8B",
+    "rua das flores 44",
+    "Ole Bulls gate 7",
+    "Am Stadtpark 3-5, 20249 Hamburg",
+]
+# A building's name or a PO box before a British street, first on its line or after a comma.
+UK_BUILDINGS = [
+    "Riverside House, Bridge Street, Ely CB7 4DA",
+    "PO Box 57, Castle Chambers, Market Square, Peel, Isle of Man IM5 1AB",
 ]
 # An address line on a line of its own (a form's or a table's field), with no street word.
 ALONE = ["7712 greenview", "4420 Bryn Mawr", "3901 south state 1st floor"]
@@ -152,6 +183,12 @@ NOT_ADDRESSES = [
     "296 employees",
     "100 W Power Supply",
     "the hc box 5 times",
+    # a product line: a quantity, capitals and two last letters that are also a state's
+    "450 ROTARY SCREW COMPRESSOR CO",
+    "75 STAINLESS HEX BOLTS PA",
+    # a title after a number, with "The" or a number before a street word
+    "Chapter 3 The Long Road",
+    "Version 10 3 Way Switch",
 ]
 
 
@@ -160,6 +197,13 @@ def test_an_address_is_found_whole_with_its_city_and_postcode(value: str) -> Non
     text = f"Please send it to {value}\nThanks, Ann"
     found = [(text[s.start : s.end], s.score) for s in find_addresses(text) if s.score >= 0.5]
     assert [v for v, _ in found] == [value], found
+
+
+@pytest.mark.parametrize("value", UK_BUILDINGS)
+def test_a_building_before_a_british_street_is_part_of_the_address(value: str) -> None:
+    for text in (f"Ship to:\n{value}\nThanks", f"Please write to us, {value}"):
+        found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+        assert found == [value], found
 
 
 @pytest.mark.parametrize("value", ALONE)

@@ -95,3 +95,28 @@ def test_records_kept(measured: Measured) -> None:
 def test_kept_qa_answers_at_their_offsets(measured: Measured) -> None:
     assert measured.qa_kept > 0
     assert measured.qa_misplaced == 0
+
+
+ADDRESS_CORPORA = ("usaddress", "libpostal", "usaddress-us50", "pyap", "opencage", "pelias")
+
+
+def test_address_corpora_are_split_and_labelled_in_place() -> None:
+    """Each address corpus of others: both halves present, every value at its offsets."""
+    for name in ADDRESS_CORPORA:
+        records = load(name)
+        assert {r["split"] for r in records} == {"dev", "test"}, name
+        for r in records:
+            for s in r["spans"]:
+                assert s["type"] == "STREET_ADDRESS"
+                assert r["text"][s["start"] : s["end"]] == s["value"], r["id"]
+
+
+def test_product_lines_of_an_address_parser_are_no_addresses() -> None:
+    """pyap's negative cases (`3 STRUCTURE WITH PE`: a quantity, capitals and two letters that
+    are also a state's), dev half: no address found at the screen's 0.5."""
+    from screening.addresses import find_addresses
+
+    clean = [r["text"] for r in load("pyap", "dev") if r["clean"]]
+    assert len(clean) >= 5
+    found = {t: [s for s in find_addresses(t) if s.score >= 0.5] for t in clean}
+    assert not any(found.values()), found

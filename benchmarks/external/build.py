@@ -1,8 +1,12 @@
 """Rebuild the external evaluation corpora (benchmarks/external/*.jsonl) from their sources.
 
-    python benchmarks/external/build.py \
-        --presidio-tests DIR --noseyparker-rules DIR --usaddress-xml FILE --wnut FILE \\
-        --validatorjs-tests FILE --libpostal-tests FILE [--out DIR]
+    python benchmarks/external/build.py \\
+        [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
+        [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
+        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] [--out DIR]
+
+Each corpus whose input is given is rebuilt (libphonenumber's always: it reads the installed
+package); SOURCES.md has the full command.
 
 Every corpus is labelled personal data or credentials written by others (SOURCES.md says where
 from, at which commit, under which licence). Each line of a corpus is one record a user could
@@ -272,11 +276,19 @@ def _disjoint(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
 STREET_TAGS = ("AddressNumber", "StreetName", "Occupancy", "USPSBox", "Subaddress", "Building")
 
 
-def usaddress_lines(path: Path, n: int) -> list[dict[str, Any]]:
+def usaddress_lines(
+    path: Path, n: int, source: str = "usaddress", exclude: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """Each labelled address as one line; the street address is its run of street-level tokens
-    (number, street, suite, PO box; not the city, state or ZIP), only where it has a number."""
+    (number, street, suite, PO box; not the city, state or ZIP), only where it has a number.
+    Lines in `exclude` (another corpus's texts) are left out before sampling."""
     out: list[dict[str, Any]] = []
-    for node in sample(list(ET.parse(path).getroot()), n, "usaddress"):
+    nodes = [node for node in ET.parse(path).getroot() if _xml_line(node) not in exclude]
+    if exclude:  # and each line once
+        nodes = [
+            node for i, node in enumerate(nodes) if _xml_line(node) not in map(_xml_line, nodes[:i])
+        ]
+    for node in sample(nodes, n, source):
         text, start, end, numbered = "", None, None, False
         for token in node:
             if text:
@@ -290,7 +302,68 @@ def usaddress_lines(path: Path, n: int) -> list[dict[str, Any]]:
         if start is None or not numbered:
             continue
         span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
-        out.append(record("usaddress", len(out), text, [span]))
+        out.append(record(source, len(out), text, [span]))
+    return out
+
+
+def _xml_line(node: ET.Element) -> str:
+    """A labelled address's tokens joined by spaces (the text `usaddress_lines` writes)."""
+    return " ".join((token.text or "").strip() for token in node)
+
+
+def usaddress_us50(path: Path, training: Path, n: int) -> list[dict[str, Any]]:
+    """usaddress's other hand-labelled test file, `us50_test_tagged.xml` (business addresses of
+    the 50 states), as `usaddress_lines` reads it; the lines its `training/labeled.xml` also
+    holds (the `usaddress` corpus samples that file) are left out, so no line is in both."""
+    seen = frozenset(_xml_line(node) for node in ET.parse(training).getroot())
+    return usaddress_lines(path, n, "usaddress-us50", seen)
+
+
+# --- vladimarius/pyap: the address detector's own tests (US, Canada, UK) ---------------------
+
+PYAP_TESTS = ("test_parser_us.py", "test_parser_ca.py", "test_parser_gb.py")
+# The tests' functions whose cases are whole streets or whole addresses.
+PYAP_FUNCTIONS = (
+    "test_full_street",
+    "test_full_street_positive",
+    "test_full_address",
+    "test_full_address_positive",
+)
+_NUMBER_WORD = re.compile(
+    r"\d|^(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety)\b",
+    re.I,
+)
+
+
+def pyap_cases(folder: Path) -> list[dict[str, Any]]:
+    """The parametrized cases `(input, expected)` of pyap's `full_street` and `full_address`
+    tests: each input the test expects to match whole is a record whose value is all of it (a
+    street with its units, or a whole address with its city, state or province, postcode),
+    where it holds a house or box number (a digit, or a number word: `Two Hundred S. Alloy
+    Drive`); each input it expects not to match is a clean record (`3 STRUCTURE WITH PE`),
+    but for one that holds an address after other words (`44 sq. ft. 000 Columbia Ave. ...,
+    Newfield, NJ 08344`: the test says only that the whole is no address). Trailing spaces and
+    commas are dropped; an input in several files is one record."""
+    values: dict[str, bool] = {}
+    for name in PYAP_TESTS:
+        tree = ast.parse((folder / name).read_text())
+        for node in tree.body:
+            if not (isinstance(node, ast.FunctionDef) and node.name in PYAP_FUNCTIONS):
+                continue
+            for decorator in node.decorator_list:
+                if getattr(decorator.func, "attr", None) != "parametrize":
+                    continue
+                for case in decorator.args[1].elts:
+                    text, expected = (ast.literal_eval(e) for e in case.elts)
+                    values.setdefault(text.strip().rstrip(",").strip(), expected)
+    out: list[dict[str, Any]] = []
+    for text, expected in values.items():
+        if expected and _NUMBER_WORD.search(text):
+            span = {"type": "STREET_ADDRESS", "value": text, "start": 0, "end": len(text)}
+            out.append(record("pyap", len(out), text, [span]))
+        elif not expected and not re.search(r"\b[A-Z]{2} \d{5}\b", text):
+            out.append(record("pyap", len(out), text, []))
     return out
 
 
@@ -362,6 +435,154 @@ def libpostal_cases(path: Path) -> list[dict[str, Any]]:
         else:
             span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
             out.append(record("libpostal", len(out), text, [span]))
+    return out
+
+
+# --- pelias/parser: the address parser's test cases (geocoder queries, 18 countries) ----------
+
+PELIAS_STREET = ("housenumber", "street", "unit", "unit_type")
+_JS_ASSERT = re.compile(r"\bassert\(\s*'((?:[^'\\]|\\.)*)'\s*,")
+_JS_COMPONENT = re.compile(r"\{\s*(\w+):\s*'((?:[^'\\]|\\.)*)'\s*\}")
+
+
+def pelias_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each `assert(input, expected)` of `test/address.*.test.js` and `test/addressit.*.test.js`
+    with a house number: the input as the text, its street part as the value (from the first to
+    the last of its housenumber, street, unit and unit_type components, found in the input in
+    order, case-insensitively; the first solution where the test lists several). Cases whose
+    components cannot be found in the input in order are left out; an input in several files is
+    one record."""
+    cases: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted(folder.glob("address*.test.js")):
+        source = path.read_text()
+        for m in _JS_ASSERT.finditer(source):
+            depth, at = 0, m.end()
+            while at < len(source):  # the expected list: up to its closing bracket
+                depth += {"[": 1, "]": -1}.get(source[at], 0)
+                at += 1
+                if depth == 0 and source[at - 1] == "]":
+                    break
+            body = source[m.end() : at]
+            if body.lstrip().startswith("[") and body.lstrip()[1:].lstrip().startswith("["):
+                body = body[: body.index("]") + 1]  # the first of several solutions
+            text = re.sub(r"\\(.)", r"\1", m.group(1))
+            components = [(k, re.sub(r"\\(.)", r"\1", v)) for k, v in _JS_COMPONENT.findall(body)]
+            cases.setdefault(text, components)
+    out: list[dict[str, Any]] = []
+    for text, components in cases.items():
+        if "housenumber" not in {k for k, _ in components}:
+            continue
+        lower, at, start, end = text.lower(), 0, None, None
+        for label, value in components:
+            found = lower.find(value.lower(), at)
+            if found < 0:
+                break
+            at = found + len(value)
+            if label in PELIAS_STREET:
+                start = found if start is None else start
+                end = at
+        else:
+            span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+            out.append(record("pelias", len(out), text, [span]))
+    return out
+
+
+# --- OpenCageData/address-formatting: the expected addresses of its formatter's test cases ---
+
+# Countries and territories whose cases are kept: Europe, its overseas parts, Australia and New
+# Zealand, none of the 16 countries whose cases the dev set addresses_phones_cards_dev.jsonl holds.
+OPENCAGE_COUNTRIES = [
+    "ad",
+    "al",
+    "ba",
+    "bg",
+    "cy",
+    "cz",
+    "ee",
+    "fi",
+    "fo",
+    "gi",
+    "gr",
+    "hr",
+    "hu",
+    "im",
+    "is",
+    "je",
+    "gg",
+    "li",
+    "lt",
+    "lu",
+    "lv",
+    "mc",
+    "md",
+    "me",
+    "mk",
+    "mt",
+    "no",
+    "ro",
+    "rs",
+    "si",
+    "sk",
+    "sm",
+    "ua",
+    "va",
+    "xk",
+    "gl",
+    "ax",
+    "bl",
+    "re",
+    "gf",
+    "gp",
+    "mq",
+    "yt",
+    "mf",
+    "au",
+    "nz",
+]
+
+
+def opencage_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each test case of `testcases/countries/<cc>.yaml` (of `OPENCAGE_COUNTRIES`) with a house
+    number and an address in Latin script: its `expected` address (OpenCage's formatting of
+    OpenStreetMap's components, the name of the place first where it has one, the country
+    last) as the text, on its lines or, for half of them by hash, joined by commas; the value
+    the line that holds the house number (with the road where the case has one), without a
+    final full stop."""
+    out: list[dict[str, Any]] = []
+    for country in OPENCAGE_COUNTRIES:
+        path = folder / f"{country}.yaml"
+        if not path.exists():
+            continue
+        for case in yaml.safe_load_all(path.read_text()):
+            parts = (case or {}).get("components") or {}
+            number = str(parts.get("house_number", parts.get("housenumber", "")))
+            expected = re.sub(
+                r"\\u([0-9a-fA-F]{4})",
+                lambda m: chr(int(m.group(1), 16)),
+                (case and case["expected"]) or "",
+            )
+            if not number or not expected or re.search(r"[\u0370-\u1fff]", expected):
+                continue
+            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
+            road = str(parts.get("road", ""))
+            street = [
+                line
+                for line in lines
+                if re.search(rf"(?<!\w){re.escape(number)}(?!\w)", line) and road in line
+            ]
+            if not street:
+                continue
+            joined = ", " if _hash("opencage", expected) % 2 else "\n"
+            text = joined.join(lines)
+            value = street[0].rstrip(".,")
+            start = text.index(value)
+            span = {
+                "type": "STREET_ADDRESS",
+                "value": value,
+                "start": start,
+                "end": start + len(value),
+            }
+            out.append(record("opencage", len(out), text, [span]))
     return out
 
 
@@ -440,25 +661,43 @@ def phone_examples(n: int) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--presidio-tests", type=Path, required=True)
-    parser.add_argument("--noseyparker-rules", type=Path, required=True)
-    parser.add_argument("--usaddress-xml", type=Path, required=True)
-    parser.add_argument("--wnut", type=Path, required=True)
-    parser.add_argument("--validatorjs-tests", type=Path, required=True)
-    parser.add_argument("--libpostal-tests", type=Path, required=True, help="test/test_parser.c")
+    parser.add_argument("--presidio-tests", type=Path)
+    parser.add_argument("--noseyparker-rules", type=Path)
+    parser.add_argument("--usaddress-xml", type=Path, help="training/labeled.xml")
+    parser.add_argument("--wnut", type=Path)
+    parser.add_argument("--validatorjs-tests", type=Path)
+    parser.add_argument("--libpostal-tests", type=Path, help="test/test_parser.c")
+    parser.add_argument(
+        "--usaddress-us50", type=Path, help="measure_performance/test_data/us50_test_tagged.xml"
+    )
+    parser.add_argument("--pyap-tests", type=Path, help="a pyap checkout (its test_parser_*.py)")
+    parser.add_argument("--pelias-tests", type=Path, help="pelias/parser's test folder")
+    parser.add_argument(
+        "--opencage-tests", type=Path, help="address-formatting's testcases/countries"
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
-    corpora = {
-        "presidio-tests": presidio_cases(args.presidio_tests),
-        "noseyparker": noseyparker_examples(args.noseyparker_rules),
-        "usaddress": usaddress_lines(args.usaddress_xml, args.n),
-        "wnut17": wnut_sentences(args.wnut, args.n, args.n // 2),
-        "libphonenumber": phone_examples(args.n),
-        "validatorjs": validatorjs_values(args.validatorjs_tests, args.n // 2),
-        "libpostal": libpostal_cases(args.libpostal_tests),
+    builders = {  # corpus: (its input, how it is built); only corpora whose input is given
+        "presidio-tests": (args.presidio_tests, presidio_cases),
+        "noseyparker": (args.noseyparker_rules, noseyparker_examples),
+        "usaddress": (args.usaddress_xml, lambda p: usaddress_lines(p, args.n)),
+        "wnut17": (args.wnut, lambda p: wnut_sentences(p, args.n, args.n // 2)),
+        "libphonenumber": (True, lambda _: phone_examples(args.n)),
+        "validatorjs": (args.validatorjs_tests, lambda p: validatorjs_values(p, args.n // 2)),
+        "libpostal": (args.libpostal_tests, libpostal_cases),
+        "usaddress-us50": (
+            args.usaddress_us50 and args.usaddress_xml,
+            lambda _: usaddress_us50(args.usaddress_us50, args.usaddress_xml, args.n),
+        ),
+        "pyap": (args.pyap_tests, pyap_cases),
+        "opencage": (args.opencage_tests, opencage_cases),
+        "pelias": (args.pelias_tests, pelias_cases),
     }
-    for name, records in corpora.items():
+    for name, (source, build) in builders.items():
+        if not source:
+            continue
+        records = build(source)
         path = args.out / f"{name}.jsonl"
         with path.open("w") as f:
             for r in records:

@@ -64,6 +64,10 @@ CORPORA = (
     "noseyparker",
     "usaddress",
     "libpostal",
+    "usaddress-us50",
+    "pyap",
+    "opencage",
+    "pelias",
     "wnut17",
     "libphonenumber",
 )
