@@ -165,3 +165,25 @@ def test_the_packaged_encoder_decoder_attends_to_the_document_from_the_start() -
     for layer in model.decoder.bert.encoder.layer:
         cross, self_attention = layer.crossattention.state_dict(), layer.attention.state_dict()
         assert all(torch.equal(cross[k], self_attention[k]) for k in self_attention)
+
+
+def test_the_packaged_encoder_decoder_reads_the_document_with_minilms_first_two_layers() -> None:
+    """Its encoder is pretrained MiniLM cut after two layers (trainer/modeling.py says why): what
+    it makes of a document is MiniLM's own second-layer states, not new weights'."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from trainer.modeling import SEQ2SEQ_ENCODER_LAYERS, load_base, resolve_model
+    from trainer.taskspec import PACKAGED_SEQ2SEQ
+
+    model = load_base("summarization", PACKAGED_SEQ2SEQ, seed=0).eval()
+    path = resolve_model(PACKAGED_SEQ2SEQ)
+    minilm = AutoModel.from_pretrained(path).eval()
+    inputs = AutoTokenizer.from_pretrained(path)(
+        ["The kettle from order 4471 arrived with a cracked lid."], return_tensors="pt"
+    )
+    with torch.no_grad():
+        states = model.encoder(**inputs).last_hidden_state
+        full = minilm(**inputs, output_hidden_states=True)
+    assert len(model.encoder.encoder.layer) == SEQ2SEQ_ENCODER_LAYERS < len(minilm.encoder.layer)
+    assert torch.allclose(states, full.hidden_states[SEQ2SEQ_ENCODER_LAYERS], atol=1e-5)
+    assert not torch.allclose(states, full.last_hidden_state, atol=1e-2)
