@@ -423,19 +423,30 @@ def libpostal_cases(path: Path) -> list[dict[str, Any]]:
         labels = [label for label, _ in components]
         if not {"house_number", "po_box"} & set(labels):
             continue
-        lower, at, start, end = text.lower(), 0, None, None
-        for label, value in components:
-            found = lower.find(value, at)
-            if found < 0:
-                break
-            at = found + len(value)
-            if label in LIBPOSTAL_STREET:
-                start = found if start is None else start
-                end = at
-        else:
-            span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+        span = street_span(text, components, LIBPOSTAL_STREET)
+        if span is not None:
             out.append(record("libpostal", len(out), text, [span]))
     return out
+
+
+def street_span(
+    text: str, components: list[tuple[str, str]], street_labels: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The STREET_ADDRESS span of a parser's test case: from the first to the last of its
+    components labelled one of `street_labels`, each component found in `text` after the one
+    before it, case-insensitively; None when one is not found in order."""
+    lower, at, start, end = text.lower(), 0, None, None
+    for label, value in components:
+        found = lower.find(value.lower(), at)
+        if found < 0:
+            return None
+        at = found + len(value)
+        if label in street_labels:
+            start = found if start is None else start
+            end = at
+    if start is None or end is None:
+        return None
+    return {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
 
 
 # --- pelias/parser: the address parser's test cases (geocoder queries, 18 countries) ----------
@@ -472,17 +483,8 @@ def pelias_cases(folder: Path) -> list[dict[str, Any]]:
     for text, components in cases.items():
         if "housenumber" not in {k for k, _ in components}:
             continue
-        lower, at, start, end = text.lower(), 0, None, None
-        for label, value in components:
-            found = lower.find(value.lower(), at)
-            if found < 0:
-                break
-            at = found + len(value)
-            if label in PELIAS_STREET:
-                start = found if start is None else start
-                end = at
-        else:
-            span = {"type": "STREET_ADDRESS", "value": text[start:end], "start": start, "end": end}
+        span = street_span(text, components, PELIAS_STREET)
+        if span is not None:
             out.append(record("pelias", len(out), text, [span]))
     return out
 
