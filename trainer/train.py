@@ -96,8 +96,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
     # trainer: its curves go into the flow's MLflow run when the training backend names one
-    with attached_run(dataclasses.asdict(args), training_args.process_index):
-        return _train(args, training_args, model, tokenizer, code, train_set, eval_set)
+    try:
+        with attached_run(dataclasses.asdict(args), training_args.process_index):
+            return _train(args, training_args, model, tokenizer, code, train_set, eval_set)
+    finally:
+        _close_process_group()
+
+
+def _close_process_group() -> None:
+    """Close the distributed process group of a multi-process run (none in one process). A rank
+    that exits with it open while another rank still writes the model can abort in gloo's
+    teardown (`terminate called without an active exception`, seen on a 2-node CPU test run):
+    `_train` ends with every rank waiting for the others, then each closes it here."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def _train(
@@ -155,6 +167,7 @@ def _train(
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args, resumed_from)
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
         checkpoints.remove_all(checkpoint_dir)  # the model is saved: nothing to resume
+    trainer.accelerator.wait_for_everyone()  # no rank leaves while rank 0 still writes
     return metrics
 
 
