@@ -214,10 +214,12 @@ def ensure_local_endpoint(state_dir: Path, port: int = 0, timeout: float = 120) 
 
 # The server's process starts as this and becomes `python -m cli endpoint serve ...` (exec, same
 # pid) only once `server.json` names its pid: a run SIGKILLed between starting it and recording
-# it leaves no server beside the one the next run starts (this one exits, unrecorded).
+# it leaves no server beside the one the next run starts. It exits at once when the record names
+# a server other than itself and the one it replaces (argv[3], or "-"), else when its wait ends.
 _WHEN_RECORDED = """
 import json, os, sys, time
 record, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+replaces = None if sys.argv[3] == "-" else int(sys.argv[3])
 while time.monotonic() < deadline:
     try:
         with open(record) as f:
@@ -225,7 +227,9 @@ while time.monotonic() < deadline:
     except (OSError, ValueError):
         pid = None
     if pid == os.getpid():
-        os.execv(sys.executable, [sys.executable, *sys.argv[3:]])
+        os.execv(sys.executable, [sys.executable, *sys.argv[4:]])
+    if pid is not None and pid != replaces:
+        sys.exit(f"{record} names another server (pid {pid}): this one was never recorded")
     time.sleep(0.02)
 sys.exit(f"not recorded in {record}: the run that started this server was stopped")
 """
@@ -235,6 +239,7 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
     state_dir.mkdir(parents=True, exist_ok=True)
     record = state_dir / "server.json"
     key_file = state_dir / "key"
+    replaces = "-"
     if record.exists():
         known = json.loads(record.read_text())
         if _live(known["url"]):
@@ -245,9 +250,9 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
                 if _live(known["url"]):
                     return known["url"], key_file
                 time.sleep(0.2)
-            with suppress(ProcessLookupError):
-                os.killpg(known["pid"], 15)  # never left running beside a new one
+            _stop_group(known["pid"], grace_seconds=15.0)  # never left running beside a new one
         port = port or known.get("port", 0)
+        replaces = str(known["pid"])
     port = port if port and _free(port) else _free_port()
     url = f"http://127.0.0.1:{port}"
     # the server's log: 0600 whatever the umask (it names deployments, models and clients)
@@ -261,6 +266,7 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
             _WHEN_RECORDED,
             str(record),
             "60",  # seconds it waits to be recorded
+            replaces,
             "-m",
             "cli",
             "endpoint",
@@ -303,7 +309,12 @@ def stop_local_endpoint(state_dir: Path, grace_seconds: float = 15.0) -> bool:
     record = state_dir / "server.json"
     if not record.exists():
         return False
-    pid = json.loads(record.read_text())["pid"]
+    return _stop_group(json.loads(record.read_text())["pid"], grace_seconds)
+
+
+def _stop_group(pid: int, grace_seconds: float) -> bool:
+    """SIGTERM the process group `pid` leads, SIGKILL it if `pid` still runs after
+    `grace_seconds`; False when it was not running."""
     try:
         os.killpg(pid, 15)
     except ProcessLookupError:

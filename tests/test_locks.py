@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -91,21 +92,33 @@ def test_an_endpoint_server_its_starter_never_recorded_exits_without_serving(
     tmp_path: Path,
 ) -> None:
     """A run SIGKILLed between starting the server and writing `server.json` leaves no server
-    beside the one the next run starts: the process becomes the server only once recorded."""
+    beside the one the next run starts: the process becomes the server only once recorded, and
+    it leaves as soon as the record names another server than the one it replaces."""
     record = tmp_path / "server.json"
     serve = ["-c", "print('serving')"]  # stands for `-m cli endpoint serve ...`
-    record.write_text(json.dumps({"pid": os.getpid()}))  # the next run's server, not this one
     orphan = subprocess.run(
-        [sys.executable, "-c", _WHEN_RECORDED, str(record), "0.3", *serve],
+        [sys.executable, "-c", _WHEN_RECORDED, str(record), "0.3", "-", *serve],
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert orphan.returncode == 1 and "serving" not in orphan.stdout
     assert "the run that started this server was stopped" in orphan.stderr
 
+    # the next run's server recorded: the orphan leaves now, not when its 600 s are over
+    record.write_text(json.dumps({"pid": os.getpid()}))
+    orphan = subprocess.run(
+        [sys.executable, "-c", _WHEN_RECORDED, str(record), "600", "-", *serve],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert orphan.returncode == 1 and "serving" not in orphan.stdout
+    assert f"names another server (pid {os.getpid()})" in orphan.stderr
+
+    # the record still names the server this one replaces (being stopped): it waits for its own
     started = subprocess.Popen(
-        [sys.executable, "-c", _WHEN_RECORDED, str(record), "30", *serve],
+        [sys.executable, "-c", _WHEN_RECORDED, str(record), "30", str(os.getpid()), *serve],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    time.sleep(0.3)
+    assert started.poll() is None
     record.write_text(json.dumps({"pid": started.pid}))  # what ensure_local_endpoint writes
     out, _ = started.communicate(timeout=30)
     assert started.returncode == 0 and out == "serving\n"
