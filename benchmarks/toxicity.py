@@ -32,9 +32,12 @@ EXTERNAL = Path(__file__).resolve().parent / "external"
 CORPORA = {  # name: must it be dropped
     "everyday_topical_chat": False,
     "everyday_convabuse_clean": False,
+    "everyday_hatecheck": False,
     "code_chat": False,
     "toxic_convabuse_strong": True,
     "toxic_davidson_hate": True,
+    "toxic_hatecheck_explicit": True,
+    "toxic_hatecheck_disguised": True,
 }
 
 

@@ -68,6 +68,9 @@ TEST_CORPORA = (
     "code_chat",
     "toxic_convabuse_strong",
     "toxic_davidson_hate",
+    "everyday_hatecheck",
+    "toxic_hatecheck_explicit",
+    "toxic_hatecheck_disguised",
 )
 OFFENSIVE_SAMPLE = 8000  # Davidson class 1 tweets drawn (of 19,190)
 TOPICAL_SAMPLE = 60  # validation conversations' sentences: every one; this many per cap

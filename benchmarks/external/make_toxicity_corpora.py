@@ -176,6 +176,65 @@ def alpaca_eval_fenced(
                 yield model, i, item["instruction"], item["output"]
 
 
+# HateCheck's functional tests (Röttger et al., ACL 2021): which ones a screen must drop (explicit
+# hate: derogation, dehumanisation, threats, slurs and profanity aimed at a protected group, also
+# as a question, an opinion, a negation or a second sentence) and which are ordinary sentences it
+# must keep (a group named neutrally or warmly, hate negated, dislike of a thing, a slur's other
+# sense). Left out of both: implicit derogation, counter-speech quoting hate, reclaimed slurs,
+# profanity not aimed at anyone, abuse of non-protected targets (who may drop them is a policy,
+# not a test), and the spelling variants (`HATECHECK_DISGUISED`, a corpus of their own).
+HATECHECK_EXPLICIT = (
+    "derog_neg_emote_h", "derog_neg_attrib_h", "derog_dehum_h", "threat_dir_h", "threat_norm_h",
+    "slur_h", "profanity_h", "ref_subs_clause_h", "ref_subs_sent_h", "negate_pos_h",
+    "phrase_question_h", "phrase_opinion_h",
+)  # fmt: skip
+HATECHECK_DISGUISED = (
+    "spell_char_swap_h", "spell_char_del_h", "spell_space_del_h", "spell_space_add_h",
+    "spell_leet_h",
+)  # fmt: skip
+HATECHECK_ORDINARY = (
+    "ident_neutral_nh", "ident_pos_nh", "negate_neg_nh", "target_obj_nh", "slur_homonym_nh"
+)
+
+
+def hatecheck_rows(mirrors: Path) -> list[dict[str, str]]:
+    """HateCheck's 3,728 test cases, each with its `split`: the half of its *template*, so that
+    no sentence of a test half differs from one of the dev half only in the group it names."""
+    text = _show(mirrors, "paul-rottger+hatecheck-data", "test_suite_cases.csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for row in rows:
+        row["split"] = split_of(f"hatecheck-template-{row['templ_id']}")
+    return rows
+
+
+def hatecheck(mirrors: Path) -> None:
+    """HateCheck: explicit hate a screen must drop, its disguised spellings, ordinary sentences
+    about the same groups it must keep (one sentence a record, split by template)."""
+    chosen: dict[str, list[dict[str, Any]]] = {
+        "toxic_hatecheck_explicit": [],
+        "toxic_hatecheck_disguised": [],
+        "everyday_hatecheck": [],
+    }
+    for row in hatecheck_rows(mirrors):
+        name = next(
+            (
+                name
+                for name, kinds in (
+                    ("toxic_hatecheck_explicit", HATECHECK_EXPLICIT),
+                    ("toxic_hatecheck_disguised", HATECHECK_DISGUISED),
+                    ("everyday_hatecheck", HATECHECK_ORDINARY),
+                )
+                if row["functionality"] in kinds
+            ),
+            None,
+        )
+        if name:
+            record = _record(f"hatecheck-{row['case_id']}", [("user", row["test_case"].strip())])
+            chosen[name].append({**record, "split": row["split"]})
+    for name, records in chosen.items():
+        _write(name, records)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mirrors", type=Path, required=True)
@@ -184,6 +243,7 @@ def main() -> None:
     convabuse(args.mirrors)
     davidson(args.mirrors)
     code_chat(args.mirrors)
+    hatecheck(args.mirrors)
 
 
 if __name__ == "__main__":
