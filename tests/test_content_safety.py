@@ -276,6 +276,47 @@ def test_disguised_aimed_and_identity_abuse_is_dropped_and_everyday_words_are_ke
     assert dropped == set(_ABUSE)
 
 
+# Hate aimed at a group, and the same groups named in ordinary, warm or negated sentences
+# (written for this test; the public measurement is benchmarks/toxicity.py on HateCheck).
+_GROUP_HATE = {
+    "hate": "Honestly I despise Hindus.",
+    "vile": "Refugees are nothing but filthy vermin.",
+    "lesser": "Everyone knows Asian people are lesser beings.",
+    "threat": "We should shoot every immigrant on sight.",
+    "modal": "Jewish people must all be executed.",
+    "next": "I'm going to stab the next Arab man I see.",
+    "not-worthy": "Lesbians are not worthy of respect.",
+    "lives": "Christian lives are worthless.",
+    "pair": "Sikhs keep coming here. I hate every single one of them.",
+    "rhetorical": "Isn't it obvious that migrants are parasites?",
+}
+_GROUP_ORDINARY = {
+    "neutral": "Many Hindus celebrate Diwali in November.",
+    "warm": "Refugees like you make this city better.",
+    "negated-no": "No Arab man should ever be executed.",
+    "negated-never": "I would never hate Jewish people.",
+    "negated-modal": "Immigrants should never be shot at a border.",
+    "denied": "I don't think women are stupid at all.",
+    "thing": "I despise these long Monday meetings.",
+    "history": "Thousands of refugees were killed in the war.",
+    "levee": "The dyke along the river was raised after the flood.",
+    "meatball": "We ate faggots and peas for dinner.",
+    "tool": "Grab the hoe from the garden shed.",
+}
+
+
+def test_hate_aimed_at_a_group_is_dropped_and_the_group_named_otherwise_is_kept() -> None:
+    from screening.content_safety import group_hate
+
+    records = [
+        {"id": rid, "messages": [{"role": "user", "content": text}]}
+        for rid, text in (_GROUP_HATE | _GROUP_ORDINARY).items()
+    ]
+    dropped, _ = _toxicity_outcomes(records)
+    assert dropped == set(_GROUP_HATE)
+    assert not any(group_hate(text) for text in _GROUP_ORDINARY.values())
+
+
 def test_undisguised_reads_disguises_and_leaves_plain_text_alone() -> None:
     from screening.content_safety import ABUSIVE, abusive_terms, undisguised
 

@@ -193,7 +193,11 @@ HATECHECK_DISGUISED = (
     "spell_leet_h",
 )  # fmt: skip
 HATECHECK_ORDINARY = (
-    "ident_neutral_nh", "ident_pos_nh", "negate_neg_nh", "target_obj_nh", "slur_homonym_nh"
+    "ident_neutral_nh",
+    "ident_pos_nh",
+    "negate_neg_nh",
+    "target_obj_nh",
+    "slur_homonym_nh",
 )
 
 
