@@ -163,7 +163,8 @@ EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py
 ROUTE_TYPES = (
     "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|RTE|Road|ROAD|Rd|RD|FM|RM|PR|CR|SR|Business|BUSINESS|"
     "Interstate|I-|US|U\\.S\\.|State Road|State Route|County Road|COUNTY ROAD|CO RD|Co Rd|Farm Road|"
-    "hwy|highway|rte|route|county road|state route"
+    "hwy|highway|rte|route|county road|state route|state road|Spur|SPUR|Loop|LOOP|Business Loop|"
+    "U S|us|business|spur|fm|sr|cr|rd"
 )
 US_STATES = [
     "AL",
@@ -263,14 +264,15 @@ _UNIT_WORDS = [
     "Level",
     "Studio",
     "Bureau",
+    "MSC",
 ]
 # Unit designators that stand without a number (USPS Publication 28, C2).
 # Full words only in capitals ("FRONT"): "Flat Front" is prose.
 _BARE_UNITS = ["Frnt", "Bsmt", "Lbby", "Lowr", "Uppr", "Ph", "FRONT", "REAR", "BASEMENT", "LOBBY"]
-_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH|St|Nd|Rd|Th)"
 
 _DIRECTION = (
-    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|"
+    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|So|"
     r"Northeast|Northwest|Southeast|Southwest)\.?"
 )
 _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?)"
@@ -310,7 +312,7 @@ _COUNTRY = (
     r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
     r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
 )
-_ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
+_ZIP = r"\d{5}(?:[-\u2013\u2014]?\d{4})?(?!\d)"
 _STATE_ABBR = "|".join(US_STATES)
 _PROVINCE = "|".join(CA_PROVINCES)
 # Canadian provinces and territories by name, in English and French, and `B.C.`
@@ -540,6 +542,7 @@ _STOP = frozenset(
         "per",
         "more",
         "less",
+        "&",
     ]
 )
 
@@ -670,15 +673,19 @@ _TYPE_FIRST = re.compile(
 # A rural route or highway contract and its box (USPS Publication 28, 2.4 and 2.5): "RR 2 Box
 # 152", "R.F.D. 3, Box 5", "HC 68 Box 23A", "HCR 45 Box 653", "Star Route Box 12", "Route 1 Box 7".
 _RURAL_ROUTE = (
-    r"(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
+    r"(?:(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
     r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route)?|Star Route|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
-    r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}"
+    # in lower case, or a farm road's box, only with the route's number: "rr # 1 box 103 a"
+    r"|(?:rr|rt|RT|rfd|hcr?|FM|fm)[ \t]*#?[ \t]*\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)"
+    r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}(?:[ ][A-Za-z](?![\w\-]))?"
 )
 _PO_BOX = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
-    r"(?:(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
+    r"(?:(?:(?i:P\.?\s?O\.?\s?(?:Box|Bx)|Post Office Box|Lock ?box|lbx)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
     r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}|"
+    # a box alone, only with a city, state and ZIP after it: "Box # 63, Cordova, AK 99574"
+    r"(?P<risky>Box|BOX)[ \t]*#?[ \t]*\d{1,6}(?=[ \t]*,)|"
     rf"{_RURAL_ROUTE})"
     r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
     rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
@@ -713,14 +720,14 @@ def _street_types() -> tuple[
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
         rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*(?:(?:No|NO|no|Nº)\.?[ \t]*)?"
-        rf"(?:[A-Za-z]{{0,2}}\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
+        rf"(?:[A-Za-z]{{0,2}}-?\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
         rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
     # a house number; a unit before it (`104-18663`, `108 - 1550`; `718 - 8th Avenue`)
     number = (
         rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:/\d{{1,4}}[A-Za-z]?|[ ]?-[ ]?\d{{1,6}}[A-Za-z]?|-[A-Z](?!\w)"
-        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t]))?"
+        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t])|(?P<sletter>[ ][A-H](?=[ \t]+[A-Z])))?"
         rf"|[NSEWnsew]\d{{1,4}}[ ]?[NSEWnsew]\d{{1,5}})"
         rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
     )
@@ -742,14 +749,15 @@ def _street_types() -> tuple[
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
-        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
+        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit', 'Lot', 'Trlr'])})\.?[ \t]*#?[ \t]*"
+        rf"(?:[A-Za-z]?-?\d|[A-Z](?![\w\-]))"
     )
     # a unit before an Australian house number: "Unit 12/345", "U12/345", "Lot 12/345"
     slash_unit = (
         rf"(?=[AaFfLlSsUu])(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})"
         rf"\.?[ \t]*(?=\d{{1,4}}[A-Za-z]?/\d)"
     )
-    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
+    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave', 'Place', 'Pl', 'Terrace', 'Court'])})\.?"
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
     )
@@ -760,7 +768,7 @@ def _street_types() -> tuple[
                 rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+|{slash_unit})?{number}"
                 rf"(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
-                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
+                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND|&)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
                 # a numbered street or avenue without its ordinal: "18663 52 AVE", "13009 239b St."
                 rf"(?P<numname>\d{{1,3}}[A-Za-z]?[ \t]+{numbered})(?![\w\-])|"
@@ -815,7 +823,7 @@ _OTHER_FORMS = (
     (_TYPE_FIRST, None),
     (
         _PO_BOX,
-        re.compile(r"(?i:box|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
+        re.compile(r"(?i:box|bx|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
     ),
     (_MILITARY, re.compile(r"\b[ADF]PO\b")),
     (_GRID_LATAM, re.compile(r"\d[ \t]?[A-Z]?[ \t]*(?:#|No|N°|Nº|nº)")),
@@ -889,7 +897,7 @@ def _number_first(text: str) -> list[_Found]:
         # "A Avenue", "I St": a one-letter name is no article or pronoun
         stops = [w for w in words if w.lower() in _STOP and not (len(name) == 1 and name.isupper())]
         if stops and not (
-            (set(stops) <= {"and", "AND"} and (tail or alone))
+            (set(stops) <= {"and", "AND", "&"} and (tail or alone))
             or (stops == words[:1] == ["The"] and (tail or context or alone))
         ):
             continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
@@ -902,14 +910,22 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
         if _http_status(m.group("street")):
             continue  # "502 Bad Gateway"
-        if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
-            continue  # "One Way Street"; "One Jelly Belly Lane" is one
+        if m.group("sletter") and not (tail or unit or context or alone):
+            continue  # "400 A South Boulevard, Evanston"; not "Chapter 12 A Long Road"
+        if m.group("wordnum") and not (
+            kind.capitalize() in core and (len(words) >= 2 or tail or unit or m.group("predir"))
+        ):
+            continue  # "One Way Street"; "One Jelly Belly Lane", "Six Concourse Parkway Suite
+            # 2500" and "One S. Dearborn St., Chicago, IL 60603" are streets
         if tail:
             score = WITH_TAIL
         elif unit or context:
             score = STREET
         elif route:
-            named = re.match(r"(?:U\.?S\.?|US|I-|Business|BUSINESS|PR|CR|SR|RM)\b", route)
+            named = re.match(
+                r"(?:U\.?S\.?|US|U S|I-|Business|BUSINESS|PR|CR|SR|RM|us|business|spur|fm|sr|cr|rd)\b",
+                route,
+            )
             score = STREET if words or not named else AMBIGUOUS
         elif kind.capitalize() in core or kind in core or (alone and _house_digits(m) >= 2):
             score = STREET
@@ -977,9 +993,10 @@ def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
 
 
 def _house_digits(m: re.Match) -> int:
-    """The digits of the house number a street pattern matched (0 for "One")."""
-    number = re.search(r"\d+", m.group("street"))
-    return len(number.group()) if number else 0
+    """The digits of the house number a street pattern matched, its longest run of digits
+    (Hawaii's `98-1247`: 4; 0 for "One")."""
+    number = re.search(r"[\w\-/]*\d[\w\-/]*", m.group("street"))
+    return max(len(d) for d in re.findall(r"\d+", number.group())) if number else 0
 
 
 def _whole_line(text: str, start: int, end: int) -> bool:

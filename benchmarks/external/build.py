@@ -44,7 +44,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.measure import QUESTION_LABELS, split_of
+from benchmarks.external.measure import QUESTION_LABELS, load, split_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,8 +54,10 @@ def record(
     n: int,
     text: str,
     spans: list[dict[str, Any]],
+    split: str | None = None,
 ) -> dict[str, Any]:
-    """One corpus record; spans sorted and checked against the text."""
+    """One corpus record; spans sorted and checked against the text; its split by the id's hash
+    unless given (a dev-only corpus)."""
     rid = f"{source}-{n:04d}"
     spans = sorted(spans, key=lambda s: (s["start"], s["end"]))
     for s in spans:
@@ -63,7 +65,7 @@ def record(
     out: dict[str, Any] = {
         "id": rid,
         "source": source,
-        "split": split_of(rid),
+        "split": split or split_of(rid),
         "text": text,
         "spans": spans,
         "clean": not spans,
@@ -317,6 +319,63 @@ def usaddress_us50(path: Path, training: Path, n: int) -> list[dict[str, Any]]:
     holds (the `usaddress` corpus samples that file) are left out, so no line is in both."""
     seen = frozenset(_xml_line(node) for node in ET.parse(training).getroot())
     return usaddress_lines(path, n, "usaddress-us50", seen)
+
+
+# usaddress's training files beside `labeled.xml`'s sample: messy US lines to tune on, no test half.
+USADDRESS_TRAINING = (
+    "labeled.xml",
+    "us50_train_tagged.xml",
+    "us50_messiest_manual_label.xml",
+    "multi_word_state_addresses.xml",
+)
+ADDRESS_CORPORA = ("usaddress", "libpostal", "usaddress-us50", "pyap", "opencage", "pelias")
+
+
+def usaddress_training(folder: Path, n: int, corpora: Path) -> list[dict[str, Any]]:
+    """Dev-only records (every `split` is `dev`) from usaddress's `training/` files: the lines
+    of `labeled.xml` the `usaddress` corpus did not sample (its `n`), and every line of the
+    other labelled files, each once, as written (the text between tags kept: `Road# 1,
+    Kenai`), its street part as `usaddress_lines` takes it. Left out, so that nothing here is
+    a test value: a line whose text (or street part), spaces and case aside, is a text or a
+    labelled value of any record of the address corpora already written in `corpora`."""
+    taken: set[str] = set()
+    for name in ADDRESS_CORPORA:
+        for r in load(name, None, corpora):
+            taken.add(_plain(r["text"]))
+            taken.update(_plain(s["value"]) for s in r["spans"])
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for name in USADDRESS_TRAINING:
+        nodes = list(ET.parse(folder / name).getroot())
+        if name == "labeled.xml":  # the usaddress corpus's sample of this file
+            sampled = {id(node) for node in sample(nodes, n, "usaddress")}
+            nodes = [node for node in nodes if id(node) not in sampled]
+        for node in nodes:
+            text, start, end, numbered = (node.text or "").lstrip(), None, None, False
+            for token in node:
+                value = (token.text or "").strip()
+                at = len(text)
+                text += value
+                if token.tag.startswith(STREET_TAGS):
+                    start = at if start is None else start
+                    end = at + len(value.rstrip(","))
+                    numbered |= token.tag in ("AddressNumber", "USPSBoxID")
+                text += re.sub(r"\s+", " ", token.tail or "") if token is not node[-1] else ""
+            text = text.strip()
+            if start is None or not numbered or _plain(text) in seen:
+                continue
+            seen.add(_plain(text))
+            value = text[start:end]
+            if _plain(text) in taken or _plain(value) in taken:
+                continue
+            span = {"type": "STREET_ADDRESS", "value": value, "start": start, "end": end}
+            out.append(record("usaddress-training", len(out), text, [span], split="dev"))
+    return out
+
+
+def _plain(text: str) -> str:
+    """A text with its case, spaces and punctuation left out, for comparing lines."""
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 # --- vladimarius/pyap: the address detector's own tests (US, Canada, UK) ---------------------
@@ -677,6 +736,11 @@ def main() -> None:
     parser.add_argument(
         "--opencage-tests", type=Path, help="address-formatting's testcases/countries"
     )
+    parser.add_argument(
+        "--usaddress-training",
+        type=Path,
+        help="usaddress's training/ folder (a dev-only corpus; needs the address corpora in --out)",
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -695,6 +759,10 @@ def main() -> None:
         "pyap": (args.pyap_tests, pyap_cases),
         "opencage": (args.opencage_tests, opencage_cases),
         "pelias": (args.pelias_tests, pelias_cases),
+        "usaddress-training": (
+            args.usaddress_training,
+            lambda p: usaddress_training(p, args.n, args.out),
+        ),
     }
     for name, (source, build) in builders.items():
         if not source:
