@@ -950,8 +950,11 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
         if tail and not re.search(r"[\d,\n]", text[m.start("tail") : end]):
-            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": no street word, and a "city and
-            # state" with no ZIP, comma or line break is a product line's last words
+            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": a "city and state" with no ZIP,
+            # comma or line break is a product line's last words. Every tail of a bare line
+            # is checked, a name with a street word too ("12 Main Street Dayton OH"): such a
+            # line is the street patterns' to find, with its tail (restricting the check to
+            # names without a street word changed no finding on the dev halves or on prose)
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (
             re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"
