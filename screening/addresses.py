@@ -330,6 +330,8 @@ _CA_TAIL = (
     rf"(?:[ \t]*,?[ \t]*{_CA_POSTCODE}(?![\w\-]){_CA_COUNTRY})?"
     rf"|{_CITY_ANY}(?:\s*,\s*|\s+)(?:{CA_PROVINCE_NAMES})(?![\w\-])(?:,?\s+{_CA_POSTCODE})?)"
 )
+# US states in lower case that are no English word ("in", "me", "or", "ok", "hi" are)
+_LOWER_STATES = "ak|az|ar|ca|ct|dc|fl|ga|ia|il|ks|ky|md|mi|mn|ms|mt|nc|nd|nh|nj|nm|nv|ny|ri|sc|sd|tn|tx|ut|va|vt|wa|wi|wv|wy"
 # Australian states and territories: "Brookvale NSW 2100", "Melbourne, VIC 3004"
 _AU_STATES = "NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|NT|ACT"
 _TAIL_US_CA_UK = (
@@ -339,6 +341,8 @@ _TAIL_US_CA_UK = (
     rf"|(?:{_AU_STATES})\.?,?\s+\d{{4}}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
     rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    # in lower case, a city, a comma and a state ending the line: "los angeles, ca"
+    rf"|{_CITY_ANY},[ \t]*(?:{_LOWER_STATES})(?=[ \t]*(?:$|\n))"
     rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
     rf"(?=[ \t]*(?:$|\n|[.;]))"
     rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
