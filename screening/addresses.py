@@ -678,20 +678,22 @@ _TYPE_FIRST = re.compile(
 # 152", "R.F.D. 3, Box 5", "HC 68 Box 23A", "HCR 45 Box 653", "Star Route Box 12", "Route 1 Box 7".
 _RURAL_ROUTE = (
     r"(?:(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
-    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route)?|Star Route|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
+    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route| Rte)?|Star Route|Star Rte|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
     # in lower case, or a farm road's box, only with the route's number: "rr # 1 box 103 a"
     r"|(?:rr|rt|RT|rfd|hcr?|FM|fm)[ \t]*#?[ \t]*\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)"
     r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}(?:[ ][A-Za-z](?![\w\-]))?"
 )
 _PO_BOX = re.compile(
-    r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
+    # a billing box's department, mail code or bin before it: "msc 410837 po box 415000"
+    r"(?<![\w\-])(?P<street>(?:(?i:dept|department|file|lock ?box|drawer|msc|bin|mail code|box)"
+    r"\.?[ \t]*#?[ \t]*\d{1,12},?\s+(?=(?i:p|box|post|lock|lbx)))?"
     r"(?:(?:(?i:P\.?\s?O\.?\s?(?:Box|Bx)|Post Office Box|Lock ?box|lbx)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
-    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}|"
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}(?:-\d{1,6})?|"
     # a box alone, only with a city, state and ZIP after it: "Box # 63, Cordova, AK 99574"
     r"(?P<risky>Box|BOX)[ \t]*#?[ \t]*\d{1,6}(?=[ \t]*,)|"
     rf"{_RURAL_ROUTE})"
-    r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
+    r"(?:,?\s+(?i:bin|dept|department|drawer|mail code|msc|ms|box)\.?[ \t]*#?[ \t]*\d{1,8}(?:-\d{1,4})?)?"
     rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
     rf"(?:{_TAIL_US_CA_UK}|{_SEP}(?P<eutail>\d{{4,5}}\s+{_CITY})\b)?",
 )
@@ -724,8 +726,9 @@ def _street_types() -> tuple[
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
         rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*(?:(?:No|NO|no|Nº)\.?[ \t]*)?"
-        rf"(?:[A-Za-z]{{0,2}}-?\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
-        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
+        rf"(?:[A-Za-z]{{0,2}}-?\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}}|[a-z])(?![\w\-])|"
+        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}}(?:-\d{{1,6}})?)[A-Za-z]?(?![\w\-])|"
+        rf"(?:No|NO|no)\.?[ \t]*\d{{1,6}}[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
     # a house number; a unit before it (`104-18663`, `108 - 1550`; `718 - 8th Avenue`)
@@ -741,7 +744,9 @@ def _street_types() -> tuple[
         rf"(?:[ \t]+(?:Business|BUSINESS|Bus\.|Spur|Loop|Bypass)(?![\w\-]))?)"
     )
     after = (
-        rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
+        # a direction after the street; in lower case only before a unit: "830 3rd st s # 105"
+        rf"(?:[ \t]*,?[ \t]*(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw)\.?(?=[ \t]*,?[ \t]*(?:{unit})))"
+        rf"(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"
         rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?"
