@@ -766,7 +766,9 @@ def _street_types() -> tuple[
         rf"(?=[AaFfLlSsUu])(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})"
         rf"\.?[ \t]*(?=\d{{1,4}}[A-Za-z]?/\d)"
     )
-    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave', 'Place', 'Pl', 'Terrace', 'Court'])})\.?"
+    numbered = (
+        rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave', 'Place', 'Pl', 'Terrace', 'Court'])})\.?"
+    )
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
     )

@@ -36,6 +36,7 @@ import json
 import re
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -602,6 +603,40 @@ OPENCAGE_COUNTRIES = [
 ]
 
 
+@dataclass(frozen=True)
+class FormattedCase:
+    """A test case of OpenCage's address formatter that has a house number."""
+
+    components: dict[str, Any]
+    expected: str  # the expected address as the case writes it
+    lines: list[str]  # the expected address, a line each (stripped, empty ones dropped)
+    number: str  # the house number
+
+    def house_lines(self) -> list[int]:
+        """The lines that hold the house number as a word of its own."""
+        word = re.compile(rf"(?<!\w){re.escape(self.number)}(?!\w)")
+        return [i for i, line in enumerate(self.lines) if word.search(line)]
+
+
+def formatted_cases(source: str) -> list[FormattedCase]:
+    """The cases of one `testcases/countries/<cc>.yaml` (its text) with a house number
+    (`house_number` or `housenumber`) and an expected address (`\\uXXXX` escapes read): what
+    `opencage_cases` here and the dev set's `make_addresses_phones_cards.py` both read."""
+    out = []
+    for case in yaml.safe_load_all(source):
+        parts = (case or {}).get("components") or {}
+        number = str(parts.get("house_number", parts.get("housenumber", "")))
+        expected = re.sub(
+            r"\\u([0-9a-fA-F]{4})",
+            lambda m: chr(int(m.group(1), 16)),
+            (case and case["expected"]) or "",
+        )
+        if number and expected:
+            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
+            out.append(FormattedCase(parts, expected, lines, number))
+    return out
+
+
 def opencage_cases(folder: Path) -> list[dict[str, Any]]:
     """Each test case of `testcases/countries/<cc>.yaml` (of `OPENCAGE_COUNTRIES`) with a house
     number and an address in Latin script: its `expected` address (OpenCage's formatting of
@@ -614,26 +649,15 @@ def opencage_cases(folder: Path) -> list[dict[str, Any]]:
         path = folder / f"{country}.yaml"
         if not path.exists():
             continue
-        for case in yaml.safe_load_all(path.read_text()):
-            parts = (case or {}).get("components") or {}
-            number = str(parts.get("house_number", parts.get("housenumber", "")))
-            expected = re.sub(
-                r"\\u([0-9a-fA-F]{4})",
-                lambda m: chr(int(m.group(1), 16)),
-                (case and case["expected"]) or "",
-            )
-            if not number or not expected or re.search(r"[\u0370-\u1fff]", expected):
+        for case in formatted_cases(path.read_text()):
+            lines = case.lines
+            if re.search(r"[\u0370-\u1fff]", case.expected):
                 continue
-            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
-            road = str(parts.get("road", ""))
-            street = [
-                line
-                for line in lines
-                if re.search(rf"(?<!\w){re.escape(number)}(?!\w)", line) and road in line
-            ]
+            road = str(case.components.get("road", ""))
+            street = [lines[i] for i in case.house_lines() if road in lines[i]]
             if not street:
                 continue
-            joined = ", " if _hash("opencage", expected) % 2 else "\n"
+            joined = ", " if _hash("opencage", case.expected) % 2 else "\n"
             text = joined.join(lines)
             value = street[0].rstrip(".,")
             start = text.index(value)
