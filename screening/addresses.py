@@ -745,7 +745,8 @@ def _street_types() -> tuple[
     )
     after = (
         # a direction after the street; in lower case only before a unit: "830 3rd st s # 105"
-        rf"(?:[ \t]*,?[ \t]*(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw)\.?(?=[ \t]*,?[ \t]*(?:{unit})))"
+        rf"(?:[ \t]*,?[ \t]*(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?"
+        rf"(?=[ \t]*,?[ \t]*(?:{unit})))"
         rf"(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"

@@ -171,6 +171,7 @@ WHOLE = [
     "1 Campus Drive MSC 4410",
     "3318 MONTEREY APT D",
     "2930 pine ridge rd bldg c # 4",
+    "1450 cedar park drive east bldg 2",
     "Seven W. Oak St., Joliet, IL 60432",
     "Nine Harbor Parkway Suite 300",
     "612 B Maple Avenue, Evanston, IL 60201",
