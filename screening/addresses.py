@@ -55,7 +55,18 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   15`), Romanian and Portuguese words (`Calea Victoriei 54`, `Tv. da Horta 27A`), lower-case
   Romance streets (`rua godinho de faria 1200`), elided particles (`Carrer d'Aragó 155`), Czech
   house numbers and postcodes (`Panenská 666/20` / `811 03 Bratislava`), house-number ranges
-  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes.
+  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes;
+- messy US lines (usaddress's training lines): lower-case rural routes (`rr # 1 box 103 a`), a
+  box alone before a city, state and ZIP (`Box # 63, Cordova, AK 99574`), a billing box's
+  department, mail code or bin before it (`msc 410837 po box 415000`), ordinals and ZIP+4 as
+  typed (`20Th Street`, `FL 337123824`), units `# 134-115`, `No 2202`, `MSC 24`, `APT F`, `bldg b`
+  and a lower-case direction before a unit (`830 3rd st s # 105`), a number word with a unit,
+  direction or tail (`Six Concourse Parkway Suite 2500`), a letter after the house number with a
+  tail, unit or line of its own (`400 A South Boulevard, Evanston`; not `Chapter 12 A Long
+  Road`), `&` in a name, numbered places (`5536 West 103 Place`), lower-case state roads and spurs
+  (`20283 state road 7 ste 300`; `us`, `business`, `rd` alone score low), Hawaiian house numbers
+  (`98-1247 Kaahumanu`), a lower-case city, comma and state that is no English word ending a
+  line (`100 main los angeles, ca`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,

@@ -3,7 +3,8 @@
     python benchmarks/external/build.py \\
         [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
         [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
-        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] [--out DIR]
+        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] \\
+        [--usaddress-training DIR] [--out DIR]
 
 Each corpus whose input is given is rebuilt (libphonenumber's always: it reads the installed
 package); SOURCES.md has the full command.
