@@ -55,7 +55,18 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   15`), Romanian and Portuguese words (`Calea Victoriei 54`, `Tv. da Horta 27A`), lower-case
   Romance streets (`rua godinho de faria 1200`), elided particles (`Carrer d'Aragó 155`), Czech
   house numbers and postcodes (`Panenská 666/20` / `811 03 Bratislava`), house-number ranges
-  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes.
+  before a postcode line (`Am Bürgerpark 15-18, 13156, Berlin`), 6-digit postcodes;
+- messy US lines (usaddress's training lines): lower-case rural routes (`rr # 1 box 103 a`), a
+  box alone before a city, state and ZIP (`Box # 63, Cordova, AK 99574`), a billing box's
+  department, mail code or bin before it (`msc 410837 po box 415000`), ordinals and ZIP+4 as
+  typed (`20Th Street`, `FL 337123824`), units `# 134-115`, `No 2202`, `MSC 24`, `APT F`, `bldg b`
+  and a lower-case direction before a unit (`830 3rd st s # 105`), a number word with a unit,
+  direction or tail (`Six Concourse Parkway Suite 2500`), a letter after the house number with a
+  tail, unit or line of its own (`400 A South Boulevard, Evanston`; not `Chapter 12 A Long
+  Road`), `&` in a name, numbered places (`5536 West 103 Place`), lower-case state roads and spurs
+  (`20283 state road 7 ste 300`; `us`, `business`, `rd` alone score low), Hawaiian house numbers
+  (`98-1247 Kaahumanu`), a lower-case city, comma and state that is no English word ending a
+  line (`100 main los angeles, ca`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -163,7 +174,8 @@ EXTRA_TYPES = ("Line", "Concession", "Sideroad", "Hgwy", "Crt", "Ci", "Ctr", "Py
 ROUTE_TYPES = (
     "Highway|HIGHWAY|Hwy|HWY|Route|ROUTE|Rte|RTE|Road|ROAD|Rd|RD|FM|RM|PR|CR|SR|Business|BUSINESS|"
     "Interstate|I-|US|U\\.S\\.|State Road|State Route|County Road|COUNTY ROAD|CO RD|Co Rd|Farm Road|"
-    "hwy|highway|rte|route|county road|state route"
+    "hwy|highway|rte|route|county road|state route|state road|Spur|SPUR|Loop|LOOP|Business Loop|"
+    "U S|us|business|spur|fm|sr|cr|rd"
 )
 US_STATES = [
     "AL",
@@ -263,14 +275,15 @@ _UNIT_WORDS = [
     "Level",
     "Studio",
     "Bureau",
+    "MSC",
 ]
 # Unit designators that stand without a number (USPS Publication 28, C2).
 # Full words only in capitals ("FRONT"): "Flat Front" is prose.
 _BARE_UNITS = ["Frnt", "Bsmt", "Lbby", "Lowr", "Uppr", "Ph", "FRONT", "REAR", "BASEMENT", "LOBBY"]
-_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH)"
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH|St|Nd|Rd|Th)"
 
 _DIRECTION = (
-    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|"
+    r"(?:[NS]\.[EW]\.|N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST|So|"
     r"Northeast|Northwest|Southeast|Southwest)\.?"
 )
 _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?)"
@@ -310,7 +323,7 @@ _COUNTRY = (
     r"Italia|Italy|Portugal|Polska|Poland|Sverige|Sweden|Danmark|Denmark|Belgi(?:um|ë|que)|"
     r"Österreich|Austria|Schweiz|Suisse|Switzerland|Ireland)\b)?"
 )
-_ZIP = r"\d{5}(?:[-\u2013\u2014]\d{4})?"
+_ZIP = r"\d{5}(?:[-\u2013\u2014]?\d{4})?(?!\d)"
 _STATE_ABBR = "|".join(US_STATES)
 _PROVINCE = "|".join(CA_PROVINCES)
 # Canadian provinces and territories by name, in English and French, and `B.C.`
@@ -328,6 +341,8 @@ _CA_TAIL = (
     rf"(?:[ \t]*,?[ \t]*{_CA_POSTCODE}(?![\w\-]){_CA_COUNTRY})?"
     rf"|{_CITY_ANY}(?:\s*,\s*|\s+)(?:{CA_PROVINCE_NAMES})(?![\w\-])(?:,?\s+{_CA_POSTCODE})?)"
 )
+# US states in lower case that are no English word ("in", "me", "or", "ok", "hi" are)
+_LOWER_STATES = "ak|az|ar|ca|ct|dc|fl|ga|ia|il|ks|ky|md|mi|mn|ms|mt|nc|nd|nh|nj|nm|nv|ny|ri|sc|sd|tn|tx|ut|va|vt|wa|wi|wv|wy"
 # Australian states and territories: "Brookvale NSW 2100", "Melbourne, VIC 3004"
 _AU_STATES = "NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|NT|ACT"
 _TAIL_US_CA_UK = (
@@ -337,6 +352,8 @@ _TAIL_US_CA_UK = (
     rf"|(?:{_AU_STATES})\.?,?\s+\d{{4}}"
     rf"|{_UK_POSTCODE}|{_CA_POSTCODE}|{_ZIP})"
     rf"|{_CITY},\s*(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
+    # in lower case, a city, a comma and a state ending the line: "los angeles, ca"
+    rf"|{_CITY_ANY},[ \t]*(?:{_LOWER_STATES})(?=[ \t]*(?:$|\n))"
     rf"|{_CITY}[ \t]+(?:{_STATE_ABBR}|{_PROVINCE}|{US_STATE_NAMES}|{US_STATE_NAMES.upper()})"
     rf"(?=[ \t]*(?:$|\n|[.;]))"
     rf"|(?:{_STATE_ABBR})\s+{_ZIP}|{_UK_POSTCODE}"
@@ -540,6 +557,7 @@ _STOP = frozenset(
         "per",
         "more",
         "less",
+        "&",
     ]
 )
 
@@ -670,17 +688,23 @@ _TYPE_FIRST = re.compile(
 # A rural route or highway contract and its box (USPS Publication 28, 2.4 and 2.5): "RR 2 Box
 # 152", "R.F.D. 3, Box 5", "HC 68 Box 23A", "HCR 45 Box 653", "Star Route Box 12", "Route 1 Box 7".
 _RURAL_ROUTE = (
-    r"(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
-    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route)?|Star Route|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
-    r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}"
+    r"(?:(?:R\.?R\.?|R\.?F\.?D\.?|H\.?C\.?R?\.?|"
+    r"(?i:Rural Route|Rural Delivery|Highway Contract(?: Route| Rte)?|Star Route|Star Rte|Route|Rte\.?))[ \t]*#?[ \t]*(?:\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)?"
+    # in lower case, or a farm road's box, only with the route's number: "rr # 1 box 103 a"
+    r"|(?:rr|rt|RT|rfd|hcr?|FM|fm)[ \t]*#?[ \t]*\d{1,4}[A-Za-z]{0,2}[ \t]*,?[ \t]*)"
+    r"(?i:Box|Bx)\.?[ \t]*#?[ \t]*\d{1,6}[A-Za-z]{0,2}(?:[ ][A-Za-z](?![\w\-]))?"
 )
 _PO_BOX = re.compile(
-    r"(?<![\w\-])(?P<street>(?:(?i:dept|file|lock ?box|drawer)\.?[ \t]*#?[ \t]*\d{1,12}\s+)?"
-    r"(?:(?:(?i:P\.?\s?O\.?\s?Box|Post Office Box|Lock ?box)|POB|Postfach|Postbus|"
+    # a billing box's department, mail code or bin before it: "msc 410837 po box 415000"
+    r"(?<![\w\-])(?P<street>(?:(?i:dept|department|file|lock ?box|drawer|msc|bin|mail code|box)"
+    r"\.?[ \t]*#?[ \t]*\d{1,12},?\s+(?=(?i:p|box|post|lock|lbx)))?"
+    r"(?:(?:(?i:P\.?\s?O\.?\s?(?:Box|Bx)|Post Office Box|Lock ?box|lbx)|POB|Postfach|Postbus|"
     r"Apartado(?: de Correos)?|Apdo\.?|Casella Postale|Caixa Postal|B\.P\.|BP|Boîte Postale|"
-    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}|"
+    r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}(?:-\d{1,6})?|"
+    # a box alone, only with a city, state and ZIP after it: "Box # 63, Cordova, AK 99574"
+    r"(?P<risky>Box|BOX)[ \t]*#?[ \t]*\d{1,6}(?=[ \t]*,)|"
     rf"{_RURAL_ROUTE})"
-    r"(?:\s+(?i:bin|dept|drawer)\.?[ \t]*#?[ \t]*\d{1,8})?"
+    r"(?:,?\s+(?i:bin|dept|department|drawer|mail code|msc|ms|box)\.?[ \t]*#?[ \t]*\d{1,8}(?:-\d{1,4})?)?"
     rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
     rf"(?:{_TAIL_US_CA_UK}|{_SEP}(?P<eutail>\d{{4,5}}\s+{_CITY})\b)?",
 )
@@ -713,14 +737,15 @@ def _street_types() -> tuple[
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
         rf"(?:#[ \t]?)?(?:{_cases(_UNIT_WORDS)})\.?[ \t]*#?[ \t]*(?:(?:No|NO|no|Nº)\.?[ \t]*)?"
-        rf"(?:[A-Za-z]{{0,2}}\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}})(?![\w\-])|"
-        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}})[A-Za-z]?(?![\w\-])|"
+        rf"(?:[A-Za-z]{{0,2}}-?\d{{1,6}}(?:-\d{{1,4}})?[A-Za-z]{{0,3}}|[A-Z]{{1,2}}|[a-z])(?![\w\-])|"
+        rf"#[ \t]?(?:[A-Za-z]{{1,2}}\d{{0,6}}|\d{{1,6}}(?:-\d{{1,6}})?)[A-Za-z]?(?![\w\-])|"
+        rf"(?:No|NO|no)\.?[ \t]*\d{{1,6}}[A-Za-z]?(?![\w\-])|"
         rf"{_ORDINAL}[ \t]+(?:{_cases(['Floor', 'Fl', 'Flr'])})\b\.?|(?:{bare})(?![\w\-])"
     )
     # a house number; a unit before it (`104-18663`, `108 - 1550`; `718 - 8th Avenue`)
     number = (
         rf"(?:(?:\d{{1,6}}[A-Za-z]?(?:/\d{{1,4}}[A-Za-z]?|[ ]?-[ ]?\d{{1,6}}[A-Za-z]?|-[A-Z](?!\w)"
-        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t]))?"
+        rf"|[ ]?½|[ ]1/2|[ ]?-(?=[ \t]+{_ORDINAL}[ \t])|(?P<sletter>[ ][A-H](?=[ \t]+[A-Z])))?"
         rf"|[NSEWnsew]\d{{1,4}}[ ]?[NSEWnsew]\d{{1,5}})"
         rf"|(?P<wordnum>{_WORD_NUMBERS}))[ \t]+"
     )
@@ -730,7 +755,10 @@ def _street_types() -> tuple[
         rf"(?:[ \t]+(?:Business|BUSINESS|Bus\.|Spur|Loop|Bypass)(?![\w\-]))?)"
     )
     after = (
-        rf"(?:[ \t]*,?[ \t]*{_DIRECTION}(?![\w\-]))?"
+        # a direction after the street; in lower case only before a unit: "830 3rd st s # 105"
+        rf"(?:[ \t]*,?[ \t]*(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?"
+        rf"(?=[ \t]*,?[ \t]*(?:{unit})))"
+        rf"(?![\w\-]))?"
         rf"(?P<unit>(?:[ \t]*,?[ \t]*(?:{unit}))*"
         # a unit number with no unit word, ending the street's line: "Broadway Street 10"
         rf"(?:[ \t]+\d{{1,4}}[A-Za-z]?(?:-\d{{1,4}})?(?:[ \t]+[NSEW])?(?=[ \t]*(?:$|\n|,)))?"
@@ -742,14 +770,17 @@ def _street_types() -> tuple[
         rf"(?:{_TAIL_US_CA_UK})?"
     )
     numbered_unit = (
-        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit'])})\.?[ \t]*#?[ \t]*[A-Za-z]?\d"
+        rf"(?:{_cases(['Apt', 'Apartment', 'Suite', 'Ste', 'Unit', 'Lot', 'Trlr'])})\.?[ \t]*#?[ \t]*"
+        rf"(?:[A-Za-z]?-?\d|[A-Z](?![\w\-]))"
     )
     # a unit before an Australian house number: "Unit 12/345", "U12/345", "Lot 12/345"
     slash_unit = (
         rf"(?=[AaFfLlSsUu])(?:{_cases(['Unit', 'Apt', 'Apartment', 'Lot', 'Flat', 'Suite', 'Shop', 'U'])})"
         rf"\.?[ \t]*(?=\d{{1,4}}[A-Za-z]?/\d)"
     )
-    numbered = rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave'])})\.?"
+    numbered = (
+        rf"(?:{_cases(['Street', 'St', 'Avenue', 'Ave', 'Place', 'Pl', 'Terrace', 'Court'])})\.?"
+    )
     front = _cases(
         ["Camino", "Calle", "Avenida", "Alameda", "Paseo", "Corte", "Ave", "Avenue", "Av"]
     )
@@ -760,7 +791,7 @@ def _street_types() -> tuple[
                 rf"(?<![\w\-/.,])(?P<street>(?:(?:{unit})\s*,?\s+|{slash_unit})?{number}"
                 rf"(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
                 rf"(?:(?P<rname>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}?[ \t]+)??{route}|"
-                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND)){{0,3}}{lazy})[ \t]+"
+                rf"(?P<name>{_NAME_WORD}(?:[ \t]+(?:{_NAME_WORD}|and|AND|&)){{0,3}}{lazy})[ \t]+"
                 rf"(?P<type>(?:{every})\.?)(?![\w\-])|(?P<bare>Broadway|BROADWAY)(?![\w\-])|"
                 # a numbered street or avenue without its ordinal: "18663 52 AVE", "13009 239b St."
                 rf"(?P<numname>\d{{1,3}}[A-Za-z]?[ \t]+{numbered})(?![\w\-])|"
@@ -815,7 +846,7 @@ _OTHER_FORMS = (
     (_TYPE_FIRST, None),
     (
         _PO_BOX,
-        re.compile(r"(?i:box|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
+        re.compile(r"(?i:box|bx|postfach|postbus|apartado|apdo|casella|caixa|postale|bag)|B\.?P\b"),
     ),
     (_MILITARY, re.compile(r"\b[ADF]PO\b")),
     (_GRID_LATAM, re.compile(r"\d[ \t]?[A-Z]?[ \t]*(?:#|No|N°|Nº|nº)")),
@@ -889,7 +920,7 @@ def _number_first(text: str) -> list[_Found]:
         # "A Avenue", "I St": a one-letter name is no article or pronoun
         stops = [w for w in words if w.lower() in _STOP and not (len(name) == 1 and name.isupper())]
         if stops and not (
-            (set(stops) <= {"and", "AND"} and (tail or alone))
+            (set(stops) <= {"and", "AND", "&"} and (tail or alone))
             or (stops == words[:1] == ["The"] and (tail or context or alone))
         ):
             continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
@@ -902,14 +933,22 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
         if _http_status(m.group("street")):
             continue  # "502 Bad Gateway"
-        if m.group("wordnum") and not (kind.capitalize() in core and len(words) >= 2):
-            continue  # "One Way Street"; "One Jelly Belly Lane" is one
+        if m.group("sletter") and not (tail or unit or context or alone):
+            continue  # "400 A South Boulevard, Evanston"; not "Chapter 12 A Long Road"
+        if m.group("wordnum") and not (
+            kind.capitalize() in core and (len(words) >= 2 or tail or unit or m.group("predir"))
+        ):
+            continue  # "One Way Street"; "One Jelly Belly Lane", "Six Concourse Parkway Suite
+            # 2500" and "One S. Dearborn St., Chicago, IL 60603" are streets
         if tail:
             score = WITH_TAIL
         elif unit or context:
             score = STREET
         elif route:
-            named = re.match(r"(?:U\.?S\.?|US|I-|Business|BUSINESS|PR|CR|SR|RM)\b", route)
+            named = re.match(
+                r"(?:U\.?S\.?|US|U S|I-|Business|BUSINESS|PR|CR|SR|RM|us|business|spur|fm|sr|cr|rd)\b",
+                route,
+            )
             score = STREET if words or not named else AMBIGUOUS
         elif kind.capitalize() in core or kind in core or (alone and _house_digits(m) >= 2):
             score = STREET
@@ -934,8 +973,11 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
         if tail and not re.search(r"[\d,\n]", text[m.start("tail") : end]):
-            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": no street word, and a "city and
-            # state" with no ZIP, comma or line break is a product line's last words
+            continue  # "130 AUTOMATIC STRAPPING MACHINE CO": a "city and state" with no ZIP,
+            # comma or line break is a product line's last words. Every tail of a bare line
+            # is checked, a name with a street word too ("12 Main Street Dayton OH"): such a
+            # line is the street patterns' to find, with its tail (restricting the check to
+            # names without a street word changed no finding on the dev halves or on prose)
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (
             re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"
@@ -977,9 +1019,10 @@ def _tail_end(text: str, m: re.Match) -> tuple[int, bool]:
 
 
 def _house_digits(m: re.Match) -> int:
-    """The digits of the house number a street pattern matched (0 for "One")."""
-    number = re.search(r"\d+", m.group("street"))
-    return len(number.group()) if number else 0
+    """The digits of the house number a street pattern matched, its longest run of digits
+    (Hawaii's `98-1247`: 4; 0 for "One")."""
+    number = re.search(r"[\w\-/]*\d[\w\-/]*", m.group("street"))
+    return max(len(d) for d in re.findall(r"\d+", number.group())) if number else 0
 
 
 def _whole_line(text: str, start: int, end: int) -> bool:

@@ -152,6 +152,33 @@ WHOLE = [
     "rua das flores 44",
     "Ole Bulls gate 7",
     "Am Stadtpark 3-5, 20249 Hamburg",
+    # messy US lines as forms and billing records hold them: rural routes in lower case, a box
+    # alone before its city, state and ZIP, a billing box's mail code, ordinals as typed, a
+    # ZIP+4 without its dash, lower-case directions before a unit, units written `# 12-4`,
+    # `No 12`, `MSC 4410`, `APT D`, `bldg c`, a number word or a letter after the house number,
+    # a numbered place, `&` in a name, lower-case state roads and spurs
+    "rr # 2 box 118 a",
+    "rr 6, box 57c, athens oh 45701",
+    "Box # 17, Ely, NV 89301",
+    "dept 4410 po box 2290 dallas tx 75221",
+    "msc 7735 po box 41600",
+    "P O Box 412-88",
+    "2218 12Th Avenue South, Fargo, ND 58103",
+    "1502 Birch Ave, Dayton, OH 454021234",
+    "415 pine st ne # 208",
+    "77 Lakeview Dr # 12-4",
+    "4410 Elm Street No 12",
+    "1 Campus Drive MSC 4410",
+    "3318 MONTEREY APT D",
+    "2930 pine ridge rd bldg c # 4",
+    "1450 cedar park drive east bldg 2",
+    "Seven W. Oak St., Joliet, IL 60432",
+    "Nine Harbor Parkway Suite 300",
+    "612 B Maple Avenue, Evanston, IL 60201",
+    "2212 West 108 Place",
+    "88 Birch & Vine Lane, Athens, GA 30601",
+    "1800 state road 84 ste 6",
+    "9150 Spur 12, Lubbock, TX 79424",
 ]
 # A building's name or a PO box before a British street, first on its line or after a comma.
 UK_BUILDINGS = [
@@ -159,7 +186,13 @@ UK_BUILDINGS = [
     "PO Box 57, Castle Chambers, Market Square, Peel, Isle of Man IM5 1AB",
 ]
 # An address line on a line of its own (a form's or a table's field), with no street word.
-ALONE = ["7712 greenview", "4420 Bryn Mawr", "3901 south state 1st floor"]
+ALONE = [
+    "7712 greenview",
+    "4420 Bryn Mawr",
+    "3901 south state 1st floor",
+    "415 main fort worth, tx",  # a lower-case city, a comma and a state end the line
+    "99-080 Kauhale, Aiea, HI 96701",  # a Hawaiian house number
+]
 # Numbers beside capitalised words that are no address (found by no pattern at 0.5 or more).
 NOT_ADDRESSES = [
     "100 W Power Supply",
@@ -189,6 +222,11 @@ NOT_ADDRESSES = [
     # a title after a number, with "The" or a number before a street word
     "Chapter 3 The Long Road",
     "Version 10 3 Way Switch",
+    # a letter after a number, a lower-case route word, a box with a comma after it
+    "Chapter 12 A Long Road",
+    "we took 2019 business 101 at night",
+    "Put it in Box 12, Then close it",
+    "Add 5 No 2 pencils to the list",
 ]
 
 

@@ -120,3 +120,20 @@ def test_product_lines_of_an_address_parser_are_no_addresses() -> None:
     assert len(clean) >= 5
     found = {t: [s for s in find_addresses(t) if s.score >= 0.5] for t in clean}
     assert not any(found.values()), found
+
+
+def test_the_dev_only_address_corpus_holds_no_line_of_another() -> None:
+    """usaddress's other training lines (`usaddress-training`) are dev only, and none of their
+    texts or street values is a text or value of an address corpus with a test half."""
+    from benchmarks.external.build import _plain
+
+    extra = load("usaddress-training")
+    assert len(extra) > 1000 and {r["split"] for r in extra} == {"dev"}
+    others = {
+        _plain(x)
+        for name in ADDRESS_CORPORA
+        for r in load(name)
+        for x in (r["text"], *(s["value"] for s in r["spans"]))
+    }
+    mine = {_plain(x) for r in extra for x in (r["text"], r["spans"][0]["value"])}
+    assert not mine & others

@@ -3,7 +3,8 @@
     python benchmarks/external/build.py \\
         [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
         [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
-        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] [--out DIR]
+        [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] \\
+        [--usaddress-training DIR] [--out DIR]
 
 Each corpus whose input is given is rebuilt (libphonenumber's always: it reads the installed
 package); SOURCES.md has the full command.
@@ -36,6 +37,7 @@ import json
 import re
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.measure import QUESTION_LABELS, split_of
+from benchmarks.external.measure import QUESTION_LABELS, load, split_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,8 +56,10 @@ def record(
     n: int,
     text: str,
     spans: list[dict[str, Any]],
+    split: str | None = None,
 ) -> dict[str, Any]:
-    """One corpus record; spans sorted and checked against the text."""
+    """One corpus record; spans sorted and checked against the text; its split by the id's hash
+    unless given (a dev-only corpus)."""
     rid = f"{source}-{n:04d}"
     spans = sorted(spans, key=lambda s: (s["start"], s["end"]))
     for s in spans:
@@ -63,7 +67,7 @@ def record(
     out: dict[str, Any] = {
         "id": rid,
         "source": source,
-        "split": split_of(rid),
+        "split": split or split_of(rid),
         "text": text,
         "spans": spans,
         "clean": not spans,
@@ -319,6 +323,63 @@ def usaddress_us50(path: Path, training: Path, n: int) -> list[dict[str, Any]]:
     return usaddress_lines(path, n, "usaddress-us50", seen)
 
 
+# usaddress's training files beside `labeled.xml`'s sample: messy US lines to tune on, no test half.
+USADDRESS_TRAINING = (
+    "labeled.xml",
+    "us50_train_tagged.xml",
+    "us50_messiest_manual_label.xml",
+    "multi_word_state_addresses.xml",
+)
+ADDRESS_CORPORA = ("usaddress", "libpostal", "usaddress-us50", "pyap", "opencage", "pelias")
+
+
+def usaddress_training(folder: Path, n: int, corpora: Path) -> list[dict[str, Any]]:
+    """Dev-only records (every `split` is `dev`) from usaddress's `training/` files: the lines
+    of `labeled.xml` the `usaddress` corpus did not sample (its `n`), and every line of the
+    other labelled files, each once, as written (the text between tags kept: `Road# 1,
+    Kenai`), its street part as `usaddress_lines` takes it. Left out, so that nothing here is
+    a test value: a line whose text (or street part), spaces and case aside, is a text or a
+    labelled value of any record of the address corpora already written in `corpora`."""
+    taken: set[str] = set()
+    for name in ADDRESS_CORPORA:
+        for r in load(name, None, corpora):
+            taken.add(_plain(r["text"]))
+            taken.update(_plain(s["value"]) for s in r["spans"])
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for name in USADDRESS_TRAINING:
+        nodes = list(ET.parse(folder / name).getroot())
+        if name == "labeled.xml":  # the usaddress corpus's sample of this file
+            sampled = {id(node) for node in sample(nodes, n, "usaddress")}
+            nodes = [node for node in nodes if id(node) not in sampled]
+        for node in nodes:
+            text, start, end, numbered = (node.text or "").lstrip(), None, None, False
+            for token in node:
+                value = (token.text or "").strip()
+                at = len(text)
+                text += value
+                if token.tag.startswith(STREET_TAGS):
+                    start = at if start is None else start
+                    end = at + len(value.rstrip(","))
+                    numbered |= token.tag in ("AddressNumber", "USPSBoxID")
+                text += re.sub(r"\s+", " ", token.tail or "") if token is not node[-1] else ""
+            text = text.strip()
+            if start is None or not numbered or _plain(text) in seen:
+                continue
+            seen.add(_plain(text))
+            value = text[start:end]
+            if _plain(text) in taken or _plain(value) in taken:
+                continue
+            span = {"type": "STREET_ADDRESS", "value": value, "start": start, "end": end}
+            out.append(record("usaddress-training", len(out), text, [span], split="dev"))
+    return out
+
+
+def _plain(text: str) -> str:
+    """A text with its case, spaces and punctuation left out, for comparing lines."""
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
 # --- vladimarius/pyap: the address detector's own tests (US, Canada, UK) ---------------------
 
 PYAP_TESTS = ("test_parser_us.py", "test_parser_ca.py", "test_parser_gb.py")
@@ -543,6 +604,40 @@ OPENCAGE_COUNTRIES = [
 ]
 
 
+@dataclass(frozen=True)
+class FormattedCase:
+    """A test case of OpenCage's address formatter that has a house number."""
+
+    components: dict[str, Any]
+    expected: str  # the expected address as the case writes it
+    lines: list[str]  # the expected address, a line each (stripped, empty ones dropped)
+    number: str  # the house number
+
+    def house_lines(self) -> list[int]:
+        """The lines that hold the house number as a word of its own."""
+        word = re.compile(rf"(?<!\w){re.escape(self.number)}(?!\w)")
+        return [i for i, line in enumerate(self.lines) if word.search(line)]
+
+
+def formatted_cases(source: str) -> list[FormattedCase]:
+    """The cases of one `testcases/countries/<cc>.yaml` (its text) with a house number
+    (`house_number` or `housenumber`) and an expected address (`\\uXXXX` escapes read): what
+    `opencage_cases` here and the dev set's `make_addresses_phones_cards.py` both read."""
+    out = []
+    for case in yaml.safe_load_all(source):
+        parts = (case or {}).get("components") or {}
+        number = str(parts.get("house_number", parts.get("housenumber", "")))
+        expected = re.sub(
+            r"\\u([0-9a-fA-F]{4})",
+            lambda m: chr(int(m.group(1), 16)),
+            (case and case["expected"]) or "",
+        )
+        if number and expected:
+            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
+            out.append(FormattedCase(parts, expected, lines, number))
+    return out
+
+
 def opencage_cases(folder: Path) -> list[dict[str, Any]]:
     """Each test case of `testcases/countries/<cc>.yaml` (of `OPENCAGE_COUNTRIES`) with a house
     number and an address in Latin script: its `expected` address (OpenCage's formatting of
@@ -555,26 +650,15 @@ def opencage_cases(folder: Path) -> list[dict[str, Any]]:
         path = folder / f"{country}.yaml"
         if not path.exists():
             continue
-        for case in yaml.safe_load_all(path.read_text()):
-            parts = (case or {}).get("components") or {}
-            number = str(parts.get("house_number", parts.get("housenumber", "")))
-            expected = re.sub(
-                r"\\u([0-9a-fA-F]{4})",
-                lambda m: chr(int(m.group(1), 16)),
-                (case and case["expected"]) or "",
-            )
-            if not number or not expected or re.search(r"[\u0370-\u1fff]", expected):
+        for case in formatted_cases(path.read_text()):
+            lines = case.lines
+            if re.search(r"[\u0370-\u1fff]", case.expected):
                 continue
-            lines = [line.strip() for line in expected.strip().splitlines() if line.strip()]
-            road = str(parts.get("road", ""))
-            street = [
-                line
-                for line in lines
-                if re.search(rf"(?<!\w){re.escape(number)}(?!\w)", line) and road in line
-            ]
+            road = str(case.components.get("road", ""))
+            street = [lines[i] for i in case.house_lines() if road in lines[i]]
             if not street:
                 continue
-            joined = ", " if _hash("opencage", expected) % 2 else "\n"
+            joined = ", " if _hash("opencage", case.expected) % 2 else "\n"
             text = joined.join(lines)
             value = street[0].rstrip(".,")
             start = text.index(value)
@@ -677,6 +761,11 @@ def main() -> None:
     parser.add_argument(
         "--opencage-tests", type=Path, help="address-formatting's testcases/countries"
     )
+    parser.add_argument(
+        "--usaddress-training",
+        type=Path,
+        help="usaddress's training/ folder (a dev-only corpus; needs the address corpora in --out)",
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -695,6 +784,10 @@ def main() -> None:
         "pyap": (args.pyap_tests, pyap_cases),
         "opencage": (args.opencage_tests, opencage_cases),
         "pelias": (args.pelias_tests, pelias_cases),
+        "usaddress-training": (
+            args.usaddress_training,
+            lambda p: usaddress_training(p, args.n, args.out),
+        ),
     }
     for name, (source, build) in builders.items():
         if not source:

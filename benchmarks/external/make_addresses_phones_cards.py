@@ -19,7 +19,9 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.external.build import formatted_cases
 
 OUT = Path(__file__).with_name("addresses_phones_cards_dev.jsonl")
 CARRIERS = {
@@ -80,13 +82,9 @@ def address_formatting_rows(repo: Path) -> list[dict]:
     for country in ("us", "gb", "ca", "de", "fr", "nl", "es", "it", "at", "ch", "be", "pt",
                     "pl", "se", "dk", "ie"):  # fmt: skip
         path = f"testcases/countries/{country}.yaml"
-        for case in yaml.safe_load_all(git_show(repo, path)):
-            if not case or not {"house_number", "housenumber"} & set(case["components"]):
-                continue
-            lines = [x.strip() for x in case["expected"].strip().splitlines() if x.strip()]
-            parts = case["components"]
-            number = str(parts.get("house_number", parts.get("housenumber")))
-            first = next((i for i, x in enumerate(lines) if number in x), 0)
+        for case in formatted_cases(git_show(repo, path)):
+            lines, parts = case.lines, case.components
+            first = next(iter(case.house_lines()), 0)
             # the address itself: from the house-number line to the postcode or city line
             keys = [str(parts[k]) for k in ("postcode", "city", "town") if k in parts]
             last = max((i for i, x in enumerate(lines) if any(k in x for k in keys)), default=-1)

@@ -68,6 +68,7 @@ CORPORA = (
     "pyap",
     "opencage",
     "pelias",
+    "usaddress-training",  # dev only: usaddress's other training lines, to tune on
     "wnut17",
     "libphonenumber",
 )
