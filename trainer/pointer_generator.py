@@ -118,7 +118,10 @@ class PointerGeneratorModel(transformers.EncoderDecoderModel):
         loss = None
         if labels is not None:
             total = nn.functional.nll_loss(
-                log_probs.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction="sum"
+                log_probs.flatten(0, 1).float(),
+                labels.flatten(),
+                ignore_index=-100,
+                reduction="sum",
             )
             count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum()
             loss = total / count

@@ -21,7 +21,11 @@ def tiny_pointer_generator() -> PointerGeneratorModel:
     encoder = transformers.BertModel(BertConfig(vocab_size=VOCAB, intermediate_size=32, **size))
     decoder = transformers.BertLMHeadModel(
         BertConfig(
-            vocab_size=VOCAB, intermediate_size=32, is_decoder=True, add_cross_attention=True, **size
+            vocab_size=VOCAB,
+            intermediate_size=32,
+            is_decoder=True,
+            add_cross_attention=True,
+            **size,
         )
     )
     plain = transformers.EncoderDecoderModel(encoder=encoder, decoder=decoder)
