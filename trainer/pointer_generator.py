@@ -69,10 +69,12 @@ class PointerGeneratorModel(transformers.EncoderDecoderModel):
         else:
             super()._init_weights(module)
 
-    def generate(self, input_ids: Any = None, **kwargs: Any) -> Any:
-        if input_ids is not None:
-            kwargs.setdefault("decoder_source_ids", input_ids)
-        return super().generate(input_ids, **kwargs)
+    def generate(self, inputs: Any = None, **kwargs: Any) -> Any:
+        """transformers' `generate`, each step given the document's ids to copy from."""
+        source = inputs if inputs is not None else kwargs.get("input_ids")
+        if source is not None:
+            kwargs.setdefault("decoder_source_ids", source)
+        return super().generate(inputs, **kwargs)
 
     def forward(  # type: ignore[override]
         self,
