@@ -157,9 +157,8 @@ def test_pad_token_fallback(missing: str) -> None:
 
 def test_the_packaged_encoder_decoder_attends_to_the_document_from_the_start() -> None:
     from trainer.modeling import load_base
-    from trainer.taskspec import PACKAGED_SEQ2SEQ
-
     from trainer.pointer_generator import NO_REPEAT_NGRAM, PointerGeneratorModel
+    from trainer.taskspec import PACKAGED_SEQ2SEQ
 
     model = load_base("summarization", PACKAGED_SEQ2SEQ, seed=0)
     assert model.config.decoder_start_token_id == 101  # [CLS] starts, [SEP] (102) ends
