@@ -40,7 +40,14 @@ def test_summarization_runs_every_stage_and_the_endpoint_summarizes(
         ingest={"inputs": [str(data)]},
         approval={"mode": "auto"},
         train={"args": QUICK},
-        evaluate={"min_gain_over_base": -100, "max_test_records": 3, "bootstrap_samples": 0},
+        # a model trained three steps passes on quality and on PII alike: with its copy head it
+        # strings document words together, and the name detector read `reset mobile` as a PERSON
+        evaluate={
+            "min_gain_over_base": -100,
+            "max_test_records": 3,
+            "bootstrap_samples": 0,
+            "fail_on_pii": False,
+        },
         rollout={"steps": [100], "hold_requests": 2, "min_requests": 1, "hold_seconds": 5},
     )
     state = retrain(cfg, return_state=True)

@@ -8,13 +8,21 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from samples.generate import valid_records
 from serving import runtimes
 from serving.onnx_generation import NotExportable, OnnxGenerator
 from serving.scoring import Scorer
 from trainer.kinds.causal import with_chat_template
-from trainer.modeling import load_base, load_tokenizer, load_trained, write_model_info
+from trainer.modeling import (
+    _warm_started_encoder_decoder,
+    load_base,
+    load_tokenizer,
+    load_trained,
+    resolve_model,
+    write_model_info,
+)
 from trainer.predict import predict
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ, task_spec
 
@@ -22,7 +30,8 @@ from trainer.taskspec import PACKAGED_DECODER, PACKAGED_SEQ2SEQ, task_spec
 @pytest.fixture(scope="module", params=["summarization", "chat"])
 def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """(task, model folder, torch model, tokenizer, {runtime: its exported folder}) of a packaged
-    generative model saved as training saves it, exported as the evaluate stage exports it."""
+    generative model saved as training saves it, exported as the evaluate stage exports it (for
+    summarization the BERT2BERT without its copy head, which is not exported)."""
     task = request.param
     name = PACKAGED_SEQ2SEQ if task == "summarization" else PACKAGED_DECODER
     folder = tmp_path_factory.mktemp(task)
@@ -30,7 +39,12 @@ def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     tokenizer = load_tokenizer(name)
     if task == "chat":
         tokenizer = with_chat_template(tokenizer)
-    load_base(task, name, seed=42).save_pretrained(model_dir)
+    if task == "summarization":
+        torch.manual_seed(42)
+        base = _warm_started_encoder_decoder(resolve_model(name), copy_head=False)
+    else:
+        base = load_base(task, name, seed=42)
+    base.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     write_model_info(model_dir, task, name, adapter=False, max_new_tokens=24)
     folders = runtimes.export(model_dir, folder / runtimes.FOLDER)
@@ -66,6 +80,14 @@ def test_an_architecture_without_an_exporter_serves_in_torch(tmp_path: Path) -> 
     tiny = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=50))
     with pytest.raises(NotExportable, match=r"GPT2LMHeadModel.*serves in torch"):
         export(tiny, None, tmp_path / "onnx", runtimes.OPSET)
+
+
+def test_the_summarizer_with_its_copy_head_serves_in_torch(tmp_path: Path) -> None:
+    from serving.onnx_generation import export
+    from tests.trainer.test_pointer_generator import tiny_pointer_generator
+
+    with pytest.raises(NotExportable, match=r"copy head.*serves in torch"):
+        export(tiny_pointer_generator(), None, tmp_path / "onnx", runtimes.OPSET)
 
 
 def test_the_scoring_code_serves_from_the_graphs_alone(exported, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -157,11 +157,15 @@ def test_pad_token_fallback(missing: str) -> None:
 
 def test_the_packaged_encoder_decoder_attends_to_the_document_from_the_start() -> None:
     from trainer.modeling import load_base
+    from trainer.pointer_generator import NO_REPEAT_NGRAM, PointerGeneratorModel
     from trainer.taskspec import PACKAGED_SEQ2SEQ
 
     model = load_base("summarization", PACKAGED_SEQ2SEQ, seed=0)
     assert model.config.decoder_start_token_id == 101  # [CLS] starts, [SEP] (102) ends
     assert model.generation_config.eos_token_id == 102
+    # with a copy head, decoding without repeated trigrams (saved in its generation config)
+    assert isinstance(model, PointerGeneratorModel)
+    assert model.generation_config.no_repeat_ngram_size == NO_REPEAT_NGRAM
     for layer in model.decoder.bert.encoder.layer:
         cross, self_attention = layer.crossattention.state_dict(), layer.attention.state_dict()
         assert all(torch.equal(cross[k], self_attention[k]) for k in self_attention)
