@@ -406,21 +406,25 @@ _SENSES = [
 _ADDRESSED = re.compile(r"\b(?:you|u|ur|ya|your|yo)\b", re.IGNORECASE)
 
 
+def _other_senses(sentence: str) -> list[re.Pattern[str]]:
+    """The slurs that the sentence would use in their other sense (it speaks of what that sense
+    goes with and addresses no one)."""
+    if _ADDRESSED.search(sentence):
+        return []
+    return [word for word, cue in _SENSES if cue.search(sentence)]
+
+
 def _other_sense(term: str, sentence: str) -> bool:
-    return any(
-        word.fullmatch(term) and cue.search(sentence) for word, cue in _SENSES
-    ) and not _ADDRESSED.search(sentence)
+    return any(word.fullmatch(term) for word in _other_senses(sentence))
 
 
 def judged_innocent(sentence: str) -> str:
     """The sentence without the slurs the terms read in their other sense in it (`a garden
     hoe`, `a packet of fags`). The classifier reads this, so it does not drop what the terms
     kept for the word alone."""
-    text = sentence
-    for word, cue in _SENSES:
-        if cue.search(text) and not _ADDRESSED.search(text):
-            text = re.sub(rf"\b{word.pattern}\b", " ", text, flags=re.IGNORECASE)
-    return text
+    for word in _other_senses(sentence):
+        sentence = re.sub(rf"\b{word.pattern}\b", " ", sentence, flags=re.IGNORECASE)
+    return sentence
 
 
 def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
@@ -786,12 +790,13 @@ def abuse_classifier() -> AbuseClassifier:
 
 def term_scores(texts: Sequence[str]) -> list[float]:
     """1.0 for each text with an abusive term in a prose sentence, else 0.0."""
-    return [float(any(_with_before(sentences(t)))) for t in texts]
+    return [float(any(abusive_terms(s, before) for s, before in _with_before(t))) for t in texts]
 
 
-def _with_before(units: list[str]) -> Any:
-    """`abusive_terms` of each sentence, read after the one before it."""
-    return (abusive_terms(s, units[i - 1] if i else "") for i, s in enumerate(units))
+def _with_before(text: str) -> list[tuple[str, str]]:
+    """Each prose sentence of `text` with the one before it ("" for the first)."""
+    units = sentences(text)
+    return [(s, units[i - 1] if i else "") for i, s in enumerate(units)]
 
 
 class Toxicity(NamedTuple):
@@ -819,9 +824,8 @@ def local_toxicity(
     owners: list[int] = []
     worst = [Toxicity(0.0, "")] * len(texts)
     for i, text in enumerate(texts):
-        units_of_text = sentences(text)
-        for j, sentence in enumerate(units_of_text):
-            if terms and abusive_terms(sentence, units_of_text[j - 1] if j else ""):
+        for sentence, before in _with_before(text):
+            if terms and abusive_terms(sentence, before):
                 worst[i] = ABUSIVE_TERM
             elif worst[i].score < 1.0:
                 units.append(sentence)

@@ -214,25 +214,15 @@ def hatecheck_rows(mirrors: Path) -> list[dict[str, str]]:
 def hatecheck(mirrors: Path) -> None:
     """HateCheck: explicit hate a screen must drop, its disguised spellings, ordinary sentences
     about the same groups it must keep (one sentence a record, split by template)."""
-    chosen: dict[str, list[dict[str, Any]]] = {
-        "toxic_hatecheck_explicit": [],
-        "toxic_hatecheck_disguised": [],
-        "everyday_hatecheck": [],
+    corpora = {
+        "toxic_hatecheck_explicit": HATECHECK_EXPLICIT,
+        "toxic_hatecheck_disguised": HATECHECK_DISGUISED,
+        "everyday_hatecheck": HATECHECK_ORDINARY,
     }
+    corpus_of = {kind: name for name, kinds in corpora.items() for kind in kinds}
+    chosen: dict[str, list[dict[str, Any]]] = {name: [] for name in corpora}
     for row in hatecheck_rows(mirrors):
-        name = next(
-            (
-                name
-                for name, kinds in (
-                    ("toxic_hatecheck_explicit", HATECHECK_EXPLICIT),
-                    ("toxic_hatecheck_disguised", HATECHECK_DISGUISED),
-                    ("everyday_hatecheck", HATECHECK_ORDINARY),
-                )
-                if row["functionality"] in kinds
-            ),
-            None,
-        )
-        if name:
+        if name := corpus_of.get(row["functionality"]):
             record = _record(f"hatecheck-{row['case_id']}", [("user", row["test_case"].strip())])
             chosen[name].append({**record, "split": row["split"]})
     for name, records in chosen.items():
