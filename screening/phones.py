@@ -11,8 +11,12 @@ the ranges it calls valid (`+447700 208 815`) stay. `PhoneNumberRecognizer` take
 - a number in national form is a phone at 0.4 when valid for one of those eight regions (as
   Presidio found it; Presidio's context words raise it), and at 0.6 when a phone word precedes
   it (phone, tel, mobile, call, whatsapp, fax, and the same in other languages) and it is valid
-  for any of libphonenumber's 245 regions (the eight first, the rest only then, answers cached):
-  the whole run, where the eight regions' matcher took only a part of it (`8 (771) 000 9998`);
+  for any of libphonenumber's 245 regions (answers cached): the whole run, where the eight
+  regions' matcher took only a part of it (`8 (771) 000 9998`) or none; the eight are asked
+  again, as their matcher leaves numbers that parse as valid there (a German mobile with its
+  country code and no `+`, `4917612345678`; `benchmarks/phone_forms.py`, 2026-11-25: of 22,765
+  valid numbers of every region in six written forms after `Mobile:`, asking only the other
+  regions left 8, all German mobiles so written; asking the eight too leaves none);
 - a run in national form with a reference word nearer before it than any phone word (order,
   invoice, account, version, timestamp...) is no phone, nor is one that continues an IBAN;
 - `number` is a phone word for a run of 7 or more digits when no reference word is in the window
@@ -120,10 +124,16 @@ def _e164_shaped(candidate: str) -> bool:
     return any(int(digits[:n]) in known for n in (1, 2, 3))
 
 
+_REGIONS = (*FIRST_REGIONS, *sorted(phonenumbers.SUPPORTED_REGIONS - set(FIRST_REGIONS)))
+
+
 @lru_cache(maxsize=8192)
-def _valid_in_any_region(candidate: str, first_too: bool = False) -> bool:
-    rest = sorted(phonenumbers.SUPPORTED_REGIONS - set(FIRST_REGIONS))
-    for region in [*FIRST_REGIONS, *rest] if first_too else rest:
+def _valid_in_any_region(candidate: str) -> bool:
+    """Valid as written in some region: the eight first, each parse on its own. Not only the
+    regions the eight regions' matcher missed: its VALID leniency also drops numbers that parse
+    as valid (`4917612345678`, country code and no `+`, is a valid German mobile to `parse` and
+    nothing to the matcher for DE)."""
+    for region in _REGIONS:
         try:
             if phonenumbers.is_valid_number(phonenumbers.parse(candidate, region)):
                 return True
@@ -191,7 +201,7 @@ def find_phones(text: str) -> list[Span]:
             continue
         if digits < 6:
             short = adjacent and not _YEAR.fullmatch(candidate)
-            if short and _valid_in_any_region(candidate, first_too=True):
+            if short and _valid_in_any_region(candidate):
                 found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
             continue
         if reference:
@@ -199,7 +209,7 @@ def find_phones(text: str) -> list[Span]:
         first = _matched_first_regions(text, start, end)
         part = bool(first) and (first[0][0] > start or first[-1][1] < end)
         part = part and text.count("(", start, end) == text.count(")", start, end)
-        if near and (part or not first) and digits <= 15 and _valid_in_any_region(candidate, part):
+        if near and (part or not first) and digits <= 15 and _valid_in_any_region(candidate):
             found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
         elif first:
             score = NATIONAL_IN_CONTEXT if near else NATIONAL

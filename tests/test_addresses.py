@@ -40,6 +40,7 @@ FOUND = {
         "75.12.34",  # New Caledonia, written like a date
         "8 (771) 000 9998",  # Kazakhstan, whole (not only the part a US/UK matcher takes)
         "+420123456789",  # E.164's shape; libphonenumber calls it impossible
+        "4917612345678",  # a German mobile, its country code without `+`: DE's matcher drops it
     ],
     "CREDIT_CARD": [
         "4111 1111 1111 1111 003",  # 19-digit Visa
