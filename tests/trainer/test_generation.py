@@ -37,22 +37,48 @@ class Args:
     max_target_length = 12
 
 
-def test_the_loss_is_on_the_reply_only_and_long_prompts_lose_their_beginning() -> None:
+def test_the_loss_is_on_every_reply_only_and_long_prompts_lose_their_beginning() -> None:
     tokenizer = with_pad_token(llama3_like_tokenizer())
     record = conversation()
     data = chat_features(tokenizer, [record], Args.max_length, Args.max_target_length)
     ids, labels = data["input_ids"][0], data["labels"][0]
     assert len(ids) == len(labels) == Args.max_length  # cut to fit
-    reply = tokenizer("password reset done it is reset", add_special_tokens=False)["input_ids"]
+
+    def words(text: str) -> list[int]:
+        return [*tokenizer(text, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
+
     learnt = [label for label in labels if label != IGNORE]
-    assert learnt == [*reply, tokenizer.eos_token_id]  # the reply and its end token, nothing else
-    assert labels[: len(ids) - len(learnt)] == [IGNORE] * (len(ids) - len(learnt))
+    # both replies and their end tokens, nothing the user or the system wrote, no header
+    assert learnt == words("thanks which account") + words("password reset done it is reset")
+    last = len(words("password reset done it is reset"))
+    assert labels[-last:] == ids[-last:]  # the last reply, whole, at the end
     text = tokenizer.decode(ids)
-    assert ids[0] == tokenizer.bos_token_id  # the start token survives the cut
+    assert ids[0] == tokenizer.bos_token_id and labels[0] == IGNORE  # the start survives the cut
     assert "my account is locked since monday" in text  # the end of the conversation stays
     assert "you are a support assistant" not in text  # the beginning went
-    prompt = tokenizer.decode(ids[: len(ids) - len(learnt)])
-    assert prompt.endswith("<|start_header_id|> assistant <|end_header_id|>")  # generation prompt
+    # what the model reads before the last reply is the prompt prediction gives it
+    prompt = chat_prompt(tokenizer, record["messages"][:-1])
+    assert ids[1:-last] == prompt[len(prompt) - (len(ids) - last - 1) :]
+    assert tokenizer.decode(ids[:-last]).endswith("<|start_header_id|> assistant <|end_header_id|>")
+
+
+def test_a_template_that_rewrites_earlier_replies_learns_the_last_one_as_prompts_read_it() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    # earlier replies rendered shorter once a later turn follows (as some templates drop past
+    # replies' reasoning): they cannot be learnt as written, the last one still is
+    tokenizer.chat_template = (
+        "{% for m in messages %}{% if m['role'] == 'assistant' and not loop.last %}"
+        "{{ m['role'] + ': (earlier)\\n' }}{% else %}{{ m['role'] + ': ' + m['content'] + '\\n' }}"
+        "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'assistant: ' }}{% endif %}"
+    )
+    messages = conversation()["messages"]
+    record = {"id": "c3", "messages": [messages[0], *messages[2:]]}
+    data = chat_features(tokenizer, [record], 200, 12)
+    ids, labels = data["input_ids"][0], data["labels"][0]
+    learnt = tokenizer.decode([t for t in labels if t != IGNORE])
+    assert "password reset" in learnt and "thanks" not in learnt
+    prompt = chat_prompt(tokenizer, record["messages"][:-1])
+    assert ids[: len(prompt)] == prompt  # as prediction's prompt holds the earlier reply
 
 
 def test_the_collator_keeps_the_prompt_out_of_the_loss() -> None:

@@ -2,11 +2,17 @@
 
 A prompt is the conversation up to the reply, rendered by the tokenizer's chat template with the
 generation prompt and cut from the left (the end of a conversation is what the reply answers),
-within the same `max_length` for training and prediction; the loss is on the reply's tokens only.
+within the same `max_length` for training and prediction. The loss is on the assistant's replies
+only: every reply of the conversation that survives the cut, not just the last, as multi-turn
+supervised fine-tuning does (TRL's `assistant_only_loss`). A conversation of four replies teaches
+four replies for the price of one forward pass: on Schema-Guided Dialogue (docs/benchmarks.md),
+after the same 150 steps, ROUGE-L of the last reply 16.5 against 14.3 with the last reply's loss
+alone (echoing the user: 14.4).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,21 +62,45 @@ def chat_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> list[int]
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def chat_example(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
-    """(prompt ids, reply ids) of a conversation whose last message is the assistant's reply; the
-    reply ends with what the template closes an assistant turn with (the end token)."""
-    prompt = tokenizer.apply_chat_template(
-        list(messages[:-1]), tokenize=False, add_generation_prompt=True
-    )
-    whole = tokenizer.apply_chat_template(list(messages), tokenize=False)
-    if not whole.startswith(prompt):
-        raise ValueError(
-            "the tokenizer's chat template renders a conversation differently from its prompt "
-            "with add_generation_prompt: cannot tell the reply's tokens from the prompt's"
+def chat_segments(
+    tokenizer: Any, messages: Sequence[dict[str, Any]]
+) -> list[tuple[tuple[list[int], bool], tuple[list[int], bool]]]:
+    """The conversation's token ids as (text before a reply, the reply) pairs, one per assistant
+    message, each part as (ids, is a reply); the last message must be the assistant's. Each
+    reply's text is what the chat template adds to the conversation up to it with the generation
+    prompt. Where the template renders earlier turns otherwise once a later one follows (some
+    drop past replies' reasoning), those replies are read as the later prompt renders them,
+    unlearnt: what training reads is always what prediction's prompt holds."""
+    pairs: list[tuple[tuple[list[int], bool], tuple[list[int], bool]]] = []
+    done = ""  # the rendering so far, up to the end of the last reply split off
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        prompt = tokenizer.apply_chat_template(
+            list(messages[:i]), tokenize=False, add_generation_prompt=True
         )
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    reply_ids = tokenizer(whole[len(prompt) :], add_special_tokens=False)["input_ids"]
-    return prompt_ids, reply_ids
+        whole = tokenizer.apply_chat_template(list(messages[: i + 1]), tokenize=False)
+        if not whole.startswith(prompt):
+            if i == len(messages) - 1:
+                raise ValueError(
+                    "the tokenizer's chat template renders a conversation differently from its "
+                    "prompt with add_generation_prompt: cannot tell the reply's tokens from the "
+                    "prompt's"
+                )
+            continue
+        if not prompt.startswith(done):  # earlier replies now rendered otherwise: prompt only
+            pairs, done = [], ""
+        text = functools.partial(tokenizer, add_special_tokens=False)
+        pairs.append(
+            (
+                (text(prompt[len(done) :])["input_ids"], False),
+                (text(whole[len(prompt) :])["input_ids"], True),
+            )
+        )
+        done = whole
+    if not messages or messages[-1]["role"] != "assistant":
+        raise ValueError("a chat record's last message must be the assistant's reply")
+    return pairs
 
 
 def features(
@@ -82,22 +112,32 @@ def features(
 def chat_features(
     tokenizer: Any, records: Sequence[dict[str, Any]], max_length: int, max_reply: int
 ) -> dict[str, list[list[int]]]:
-    """Input ids and labels of chat records: the loss is on the reply's tokens only (the prompt's
-    labels are IGNORE), the reply cut to `max_reply` tokens, the prompt to the rest of
+    """Input ids and labels of chat records: the loss is on the assistant's replies only (every
+    other token's label is IGNORE), the last reply cut to `max_reply` tokens (what prediction
+    generates at most; earlier ones stay whole, as a prompt holds them), the conversation to
     `max_length` from the left."""
     data: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
     for record in records:
-        prompt, reply = chat_example(tokenizer, record["messages"])
-        reply = reply[:max_reply]
-        prompt = truncate_prompt(tokenizer, prompt, max_length - len(reply))
-        data["input_ids"].append(prompt + reply)
-        data["attention_mask"].append([1] * (len(prompt) + len(reply)))
-        data["labels"].append([IGNORE] * len(prompt) + reply)
+        ids: list[int] = []
+        labels: list[int] = []
+        pairs = chat_segments(tokenizer, record["messages"])
+        for n, pair in enumerate(pairs, 1):
+            for part, is_reply in pair:
+                part = part[:max_reply] if is_reply and n == len(pairs) else part
+                ids += part
+                labels += part if is_reply else [IGNORE] * len(part)
+        kept = truncate_prompt(tokenizer, ids, max_length)
+        labels = labels[len(labels) - len(kept) :]
+        if len(kept) < len(ids):
+            labels[0] = IGNORE  # a first token is never predicted (it may be the start token)
+        data["input_ids"].append(kept)
+        data["attention_mask"].append([1] * len(kept))
+        data["labels"].append(labels)
     return data
 
 
 def collator(tokenizer: Any, model: Any) -> Any:
-    """Pads the labels (the reply's tokens; the prompt's are ignored) with IGNORE."""
+    """Pads the labels (the replies' tokens; the rest is ignored) with IGNORE."""
     return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)
 
 
