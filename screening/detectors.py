@@ -6,9 +6,9 @@ batch of texts at once: spaCy runs over the batch with `nlp.pipe`, then every re
 the precomputed NLP artifacts, exactly as `AnalyzerEngine.analyze` would one text at a time.
 
 `PatternDetectors` are the same recognizers without spaCy (Presidio's pattern recognizers and the
-screen's credentials, phones, cards and street addresses; no person names or locations, which
-need the NER model): what masks an endpoint's collected traffic, in ~1-3 ms per short text,
-where no spaCy pipeline is installed (Azure ML's serving image).
+screen's credentials, phones, cards, IBANs, e-mail addresses and street addresses; no person
+names or locations, which need the NER model): what masks an endpoint's collected traffic, in
+~1-3 ms per short text, where no spaCy pipeline is installed (Azure ML's serving image).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from presidio_analyzer.nlp_engine import NlpEngineProvider
 from screening.addresses import StreetAddressRecognizer
 from screening.cards import CardNumberRecognizer
 from screening.credentials import CredentialRecognizer
+from screening.emails import EmailAddressRecognizer
 from screening.ibans import IbanRegistryRecognizer
 from screening.names import install as install_person_names
 from screening.phones import PhoneNumberRecognizer
@@ -111,16 +112,16 @@ def build_analyzer(spacy_model: str, language: str = "en", parser: bool = False)
     return analyzer
 
 
-# Presidio's recognizers that the screen's own replace (phones, cards, IBANs).
-REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer")
+# Presidio's recognizers that the screen's own replace (phones, cards, IBANs, e-mail addresses).
+REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailRecognizer")
 
 
 def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
     """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
     names (`screening.names`: spaCy's PERSON minus products, plus lists), street addresses
-    (`screening.addresses`), and phone numbers of every region, cards of every network and
-    IBANs of every country (`screening.phones`, `screening.cards`, `screening.ibans`) in place
-    of Presidio's own."""
+    (`screening.addresses`), and phone numbers of every region, cards of every network, IBANs
+    of every country and e-mail addresses as RFC 5322 writes them (`screening.phones`,
+    `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own."""
     for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
     for recognizer in (
@@ -128,6 +129,7 @@ def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
         IbanRegistryRecognizer(),
+        EmailAddressRecognizer(),
         StreetAddressRecognizer(),
     ):
         analyzer.registry.add_recognizer(recognizer)
@@ -178,6 +180,7 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
         PhoneNumberRecognizer(),
         CardNumberRecognizer(),
         IbanRegistryRecognizer(),
+        EmailAddressRecognizer(),
         StreetAddressRecognizer(),
     ]
     return PatternDetectors([*presidio, *own], list(entities))
