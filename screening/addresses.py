@@ -83,9 +83,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
-
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "STREET_ADDRESS"
@@ -1090,16 +1088,8 @@ def address_style(value: str) -> str:
     return "en_US"
 
 
-class StreetAddressRecognizer(EntityRecognizer):
+class StreetAddressRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_addresses`."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="StreetAddressRecognizer")
-
-    def load(self) -> None:
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        return [RecognizerResult(s.entity, s.start, s.end, s.score) for s in find_addresses(text)]
+        super().__init__("StreetAddressRecognizer", [ENTITY], find_addresses)

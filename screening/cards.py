@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import re
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
-
 from screening.ibans import after_iban_head
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "CREDIT_CARD"
@@ -137,16 +135,8 @@ def _score(text: str, start: int, value: str, digits: str) -> float:
     return PLAIN
 
 
-class CardNumberRecognizer(EntityRecognizer):
+class CardNumberRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_cards`."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="CardNumberRecognizer")
-
-    def load(self) -> None:
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        return [RecognizerResult(s.entity, s.start, s.end, s.score) for s in find_cards(text)]
+        super().__init__("CardNumberRecognizer", [ENTITY], find_cards)

@@ -65,11 +65,10 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
-from presidio_analyzer import EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening.credential_rules import catalogue
 from screening.entities import SECRET_ENTITIES
+from screening.recognizers import FinderRecognizer
 
 
 @dataclass(frozen=True, order=True)
@@ -720,21 +719,8 @@ def find_credentials(text: str) -> list[Finding]:
     return sorted(found)
 
 
-class CredentialRecognizer(EntityRecognizer):
+class CredentialRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_credentials`: one finding per credential, typed."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=list(SECRET_ENTITIES), name="CredentialRecognizer")
-
-    def load(self) -> None:  # nothing to load: plugins and patterns are built on import
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        wanted = set(entities)
-        return [
-            RecognizerResult(f.entity, f.start, f.end, f.score)
-            for f in find_credentials(text)
-            if f.entity in wanted
-        ]
+        super().__init__("CredentialRecognizer", list(SECRET_ENTITIES), find_credentials)

@@ -48,9 +48,8 @@ from functools import lru_cache
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
 import tldextract
-from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "EMAIL_ADDRESS"
@@ -190,29 +189,12 @@ def find_emails(text: str) -> list[Span]:
     return kept
 
 
-class EmailAddressRecognizer(EntityRecognizer):
+class EmailAddressRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_emails`, in place of Presidio's EmailRecognizer (1.0: no
     context needed)."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="EmailAddressRecognizer")
-
-    def load(self) -> None:
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        return [
-            RecognizerResult(
-                s.entity,
-                s.start,
-                s.end,
-                s.score,
-                AnalysisExplanation(recognizer=self.name, original_score=s.score),
-            )
-            for s in find_emails(text)
-        ]
+        super().__init__("EmailAddressRecognizer", [ENTITY], find_emails)
 
 
 if __name__ == "__main__":  # python -m screening.emails TEXT...: the addresses found

@@ -25,9 +25,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
-
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "IBAN_CODE"
@@ -120,20 +118,12 @@ def find_ibans(text: str) -> list[Span]:
     return found
 
 
-class IbanRegistryRecognizer(EntityRecognizer):
+class IbanRegistryRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_ibans`, in place of Presidio's own (1.0: no context
     needed)."""
 
     def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="IbanRegistryRecognizer")
-
-    def load(self) -> None:
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        return [RecognizerResult(s.entity, s.start, s.end, s.score) for s in find_ibans(text)]
+        super().__init__("IbanRegistryRecognizer", [ENTITY], find_ibans)
 
 
 def main() -> None:

@@ -37,10 +37,9 @@ from functools import lru_cache
 
 import phonenumbers
 from phonenumbers import PhoneNumberMatcher, ValidationResult
-from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening.ibans import after_iban_head
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "PHONE_NUMBER"
@@ -217,30 +216,11 @@ def find_phones(text: str) -> list[Span]:
     return found
 
 
-class PhoneNumberRecognizer(EntityRecognizer):
+class PhoneNumberRecognizer(FinderRecognizer):
     """Presidio recognizer for `find_phones`. Presidio's context enhancer raises a national
     number near its context words (phone, number, call...) as it did for its own recognizer."""
 
     CONTEXT = ["phone", "number", "telephone", "cell", "cellphone", "mobile", "call"]
 
     def __init__(self) -> None:
-        super().__init__(
-            supported_entities=[ENTITY], name="PhoneNumberRecognizer", context=self.CONTEXT
-        )
-
-    def load(self) -> None:
-        return None
-
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        return [
-            RecognizerResult(
-                s.entity,
-                s.start,
-                s.end,
-                s.score,
-                AnalysisExplanation(recognizer=self.name, original_score=s.score),
-            )
-            for s in find_phones(text)
-        ]
+        super().__init__("PhoneNumberRecognizer", [ENTITY], find_phones, context=self.CONTEXT)
