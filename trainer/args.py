@@ -109,6 +109,13 @@ class TrainArgs:
         "Tokens of the target (the summary, the assistant's reply), and the most tokens "
         "generated at prediction.",
     )
+    earlier_replies: float = arg(
+        1.0,
+        "Chat: the share of a conversation's earlier assistant replies in the loss, besides its "
+        "last (0: the last reply only; 1: every reply), picked by a hash of the record's id.",
+        ge=0,
+        le=1,
+    )
     epochs: float = arg(3.0, "Training epochs.", gt=0)
     max_steps: int = arg(-1, "Stop after this many optimizer steps (-1: run the epochs).")
     learning_rate: float = arg(3e-4, "Peak learning rate (linear warmup, then decay).", gt=0, lt=1)

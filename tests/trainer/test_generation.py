@@ -62,6 +62,25 @@ def test_the_loss_is_on_every_reply_only_and_long_prompts_lose_their_beginning()
     assert tokenizer.decode(ids[:-last]).endswith("<|start_header_id|> assistant <|end_header_id|>")
 
 
+def test_a_share_of_earlier_replies_is_learnt_the_same_way_every_time() -> None:
+    tokenizer = with_pad_token(llama3_like_tokenizer())
+    records = [
+        {"id": f"c{i}", "messages": conversation(f"my account {i} is locked")["messages"]}
+        for i in range(40)
+    ]
+
+    def learnt(share: float) -> list[str]:
+        data = chat_features(tokenizer, records, 400, 12, earlier_replies=share)
+        return [tokenizer.decode([t for t in row if t != IGNORE]) for row in data["labels"]]
+
+    assert all("thanks" not in text and "password reset" in text for text in learnt(0.0))
+    assert all("thanks" in text and "password reset" in text for text in learnt(1.0))
+    some = learnt(0.3)
+    assert all("password reset" in text for text in some)  # the last reply, always
+    assert 4 <= sum("thanks" in text for text in some) <= 20  # about 12 of 40 earlier replies
+    assert learnt(0.3) == some  # by the record's id, not at random
+
+
 def test_a_template_that_rewrites_earlier_replies_learns_the_last_one_as_prompts_read_it() -> None:
     tokenizer = with_pad_token(llama3_like_tokenizer())
     # earlier replies rendered shorter once a later turn follows (as some templates drop past

@@ -13,6 +13,7 @@ alone (echoing the user: 14.4).
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,11 +107,17 @@ def chat_segments(
 def features(
     tokenizer: Any, records: Sequence[dict[str, Any]], args: Any, model_config: Any = None
 ) -> dict[str, list[list[int]]]:
-    return chat_features(tokenizer, records, args.max_length, args.max_target_length)
+    return chat_features(
+        tokenizer, records, args.max_length, args.max_target_length, args.earlier_replies
+    )
 
 
 def chat_features(
-    tokenizer: Any, records: Sequence[dict[str, Any]], max_length: int, max_reply: int
+    tokenizer: Any,
+    records: Sequence[dict[str, Any]],
+    max_length: int,
+    max_reply: int,
+    earlier_replies: float = 1.0,
 ) -> dict[str, list[list[int]]]:
     """Input ids and labels of chat records: the loss is on the assistant's replies only (every
     other token's label is IGNORE), the last reply cut to `max_reply` tokens (what prediction
@@ -122,10 +129,12 @@ def chat_features(
         labels: list[int] = []
         pairs = chat_segments(tokenizer, record["messages"])
         for n, pair in enumerate(pairs, 1):
+            last = n == len(pairs)
             for part, is_reply in pair:
-                part = part[:max_reply] if is_reply and n == len(pairs) else part
+                part = part[:max_reply] if is_reply and last else part
+                learnt = is_reply and (last or _picked(record["id"], n, earlier_replies))
                 ids += part
-                labels += part if is_reply else [IGNORE] * len(part)
+                labels += part if learnt else [IGNORE] * len(part)
         kept = truncate_prompt(tokenizer, ids, max_length)
         labels = labels[len(labels) - len(kept) :]
         if len(kept) < len(ids):
@@ -134,6 +143,13 @@ def chat_features(
         data["attention_mask"].append([1] * len(kept))
         data["labels"].append(labels)
     return data
+
+
+def _picked(record_id: Any, n: int, share: float) -> bool:
+    """Whether a conversation's `n`th reply is among the `share` of earlier replies learnt: by a
+    hash of the record's id and `n`, so the same records give the same features."""
+    digest = hashlib.sha256(f"{record_id}\0{n}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") < share * 2**64
 
 
 def collator(tokenizer: Any, model: Any) -> Any:
