@@ -65,14 +65,17 @@ def chat_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> list[int]
 
 def chat_segments(
     tokenizer: Any, messages: Sequence[dict[str, Any]]
-) -> list[tuple[tuple[list[int], bool], tuple[list[int], bool]]]:
+) -> list[tuple[list[int], list[int]]]:
     """The conversation's token ids as (text before a reply, the reply) pairs, one per assistant
-    message, each part as (ids, is a reply); the last message must be the assistant's. Each
-    reply's text is what the chat template adds to the conversation up to it with the generation
-    prompt. Where the template renders earlier turns otherwise once a later one follows (some
-    drop past replies' reasoning), those replies are read as the later prompt renders them,
-    unlearnt: what training reads is always what prediction's prompt holds."""
-    pairs: list[tuple[tuple[list[int], bool], tuple[list[int], bool]]] = []
+    message; the last message must be the assistant's. Each reply's text is what the chat
+    template adds to the conversation up to it with the generation prompt. Where the template
+    renders earlier turns otherwise once a later one follows (some drop past replies'
+    reasoning), those replies are read as the later prompt renders them, unlearnt: what training
+    reads is always what prediction's prompt holds."""
+    if not messages or messages[-1]["role"] != "assistant":
+        raise ValueError("a chat record's last message must be the assistant's reply")
+    ids = functools.partial(tokenizer, add_special_tokens=False)
+    pairs: list[tuple[list[int], list[int]]] = []
     done = ""  # the rendering so far, up to the end of the last reply split off
     for i, message in enumerate(messages):
         if message["role"] != "assistant":
@@ -91,16 +94,10 @@ def chat_segments(
             continue
         if not prompt.startswith(done):  # earlier replies now rendered otherwise: prompt only
             pairs, done = [], ""
-        text = functools.partial(tokenizer, add_special_tokens=False)
         pairs.append(
-            (
-                (text(prompt[len(done) :])["input_ids"], False),
-                (text(whole[len(prompt) :])["input_ids"], True),
-            )
+            (ids(prompt[len(done) :])["input_ids"], ids(whole[len(prompt) :])["input_ids"])
         )
         done = whole
-    if not messages or messages[-1]["role"] != "assistant":
-        raise ValueError("a chat record's last message must be the assistant's reply")
     return pairs
 
 
@@ -128,13 +125,12 @@ def chat_features(
         ids: list[int] = []
         labels: list[int] = []
         pairs = chat_segments(tokenizer, record["messages"])
-        for n, pair in enumerate(pairs, 1):
+        for n, (before, reply) in enumerate(pairs, 1):
             last = n == len(pairs)
-            for part, is_reply in pair:
-                part = part[:max_reply] if is_reply and last else part
-                learnt = is_reply and (last or _picked(record["id"], n, earlier_replies))
-                ids += part
-                labels += part if learnt else [IGNORE] * len(part)
+            reply = reply[:max_reply] if last else reply
+            learnt = last or _picked(record["id"], n, earlier_replies)
+            ids += before + reply
+            labels += [IGNORE] * len(before) + (reply if learnt else [IGNORE] * len(reply))
         kept = truncate_prompt(tokenizer, ids, max_length)
         labels = labels[len(labels) - len(kept) :]
         if len(kept) < len(ids):
