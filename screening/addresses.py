@@ -66,7 +66,20 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   Road`), `&` in a name, numbered places (`5536 West 103 Place`), lower-case state roads and spurs
   (`20283 state road 7 ste 300`; `us`, `business`, `rd` alone score low), Hawaiian house numbers
   (`98-1247 Kaahumanu`), a lower-case city, comma and state that is no English word ending a
-  line (`100 main los angeles, ca`).
+  line (`100 main los angeles, ca`); a lower-case street that begins its line with a house
+  number of 3+ digits, the line holding nothing more than a few words with no stop word or
+  count, takes the rest of its line (`3991 royal drive nw kennesaw`, `3340 peachtree road,
+  tower place ste 1685`; not `2000 cars drive past daily`);
+- street types of other languages, from libpostal's dictionaries (`screening/data/
+  street_types.tsv`, rebuilt by `screening/data/update_street_types.py`; English words left
+  out there): a street name and a house number with nothing else, when the name ends in a
+  compound whose last part is a street type (`Skredderplassen 20`, `Gamla Varmdovagen 6`,
+  `Bergstaðastræti 15`; not `Erlang 25`, `Halle 3`: the English words those parts end), a
+  street type follows a capitalised name (`Brīvības iela 5`, `Atatürk Caddesi 5`) or comes
+  before one (`Rua Augusta 5`, `náměstí Míru 5`); names in lower case only on a line of their
+  own (`skredderplassen 20`, a query); libpostal's other spellings of the English street types
+  count as the type (`29th Strt`, `Eisenhower Pkway`). Our own lists of European street words
+  stay for the forms with floors, postcodes and abbreviations (`Str.`, `ul.`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -80,8 +93,11 @@ line and its tail for surrogates of the same shape (`screening.surrogates`).
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from screening.recognizers import FinderRecognizer
 from screening.redact import Span
@@ -730,7 +746,9 @@ def _street_types() -> tuple[
     postcode, a line that is a house number and a few words and nothing else)."""
     from faker.providers.address.en_US import Provider
 
-    core = frozenset(CORE_TYPES)
+    # a type's other spellings in libpostal's English dictionary count as the type ("29th Strt",
+    # "harbour bvd.", "Eisenhower Pkway")
+    core = frozenset(CORE_TYPES) | {s.capitalize() for s in _spellings(CORE_TYPES)}
     every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))
     unit = (
@@ -859,12 +877,215 @@ class _Found:
     score: float
 
 
+# Street types of many languages, from libpostal's dictionaries (screening/data/street_types.tsv,
+# rebuilt by screening/data/update_street_types.py; English words left out there).
+_LEXICON_PATH = Path(__file__).parent / "data" / "street_types.tsv"
+# A word, then a house number on the same line: the candidates of the lexicon's street forms.
+_NUMBER_AFTER_WORD = re.compile(  # a separator first: the regex engine scans for it fast
+    r"[ \t,](?<=[^\W\d_][ \t,])(?:(?<=,)[ \t]+|(?<=[ \t])[ \t]*)"
+    r"(?P<number>\d{1,4}(?:[ ]?[a-zA-Z](?![\w\-]))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)"
+    r"(?![\w\-%\u00b0]|[.,:]\d)"
+)
+_LAST_WORD = re.compile(r"[^\W\d_][\w'\u2019\-]*$")
+_NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019\-]*")
+_TOKEN = re.compile(r"\S+")
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_LEXICON_TAIL = re.compile(rf"{_SEP}(?P<tail>{_EU_TAIL})")
+# The little words inside a street's name after its type: "Rua do Sol a Santa Catarina", "Carrer
+# de la Pau", "Ulica pod Lipami"
+_NAME_PARTICLES = frozenset(
+    [
+        "de",
+        "del",
+        "della",
+        "delle",
+        "dei",
+        "degli",
+        "di",
+        "da",
+        "do",
+        "dos",
+        "das",
+        "du",
+        "des",
+        "la",
+        "le",
+        "les",
+        "el",
+        "los",
+        "las",
+        "lo",
+        "e",
+        "y",
+        "i",
+        "a",
+        "à",
+        "ao",
+        "na",
+        "nad",
+        "pod",
+        "u",
+        "v",
+        "w",
+        "z",
+        "ze",
+        "van",
+        "der",
+        "den",
+        "von",
+        "zu",
+        "am",
+        "im",
+        "an",
+    ]
+)
+
+
+@cache
+def _lexicon_rows() -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        tuple(line.split("\t"))
+        for line in _LEXICON_PATH.read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    )
+
+
+def _spellings(types: Iterable[str]) -> frozenset[str]:
+    """libpostal's other spellings of these English street types, in lower case."""
+    wanted = {t.lower() for t in types}
+    return frozenset(f for f, how, of in _lexicon_rows() if how == "spelling" and of in wanted)
+
+
+@cache
+def _plain_types() -> frozenset[str]:
+    return _PLAIN_TYPES | _spellings(_PLAIN_TYPES)
+
+
+@cache
+def _lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(street words written apart, compound endings, English words ending in one)."""
+    kinds: dict[str, set[str]] = {"word": set(), "suffix": set(), "english": set()}
+    for form, how, _ in _lexicon_rows():
+        kinds.get(how, set()).add(form)  # "spelling" rows: `_spellings`
+    suffixes = kinds["suffix"] | {_fold(f) for f in kinds["suffix"]}  # "Varmdovagen" as typed
+    return frozenset(kinds["word"]), frozenset(suffixes), frozenset(kinds["english"])
+
+
+def _fold(word: str) -> str:
+    return "".join(
+        c for c in unicodedata.normalize("NFD", word.casefold()) if not unicodedata.combining(c)
+    )
+
+
+def _compound(word: str) -> bool:
+    """A word ending in a compound street type after a stem of 3 letters or more
+    (`Skredderplassen`, `Linienstraße`, `Haarlemmerdijk`), no English word (`Erlang`)."""
+    _, suffixes, english = _lexicon()
+    key, folded = word.casefold(), _fold(word)
+    if not any(
+        key[-k:] in suffixes or folded[-k:] in suffixes for k in range(3, min(len(key) - 2, 14))
+    ):
+        return False
+    return folded not in english
+
+
+def _capitalised(word: str) -> bool:
+    """`Augusta`, `MAIN`; not `of`, `NW`."""
+    return (word[:1].isupper() and not word.isupper()) or (word.isupper() and len(word) > 3)
+
+
+def _name_word(word: str) -> bool:
+    """A word of a street's name in a sentence: capitalised, no stop word."""
+    return _capitalised(word) and word.casefold() not in _STOP
+
+
+def _name_word_alone(word: str) -> bool:
+    """A word of a street's name on a line of its own (a query, a form's field): in lower case
+    too."""
+    return (_capitalised(word) or word.islower()) and word.casefold() not in _STOP
+
+
+def _lexicon_streets(text: str) -> list[_Found]:
+    """A street name and a house number with nothing else, by the street-type words of many
+    languages (libpostal's): a compound ending in one (`Skredderplassen 20`, `Gamla
+    Varmdovagen 6`), a capitalised name before one (`Brīvības iela 5`,
+    `Henrik Walters plass 3`, `Atatürk Caddesi 5`) or after one (`Rua Augusta 5`, `náměstí Míru
+    5`), then a postcode and city if any. Names in lower case only on a line of their own (a
+    query or a form's field: `skredderplassen 20`)."""
+    words, _, _ = _lexicon()
+    found = []
+    for m in _NUMBER_AFTER_WORD.finditer(text):
+        if _YEAR.fullmatch(m.group("number")):
+            continue  # "Gran Vía 2024": a year
+        token = text[max(0, m.start() - 40) : m.start()].rsplit(None, 1)[-1]
+        w = _LAST_WORD.search(token)
+        if w is None:
+            continue
+        last, first = w.group(), m.start() - len(token) + w.start()
+        key = last.casefold()
+        if key in _STOP or key.rstrip("s") in _QUANTITIES:
+            continue
+        line_start = text.rfind("\n", 0, first) + 1
+        offset = max(line_start, first - 80)
+        tokens = list(_TOKEN.finditer(text, offset, first))
+        names = []  # the word tokens right before `last`, nearest first
+        for t in reversed(tokens):
+            if not _NAME_TOKEN.fullmatch(t.group()) or len(names) == 5:
+                break
+            names.append((t.start(), t.group()))
+        end, tail = _lexicon_tail(text, m.end())
+        line_end = text.find("\n", end)
+        alone = (
+            offset == line_start
+            and len(names) == len(tokens)
+            and not text[end : len(text) if line_end < 0 else line_end].strip()
+        )
+        name = _name_word_alone if alone else _name_word
+        start = None
+        if name(last) and _compound(last):
+            start = first
+            for at, word in names[: 5 if alone else 2]:
+                if not name(word):
+                    break
+                start = at
+        elif (
+            (last.islower() or _capitalised(last)) and key in words and names and name(names[0][1])
+        ):
+            for at, word in names[:3]:
+                if not name(word):
+                    break
+                start = at
+        elif name(last) or last.isdigit():
+            # the type first: the farthest type word with only name words between it and `last`
+            for i, (at, word) in enumerate(names):
+                folded = word.casefold()
+                if folded in words and (word[0].isupper() or name(names[i - 1][1] if i else last)):
+                    start = at
+                if not (name(word) or folded in _NAME_PARTICLES or folded in words):
+                    break
+        if start is not None:
+            found.append(_Found(start, end, WITH_TAIL if tail else STREET))
+    return found
+
+
+def _lexicon_tail(text: str, end: int) -> tuple[int, bool]:
+    """Where a street found by `_lexicon_streets` ends with its postcode and city (True) or its
+    city alone on the same line (False)."""
+    t = _LEXICON_TAIL.match(text, end)
+    if t and not t.group("city"):
+        return t.end(), True
+    if t and "\n" not in text[end : t.start("tail")]:
+        return t.end(), False
+    return end, False
+
+
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
     if not _DIGIT.search(text):
         return _number_first(text) if _WORD_NUMBER.search(text) else []
     found: list[_Found] = []
     found += _number_first(text)
+    found += _lexicon_streets(text)
     for pattern, hint in _OTHER_FORMS:
         if hint is not None and not hint.search(text):
             continue
@@ -924,11 +1145,14 @@ def _number_first(text: str) -> list[_Found]:
             continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
         if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
             continue  # an ambiguous street word in lower case: "3 key points"
-        plain = kind.lower() in _PLAIN_TYPES and _house_digits(m) >= 2
+        plain = kind.lower() in _plain_types() and _house_digits(m) >= 2
         if lower and not (
             tail or context or unit or (alone and kind.capitalize() in core) or plain
         ):
-            continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
+            line_end = _address_line(text, m, words)
+            if line_end is None:
+                continue  # "5 blocks down" is no street; "12 main road" needs a tail or context
+            end = line_end  # the rest of its line is the address's too: "nw kennesaw"
         if _http_status(m.group("street")):
             continue  # "502 Bad Gateway"
         if m.group("sletter") and not (tail or unit or context or alone):
@@ -996,6 +1220,25 @@ def _number_first(text: str) -> list[_Found]:
             score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
         found.append(_Found(m.start(), end, score))
     return found
+
+
+def _address_line(text: str, m: re.Match, words: list[str]) -> int | None:
+    """The end of the line of a lower-case street that begins its line with a house number of
+    3 digits or more, when the line holds nothing else but a few words with no stop word or
+    count (a direction, a building, a unit, a city: "3991 royal drive nw kennesaw", "3340
+    peachtree road, tower place ste 1685"; not "2000 cars drive past the school"); else None."""
+    if _house_digits(m) < 3 or text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
+        return None
+    line_end = text.find("\n", m.end("street"))
+    line_end = len(text) if line_end < 0 else line_end
+    rest = re.findall(r"[^\W\d_]+", text[m.end("street") : line_end])
+    if (
+        len(rest) > 5
+        or words[0].lower().endswith("s")  # "2000 cars drive": a count of things
+        or any(w.lower() in _STOP or w.lower().rstrip("s") in _QUANTITIES for w in words + rest)
+    ):
+        return None
+    return len(text[:line_end].rstrip())
 
 
 def _http_status(street: str) -> bool:

@@ -231,6 +231,61 @@ NOT_ADDRESSES = [
 ]
 
 
+# A street name and a house number with nothing else, by libpostal's street types of other
+# languages (screening/data/street_types.tsv); written for this test, in no corpus.
+STREET_TYPE_WORDS = [
+    "Fiskerplassen 14",  # Norwegian: a compound ending in a street type
+    "Nedre Sagveien 7B",  # with a capitalised word before it
+    "Kvarnbäcksvägen 31",  # Swedish
+    "Ostra Hamnvagen 4",  # as typed, without its ring: -vagen
+    "Lindenbaumstraße 112",  # German
+    "Brouwersgracht 88",  # Dutch
+    "Sønder Boulevarden 9",  # Danish
+    "Tērbatas iela 41",  # Latvian: the type after the name, in lower case
+    "Vilniaus gatvė 18",  # Lithuanian
+    "Narva maantee 25",  # Estonian
+    "Karanfil Sokak 12",  # Turkish, the type capitalised
+    "Rua Augusta 274",  # Portuguese: the type first
+    "náměstí Jiřího 9",  # Czech: a type in lower case before a capitalised name
+]
+# The same in prose, and product names, titles and counts beside numbers that end in or are
+# no street type once English words are left out.
+NOT_STREET_TYPE_WORDS = [
+    "Jurassic Park 3 was better than Disneyland 2.",
+    "Windows Vista 7 never shipped; Erlang 25 did.",
+    "I sent it via Slack 3 times.",
+    "Watergate 2 and Stargate 1 are films.",
+    "Halle 3 is closed, see Golang 2 notes.",
+    "We played Borderlands 3 and Fallout 4 all weekend.",
+    "the Humboldt-Universität 3 lecture hall",
+    "I walk skredderplassen 20 times a day",  # lower case inside a sentence
+]
+
+
+@pytest.mark.parametrize("value", STREET_TYPE_WORDS)
+def test_a_street_of_another_language_with_its_number_is_found(value: str) -> None:
+    # in a sentence; alone (a query); in lower case on a line of its own (as typed in a form)
+    for text, street in ((f"Ship to {value}, thanks", value), (value, value), (value.lower(),) * 2):
+        found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+        assert found == [street], (text, found)
+
+
+def test_a_street_type_of_another_language_in_prose_is_left_alone() -> None:
+    found = {
+        t: [t[s.start : s.end] for s in find_addresses(t) if s.score >= 0.5]
+        for t in NOT_STREET_TYPE_WORDS
+    }
+    assert not any(found.values()), found
+
+
+def test_a_lower_case_address_line_takes_its_city() -> None:
+    text = "Name: Ann Lee\n4817 maple grove drive ne marietta\nThanks"
+    found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+    assert found == ["4817 maple grove drive ne marietta"]
+    # a count of things that drive is no street
+    assert not [s for s in find_addresses("1200 cars drive past daily") if s.score >= 0.5]
+
+
 @pytest.mark.parametrize("value", WHOLE)
 def test_an_address_is_found_whole_with_its_city_and_postcode(value: str) -> None:
     text = f"Please send it to {value}\nThanks, Ann"
