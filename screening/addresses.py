@@ -747,7 +747,7 @@ def _street_types() -> tuple[
     from faker.providers.address.en_US import Provider
 
     # a type's other spellings in libpostal's English dictionary count as the type ("29th Strt",
-    # "harbour bvd.", "Eisenhower Pkway")
+    # "harbour blvrd", "Eisenhower Pkway")
     core = frozenset(CORE_TYPES) | {s.capitalize() for s in _spellings(CORE_TYPES)}
     every = _cases(sorted(core | set(Provider.street_suffixes) | set(EXTRA_TYPES)))
     bare = "|".join(sorted({v for w in _BARE_UNITS for v in (w, w.upper())}, key=len, reverse=True))

@@ -1,7 +1,7 @@
 """Rebuild `street_types.tsv`, the street-type words of many languages, from a libpostal checkout.
 
     git clone https://github.com/openvenues/libpostal && git -C libpostal checkout COMMIT
-    python screening/data/update_street_types.py libpostal   # the commit is read from the checkout
+    python screening/data/update_street_types.py libpostal   # or: EXPORT_DIR COMMIT
 
 libpostal (openvenues/libpostal, MIT, its licence beside the file as `libpostal.LICENSE`) keeps,
 per language, the words that make a name a street (`resources/dictionaries/<lang>/
@@ -25,11 +25,12 @@ Left out, each counted in the file's header: a form that is an English word or a
 one (spaCy's English lemmatizer tables, WordNet's nouns, verbs, adjectives and adverbs, and its
 stop words: `park`, `plan`, `bay`, `gate`, `land`, `for`, and `via`: `Jurassic Park 3`,
 `Disneyland 2`, `sent via Slack 3 times` are no streets), and a
-suffix that ends more than `MAX_ENGLISH_ENDINGS` English words (`gate`: `delegate`, `tailgate`;
+suffix that ends more than `MAX_ENGLISH_ENDINGS` English words (`sel`: `vessel`, `tassel`;
 `lia`: `dahlia`). The English words a kept suffix ends (`erlang` for Dutch `lang`) are written
 as `english` rows: a word the finder must not take for a compound street. Of libpostal's English
 street types the script keeps only their other spellings, as `spelling` rows naming their type
-(`strt` street, `bvd` boulevard, `pkway` parkway; no English word: `cause`): the finder's number-first
+(`strt` street, `blvrd` boulevard, `pkway` parkway; no English word: `cause`, and `bvd`, which
+spaCy's inflection rules take for one): the finder's number-first
 patterns take a spelling of a type they know as that type.
 """
 
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +78,7 @@ def latin(form: str) -> bool:
     return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in form)
 
 
-def english_words() -> tuple[set[str], callable]:
+def english_words() -> tuple[set[str], Callable[[str], bool]]:
     """English words (spaCy's lemmatizer tables of the pipeline the screen loads) and a test of
     a word or its inflection (`screening.names._english`)."""
     import spacy
@@ -122,9 +124,9 @@ def read(checkout: Path) -> dict[tuple[str, str], set[str]]:
     return forms
 
 
-def english_spellings(checkout: Path, english) -> list[tuple[str, str]]:
+def english_spellings(checkout: Path, english: Callable[[str], bool]) -> list[tuple[str, str]]:
     """(spelling, street type) of libpostal's English street types: the other spellings of a
-    type (`strt`, `bvd`, `avnue`, `pkway`) of 3 letters or more, no English word (`cause` for
+    type (`strt`, `blvrd`, `avnue`, `pkway`) of 3 letters or more, no English word (`cause` for
     causeway, `pla` aside)."""
     path = checkout / "resources" / "dictionaries" / "en" / "street_types.txt"
     out = []
