@@ -79,7 +79,26 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   before one (`Rua Augusta 5`, `náměstí Míru 5`); names in lower case only on a line of their
   own (`skredderplassen 20`, a query); libpostal's other spellings of the English street types
   count as the type (`29th Strt`, `Eisenhower Pkway`). Our own lists of European street words
-  stay for the forms with floors, postcodes and abbreviations (`Str.`, `ul.`).
+  stay for the forms with floors, postcodes and abbreviations (`Str.`, `ul.`);
+- a street with no street word in any language before a town GeoNames knows (`screening/data/
+  cities.txt.gz`, towns of 15,000 people or more, names in the Latin script, rebuilt by
+  `screening/data/update_cities.py`; English stop words, verbs and adjectives left out), after a
+  comma or a line break and a postcode if any: a name and a number (`Korunní 810, Praha`,
+  `Broadway 24, Manhattan`; the town after spaces only on a query's line, `Epleskogen 39A
+  Oslo`), a number and a name beginning its line or after `at`, `to`, `is` (`27 Oakfield,
+  Galway`; not `Top 5 Bars, Chicago`, `Windows 10 Pro, Berlin`), a bare line's or a direction's
+  name ending in a town before a state (`1000 WOODLAWN Chicago IL`); the town must end the
+  address (a line's or the text's end, a comma, a full stop, a postcode or state: not `Fallout
+  4, Boston was the map`). On a line of its own with no town: a name and a house number with its
+  letter (`Epleskogen 39A`), a number and `The` and a name (`16 The Stables`), a 2-digit number
+  and a capitalised name (`16 Tullamore`), none between numbered lines (a list: `1 The
+  Godfather`), no plural (`12 Monkeys`), no unit (`8 MiB`);
+- core street types misspelt by hand (one letter left out or two swapped but the first, in a
+  type of 6 letters or more: `boulevar`, `Pakway`, `steet`; not the English words among them,
+  `garden`, `height`) after a house number of 2+ digits and a name, on a line the number begins
+  or with a tail or an address word; initials inside a name (`100 GENERAL A S JOHNSON ST`,
+  `201 joseph e. lowry blvd`); a rural route's box with its number left out before a comma
+  (`RR 422 Box, Douglassville, PA 19518`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -92,6 +111,7 @@ line and its tail for surrogates of the same shape (`screening.surrogates`).
 
 from __future__ import annotations
 
+import gzip
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -304,7 +324,8 @@ _DIRECTION_ANY = rf"(?:{_DIRECTION}|(?:n|s|e|w|ne|nw|se|sw|north|south|east|west
 _WORD_NUMBERS = "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve"
 # a capitalised word (O'Neil, St., Saint-Denis, Łaziska, Środa)
 _CAP = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f][\w'\u2019.\-]*"
-_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*)"  # "rosa l parks": an initial too
+# "rosa l parks", "joseph e. lowry": an initial too
+_NAME_WORD = rf"(?:{_CAP}|{_ORDINAL}|[a-z][a-z'\-]*|[a-z]\.(?=[ \t]))"
 _CITY = rf"{_CAP}(?:[ \-]{_CAP}){{0,3}}"
 # A British town or county: "Isle of Man", "Newcastle upon Tyne", "Stratford-upon-Avon".
 _CITY_UK = rf"{_CAP}(?:[ \-](?:(?:of|upon|on|under|le|in)[ \-])?{_CAP}){{0,3}}"
@@ -717,6 +738,8 @@ _PO_BOX = re.compile(
     r"GPO Box|Locked Bag)\s*#?\s*\d{1,6}(?:-\d{1,6})?|"
     # a box alone, only with a city, state and ZIP after it: "Box # 63, Cordova, AK 99574"
     r"(?P<risky>Box|BOX)[ \t]*#?[ \t]*\d{1,6}(?=[ \t]*,)|"
+    # a rural route's box with its number left out, before a comma: "RR 422 Box, Douglassville"
+    r"(?:RR|R\.R\.|HCR?|rr|hcr?)[ \t]*#?[ \t]*\d{1,4}[ \t]+(?:Box|BOX|box)(?=[ \t]*,)|"
     rf"{_RURAL_ROUTE})"
     r"(?:,?\s+(?i:bin|dept|department|drawer|mail code|msc|ms|box)\.?[ \t]*#?[ \t]*\d{1,8}(?:-\d{1,4})?)?"
     rf"(?:\s+(?:{ROUTE_TYPES}|hwy|rte|route|highway)\.?[ \t]*\d{{1,5}})?)\b"
@@ -738,12 +761,13 @@ _MILITARY = re.compile(
 
 @cache
 def _street_types() -> tuple[
-    frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern, re.Pattern
+    frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern, re.Pattern, tuple[str, str]
 ]:
     """(core types, the pattern of a house-number-first street line with all types, the same
     preferring the first street-type word to the last, the pattern of a street without a type
     word after a direction: `110 W Hubbard`, `6641 N 2200 W`, a UK address block ending in its
-    postcode, a line that is a house number and a few words and nothing else)."""
+    postcode, a line that is a house number and a few words and nothing else, and the house
+    number's and the units' and tail's parts of these patterns, for `_typo_pattern`)."""
     from faker.providers.address.en_US import Provider
 
     # a type's other spellings in libpostal's English dictionary count as the type ("29th Strt",
@@ -849,7 +873,7 @@ def _street_types() -> tuple[
         rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)(?![\w\-])" + after + r"[ \t]*$",
         re.MULTILINE,
     )
-    return core, patterns[0], patterns[1], directional, uk_block, bare_line
+    return core, patterns[0], patterns[1], directional, uk_block, bare_line, (number, after)
 
 
 _DIGIT = re.compile(r"\d")
@@ -1063,6 +1087,21 @@ def _lexicon_streets(text: str) -> list[_Found]:
                     start = at
                 if not (name(word) or folded in _NAME_PARTICLES or folded in words):
                     break
+        if start is None and _name_word(last) and not last.isupper() and key not in _NOT_HOUSE:
+            # no street word, but a town GeoNames knows after a comma or a line break:
+            # "Korunní 810, Praha", "Broadway 24, Manhattan"
+            # the town after spaces only on a query's line, a house number of 2 digits or with
+            # its letter ("Epleskogen 39A Oslo"; not "Fallout 4 Boston")
+            spaced = offset == line_start and not re.fullmatch(r"\d", m.group("number"))
+            city = _city_after(text, m.end(), spaced=spaced)
+            if city is None and alone and re.fullmatch(r"\d{1,4}[ ]?[a-zA-Z]", m.group("number")):
+                city = end  # a query of a name and a house number with its letter: "Epleskogen 39A"
+            if city is not None:
+                start, end = first, max(end, city)
+                for at, word in names[:2]:
+                    if not _name_word(word):
+                        break
+                    start = at
         if start is not None:
             found.append(_Found(start, end, WITH_TAIL if tail else STREET))
     return found
@@ -1079,6 +1118,241 @@ def _lexicon_tail(text: str, end: int) -> tuple[int, bool]:
     return end, False
 
 
+# Towns of 15,000 people or more, GeoNames' (screening/data/cities.txt.gz, rebuilt by
+# screening/data/update_cities.py; English words left out there): a street with no street word
+# is an address when such a town follows it (`Korunní 810, Praha`).
+_CITIES_PATH = Path(__file__).parent / "data" / "cities.txt.gz"
+_CITY_WORD = re.compile(r"[^\W\d_][\w'\u2019.\-]*")
+_SPACES = re.compile(r"[ \t]+")
+_LINE_END = re.compile(r"[ \t]*(?:$|\n)")
+# the line before begins with a number: a numbered list's
+_NUMBERED_LINES = re.compile(r"(?:^|\n)[ \t]*\d[^\n]*\n[ \t]*\Z")
+# after a street: a comma or a line break, then a postcode if any ("Epleskogen 39A, 0371 Oslo")
+_BEFORE_CITY = re.compile(rf"[ \t]*(?:,[ \t]*(?:\n[ \t]*)?|\n[ \t]*)(?:{_EU_POSTCODE},?[ \t]+)?")
+# A house number, then a capitalised name with no street word ("16 Tullamore", "16 The
+# Stables"): an address with a known town after it.
+_NUMBER_NAME = re.compile(
+    rf"(?<![\w\-/.,$\u00a3\u20ac#])(?P<number>\d{{1,5}}[A-Za-z]?)[ \t]+"
+    rf"(?P<name>(?:The[ \t]+)?{_CAP}(?:[ \t]+{_CAP}){{0,2}})(?=[ \t]*(?:[,\n]|$))"
+)
+
+
+# what ends an address's town: its line, a comma, a full stop, a postcode, district or state
+# ("Praha 2", "Chicago IL"); not a sentence going on ("Fallout 4, Boston was great")
+_AFTER_CITY = re.compile(r"[ \t]*(?:$|\n|[,;)]|\.(?!\w)|\d|[A-Z]{2}(?![\w\-]))")
+
+
+# Words right before a number that make it a part, a rank or a count, not a house number after
+# a street's name ("Season 3, Paris", "Chapter 12, London", "Top 5, Chicago")
+_NOT_HOUSE = frozenset(
+    [
+        "top",
+        "best",
+        "worst",
+        "first",
+        "last",
+        "next",
+        "only",
+        "over",
+        "under",
+        "about",
+        "around",
+        "season",
+        "episode",
+        "chapter",
+        "part",
+        "volume",
+        "vol",
+        "level",
+        "stage",
+        "round",
+        "act",
+        "scene",
+        "book",
+        "track",
+        "game",
+        "grade",
+        "class",
+        "room",
+        "gate",
+        "table",
+        "platform",
+        "terminal",
+        "section",
+        "phase",
+        "version",
+        "edition",
+        "number",
+        "no",
+        "figure",
+        "fig",
+        "article",
+        "rule",
+        "lesson",
+        "module",
+        "paragraph",
+        "floor",
+        "week",
+        "day",
+        "year",
+        "ages",
+        "aged",
+        "age",
+    ]
+)
+
+
+_BEFORE_HOUSE = frozenset(["at", "to", "is", "on", "from", "in"])  # "I live at 16 Tullamore, ..."
+
+
+@cache
+def _cities() -> frozenset[str]:
+    with gzip.open(_CITIES_PATH, "rt", encoding="utf-8") as f:
+        return frozenset(line.rstrip("\n") for line in f if not line.startswith("#"))
+
+
+def _known_city(text: str, at: int) -> int | None:
+    """The end of a town GeoNames knows (`Praha`, `Pimpri-Chinchwad`, `New York`), capitalised as
+    written, that begins at `at`: the longest of up to 4 words; else None."""
+    words = []
+    for _ in range(4):
+        w = _CITY_WORD.match(text, at)
+        if w is None:
+            break
+        words.append(w)
+        if text[w.end() : w.end() + 1] != " ":
+            break
+        at = w.end() + 1
+    if not words or not words[0].group()[:1].isupper():
+        return None
+    cities = _cities()
+    for n in range(len(words), 0, -1):
+        name = " ".join(w.group() for w in words[:n]).rstrip(".")
+        end = words[0].start() + len(name)
+        if name.casefold() in cities and _AFTER_CITY.match(text, end):
+            return end
+    return None
+
+
+def _city_after(text: str, end: int, spaced: bool = False) -> int | None:
+    """The end of a known town after a street that ends at `end`, past a comma or a line break
+    and a postcode (`, Praha`; `0371 Oslo` on the next line), or (`spaced`) past spaces when the
+    town ends its line (`Epleskogen 39A Oslo`, a query); else None."""
+    sep = _BEFORE_CITY.match(text, end)
+    if sep:
+        return _known_city(text, sep.end())
+    sep = _SPACES.match(text, end) if spaced else None
+    town = _known_city(text, sep.end()) if sep else None
+    return town if town is not None and _LINE_END.match(text, town) else None
+
+
+def _ends_in_town(text: str, m: re.Match) -> bool:
+    """The last word or words of a street pattern's name are a town GeoNames knows, the name's
+    end an address's (`1000 WOODLAWN Chicago IL`, `4420 N. Bryn Mawr Chicago`)."""
+    name = m.group("name")
+    at = [w.start() for w in re.finditer(r"(?<![^ \t])\S", name)][1:]
+    return any(_known_city(text, m.start("name") + i) == m.end("name") for i in at)
+
+
+def _gazetteer_streets(text: str) -> list[_Found]:
+    """A house number and a capitalised name with no street word, then a comma or a line break
+    and a town GeoNames knows (`16 Tullamore, Galway`, `16 The Stables, Dublin`), or `The` and a
+    name on a line of their own (`16 The Stables`)."""
+    found = []
+    for m in _NUMBER_NAME.finditer(text):
+        number, words = m.group("number"), m.group("name").split()
+        before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].split()
+        if (
+            _YEAR.fullmatch(number)
+            or _http_status(m.group())
+            or (before and before[-1][-1].isalnum() and before[-1].casefold() not in _BEFORE_HOUSE)
+        ):
+            continue  # the number begins its line or follows punctuation or "at", "to", "is"...:
+            # not "Top 5 Bars, Chicago", "Windows 10 Pro, Berlin", "in 2019 Paris, London"
+        if (
+            any(
+                w.casefold() in _STOP - {"the"} or w.casefold().rstrip("s") in _QUANTITIES
+                for w in words
+            )
+            or not _capitalised(words[-1])
+            or words == ["The"]
+        ):
+            continue  # "5 Things to do, Paris"
+        end = _city_after(text, m.end())
+        if (
+            end is None
+            and words[0] == "The"
+            and not before
+            and _LINE_END.match(text, m.end())
+            and not _NUMBERED_LINES.search(text, max(0, m.start() - 200), m.start())
+            and not re.match(r"[ \t]*\n[ \t]*\d", text[m.end() :])
+        ):
+            end = m.end()  # a line of its own, a house's number and name: "16 The Stables"; not
+            # a numbered list's line ("1 The Godfather" between other numbered lines)
+        if end is not None:
+            found.append(_Found(m.start(), end, STREET))
+    return found
+
+
+# The core street types (`CORE_TYPES`) misspelt, for lines typed by hand ("2161 palm beach lakes
+# boulevar", "Pakway", "3901 south state steet"): one letter left out or two swapped, but the
+# first, in a type of 6 letters or more, the misspelling of 5 or more. Not the 6 that are English
+# words (`garden`, `height`, `circe`, `hollo`, `cossing`, `paraed`: spaCy's lemmatizer tables,
+# checked when this list was made).
+_TYPO_NOT = frozenset(["garden", "height", "circe", "hollo", "cossing", "paraed"])
+# the words of up to 5 after a house number on its line, the candidates for a misspelt type
+_TYPO_WORDS = re.compile(r"\d[A-Za-z]?[ \t]+((?:[^\W\d_][\w.'\-]*[ \t]+){0,4}[A-Za-z]{5,10})\b")
+
+
+@cache
+def _typos() -> dict[str, str]:
+    """misspelling -> the core street type it misspells."""
+    core = {t.lower() for t in CORE_TYPES if len(t) >= 6}
+    known = {t.lower() for t in CORE_TYPES} | _spellings(CORE_TYPES)
+    out = {}
+    for t in sorted(core):
+        forms = [t[:i] + t[i + 1 :] for i in range(1, len(t))]
+        forms += [t[:i] + t[i + 1] + t[i] + t[i + 2 :] for i in range(1, len(t) - 1)]
+        for f in forms:
+            if len(f) >= 5 and f != t and f not in known and f not in _TYPO_NOT:
+                out[f] = t
+    return out
+
+
+@cache
+def _typo_pattern() -> re.Pattern:
+    """A house-number-first street whose street word is one of these misspellings, with its
+    units and tail (the parts of `_street_types`' patterns); compiled once, run only on a text
+    that holds a misspelling after a number."""
+    number, after = _street_types()[6]
+    typos = "|".join(sorted(_typos(), key=len, reverse=True))
+    return re.compile(
+        rf"(?<![\w\-/.,])(?P<street>{number}(?:(?P<predir>{_DIRECTION_ANY})[ \t]+)?"
+        rf"(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}?)[ \t]+(?i:{typos})\.?"
+        r"(?![\w\-])" + after
+    )
+
+
+def _typo_streets(text: str) -> list[_Found]:
+    """A house number, a name and a misspelt core street type (`2161 palm beach lakes boulevar
+    suite 408`, `1800 Green Hills Pakway`): the line begins with the number, or a tail or an
+    address word makes it an address."""
+    typos = _typos()
+    if not any(w.lower() in typos for run in _TYPO_WORDS.findall(text) for w in run.split()):
+        return []
+    found = []
+    for m in _typo_pattern().finditer(text):
+        words = m.group("name").split()
+        if any(w.lower() in _STOP for w in words) or _house_digits(m) < 2:
+            continue
+        end, tail = _tail_end(text, m)
+        line_start = not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
+        context = _ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start())
+        if tail or line_start or context:
+            found.append(_Found(m.start(), end, WITH_TAIL if tail else STREET))
+    return found
+
+
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
     if not _DIGIT.search(text):
@@ -1086,6 +1360,8 @@ def find_addresses(text: str) -> list[Span]:
     found: list[_Found] = []
     found += _number_first(text)
     found += _lexicon_streets(text)
+    found += _gazetteer_streets(text)
+    found += _typo_streets(text)
     for pattern, hint in _OTHER_FORMS:
         if hint is not None and not hint.search(text):
             continue
@@ -1104,7 +1380,7 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[_Found]:
-    core, greedy, lazy, directional, uk_block, bare_line = _street_types()
+    core, greedy, lazy, directional, uk_block, bare_line, _ = _street_types()
     found = []
     # The lazy pattern matches where the greedy one does (the same strings, another preference):
     # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
@@ -1137,10 +1413,17 @@ def _number_first(text: str) -> list[_Found]:
         context = bool(_ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start()))
         alone = _whole_line(text, m.start(), end)
         # "A Avenue", "I St": a one-letter name is no article or pronoun
-        stops = [w for w in words if w.lower() in _STOP and not (len(name) == 1 and name.isupper())]
+        # an initial inside a name is no stop word: "100 GENERAL A S JOHNSON ST", "13011 T I BLVD"
+        stops = [
+            w
+            for i, w in enumerate(words)
+            if w.lower() in _STOP and not (len(w) == 1 and w.isupper() and (i or len(words) == 1))
+        ]
         if stops and not (
             (set(stops) <= {"and", "AND", "&"} and (tail or alone))
             or (stops == words[:1] == ["The"] and (tail or context or alone))
+            # an ALL-CAPS line of its own or with its tail: "4351 THE CIRCLE AT NORTH HILLS ST"
+            or (name.isupper() and kind.isupper() and kind.capitalize() in core and (tail or alone))
         ):
             continue  # "3 Wind and Fire Dr", "1 The Square" with a city, or on a line of its own
         if kind and not kind[0].isupper() and kind.lower() not in {t.lower() for t in core}:
@@ -1182,24 +1465,33 @@ def _number_first(text: str) -> list[_Found]:
     for m in bare_line.finditer(text):
         words = m.group("name").split()
         first = words[0].lower()
+        # the name's second word a town GeoNames knows before a state: "1000 WOODLAWN Chicago IL"
+        town = len(words) == 2 and m.group("city") and _ends_in_town(text, m)
         if (
             m.group("wordnum")
             or {w.lower() for w in words} & _STOP
             or first in _QUANTITIES
             or first.rstrip("s") in _QUANTITIES
-            or _house_digits(m) < 3
+            or (_house_digits(m) < 3 and not _house_line(text, m, words))
             or (len(words) == 1 and words[0].islower() and words[0].endswith("s"))
-            or (m.group("city") and "\n" not in text[m.end("street") : m.start("tail")])
+            or (
+                m.group("city") and "\n" not in text[m.end("street") : m.start("tail")] and not town
+            )
             or _http_status(m.group(0).strip())
         ):
             continue  # "30 minutes", "296 employees", "100 of them": a count, not a house
         end, tail = _tail_end(text, m)
-        if tail and not re.search(r"[\d,\n]", text[m.start("tail") : end]):
+        if (
+            tail
+            and not re.search(r"[\d,\n]", text[m.start("tail") : end])
+            and _known_city(text, m.start("tail")) is None
+        ):
             continue  # "130 AUTOMATIC STRAPPING MACHINE CO": a "city and state" with no ZIP,
             # comma or line break is a product line's last words. Every tail of a bare line
             # is checked, a name with a street word too ("12 Main Street Dayton OH"): such a
             # line is the street patterns' to find, with its tail (restricting the check to
-            # names without a street word changed no finding on the dev halves or on prose)
+            # names without a street word changed no finding on the dev halves or on prose);
+            # unless its city is a town GeoNames knows ("1000 WOODLAWN Chicago IL")
         pre = m.group("predir") or ""
         if not (tail or m.group("unit").strip()) and (
             re.match(r"(?:1[89]|20)\d\d\D", m.group("street"))  # "1934 North Dakota"
@@ -1217,9 +1509,27 @@ def _number_first(text: str) -> list[_Found]:
         else:  # "1020 W BRYN MAWR", "1604 W. Farwell"; not "100 W Power Supply", "60 W LED"
             name, pre = m.group("name"), m.group("pre")
             marked = "." in pre or len(pre) > 2 or name.isupper() or name[0].isdigit()
-            score = STREET if _house_digits(m) >= 3 and marked else AMBIGUOUS
+            town = (
+                m.group("city") and _known_city(text, m.start("city")) == m.end("city")
+            ) or _ends_in_town(text, m)
+            score = STREET if (_house_digits(m) >= 3 or town) and marked else AMBIGUOUS
         found.append(_Found(m.start(), end, score))
     return found
+
+
+def _house_line(text: str, m: re.Match, words: list[str]) -> bool:
+    """A line of its own that is a house number of 2 digits and a capitalised name with no unit
+    or tail (`16 Tullamore`, `28 Lullwater`: a query or a form's field); not a numbered list's
+    line (`12 Godfather` between other numbered lines), a plural count (`12 Monkeys`), a unit
+    (`8 MiB`) or a section's heading of one digit (`3 Conclusion`)."""
+    return (
+        _house_digits(m) == 2
+        and not (m.group("unit").strip() or m.group("tail") or m.group("predir"))
+        and all(_name_word(w) and w[1:].islower() for w in words)
+        and not words[-1].endswith("s")
+        and not _NUMBERED_LINES.search(text, max(0, m.start() - 200), m.start())
+        and not re.match(r"[ \t]*\n[ \t]*\d", text[m.end() :])
+    )
 
 
 def _address_line(text: str, m: re.Match, words: list[str]) -> int | None:

@@ -262,6 +262,55 @@ NOT_STREET_TYPE_WORDS = [
 ]
 
 
+# A street with no street word in any language, a town GeoNames knows after it
+# (screening/data/cities.txt.gz), and street types misspelt by hand; written for this test, in
+# no corpus.
+TOWN_AFTER = [
+    "Lípová 312, Brno",  # Czech: a name and a number, the town after a comma
+    "Zielona 14, Kraków",  # Polish, no `ul.`
+    "Birkenried 8\nGöttingen",  # the town on the next line
+    "Rozmarinova 27, 10000 Zagreb",  # a postcode before the town
+    "27 Oakfield, Galway",  # Irish: the number first
+    "9 The Paddocks, Limerick",
+    "1450 ELMWOOD Chicago IL",  # a US line: a known city and a state, no comma or ZIP
+]
+TYPOS = [
+    "4128 Willow Creek Parkwy, Austin, TX 78745",
+    "2330 Harbor Boulvard Suite 12",
+    "615 maple grove avenu",
+    "902 Lakeshore Steet",
+]
+NOT_TOWN_AFTER = [
+    "We played Fallout 4, Boston was the map.",
+    "Top 5 Bars, Chicago",
+    "Season 3, Paris",
+    "Windows 11, Berlin edition",
+    "In 2019 Porto, Lisbon and Faro were sunny.",
+    "I bought 3 Apples, Oranges and Pears",
+    "He scored 12 Points, Madrid won",
+    "the 2 Towers, Rome",
+    "a list of 10 Cities, London",
+]
+
+
+@pytest.mark.parametrize("value", TOWN_AFTER + TYPOS)
+def test_a_street_without_a_street_word_before_a_known_town_or_misspelt_is_found(
+    value: str,
+) -> None:
+    for text in (value, f"Ship to:\n{value}\nThanks"):
+        found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+        assert found == [value], (text, found)
+
+
+def test_a_name_a_number_and_a_town_in_prose_are_left_alone() -> None:
+    found = {
+        t: [t[s.start : s.end] for s in find_addresses(t) if s.score >= 0.5] for t in NOT_TOWN_AFTER
+    }
+    assert not any(found.values()), found
+    # no town after it: a name and a number alone stay out ("Birkenried 8": no street word)
+    assert not [s for s in find_addresses("Birkenried 8") if s.score >= 0.5]
+
+
 @pytest.mark.parametrize("value", STREET_TYPE_WORDS)
 def test_a_street_of_another_language_with_its_number_is_found(value: str) -> None:
     # in a sentence; alone (a query); in lower case on a line of its own (as typed in a form)
@@ -304,7 +353,8 @@ def test_a_building_before_a_british_street_is_part_of_the_address(value: str) -
 def test_an_address_line_of_its_own_is_found(value: str) -> None:
     text = f"Name: Ann Lee\n{value}\nChicago"
     found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
-    assert found == [value]
+    # a capitalised name takes the town GeoNames knows on the next line with it
+    assert found == [f"{value}\nChicago" if value == "4420 Bryn Mawr" else value]
     # the same words inside a sentence are no address
     assert not [s for s in find_addresses(f"We had {value} today.") if s.score >= 0.5]
 
