@@ -697,17 +697,22 @@ _OTHER_ENTITIES = frozenset(
 )
 
 
-def _english(lookups) -> Callable[[str], bool]:
+def _english(
+    lookups,
+    parts: tuple[str, ...] = ("noun", "verb", "adj", "adv"),
+    also: Iterable[str] = (),
+) -> Callable[[str], bool]:
     """Whether a word is an English word or an inflection of one, by spaCy's lemmatizer tables
-    (WordNet's nouns, verbs, adjectives, adverbs; their irregular forms; the suffix rules)."""
+    (WordNet's words of these parts of speech: nouns, verbs, adjectives, adverbs; their
+    irregular forms; the suffix rules), the words `also` counted among them."""
     index = lookups.get_table("lemma_index", {})
     exceptions = lookups.get_table("lemma_exc", {})
     rules = lookups.get_table("lemma_rules", {})
-    words: set[str] = set()
-    for pos in ("noun", "verb", "adj", "adv"):
+    words: set[str] = set(also)
+    for pos in parts:
         words.update(index.get(pos, ()))
         words.update(exceptions.get(pos, {}))
-    suffixes = [(old, new) for pos in ("noun", "verb", "adj") for old, new in rules.get(pos, ())]
+    suffixes = [(old, new) for pos in parts for old, new in rules.get(pos, ())]
 
     def english(word: str) -> bool:
         key = fold(word)

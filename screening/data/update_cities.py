@@ -44,26 +44,16 @@ def latin(name: str) -> bool:
 
 def everyday_words() -> Callable[[str], bool]:
     """A test of an English stop word, verb, adjective or adverb or an inflection of one, by
-    spaCy's lemmatizer tables of the pipeline the screen loads. Not nouns: WordNet's nouns hold
-    the towns themselves (`paris`, `chicago`, `boston`)."""
+    spaCy's lemmatizer tables of the pipeline the screen loads (`screening.names._english`).
+    Not nouns: WordNet's nouns hold the towns themselves (`paris`, `chicago`, `boston`)."""
     import spacy
 
+    from screening.names import _english
     from screening.policy import ScreenConfig
 
     nlp = spacy.load(ScreenConfig().spacy_model)
     lookups = nlp.get_pipe("lemmatizer").lookups
-    index = lookups.get_table("lemma_index", {})
-    exceptions = lookups.get_table("lemma_exc", {})
-    rules = lookups.get_table("lemma_rules", {})
-    words = set(nlp.Defaults.stop_words)
-    for pos in ("verb", "adj", "adv"):
-        words.update(index.get(pos, ()))
-        words.update(exceptions.get(pos, {}))
-    suffixes = [(old, new) for pos in ("verb", "adj") for old, new in rules.get(pos, ()) if old]
-    return lambda w: (
-        w in words
-        or any(w.endswith(old) and w[: len(w) - len(old)] + new in words for old, new in suffixes)
-    )
+    return _english(lookups, parts=("verb", "adj", "adv"), also=nlp.Defaults.stop_words)
 
 
 def main() -> None:
