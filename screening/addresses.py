@@ -98,7 +98,13 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   `garden`, `height`) after a house number of 2+ digits and a name, on a line the number begins
   or with a tail or an address word; initials inside a name (`100 GENERAL A S JOHNSON ST`,
   `201 joseph e. lowry blvd`); a rural route's box with its number left out before a comma
-  (`RR 422 Box, Douglassville, PA 19518`).
+  (`RR 422 Box, Douglassville, PA 19518`);
+- US routes with no street word after their number and street grids, as typed: `us`, `US` or
+  `I` and a number on a line a house number begins (`500 us 19 clearwater fl`, `11745 I 10 W`;
+  not `I ran 500 us dollars`), `Old` and a number and `Rd` or `Hwy` (`24850 OLD 41 RD`, `12188
+  Old Number 6 Highway`), a direction on both sides of a grid's number (`654 n 800 e # 213`,
+  `43 north 1250 west`, `48S 400E, Salt Lake City UT`; not `12 N 45 E`), one direction only
+  before a known town ending the line (`132 n 10 Brooklyn`; not `Page 132 n 10`).
 
 The span is the whole address: a street found with a house number takes its units and the tail
 after it (city, state, province, postcode, country; a city alone only on the street's own line,
@@ -1353,6 +1359,96 @@ def _typo_streets(text: str) -> list[_Found]:
     return found
 
 
+# Numbered US routes with no street word after them and street grids, as typed in usaddress's
+# lines: `500 us 19 clearwater fl`, `11745 I 10 W`, `4354 US 117 SOUTH ALT HWY`, `24850 OLD 41
+# RD`, `12188 Old Number 6 Highway`; `654 n 800 e # 213`, `43 north 1250 west`, `15 W 400 North
+# Frontage Rd`, `48S 400E, Salt Lake City UT`, `132 n 10 Brooklyn`.
+_GRID_DIRECTION = (
+    r"(?:[NSEWnsew]|North|South|East|West|NORTH|SOUTH|EAST|WEST|north|south|east|west)\.?"
+)
+# a cheap search that must find one of these shapes before the pattern runs
+_ROUTE_GRID_HINT = re.compile(
+    r"\d[ \t]+(?:(?:us|US|U\.S\.|I)[ \t]+\d|(?:old|Old|OLD)[ \t]|(?i:[nsew]|north|south|east|west)"
+    r"\.?[ \t]+\d)|\d[NSns][ \t]+\d+[EWew]"
+)
+
+
+@cache
+def _route_grid_pattern() -> re.Pattern:
+    """A house number and a route with no street word after it (`us 19`, `I 10`, `Old 41 Rd`) or
+    a grid (a direction, a number and a direction: `n 800 e`; `48S 400E`), with its units and
+    tail (the parts of `_street_types`' patterns)."""
+    number, after = _street_types()[6]
+    return re.compile(
+        rf"(?<![\w\-/.,])(?P<street>{number}(?:"
+        rf"(?P<old>(?:Old|OLD|old)[ \t]+(?:(?:Number|NUMBER|No\.?|NO\.?)[ \t]+)?\d{{1,4}}[A-Za-z]?"
+        rf"[ \t]+(?:Road|ROAD|Rd|RD|Highway|HIGHWAY|Hwy|HWY)\.?)|"
+        rf"(?P<route>(?:us|US|U\.S\.|I)[ \t]+\d{{1,4}}[A-Za-z]?)|"
+        rf"(?P<grid>{_GRID_DIRECTION}[ \t]+\d{{1,5}}(?P<post>[ \t]+{_GRID_DIRECTION})?)|"
+        rf"(?P<packed>\d{{1,5}}[EW]))(?![\w\-])" + after
+    )
+
+
+def _route_grid_streets(text: str) -> list[_Found]:
+    """Routes and grids with no street word (`_route_grid_pattern`), each on a line the house
+    number begins or with a tail, a unit or an address word before it: `Old` and a number and
+    `Rd` or `Hwy`; `us`, `US` or `I` and a number after a house number of 3+ digits (no year)
+    beginning its line, the line holding nothing more than a few words with no stop word or
+    count, beginning with a direction or ending in a street word, a state or a ZIP, and the
+    address taking it (`500 us 19 clearwater fl`, `11745 I 10 W`, `4354 US 117 SOUTH ALT HWY`;
+    not `I ran 500 us dollars`, `500 US 20 largest companies`, `2019 I 10x'd it`); a grid with a direction on both
+    sides of its number of 3+ digits or with a unit or tail, after a house number of 2+ digits
+    (`654 n 800 e # 213`; not `12 N 45 E`, coordinates), or a number and one direction before a
+    town GeoNames knows ending the line (`132 n 10 Brooklyn`; not `Page 132 n 10`); `48S 400E`
+    only with its tail."""
+    if not _ROUTE_GRID_HINT.search(text):
+        return []
+    found = []
+    for m in _route_grid_pattern().finditer(text):
+        if _house_digits(m) < 2:
+            continue
+        end, tail = _tail_end(text, m)
+        line_start = not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
+        unit = m.group("unit").strip()
+        if not (
+            line_start
+            or tail
+            or unit
+            or _ADDRESS_WORDS.search(text, max(0, m.start() - 40), m.start())
+        ):
+            continue
+        if m.group("route"):
+            line_end = _address_line(text, m, m.group("route").split()[-1:])  # its number
+            rest = text[m.end("route") : line_end or m.end()].split()
+            if (
+                line_end is None
+                or _YEAR.fullmatch(m.group("street").split()[0])
+                or not (
+                    not rest
+                    or re.fullmatch(_GRID_DIRECTION, rest[0])
+                    or rest[-1].upper() in US_STATES
+                    or re.fullmatch(r"\d{5}(?:-\d{4})?", rest[-1])
+                    or rest[-1].capitalize() in _street_types()[0]
+                )
+            ):
+                continue  # the rest of the line nothing, or a direction, a street word, a state or
+                # a ZIP: not "500 US 20 largest companies"
+            end = max(end, line_end)
+        elif m.group("packed"):
+            if not (tail and re.match(r"\d+[NSns][ \t]", m.group("street"))):
+                continue  # "48S 400E, Salt Lake City UT"; not "16S 2000W" (a battery)
+        elif m.group("grid"):
+            city = m.group("city")
+            town = line_start and city and _known_city(text, m.start("city")) == m.end("city")
+            if not (
+                town or (m.group("post") and (len(m.group("grid").split()[1]) >= 3 or tail or unit))
+            ):
+                continue  # a grid's number of 3+ digits ("654 n 800 e"), or its tail, unit or
+                # town: not "12 N 45 E" (coordinates)
+        found.append(_Found(m.start(), end, WITH_TAIL if tail else STREET))
+    return found
+
+
 def find_addresses(text: str) -> list[Span]:
     """Street addresses in a text, scored (see the module doc)."""
     if not _DIGIT.search(text):
@@ -1362,6 +1458,7 @@ def find_addresses(text: str) -> list[Span]:
     found += _lexicon_streets(text)
     found += _gazetteer_streets(text)
     found += _typo_streets(text)
+    found += _route_grid_streets(text)
     for pattern, hint in _OTHER_FORMS:
         if hint is not None and not hint.search(text):
             continue

@@ -311,6 +311,52 @@ def test_a_name_a_number_and_a_town_in_prose_are_left_alone() -> None:
     assert not [s for s in find_addresses("Birkenried 8") if s.score >= 0.5]
 
 
+# US routes with no street word after their number and street grids (a direction on both sides
+# of the grid's number), as typed in a form; written for this test, in no corpus.
+ROUTES_GRIDS = [
+    "3170 us 27 lakeland fl",
+    "8420 I 35 N",
+    "2210 US 64 EAST BYPASS",
+    "31800 OLD 76 HWY",
+    "4470 Old Number 3 Road, Dunn, NC 28334",
+    "782 s 900 w # 14",
+    "61 east 1700 north provo ut 84604",
+    "27 W 300 South Frontage Rd",
+    "62N 500W, Logan UT",
+    "245 s 12 Denver",  # one direction: only before a town GeoNames knows ending the line
+]
+NOT_ROUTES_GRIDS = [
+    "I ran 500 us dollars",
+    "Page 132 n 10",
+    "The score was 21 n 10.",
+    "version 2.1 n 3 e",
+    "at 10:30 n 5 e",
+    "500 US 20 largest companies",
+    "2021 US 10 year yields fell",
+    "12 N 45 E",  # coordinates
+    "Chapter 12 n 100 e",
+    "my 25 old 41 roads",
+    "150 I 10 minutes",
+    "In 2019 I 10x'd my savings",
+    "a 48V 16S 2000W battery",
+]
+
+
+@pytest.mark.parametrize("value", ROUTES_GRIDS)
+def test_a_route_or_a_grid_without_a_street_word_is_found(value: str) -> None:
+    for text in (value, f"Ship to:\n{value}\nThanks"):
+        found = [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+        assert found == [value], (text, found)
+
+
+def test_routes_and_grids_in_prose_are_left_alone() -> None:
+    found = {
+        t: [t[s.start : s.end] for s in find_addresses(t) if s.score >= 0.5]
+        for t in NOT_ROUTES_GRIDS
+    }
+    assert not any(found.values()), found
+
+
 @pytest.mark.parametrize("value", STREET_TYPE_WORDS)
 def test_a_street_of_another_language_with_its_number_is_found(value: str) -> None:
     # in a sentence; alone (a query); in lower case on a line of its own (as typed in a form)
