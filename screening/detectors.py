@@ -36,6 +36,7 @@ from screening.credentials import CredentialRecognizer
 from screening.emails import EmailAddressRecognizer
 from screening.ibans import IbanRegistryRecognizer
 from screening.names import install as install_person_names
+from screening.person_model import PersonModelRecognizer
 from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
 
@@ -76,10 +77,14 @@ class Detectors:
     def _analyze(self, texts: list[str], batch_size: int) -> dict[str, list[Span]]:
         engine = self.analyzer.nlp_engine
         found: dict[str, list[Span]] = {}
+        for recognizer in self.analyzer.registry.recognizers:
+            if isinstance(recognizer, PersonModelRecognizer) and "PERSON" in self.entities:
+                recognizer.prefetch(texts)  # the token classifier reads the batch at once
         for text, artifacts in engine.process_batch(texts, self.language, batch_size=batch_size):
             results = self.analyzer.analyze(
                 text, self.language, entities=self.entities, nlp_artifacts=artifacts
             )
+            results = sorted(results, key=lambda r: (r.start, r.end, r.entity_type))
             found[text] = [Span(r.start, r.end, r.entity_type, r.score) for r in results]
         return found
 
@@ -103,12 +108,14 @@ def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -
     return engine
 
 
-def build_analyzer(spacy_model: str, language: str = "en", parser: bool = False) -> AnalyzerEngine:
+def build_analyzer(
+    spacy_model: str, language: str = "en", parser: bool = False, person_model: bool = True
+) -> AnalyzerEngine:
     """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, with the screen's own
     recognizers (`install_recognizers`)."""
     engine = spacy_engine(spacy_model, language, parser=parser)
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=[language])
-    install_recognizers(analyzer, engine.nlp[language])
+    install_recognizers(analyzer, engine.nlp[language], person_model=person_model)
     return analyzer
 
 
@@ -116,12 +123,14 @@ def build_analyzer(spacy_model: str, language: str = "en", parser: bool = False)
 REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailRecognizer")
 
 
-def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
+def install_recognizers(analyzer: AnalyzerEngine, nlp: Any, person_model: bool = True) -> None:
     """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
-    names (`screening.names`: spaCy's PERSON minus products, plus lists), street addresses
+    names (`screening.names`: spaCy's PERSON minus products, plus lists; `screening.person_model`:
+    a token classifier fine-tuned on tweets), street addresses
     (`screening.addresses`), and phone numbers of every region, cards of every network, IBANs
     of every country and e-mail addresses as RFC 5322 writes them (`screening.phones`,
-    `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own."""
+    `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own.
+    `person_model=False` leaves the token classifier out (the name rules alone)."""
     for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
     for recognizer in (
@@ -133,13 +142,24 @@ def install_recognizers(analyzer: AnalyzerEngine, nlp: Any) -> None:
         StreetAddressRecognizer(),
     ):
         analyzer.registry.add_recognizer(recognizer)
-    install_person_names(analyzer, nlp)
+    names = install_person_names(analyzer, nlp)
+    if person_model:
+        analyzer.registry.add_recognizer(PersonModelRecognizer(veto=names.vetoes))
+
+
+def detectors_for(
+    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool = True
+) -> Detectors:
+    """One Detectors per worker process and configuration (however the arguments are passed)."""
+    return _detectors(spacy_model, language, tuple(entities), person_model)
 
 
 @cache
-def detectors_for(spacy_model: str, language: str, entities: tuple[str, ...]) -> Detectors:
-    """One Detectors per worker process and configuration."""
-    return Detectors(build_analyzer(spacy_model, language), language, list(entities))
+def _detectors(
+    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool
+) -> Detectors:
+    analyzer = build_analyzer(spacy_model, language, person_model=person_model)
+    return Detectors(analyzer, language, list(entities))
 
 
 @dataclass

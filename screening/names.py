@@ -263,6 +263,21 @@ class PersonNameRecognizer(EntityRecognizer):
     def is_product(self, key: str) -> bool:
         return key in self.products or any(p in self.products for p in key.split("-"))
 
+    def vetoes(self, text: str, start: int, end: int, score: float = 0.0) -> bool:
+        """Whether another reader's PERSON span (read with `score`) is none: beside a symbol of
+        code (a `#hashtag` is a mention, not code), read below 0.9 and only common words in lower
+        case or capitals no name list holds, or only product names (`screening.person_model`'s spans go through this, as spaCy's do)."""
+        span = _Token(start, end, text[start:end], fold(text[start:end]))
+        if _in_code(text, span, hashtag=True):
+            return True
+        words = list(_WORD.finditer(span.text))
+        if score < 0.9:  # a hesitant reader (`of`, `use`, `KLMN` read at 0.5-0.6) is asked more
+            if span.text.islower() and all(_key(w) in self.common for w in words):
+                return True  # common words in lower case
+            if span.text.isupper() and not any(self.is_name(_key(w)) for w in words):
+                return True  # capitals no name list holds: codes, acronyms
+        return bool(words) and all(self.is_product(_key(word)) for word in words)
+
     def is_strong(self, key: str) -> bool:
         """A name that is no common word, no product."""
         return (
@@ -754,9 +769,12 @@ def _ends_name(text: str, end: int) -> bool:
     return not rest or rest[0] in ",.!?:;)\n" or rest.startswith("'s") or rest.startswith("\u2019s")
 
 
-def _in_code(text: str, tok: _Token) -> bool:
-    """Part of a path, an identifier, a URL or markup: a symbol of code right beside it."""
+def _in_code(text: str, tok: _Token, hashtag: bool = False) -> bool:
+    """Part of a path, an identifier, a URL or markup: a symbol of code right beside it (but a
+    `#` before it, with `hashtag`)."""
     before = text[tok.start - 1 : tok.start]
+    if hashtag and before == "#":
+        before = ""
     after = text[tok.end : tok.end + 1]
     return bool(re.match(r"[/\\_=\[\]{}<>.:@#$`]", before) or re.match(r"[/\\_=\[\]{}<>(`]", after))
 

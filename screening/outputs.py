@@ -59,7 +59,9 @@ def screen_outputs(
     one whose text is not in their record's input, and every prediction masked."""
     from screening.detectors import detectors_for  # Presidio
 
-    detectors = detectors_for(screen.spacy_model, screen.language, screen.all_entities())
+    detectors = detectors_for(
+        screen.spacy_model, screen.language, screen.all_entities(), screen.person_model
+    )
     leaks = 0
     findings: list[OutputFinding] = []
     masked: list[str] = []

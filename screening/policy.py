@@ -172,6 +172,12 @@ class ScreenConfig(BaseModel):
         description="Environment variable holding the secret salt that keys surrogate values; "
         "when unset, a random salt kept in the store under keys/ (never in a dataset) is used.",
     )
+    person_model: bool = Field(
+        True,
+        description="Also read person names with the shipped token classifier (MiniLM fine-tuned "
+        "on tweets; screening.person_model): about half the names the rules leave in text "
+        "others wrote are found; false to screen names by the rules alone, faster.",
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
 

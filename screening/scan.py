@@ -77,7 +77,9 @@ def screen_records(
     from screening.detectors import AnalysisFailed, detectors_for  # Presidio loads here
     from screening.surrogates import Surrogates
 
-    detectors = detectors_for(config.spacy_model, config.language, config.all_entities())
+    detectors = detectors_for(
+        config.spacy_model, config.language, config.all_entities(), config.person_model
+    )
     fields = [list(task_spec(task).text_fields(r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]
     spans = iter(detectors.analyze(flat, config.batch_size))
