@@ -13,7 +13,7 @@ that are only product names or a verb such as "Mark it done") and adds names fou
 - a name word that is also a common word (Will, May, Mark, Hope, Summer...) or is in lower case
   only in context: after a title (Mr, Dr), a greeting (hi, dear), on a sign-off line ("Thanks,"
   then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
-- "@handles" and email-like "first.last@" whose parts are names;
+- "@handles", Reddit's "u/users" and email-like "first.last@" whose parts are names;
 - alone and out of context, in English text only and never beside a code symbol: a lower-case
   Faker first name spaCy tags a proper noun ("wow emma and kaite"), a capitalised name opening
   its sentence before a verb ("Themba is obsessed"), an ALL-CAPS Faker first name of four letters
@@ -48,6 +48,9 @@ FULL_NAME, IN_CONTEXT, LONE_NAME = 0.85, 0.7, 0.6
 
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019\-][^\W\d_]+)*")
 _MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'\u2019\-]*(?:\.[\w'\u2019\-]+)*)")
+# A Reddit user, `u/name` or `/u/name` (3-20 letters, digits, `_`, `-`); tokenized text writes
+# `u / name`.
+_REDDIT_USER = re.compile(r"(?<![\w/])/?u ?/ ?([^\W\d_][\w\-]{2,19})(?![\w/])")
 _EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'\u2019\-]*(?:[._][^\W\d_][\w'\u2019\-]*)+)@\w")
 _PARTS = re.compile(r"[._\-]")
 _DASHES = "\u2013\u2014"
@@ -362,7 +365,7 @@ class PersonNameRecognizer(EntityRecognizer):
 
     def _handles(self, text: str) -> list:
         out = []
-        for pattern, need_two in ((_MENTION, False), (_EMAIL_LOCAL, True)):
+        for pattern, need_two in ((_MENTION, False), (_REDDIT_USER, False), (_EMAIL_LOCAL, True)):
             for m in pattern.finditer(text):
                 handle = m.group(1).rstrip(".")
                 parts = [fold(p) for p in _PARTS.split(handle) if len(p) > 1]

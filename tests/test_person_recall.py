@@ -50,6 +50,8 @@ def test_recall_per_form_and_no_product_flagged(detectors) -> None:
         ("Olga's laptop is broken", ["Olga"]),
         ("Olga\u2019s laptop is broken", ["Olga"]),
         ("@maria.gonzalez please look", ["maria.gonzalez"]),
+        ("as u/nicklovettnz said in /u/kowalska_anna's thread", ["nicklovettnz", "kowalska_anna"]),
+        ("Hey u / nicklovettnz - Stuff have your picture", ["nicklovettnz"]),
         ("Please forward this to Dr. Kowalski.", ["Kowalski"]),
         (
             "Liam O'Brien and Anne-Marie Dubois-Leclerc called.",
@@ -73,6 +75,7 @@ def test_names_found_with_exact_offsets(detectors, text, names) -> None:
         "Outlook, Teams, Zoom and Slack are slow on my Dell with Ubuntu and Windows.",
         "Salesforce, Okta, Power BI, SharePoint and OneDrive all need new licences.",
         "Thanks, will do.",
+        "Post it in r/python, thank u/see you later.",
     ],
 )
 def test_products_and_common_words_are_no_person(detectors, text) -> None:
