@@ -25,8 +25,9 @@ def sentences(path: Path):
     tokens: list[str] = []
     labels: list[str] = []
     for line in [*path.read_text(encoding="utf-8").splitlines(), ""]:
+        # A line of white space only (WNUT-17's training file writes a tab) ends a sentence.
         parts = line.split("\t") if "\t" in line else line.split()
-        if len(parts) >= 2:
+        if line.strip() and len(parts) >= 2:
             tokens.append(parts[0])
             labels.append(parts[-1])
         elif tokens:
