@@ -269,7 +269,8 @@ class PersonNameRecognizer(EntityRecognizer):
     def vetoes(self, text: str, start: int, end: int, score: float = 0.0) -> bool:
         """Whether another reader's PERSON span (read with `score`) is none: beside a symbol of
         code (a `#hashtag` is a mention, not code), read below 0.9 and only common words in lower
-        case or capitals no name list holds, or only product names (`screening.person_model`'s spans go through this, as spaCy's do)."""
+        case, capitals no name list holds or one common word opening its sentence, or only product
+        names (`screening.person_model`'s spans go through this, as spaCy's do)."""
         span = _Token(start, end, text[start:end], fold(text[start:end]))
         if _in_code(text, span, hashtag=True):
             return True
@@ -279,6 +280,8 @@ class PersonNameRecognizer(EntityRecognizer):
                 return True  # common words in lower case
             if span.text.isupper() and not any(self.is_name(_key(w)) for w in words):
                 return True  # capitals no name list holds: codes, acronyms
+            if len(words) == 1 and not _mid_sentence(text, start) and _key(words[0]) in self.common:
+                return True  # a common word opening its sentence: `Bill me for`, `Grant access`
         return bool(words) and all(self.is_product(_key(word)) for word in words)
 
     def is_strong(self, key: str) -> bool:

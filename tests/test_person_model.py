@@ -52,6 +52,7 @@ def test_names_the_rules_leave_are_found_whole(detectors, text: str, name: str) 
         ("Ask Alexa to order it from Lenovo via Stripe.", "Alexa"),  # a product
         ("set owner=jessica in the yaml", "jessica"),  # beside a symbol of code
         ("run `jessica --help` first", "jessica"),
+        ("Bill me for the annual plan.", "Bill"),  # a common word opening its sentence
     ],
 )
 def test_the_rules_veto_products_and_code(detectors, text: str, word: str) -> None:
