@@ -1,6 +1,7 @@
 """The default screen on personal data and credentials written by others, per corpus and type.
 
     python benchmarks/screen_external.py [--split test|dev|all] [--generated 2000] [--json PATH]
+        [--set person_model_dir=DIR ...]
 
 Runs the default config's screen (ingest's validation + `screening.scan.screen_records`, the
 policy of `tunegate ingest` + `tunegate screen`; see benchmarks/external/measure.py) over each
@@ -36,6 +37,7 @@ from benchmarks.external.measure import (
     run,
     types_seen,
 )
+from flows.config import ConfigError, load_config
 
 
 def main() -> None:
@@ -46,21 +48,33 @@ def main() -> None:
     )
     parser.add_argument("--show", type=int, default=0, help="print this many leaks per type")
     parser.add_argument("--json", type=Path, help="write the numbers here")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a screen config field, as tunegate's --set screen.FIELD=VALUE: "
+        "person_model_dir=DIR reads names with your own token classifier",
+    )
     args = parser.parse_args()
+    try:
+        config = load_config(None, [f"screen.{item}" for item in args.set]).screen
+    except ConfigError as exc:
+        parser.error(str(exc))
 
     results: dict[str, Measured] = {}
     start = time.perf_counter()
     for name in CORPORA:
         records = load(name, args.split)
         if records:  # a dev-only corpus has no test half
-            results[name] = run(records)
+            results[name] = run(records, config)
     external = Measured()
     for m in results.values():
         external.add(m)
     results["external, all"] = external
     if args.generated:
         for name, records in generated(args.generated, args.generated).items():
-            results[name] = run([r for r in records if args.split in ("all", r["split"])])
+            results[name] = run([r for r in records if args.split in ("all", r["split"])], config)
     seconds = time.perf_counter() - start
 
     print(f"split {args.split}; {seconds:.0f}s")

@@ -36,7 +36,7 @@ from screening.credentials import CredentialRecognizer
 from screening.emails import EmailAddressRecognizer
 from screening.ibans import IbanRegistryRecognizer
 from screening.names import install as install_person_names
-from screening.person_model import PersonModelRecognizer
+from screening.person_model import PersonModelRecognizer, shared_model
 from screening.phones import PhoneNumberRecognizer
 from screening.redact import Span
 
@@ -109,7 +109,10 @@ def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -
 
 
 def build_analyzer(
-    spacy_model: str, language: str = "en", parser: bool = False, person_model: bool = True
+    spacy_model: str,
+    language: str = "en",
+    parser: bool = False,
+    person_model: bool | str = True,
 ) -> AnalyzerEngine:
     """Presidio's AnalyzerEngine on a pip-installed spaCy pipeline, with the screen's own
     recognizers (`install_recognizers`)."""
@@ -123,14 +126,17 @@ def build_analyzer(
 REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailRecognizer")
 
 
-def install_recognizers(analyzer: AnalyzerEngine, nlp: Any, person_model: bool = True) -> None:
+def install_recognizers(
+    analyzer: AnalyzerEngine, nlp: Any, person_model: bool | str = True
+) -> None:
     """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
     names (`screening.names`: spaCy's PERSON minus products, plus lists; `screening.person_model`:
     a token classifier fine-tuned on tweets), street addresses
     (`screening.addresses`), and phone numbers of every region, cards of every network, IBANs
     of every country and e-mail addresses as RFC 5322 writes them (`screening.phones`,
     `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own.
-    `person_model=False` leaves the token classifier out (the name rules alone)."""
+    `person_model=False` leaves the token classifier out (the name rules alone); a folder (str)
+    reads with the token classifier saved there instead of the shipped one."""
     for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
     for recognizer in (
@@ -144,11 +150,14 @@ def install_recognizers(analyzer: AnalyzerEngine, nlp: Any, person_model: bool =
         analyzer.registry.add_recognizer(recognizer)
     names = install_person_names(analyzer, nlp)
     if person_model:
-        analyzer.registry.add_recognizer(PersonModelRecognizer(veto=names.vetoes))
+        folder = person_model if isinstance(person_model, str) else None
+        analyzer.registry.add_recognizer(
+            PersonModelRecognizer(shared_model(folder), veto=names.vetoes)
+        )
 
 
 def detectors_for(
-    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool = True
+    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool | str = True
 ) -> Detectors:
     """One Detectors per worker process and configuration (however the arguments are passed)."""
     return _detectors(spacy_model, language, tuple(entities), person_model)
@@ -156,7 +165,7 @@ def detectors_for(
 
 @cache
 def _detectors(
-    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool
+    spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool | str
 ) -> Detectors:
     analyzer = build_analyzer(spacy_model, language, person_model=person_model)
     return Detectors(analyzer, language, list(entities))

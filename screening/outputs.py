@@ -48,7 +48,17 @@ class OutputScreen(BaseModel):
 
     def applies(self, screen: ScreenConfig, predictions: int) -> bool:
         """Whether this is the screen of `predictions` predictions under `screen`'s rules."""
-        return self.predictions == predictions and self.screen == screen.model_dump(mode="json")
+        return self.predictions == predictions and _same_rules(self.screen) == _same_rules(
+            screen.model_dump(mode="json")
+        )
+
+
+def _same_rules(dump: dict[str, Any]) -> dict[str, Any]:
+    """A screen config as JSON, its person reader's folder by what it is, not where: the
+    evaluation job reads a copy staged with its code (`platforms.azureml.entities.PERSON_READER`)."""
+    if dump.get("person_model_dir"):
+        return {**dump, "person_model_dir": "(a folder of the run's)"}
+    return dump
 
 
 def screen_outputs(
@@ -60,7 +70,7 @@ def screen_outputs(
     from screening.detectors import detectors_for  # Presidio
 
     detectors = detectors_for(
-        screen.spacy_model, screen.language, screen.all_entities(), screen.person_model
+        screen.spacy_model, screen.language, screen.all_entities(), screen.person_reader()
     )
     leaks = 0
     findings: list[OutputFinding] = []

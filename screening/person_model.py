@@ -15,6 +15,10 @@ piece scored a person at `THRESHOLD` or more marks its whole word, and neighbour
 into one finding. `PersonModelRecognizer` is its Presidio face, beside `screening.names`'
 recognizer: `prefetch` reads a whole batch at once (what `screening.detectors.Detectors` does),
 `analyze` one text (a plain `AnalyzerEngine.analyze` loop); both give the same spans.
+
+`PersonModel(folder=...)` reads with a token classifier of your own instead (`screen.
+person_model_dir`: a local Hugging Face folder; `screening.reader_folder` says which of its
+labels are persons), in the same windows, at the same threshold, through the same vetoes.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening import name_words
 from screening.code_text import code_ranges
+from screening.reader_folder import folder_problem, person_label_ids
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "person_model.safetensors"
 ENTITY = "PERSON"
@@ -73,12 +78,17 @@ def full_state(shipped: dict[str, Any], package: dict[str, Any]) -> dict[str, An
 
 
 class PersonModel:
-    """The fine-tuned reader, loaded on first use (torch and the weights: ~1 s, ~100 MB)."""
+    """The fine-tuned reader, loaded on first use (torch and the weights: ~1 s, ~100 MB); or,
+    given `folder`, the token classifier saved there (its person labels' probabilities summed)."""
 
-    def __init__(self, weights: Path = WEIGHTS, threshold: float = THRESHOLD) -> None:
-        self.weights, self.threshold = weights, threshold
+    def __init__(
+        self, weights: Path = WEIGHTS, threshold: float = THRESHOLD, folder: str | None = None
+    ) -> None:
+        self.weights, self.threshold, self.folder = weights, threshold, folder
         self._model: Any = None
         self._tokenizer: Any = None
+        self._person: list[int] = [LABELS.index("B-PER"), LABELS.index("I-PER")]
+        self._pad = 0
         self._lock = threading.Lock()
 
     def _load(self) -> None:
@@ -91,8 +101,14 @@ class PersonModel:
             from transformers.utils import logging as hf_logging
 
             hf_logging.set_verbosity_error()
+            if self.folder is not None:
+                self._load_folder(self.folder)
+                self._torch = torch
+                return
             base = base_model_dir()
-            config = AutoConfig.from_pretrained(base, num_labels=len(LABELS))
+            config = AutoConfig.from_pretrained(
+                base, num_labels=len(LABELS), id2label=dict(enumerate(LABELS))
+            )
             model = BertForTokenClassification(config)
             state = full_state(load_file(self.weights), load_file(base / "model.safetensors"))
             missing, unexpected = model.load_state_dict(state, strict=False)
@@ -101,6 +117,24 @@ class PersonModel:
             self._model = model.eval()
             self._tokenizer = AutoTokenizer.from_pretrained(base)
             self._torch = torch
+
+    def _load_folder(self, folder: str) -> None:
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+        problem = folder_problem(folder)
+        if problem:
+            raise RuntimeError(f"screen.person_model_dir: {problem}")
+        path = Path(folder).expanduser()
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        if not tokenizer.is_fast:
+            raise RuntimeError(
+                f"screen.person_model_dir: {folder}'s tokenizer is not a fast tokenizer, and the "
+                "reader needs its character offsets; save it with tokenizer.json"
+            )
+        model = AutoModelForTokenClassification.from_pretrained(path, local_files_only=True)
+        self._person = person_label_ids(model.config.id2label)
+        self._pad = tokenizer.pad_token_id or 0
+        self._model, self._tokenizer = model.eval(), tokenizer
 
     def find(
         self, texts: Sequence[str], batch_size: int = 32
@@ -124,7 +158,7 @@ class PersonModel:
         for at in range(0, len(windows), batch_size):
             batch = windows[at : at + batch_size]
             width = max(len(enc["input_ids"][i]) for i in batch)
-            ids = torch.zeros((len(batch), width), dtype=torch.long)
+            ids = torch.full((len(batch), width), self._pad, dtype=torch.long)
             mask = torch.zeros((len(batch), width), dtype=torch.long)
             for row, i in enumerate(batch):
                 n = len(enc["input_ids"][i])
@@ -132,7 +166,7 @@ class PersonModel:
                 mask[row, :n] = 1
             with torch.inference_mode():
                 probs = self._model(input_ids=ids, attention_mask=mask).logits.softmax(-1)
-            person = (probs[..., 1] + probs[..., 2]).tolist()
+            person = probs[..., self._person].sum(-1).tolist()
             for row, i in enumerate(batch):
                 text_index = enc["overflow_to_sample_mapping"][i]
                 for (start, end), p in zip(enc["offset_mapping"][i], person[row], strict=False):
@@ -224,6 +258,6 @@ class PersonModelRecognizer(EntityRecognizer):
 
 
 @cache
-def shared_model() -> PersonModel:
-    """One reader per process (Dask workers each load their own)."""
-    return PersonModel()
+def shared_model(folder: str | None = None) -> PersonModel:
+    """One reader per process and folder (Dask workers each load their own); None: the shipped."""
+    return PersonModel(folder=folder)

@@ -178,6 +178,13 @@ class ScreenConfig(BaseModel):
         "on tweets; screening.person_model): about half the names the rules leave in text "
         "others wrote are found; false to screen names by the rules alone, faster.",
     )
+    person_model_dir: str | None = Field(
+        None,
+        description="A local folder holding a Hugging Face token-classification model "
+        "(save_pretrained's output, with tokenizer.json) to read person names with instead of "
+        "the shipped reader: labels such as B-PER, I-person or B-GIVENNAME mark persons; the "
+        "same windows, threshold and vetoes apply. Nothing is downloaded.",
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
 
@@ -190,6 +197,23 @@ class ScreenConfig(BaseModel):
                 "(nothing is downloaded at run time)"
             )
         return name
+
+    @field_validator("person_model_dir")
+    @classmethod
+    def _reader_folder(cls, folder: str | None) -> str | None:
+        from screening.reader_folder import folder_problem
+
+        problem = folder_problem(folder) if folder is not None else None
+        if problem:
+            raise ValueError(problem)
+        return folder
+
+    def person_reader(self) -> bool | str:
+        """What reads person names beside the rules: False (none), True (the shipped reader)
+        or the folder of `person_model_dir`."""
+        if not self.person_model:
+            return False
+        return self.person_model_dir or True
 
     @field_validator("entities")
     @classmethod
@@ -211,6 +235,11 @@ class ScreenConfig(BaseModel):
     def _something_to_look_for(self) -> ScreenConfig:
         if not self.entities and not self.secrets:
             raise ValueError("screen.entities and screen.secrets are both empty")
+        if self.person_model_dir and not self.person_model:
+            raise ValueError(
+                "screen.person_model_dir is set but screen.person_model is false: "
+                "set person_model true to read with that folder, or drop person_model_dir"
+            )
         return self
 
     def rule(self, entity: str) -> EntityRule | None:

@@ -78,7 +78,7 @@ def screen_records(
     from screening.surrogates import Surrogates
 
     detectors = detectors_for(
-        config.spacy_model, config.language, config.all_entities(), config.person_model
+        config.spacy_model, config.language, config.all_entities(), config.person_reader()
     )
     fields = [list(task_spec(task).text_fields(r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]

@@ -59,6 +59,7 @@ TRAINING_PACKAGES = ("trainer",)
 # The evaluation job screens the candidate's outputs after predicting (python -m screening.outputs)
 EVALUATION_PACKAGES = ("trainer", "screening")
 SCREEN_CONFIG = "screen.json"  # the run's screen config in the evaluation job's code
+PERSON_READER = "person_reader"  # screen.person_model_dir's folder in the evaluation job's code
 SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks collected traffic
 SCORE_SCRIPT = "score.py"
 _SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's.
@@ -110,9 +111,15 @@ def stage_training_code(dest: Path, packages: tuple[str, ...] = TRAINING_PACKAGE
 def stage_evaluation_code(dest: Path, screen: dict[str, Any] | None = None) -> Path:
     """The evaluation job's code: `trainer/`, `screening/` (the candidate's outputs are screened
     on the node), the hub token's reader, and `screen.json`, the run's screen config (`screen`,
-    a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under."""
+    a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under. A person
+    reader of the run's own (`person_model_dir`, a folder here) goes up with the code, as
+    `PERSON_READER`, and the job's config names it there."""
     stage_training_code(dest, EVALUATION_PACKAGES)
-    (dest / SCREEN_CONFIG).write_text(json.dumps(screen or {}, indent=2, sort_keys=True))
+    screen = dict(screen or {})
+    if screen.get("person_model_dir"):
+        shutil.copytree(Path(screen["person_model_dir"]).expanduser(), dest / PERSON_READER)
+        screen["person_model_dir"] = PERSON_READER  # the job runs in its code folder
+    (dest / SCREEN_CONFIG).write_text(json.dumps(screen, indent=2, sort_keys=True))
     return dest
 
 
