@@ -51,6 +51,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from screening.code_text import prose
+from screening.model_folder import sentence_classifier
 
 MODEL_CEILING = 0.999  # the model alone never reaches 1.0, the score of an abusive term
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -767,7 +768,8 @@ def _with_before(text: str) -> list[tuple[str, str]]:
 
 class Toxicity(NamedTuple):
     """A text's toxicity score and why: `abusive term`, `classifier 0.97` (its probability),
-    `model` (alt-profanity-check), the service's name, or "" for a text with no prose."""
+    `model` (alt-profanity-check), `<folder> 0.97` (the classifier of `toxicity.model_dir`), the
+    service's name, or "" for a text with no prose."""
 
     score: float
     why: str
@@ -777,11 +779,17 @@ ABUSIVE_TERM = Toxicity(1.0, "abusive term")
 
 
 def local_toxicity(
-    texts: Sequence[str], terms: bool = True, classifier: bool = True
+    texts: Sequence[str],
+    terms: bool = True,
+    classifier: bool = True,
+    model_dir: str | None = None,
+    model_threshold: float = 1.0,
 ) -> list[Toxicity]:
     """Toxicity of the local backend: the worst prose sentence of each text, 1.0 for a sentence
     with an abusive term (when `terms`) or that the classifier scores at or above its cut-off
-    (when `classifier`), else the model's probability (below 1.0)."""
+    (when `classifier`) or that the text classifier saved in `model_dir`
+    (`screening.model_folder`) scores at or above `model_threshold`, else the highest of the
+    models' probabilities (below 1.0)."""
     if not texts:
         return []
     from profanity_check import predict_prob
@@ -805,9 +813,15 @@ def local_toxicity(
         if learned
         else [0.0] * len(units)
     )
-    for owner, p, q in zip(owners, model, learned_p, strict=True):
+    own = sentence_classifier(model_dir).scores(units) if model_dir else [0.0] * len(units)
+    own_name = Path(model_dir).name if model_dir else ""
+    for owner, p, q, r in zip(owners, model, learned_p, own, strict=True):
         if learned and q >= learned.drop_at:
             found = Toxicity(1.0, f"classifier {q:.2f}")
+        elif model_dir and r >= model_threshold:
+            found = Toxicity(1.0, f"{own_name} {r:.2f}")
+        elif r > p:
+            found = Toxicity(min(r, MODEL_CEILING), own_name)
         else:
             found = Toxicity(min(float(p), MODEL_CEILING), "model")
         if found.score > worst[owner].score:

@@ -17,7 +17,7 @@ recognizer: `prefetch` reads a whole batch at once (what `screening.detectors.De
 `analyze` one text (a plain `AnalyzerEngine.analyze` loop); both give the same spans.
 
 `PersonModel(folder=...)` reads with a token classifier of your own instead (`screen.
-person_model_dir`: a local Hugging Face folder; `screening.reader_folder` says which of its
+person_model_dir`: a local Hugging Face folder; `screening.model_folder` says which of its
 labels are persons), in the same windows, at the same threshold, through the same vetoes.
 """
 
@@ -35,7 +35,7 @@ from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening import name_words
 from screening.code_text import code_ranges
-from screening.reader_folder import folder_problem, person_label_ids
+from screening.model_folder import folder_problem, person_label_ids
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "person_model.safetensors"
 ENTITY = "PERSON"

@@ -119,8 +119,32 @@ class ToxicityConfig(BaseModel):
         description="local backend: a sentence the shipped abuse classifier scores at or above "
         "its calibrated cut-off scores 1.0 (the reason names the classifier and its score).",
     )
+    model_dir: str | None = Field(
+        None,
+        description="local backend: a local folder holding a Hugging Face text classifier of "
+        "your own (a hate-speech or toxicity model, save_pretrained's output) that also scores "
+        "each prose sentence; labels such as hate, toxic or offensive are the toxic ones. "
+        "Nothing is downloaded.",
+    )
+    model_threshold: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="A sentence model_dir's classifier scores at or above this scores 1.0 (the "
+        "reason names the folder and the score); below it, its score joins the flagged band.",
+    )
 
-    @field_validator("threshold", "flag_threshold", mode="before")
+    @field_validator("model_dir")
+    @classmethod
+    def _model_folder(cls, folder: str | None) -> str | None:
+        from screening.model_folder import folder_problem
+
+        problem = folder_problem(folder, "toxic") if folder is not None else None
+        if problem:
+            raise ValueError(problem)
+        return folder
+
+    @field_validator("threshold", "flag_threshold", "model_threshold", mode="before")
     @classmethod
     def _a_number(cls, value: Any) -> Any:
         if isinstance(value, bool):  # YAML's yes/no would pass as 1/0
@@ -131,6 +155,11 @@ class ToxicityConfig(BaseModel):
     def _consistent(self) -> ToxicityConfig:
         if self.backend == "azure-content-safety" and not self.endpoint:
             raise ValueError("toxicity.backend azure-content-safety needs toxicity.endpoint")
+        if self.backend == "azure-content-safety" and self.model_dir:
+            raise ValueError(
+                f"toxicity.model_dir scores beside the local backend, not {self.backend}: "
+                "set toxicity.backend local, or drop model_dir"
+            )
         if self.flag_threshold is not None and self.flag_threshold > self.threshold:
             raise ValueError(
                 f"toxicity.flag_threshold ({self.flag_threshold}) must not be above "
@@ -201,9 +230,9 @@ class ScreenConfig(BaseModel):
     @field_validator("person_model_dir")
     @classmethod
     def _reader_folder(cls, folder: str | None) -> str | None:
-        from screening.reader_folder import folder_problem
+        from screening.model_folder import folder_problem
 
-        problem = folder_problem(folder) if folder is not None else None
+        problem = folder_problem(folder, "person") if folder is not None else None
         if problem:
             raise ValueError(problem)
         return folder

@@ -149,7 +149,9 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
             terms = term_scores(unique)
             scores = [ABUSIVE_TERM if t else s for s, t in zip(scores, terms, strict=True)]
     else:
-        scores = local_toxicity(unique, config.terms, config.classifier)
+        scores = local_toxicity(
+            unique, config.terms, config.classifier, config.model_dir, config.model_threshold
+        )
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]
 

@@ -1,12 +1,16 @@
-"""A person reader of the user's own (`screen.person_model_dir`): a Hugging Face token-classification
-folder read in place of the shipped reader. Which labels are persons; the config errors a wrong
-folder gets (exit 2, the field named); a real model saved as `save_pretrained` writes it, with its
-labels named and ordered another way, gives the shipped reader's findings through the screen; and
-the Azure ML evaluation job gets the folder with its code."""
+"""Models of the user's own, from local Hugging Face folders (`screening.model_folder`).
+
+A person reader (`screen.person_model_dir`), read in place of the shipped one: which labels are
+persons; the config errors a wrong folder gets (exit 2, the field named); a real model saved as
+`save_pretrained` writes it, with its labels named and ordered another way, gives the shipped
+reader's findings through the screen; the Azure ML evaluation job gets the folder with its code.
+A toxicity classifier (`screen.toxicity.model_dir`), read beside the local backend: which labels
+are toxic; a real classifier saved in a folder drops what it scores high, named in the reason."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,13 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from flows.config import ConfigError, load_config
-from screening.reader_folder import folder_problem, person_label_ids, person_tag
+from screening.model_folder import (
+    folder_problem,
+    label_ids,
+    person_label_ids,
+    person_tag,
+    toxic_tag,
+)
 
 NAMES_DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "external" / "names_dev.jsonl"
 
@@ -162,3 +172,126 @@ def test_the_azure_ml_evaluation_job_takes_the_folder_with_its_code(
     )
     assert report.applies(run, 2)
     assert not report.applies(ScreenConfig(), 2)
+
+
+@pytest.mark.parametrize(
+    ("label", "toxic"),
+    [
+        ("hate", True),  # facebook/roberta-hate-speech-dynabench-r4-target
+        ("HATE", True),
+        ("toxic", True),  # unitary/toxic-bert (multi-label)
+        ("identity_hate", True),
+        ("severe_toxic", True),
+        ("offensive", True),  # cardiffnlp/twitter-roberta-base-offensive
+        ("nothate", False),
+        ("not hate", False),
+        ("non-toxic", False),
+        ("neutral", False),
+        ("LABEL_1", False),  # unnamed: the config error asks for names
+    ],
+)
+def test_which_labels_are_toxic(label: str, toxic: bool) -> None:
+    assert toxic_tag(label) is toxic
+
+
+HATEFUL = [
+    "those people are vermin and should be wiped out",
+    "you are worthless and nobody would miss you if you died",
+    "I will find where you live and hurt your family",
+    "people like you should be locked in cages",
+    "they are animals, all of them, and deserve nothing",
+    "go back where you came from, nobody wants your kind here",
+]
+ORDINARY = [
+    "the train was late again this morning",
+    "can you send me the slides from the meeting",
+    "my grandmother makes the best soup in winter",
+    "we should paint the kitchen a lighter colour",
+    "the library opens at nine on saturdays",
+    "thanks for helping me move the sofa yesterday",
+]
+
+
+@pytest.fixture(scope="module")
+def toxicity_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real text classifier: the packaged MiniLM with a classification head fitted on the
+    sentences above, labels named as DynaHate's models name them, `hate` first."""
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    from screening.person_model import base_model_dir
+
+    torch.manual_seed(0)
+    base = base_model_dir()
+    names = {0: "hate", 1: "nothate"}
+    model = BertForSequenceClassification.from_pretrained(
+        base, id2label=names, label2id={v: k for k, v in names.items()}
+    )
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    enc = tokenizer(HATEFUL + ORDINARY, padding=True, return_tensors="pt")
+    labels = torch.tensor([0] * len(HATEFUL) + [1] * len(ORDINARY))
+    head = [p for n, p in model.named_parameters() if n.startswith(("classifier", "bert.pooler"))]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for p in head:
+        p.requires_grad_(True)
+    optimizer = torch.optim.AdamW(head, lr=3e-3)
+    model.train()
+    for _ in range(60):
+        loss = model(**enc, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    folder = tmp_path_factory.mktemp("toxicity") / "dynahate-style"
+    model.eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_a_saved_text_classifier_drops_what_it_scores_toxic_and_says_so(
+    toxicity_folder: Path,
+) -> None:
+    from screening.content_safety import local_toxicity
+    from screening.model_folder import sentence_classifier
+    from screening.scan import screen_records
+    from tasks.records import ColumnMap, TaskType, validate_record
+
+    classifier = sentence_classifier(str(toxicity_folder))
+    hateful, ordinary = classifier.scores(HATEFUL), classifier.scores(ORDINARY)
+    assert min(hateful) > 0.9 > 0.1 > max(ordinary), (hateful, ordinary)
+    # neither the terms, the shipped classifier nor alt-profanity-check drops these alone
+    alone = local_toxicity(HATEFUL, terms=False, classifier=False)
+    assert max(t.score for t in alone) < 1.0
+
+    sets = ["terms=false", "classifier=false", f"model_dir={toxicity_folder}"]
+    config = load_config(None, [f"screen.toxicity.{s}" for s in sets]).screen
+    assert config.toxicity.model_threshold == 0.9
+    records = [
+        validate_record(TaskType.text_generation, ColumnMap(), {"id": f"r{i}", "text": text})
+        for i, text in enumerate(["Hello there. " + HATEFUL[0], *ORDINARY[:3]])
+    ]
+    screened = screen_records(TaskType.text_generation, records, config)
+    assert [q.id for q in screened.quarantined] == ["r0"]
+    reason = screened.quarantined[0].reason
+    assert re.search(r"\(dynahate-style (0\.9\d|1\.00)\)", reason), reason
+    assert [r["id"] for r in screened.kept] == ["r1", "r2", "r3"]
+
+
+def test_a_toxicity_folder_needs_named_labels_and_the_local_backend(
+    toxicity_folder: Path, tmp_path: Path
+) -> None:
+    unnamed = tmp_path / "unnamed"
+    unnamed.mkdir()
+    (unnamed / "config.json").write_text(json.dumps({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}))
+    (unnamed / "model.safetensors").write_bytes(b"")
+    with pytest.raises(ConfigError) as info:
+        load_config(None, [f"screen.toxicity.model_dir={unnamed}"])
+    assert "screen.toxicity.model_dir" in str(info.value) and "LABEL_1" in str(info.value)
+    azure = [
+        "screen.toxicity.backend=azure-content-safety",
+        "screen.toxicity.endpoint=https://cs.example.com",
+        f"screen.toxicity.model_dir={toxicity_folder}",
+    ]
+    with pytest.raises(ConfigError, match="model_dir scores beside the local backend"):
+        load_config(None, azure)
+    assert label_ids({"0": "nothate", "1": "hate"}, toxic_tag) == [1]
