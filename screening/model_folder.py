@@ -126,6 +126,15 @@ def folder_problem(folder: str, kind: str = "person") -> str | None:
     return None
 
 
+def checked_folder(folder: str | None, kind: str) -> str | None:
+    """`folder` as given (None: not set), or ValueError saying what keeps it from serving as a
+    model of `kind`: a config field's validator."""
+    problem = folder_problem(folder, kind) if folder is not None else None
+    if problem:
+        raise ValueError(problem)
+    return folder
+
+
 class SentenceClassifier:
     """A text classifier saved in `folder`, loaded on first use: `scores(sentences)` is each
     sentence's toxicity in [0, 1] (see the module's note)."""

@@ -54,11 +54,16 @@ class OutputScreen(BaseModel):
 
 
 def _same_rules(dump: dict[str, Any]) -> dict[str, Any]:
-    """A screen config as JSON, its person reader's folder by what it is, not where: the
-    evaluation job reads a copy staged with its code (`platforms.azureml.entities.PERSON_READER`)."""
-    if dump.get("person_model_dir"):
-        return {**dump, "person_model_dir": "(a folder of the run's)"}
-    return dump
+    """A screen config as JSON as far as it rules outputs: its person reader's folder by what it
+    is, not where (the evaluation job reads a copy staged with its code,
+    `platforms.azureml.entities.PERSON_READER`), and no toxicity classifier's folder (outputs are
+    screened for personal data only; the job is staged without it)."""
+    same = dict(dump)
+    if same.get("person_model_dir"):
+        same["person_model_dir"] = "(a folder of the run's)"
+    if isinstance(same.get("toxicity"), dict):
+        same["toxicity"] = {**same["toxicity"], "model_dir": None}
+    return same
 
 
 def screen_outputs(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from screening.entities import PII_ENTITIES, SECRET_ENTITIES
+from screening.model_folder import checked_folder
 from screening.redact import (
     Replacement,
     Span,
@@ -137,12 +138,7 @@ class ToxicityConfig(BaseModel):
     @field_validator("model_dir")
     @classmethod
     def _model_folder(cls, folder: str | None) -> str | None:
-        from screening.model_folder import folder_problem
-
-        problem = folder_problem(folder, "toxic") if folder is not None else None
-        if problem:
-            raise ValueError(problem)
-        return folder
+        return checked_folder(folder, "toxic")
 
     @field_validator("threshold", "flag_threshold", "model_threshold", mode="before")
     @classmethod
@@ -230,12 +226,7 @@ class ScreenConfig(BaseModel):
     @field_validator("person_model_dir")
     @classmethod
     def _reader_folder(cls, folder: str | None) -> str | None:
-        from screening.model_folder import folder_problem
-
-        problem = folder_problem(folder, "person") if folder is not None else None
-        if problem:
-            raise ValueError(problem)
-        return folder
+        return checked_folder(folder, "person")
 
     def person_reader(self) -> bool | str:
         """What reads person names beside the rules: False (none), True (the shipped reader)

@@ -154,12 +154,20 @@ def test_the_azure_ml_evaluation_job_takes_the_folder_with_its_code(
 ) -> None:
     from platforms.azureml.entities import PERSON_READER, SCREEN_CONFIG, stage_evaluation_code
     from screening.outputs import OutputScreen
-    from screening.policy import ScreenConfig
+    from screening.policy import ScreenConfig, ToxicityConfig
 
-    run = ScreenConfig(person_model_dir=str(saved_reader))
+    toxic = tmp_path / "toxic"
+    toxic.mkdir()
+    (toxic / "config.json").write_text(json.dumps({"id2label": {"0": "nothate", "1": "hate"}}))
+    (toxic / "model.safetensors").write_bytes(b"")
+    run = ScreenConfig(
+        person_model_dir=str(saved_reader), toxicity=ToxicityConfig(model_dir=str(toxic))
+    )
     code = stage_evaluation_code(tmp_path / "code", run.model_dump(mode="json"))
     staged = json.loads((code / SCREEN_CONFIG).read_text())
     assert staged["person_model_dir"] == PERSON_READER
+    assert staged["toxicity"]["model_dir"] is None  # outputs are screened for personal data only
+    assert not (code / "toxic").exists()
     assert {p.name for p in (code / PERSON_READER).iterdir()} == {
         p.name for p in saved_reader.iterdir()
     }

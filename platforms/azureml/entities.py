@@ -113,12 +113,15 @@ def stage_evaluation_code(dest: Path, screen: dict[str, Any] | None = None) -> P
     on the node), the hub token's reader, and `screen.json`, the run's screen config (`screen`,
     a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under. A person
     reader of the run's own (`person_model_dir`, a folder here) goes up with the code, as
-    `PERSON_READER`, and the job's config names it there."""
+    `PERSON_READER`, and the job's config names it there; a toxicity classifier of its own
+    (`toxicity.model_dir`) stays here: the job screens outputs for personal data only."""
     stage_training_code(dest, EVALUATION_PACKAGES)
     screen = dict(screen or {})
     if screen.get("person_model_dir"):
         shutil.copytree(Path(screen["person_model_dir"]).expanduser(), dest / PERSON_READER)
         screen["person_model_dir"] = PERSON_READER  # the job runs in its code folder
+    if (screen.get("toxicity") or {}).get("model_dir"):  # outputs are screened for PII only
+        screen["toxicity"] = {**screen["toxicity"], "model_dir": None}
     (dest / SCREEN_CONFIG).write_text(json.dumps(screen, indent=2, sort_keys=True))
     return dest
 
