@@ -8,6 +8,8 @@ the store, Prefect artifacts), and evaluate screens predictions with the same de
   and the credential recognizer (`credentials`), a batch of texts at a time
 - `content_safety`: toxicity: the prose of a text (code left out), abusive terms, the local
   model's scores, and Azure AI Content Safety as the service backend
+- `model_folder`: models of the user's own in local Hugging Face folders (a token classifier
+  for person names, a text classifier for toxicity): which labels count, checked at config time
 - `policy`: `ScreenConfig` (the rules) and `apply_policy` (one record decided and redacted)
 - `redact`, `surrogates`: placeholders or realistic fakes, QA answers kept at their offsets
 - `scan`: a batch of records screened (`screen_records`) and the tallies added up into the report
