@@ -53,6 +53,9 @@ _MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'\u2019\-]*(?:\.[\w'\u2019\-]+)*
 _REDDIT_USER = re.compile(r"(?<![\w/])/?u ?/ ?([^\W\d_][\w\-]{2,19})(?![\w/])")
 _EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'\u2019\-]*(?:[._][^\W\d_][\w'\u2019\-]*)+)@\w")
 _PARTS = re.compile(r"[._\-]")
+# A word of code rather than of a name: lower-case then capitals (`personId`), letters and digits
+# run together (`queue2`, `3x`).
+_IDENTIFIER = re.compile(r"\b[a-z]+[A-Z]\w*|[^\W\d_]\d|\d[^\W\d_]")
 _DASHES = "\u2013\u2014"
 
 
@@ -282,7 +285,20 @@ class PersonNameRecognizer(EntityRecognizer):
                 return True  # capitals no name list holds: codes, acronyms
             if len(words) == 1 and not _mid_sentence(text, start) and _key(words[0]) in self.common:
                 return True  # a common word opening its sentence: `Bill me for`, `Grant access`
+        if score < 0.7 and ("\n" in text or "`" in text):
+            # a document of several lines or with code marks (an answer, a manual): the reader's
+            # guesses at its terms (`integer` 0.6) sit here; a chat line's lower-case names stay
+            if span.text.islower() and all(self._plain(_key(w)) for w in words):
+                return True  # English words in lower case: `integer x`, `provides`
+            if len(words) == 1 and not _mid_sentence(text, start) and self._plain(_key(words[0])):
+                return True  # an English word opening its sentence: `Given an integer`
+            if _IDENTIFIER.search(span.text):
+                return True  # an identifier: `personId`, `queue2`, `3x`
         return bool(words) and all(self.is_product(_key(word)) for word in words)
+
+    def _plain(self, key: str) -> bool:
+        """A common word, an English word (by spaCy's tables) or a lone letter."""
+        return key in self.common or self.english(key) or len(key) == 1
 
     def is_strong(self, key: str) -> bool:
         """A name that is no common word, no product."""

@@ -37,6 +37,7 @@ def _persons(detectors, text: str) -> list[str]:
         ("cant believe zlatan scored again tonight", "zlatan"),
         ("Ngozi Okonjo-Iweala's speech was great", "Ngozi Okonjo-Iweala"),
         ("Shout out to Tadeusz for fixing the wifi", "Tadeusz"),
+        ("i cant believe trump said that again lol", "trump"),  # an English word, read surely
     ],
 )
 def test_names_the_rules_leave_are_found_whole(detectors, text: str, name: str) -> None:
@@ -53,6 +54,9 @@ def test_names_the_rules_leave_are_found_whole(detectors, text: str, name: str) 
         ("set owner=jessica in the yaml", "jessica"),  # beside a symbol of code
         ("run `jessica --help` first", "jessica"),
         ("Bill me for the annual plan.", "Bill"),  # a common word opening its sentence
+        # a document of several lines, read hesitantly (below 0.7): an English word, an identifier
+        ("To solve it:\nGiven an integer n, check whether n is even.", "integer"),
+        ("Push the item onto stack2 and pop it from stack1.\nThen print both.", "stack1"),
     ],
 )
 def test_the_rules_veto_products_and_code(detectors, text: str, word: str) -> None:
