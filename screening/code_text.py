@@ -44,6 +44,12 @@ def prose(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not _is_code_line(line))
 
 
+def may_hold_code(text: str) -> bool:
+    """A text of several lines or with a backtick: one that can hold code (a chat line, a tweet
+    cannot, for `code_ranges`), and reads as a document (an answer, a manual)."""
+    return "\n" in text or "`" in text
+
+
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """Where `prose` finds code in `text`, as character ranges of the text as written: fenced
     blocks, inline code and lines that read as code (`screening.person_model` reads around them)."""

@@ -41,6 +41,7 @@ from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening import name_words as w
+from screening.code_text import may_hold_code
 
 ENTITY = "PERSON"
 # Scores: the screen's PERSON rule keeps findings at 0.5 and above (screening.policy).
@@ -285,7 +286,7 @@ class PersonNameRecognizer(EntityRecognizer):
                 return True  # capitals no name list holds: codes, acronyms
             if len(words) == 1 and not _mid_sentence(text, start) and _key(words[0]) in self.common:
                 return True  # a common word opening its sentence: `Bill me for`, `Grant access`
-        if score < 0.7 and ("\n" in text or "`" in text):
+        if score < 0.7 and may_hold_code(text):
             # a document of several lines or with code marks (an answer, a manual): the reader's
             # guesses at its terms (`integer` 0.6) sit here; a chat line's lower-case names stay
             if span.text.islower() and all(self._plain(_key(w)) for w in words):

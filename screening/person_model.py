@@ -34,7 +34,7 @@ from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerR
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from screening import name_words
-from screening.code_text import code_ranges
+from screening.code_text import code_ranges, may_hold_code
 from screening.model_folder import folder_problem, person_label_ids
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "person_model.safetensors"
@@ -241,7 +241,7 @@ class PersonModelRecognizer(EntityRecognizer):
         spans = self._prefetched.get(text)
         if spans is None:
             spans = self.model.find([text])[0]
-        if spans and ("`" in text or "\n" in text):  # code is read by the name rules alone
+        if spans and may_hold_code(text):  # code is read by the name rules alone
             code = code_ranges(text)
             spans = [s for s in spans if not any(a < s[1] and s[0] < b for a, b in code)]
         return [
