@@ -6,6 +6,7 @@
     tunegate predict                           cli/predict.py
     tunegate rollback, tunegate models ...     cli/models.py
     tunegate data ...                          cli/data.py
+    tunegate monitor                           cli/monitor.py  (drift of a served model)
     tunegate store verify                      cli/store.py
     tunegate ui                                cli/ui.py  (MLflow's UI on the tracked runs)
     tunegate config ...                        cli/config.py
@@ -33,7 +34,7 @@ os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
 
 import typer
 
-from cli import metrics, models, predict, review, stages, ui
+from cli import metrics, models, monitor, predict, review, stages, ui
 from cli.azureml import azureml_app
 from cli.config import config_app
 from cli.data import data_app
@@ -61,6 +62,7 @@ for command in (
     metrics.metrics,
     predict.predict,
     models.rollback,
+    monitor.monitor,
     ui.ui,
 ):
     app.command()(command)

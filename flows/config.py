@@ -39,6 +39,7 @@ from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
+from tasks.monitor import MonitorConfig
 from tasks.records import ColumnMap, TaskType
 from tasks.register import RegisterConfig
 from tasks.rollout import RolloutConfig
@@ -88,6 +89,11 @@ class PipelineConfig(BaseModel):
     tracking: TrackingConfig = Field(
         default_factory=TrackingConfig,
         description="Where every run is tracked in MLflow (parameters, curves, metrics, reports).",
+    )
+    monitor: MonitorConfig = Field(
+        default_factory=MonitorConfig,
+        description="Watching what was deployed: the monitor's window, signals and thresholds, "
+        "and the cool-down of the retrain runs drift and new data start.",
     )
     until: Literal["split", "register", "rollout"] = Field(
         "rollout",

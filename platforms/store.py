@@ -284,6 +284,17 @@ class Store:
         found = self.fs.glob(_strip(self.fs, self.path("datasets", "*", "*", MANIFEST)))
         return [self.read_manifest(self._uri(p.rsplit("/", 1)[0])) for p in sorted(found)]
 
+    def dataset_with_hash(self, stage: str, content_hash: str) -> DatasetRef | None:
+        """The finished dataset of `stage` whose content hash is `content_hash` (what a model's
+        lineage records), verified, or None when the store holds none."""
+        found = self.fs.glob(_strip(self.fs, self.path("datasets", stage, "*", MANIFEST)))
+        for path in sorted(found):
+            manifest = self.read_manifest(self._uri(path.rsplit("/", 1)[0]))
+            if manifest.content_hash == content_hash:
+                self.verify(manifest)
+                return _ref(manifest, reused=True)
+        return None
+
     def list(self, uri: str) -> list[str]:
         """The URIs of the entries of the folder `uri`, sorted (empty when it does not exist)."""
         if not self.exists(uri):

@@ -1,0 +1,303 @@
+"""The monitor stage: one window of a served model's collected traffic against the champion's own
+data, a typed `DriftResult`, and the report a person reads.
+
+Where things come from:
+- the traffic: the model's local endpoint folder (`{store}/endpoints/{model}/collected/`, masked
+  by the collector as it was written), the champion's records of the window
+  (`--since`..now; default the last `monitor.window_hours`);
+- the reference: the champion's lineage names its split dataset by content hash; its test
+  records' requests and reference answers are what its users were expected to send and get,
+  its training records' words are the vocabulary it knows;
+- the score reference: the same version's traffic before the window (Azure ML's default
+  reference for prediction drift).
+
+The signals and their thresholds: tasks/drift.py. The `monitor` flow (flows/monitor.py) runs this
+for each served model on a schedule and turns the result into Prefect events and artifacts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, ConfigDict, Field
+
+from platforms.backends import Backends
+from platforms.registry import ModelRegistry, ModelVersion
+from platforms.store import Store
+from serving.collect import COLLECTED, read_records
+from tasks.drift import (
+    DriftResult,
+    DriftSignals,
+    Sample,
+    drift_report_html,
+    measure_drift,
+    stable_sample,
+    strings,
+    vocabulary,
+)
+from trainer.taskspec import task_spec
+
+log = logging.getLogger(__name__)
+BASELINE_SCORES = 2000  # the version's latest answer scores before the window, at most
+
+
+class MonitorConfig(BaseModel):
+    """What the monitor reads, how much of it, and when a window has drifted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    window_hours: float = Field(
+        24.0, gt=0, description="The window read when no --since is given: the last N hours."
+    )
+    min_requests: int = Field(
+        30,
+        ge=1,
+        description="A window with fewer of the champion's requests is not judged (no drift, "
+        "judged: false).",
+    )
+    reference_records: int = Field(
+        2000, ge=10, description="Test records of the champion read as the reference, at most."
+    )
+    sample_size: int = Field(
+        500,
+        ge=20,
+        description="Requests a side the text and embedding signals read (a stable sample).",
+    )
+    schedule: str = Field(
+        "0 * * * *", description="Cron schedule of the monitor deployment (hourly)."
+    )
+    cooldown_hours: float = Field(
+        6.0,
+        gt=0,
+        description="At most one retrain run a model starts from drift or new data within this "
+        "many hours (the retrain deployment's triggers).",
+    )
+    signals: DriftSignals = Field(
+        default_factory=DriftSignals, description="Each signal's method and threshold."
+    )
+
+
+class MonitorRun(BaseModel):
+    """What one monitor run produced: the result and where its report was written."""
+
+    model_config = ConfigDict(frozen=True)
+    result: DriftResult
+    report: str | None = Field(None, description="The HTML report's path.")
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO 8601 time, UTC when it names no zone; a clear error otherwise."""
+    try:
+        found = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not an ISO 8601 time: give e.g. 2026-11-29T06:00 or "
+            "2026-11-29T06:00:00+00:00"
+        ) from None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def read_window(
+    records: Iterator[dict[str, Any]],
+    version: int | None,
+    since: datetime,
+    until: datetime,
+    response_key: str,
+) -> tuple[Sample, list[float]]:
+    """The `version`'s collected records of [since, until), and its answer scores before the
+    window (the score reference). Records of other versions are skipped."""
+    current, baseline = Sample(), []
+    wanted = None if version is None else str(version)
+    for record in records:
+        if wanted is not None and str(record.get("version")) != wanted:
+            continue
+        try:
+            at = parse_time(str(record.get("time")))
+        except ValueError:
+            continue
+        outputs = record.get("outputs")
+        if at < since:
+            baseline.extend(_scores(outputs))
+            del baseline[:-BASELINE_SCORES]
+            continue
+        if at >= until:
+            continue
+        status = int(record.get("status", 0))
+        inputs = record.get("inputs") or [None]
+        answers = outputs if isinstance(outputs, list) else [None] * len(inputs)
+        for request, answer in zip(inputs, answers, strict=False):
+            current.texts.append("\n".join(strings(request)) if request is not None else "")
+            current.answers.append(_answer(answer, response_key))
+            current.statuses.append(status)
+        current.scores.extend(_scores(outputs))
+    return current, baseline
+
+
+def _answer(answer: Any, response_key: str) -> str | None:
+    if answer is None:
+        return None
+    if isinstance(answer, dict):
+        value = answer.get(response_key)
+        return value if isinstance(value, str) else None
+    return answer if isinstance(answer, str) else None
+
+
+def _scores(outputs: Any) -> list[float]:
+    if not isinstance(outputs, list):
+        return []
+    return [
+        float(o["score"])
+        for o in outputs
+        if isinstance(o, dict) and isinstance(o.get("score"), int | float)
+    ]
+
+
+def champion_reference(
+    store: Store, version: ModelVersion, limit: int, storage_options: dict[str, Any] | None
+) -> tuple[Sample, frozenset[str], str]:
+    """The champion's task, its test requests and reference answers (at most `limit`, a stable sample) and
+    its training requests' vocabulary, from the split dataset its lineage names."""
+    from trainer.data import read_split
+
+    split_hash = version.lineage.datasets.get("split")
+    if not split_hash:
+        raise ValueError(
+            f"{version.name} v{version.version} has no split dataset in its lineage: it was not "
+            "registered by a tunegate run, so the monitor has no reference for it"
+        )
+    split = store.dataset_with_hash("split", split_hash)
+    if split is None:
+        raise ValueError(
+            f"the split dataset {split_hash[:12]} of {version.name} v{version.version} is no "
+            f"longer in the store {store.uri}: the monitor needs it as the reference"
+        )
+    spec = task_spec(split.task)
+    test = read_split(split.uri, "test", 0, storage_options)
+    test = stable_sample(test, limit, [str(r.get("id", i)) for i, r in enumerate(test)])
+    reference = Sample()
+    for record in test:
+        reference.texts.append("\n".join(strings(spec.request_of(record))))
+        answer = spec.reference_of(record)
+        reference.answers.append(answer[0] if isinstance(answer, list) and answer else answer)
+    train = read_split(split.uri, "train", 0, storage_options)
+    known = vocabulary("\n".join(strings(spec.request_of(r))) for r in train)
+    return reference, known, split.task
+
+
+def monitor_model(
+    store: Store,
+    registry: ModelRegistry,
+    model: str,
+    config: MonitorConfig,
+    entities: frozenset[str],
+    since: datetime | None = None,
+    until: datetime | None = None,
+    endpoint_folder: Path | None = None,
+    report_dir: Path | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> MonitorRun:
+    """One window of `model`'s champion traffic against its reference; with `report_dir`, the
+    HTML report is written there (`monitor-<model>-<until>.html`)."""
+    champion = registry.alias(model, "champion")
+    if champion is None:
+        raise ValueError(f"{model} has no champion: nothing is served to monitor")
+    until = until or datetime.now(UTC)
+    since = since or until - timedelta(hours=config.window_hours)
+    if endpoint_folder is None:
+        from platforms.endpoint import local_endpoints
+
+        folders = local_endpoints(Path(store.uri))
+        if model not in folders:
+            raise ValueError(
+                f"no local endpoint of {model} in {store.uri} (endpoints: "
+                f"{', '.join(folders) or 'none yet'}): a rollout starts one"
+            )
+        endpoint_folder = folders[model]
+    reference, known, task_name = champion_reference(
+        store, champion, config.reference_records, storage_options
+    )
+    current, baseline = read_window(
+        read_records(endpoint_folder / COLLECTED),
+        champion.version,
+        since,
+        until,
+        task_spec(task_name).response_key,
+    )
+    window = {"since": since.isoformat(), "until": until.isoformat()}
+    if len(current) < config.min_requests:
+        result = DriftResult(
+            model=model,
+            version=champion.version,
+            **window,
+            requests=len(current),
+            reference_records=len(reference),
+            judged=False,
+            drift=False,
+            reason=f"{len(current)} requests of v{champion.version} in the window, fewer than "
+            f"monitor.min_requests ({config.min_requests}): not judged",
+        )
+        return MonitorRun(result=result, report=_write(report_dir, result, ""))
+    signals, plots = measure_drift(
+        reference,
+        current,
+        known,
+        config.signals,
+        entities,
+        baseline_scores=baseline,
+        sample_size=config.sample_size,
+        plots=report_dir is not None,
+    )
+    drifted = [s.name for s in signals if s.drift]
+    result = DriftResult(
+        model=model,
+        version=champion.version,
+        **window,
+        requests=len(current),
+        reference_records=len(reference),
+        judged=True,
+        drift=bool(drifted),
+        drifted=drifted,
+        signals=signals,
+        reason=(
+            f"drift in {', '.join(drifted)}" if drifted else "every signal within its threshold"
+        ),
+    )
+    return MonitorRun(result=result, report=_write(report_dir, result, plots))
+
+
+def _write(report_dir: Path | None, result: DriftResult, plots: str) -> str | None:
+    if report_dir is None:
+        return None
+    report_dir.mkdir(parents=True, exist_ok=True)
+    stamp = result.until.replace(":", "").replace("+0000", "Z")[:17]
+    path = report_dir / f"monitor-{result.model}-{stamp}.html"
+    path.write_text(drift_report_html(result, plots), encoding="utf-8")
+    return str(path)
+
+
+@task(name="monitor", task_run_name="monitor {model}", cache_policy=NONE)
+def monitor_task(
+    backends: Backends,
+    model: str,
+    config: MonitorConfig,
+    entities: frozenset[str],
+    since: datetime | None = None,
+    report_dir: Path | None = None,
+) -> MonitorRun:
+    """One window of one served model (its logic: `monitor_model`)."""
+    store = backends.store
+    return monitor_model(
+        store,
+        backends.registry,
+        model,
+        config,
+        entities,
+        since=since,
+        report_dir=report_dir,
+        storage_options=store.storage_options,
+    )
