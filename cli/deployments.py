@@ -86,7 +86,8 @@ def apply(
     timezone: TimezoneOpt = None,
     input: InputOpt = None,
 ) -> None:
-    """Register retrain/nightly and retrain/manual with the Prefect API and its work pool.
+    """Register retrain/nightly (with its drift and new-data trigger), retrain/manual,
+    monitor/hourly and watch-inbox/every-minute with the Prefect API and its work pool.
 
     Creates the process work pool named in prefect.yaml (tunegate-process) if it is missing.
     Runs start in this directory: relative paths (the .tunegate store, the inbox) resolve here.
@@ -96,17 +97,20 @@ def apply(
     from prefect.exceptions import PrefectHTTPStatusError
 
     from flows.config import ConfigError
-    from flows.deployments import build_deployments
+    from flows.deployments import build_deployments, build_watchers
 
     try:
-        deployments = build_deployments(
-            config=config, cron=cron, timezone=timezone, inputs=input, with_work_pool=True
-        )
+        deployments = [
+            *build_deployments(
+                config=config, cron=cron, timezone=timezone, inputs=input, with_work_pool=True
+            ),
+            *build_watchers(config=config, inputs=input, with_work_pool=True),
+        ]
         for pool in sorted({d.work_pool_name for d in deployments if d.work_pool_name}):
             _ensure_process_pool(pool)
         for deployment in deployments:
             deployment_id = deployment.apply()
-            console.print(f"deployed retrain/{deployment.name} ({deployment_id})")
+            console.print(f"deployed {deployment.flow_name}/{deployment.name} ({deployment_id})")
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     except (OSError, PrefectHTTPStatusError) as exc:

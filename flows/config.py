@@ -246,7 +246,7 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
 class RetrainRequest(BaseModel):
     """A retrain run asked for from a deployment's form: what to read, who approves, which
     config. Everything else (the model's name: `registry.model_name=...`) comes from the config
-    file and the overrides. Four fields, one line of description each at 1280 px, and no
+    file and the overrides. Five fields, one line of description each at 1280 px, and no
     description of the whole in the schema (the UI would spend three lines on it): the form
     fits a screen under Prefect's own run name."""
 
@@ -278,6 +278,12 @@ class RetrainRequest(BaseModel):
         title="Config file",
         description="Pipeline config YAML on the machine that runs the flow (configs/local.yaml); "
         "empty: the built-in defaults.",
+    )
+    reason: str = Field(
+        "",
+        title="Reason",
+        description="Why the run starts; filled in by the drift and new-data triggers. Empty: "
+        "the schedule or a person.",
     )
 
     def config(self) -> PipelineConfig:

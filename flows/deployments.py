@@ -10,6 +10,13 @@ Both run `flows.retrain.retrain_request`, whose one parameter is the small `Retr
 (inputs, approval, config file, `--set` overrides): the form the Prefect UI shows
 fits one screen, and a run loads its config when it starts, as `tunegate run --set` does.
 
+The nightly deployment also carries the loop's trigger: a `tunegate.drift.detected` event of
+its model (the monitor flow's) or a `tunegate.data.arrived` one (the inbox watcher's) starts a
+run, its `reason` saying which, at most once per `monitor.cooldown_hours` per model (a Reactive
+trigger fires on the first event, then waits out its window). `build_watchers` adds the two
+flows that emit them: `monitor/hourly` (on `monitor.schedule`) and `watch-inbox/every-minute`
+(the nightly request's inputs).
+
 `deployments/serve.py` is the runnable script around `serve_deployments` (`python
 deployments/serve.py`).
 """
@@ -17,21 +24,33 @@ deployments/serve.py`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
 from prefect.deployments.runner import RunnerDeployment
-from prefect.schedules import Cron, Schedule
+from prefect.events import DeploymentEventTrigger
+from prefect.schedules import Cron, Interval, Schedule
 from prefect.types.entrypoint import EntrypointType
 from pydantic import ValidationError
 
 from flows.config import ConfigError, RetrainRequest, format_errors, load_config
+from flows.inbox import DATA_ARRIVED
+from flows.monitor import DRIFT_DETECTED, MonitorRequest, model_resource
 
 PREFECT_YAML = Path(__file__).resolve().parents[1] / "deployments" / "prefect.yaml"
 NIGHTLY = "nightly"
 MANUAL = "manual"
 ENTRYPOINT = "flows.retrain.retrain_request"
+# What a triggered run records as its reason, from the event that started it.
+REASON = (
+    "{% if event.event == '"
+    + DRIFT_DETECTED
+    + "' %}drift: {{ event.payload.drifted | join(', ') }}"
+    " (v{{ event.payload.version }}, {{ event.payload.since }} to {{ event.payload.until }})"
+    "{% else %}new data: {{ event.payload.uris | join(', ') }}{% endif %}"
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +131,7 @@ def build_deployments(
         schedules = [_schedule(s, cron, timezone) for s in spec.schedules]
         if spec.name == NIGHTLY and not schedules:
             raise ConfigError(f"{prefect_yaml}: retrain/nightly needs a cron schedule")
+        triggers = _retrain_triggers(request) if spec.name == NIGHTLY else []
         deployments.append(
             retrain_request.to_deployment(
                 spec.name,
@@ -119,6 +139,7 @@ def build_deployments(
                 parameters={"request": request.model_dump(mode="json")},
                 description=spec.description,
                 tags=spec.tags,
+                triggers=triggers,
                 work_pool_name=spec.work_pool if with_work_pool else None,
                 work_queue_name=spec.work_queue if with_work_pool else None,
                 job_variables=job_variables,
@@ -126,6 +147,78 @@ def build_deployments(
             )
         )
     return deployments
+
+
+def _retrain_triggers(request: RetrainRequest) -> list[DeploymentEventTrigger]:
+    """A run of the request's model when its monitor finds drift or its inbox gets new files,
+    at most one per `monitor.cooldown_hours`; the run's reason says which event started it."""
+    config = request.config()
+    model = config.registry.name_for(config.task.value)
+    parameters = request.model_dump(mode="json")
+    parameters["reason"] = {"__prefect_kind": "jinja", "template": REASON}
+    return [
+        DeploymentEventTrigger(
+            name=f"retrain {model} on drift or new data",
+            description="tunegate: the monitor's drift and the inbox watcher's new files start "
+            f"a run, at most one per {config.monitor.cooldown_hours:g} h (monitor.cooldown_hours).",
+            expect={DRIFT_DETECTED, DATA_ARRIVED},
+            match=model_resource(model) | {"prefect.resource.name": model},
+            posture="Reactive",
+            threshold=1,
+            within=timedelta(hours=config.monitor.cooldown_hours),
+            parameters={"request": parameters},
+        )
+    ]
+
+
+def build_watchers(
+    *,
+    config: Path | None = None,
+    inputs: list[str] | None = None,
+    with_work_pool: bool = False,
+    prefect_yaml: Path = PREFECT_YAML,
+) -> list[RunnerDeployment]:
+    """`monitor/hourly` (the monitor flow on `monitor.schedule`, every served model) and
+    `watch-inbox/every-minute` (new files of the nightly request's inputs), the flows whose
+    events the nightly deployment's trigger reads."""
+    from flows.inbox import watch_inbox
+    from flows.monitor import monitor
+
+    specs = read_specs(prefect_yaml)
+    config_file = {"config_file": str(config.resolve())} if config is not None else {}
+    nightly = {**specs[NIGHTLY].request, **config_file}
+    if inputs:
+        nightly["inputs"] = list(inputs)
+    request = _request(prefect_yaml, NIGHTLY, nightly)
+    watched = MonitorRequest(config_file=request.config_file, overrides=list(request.overrides))
+    schedule = request.config().monitor.schedule
+    pool = specs[NIGHTLY].work_pool if with_work_pool else None
+    queue = specs[NIGHTLY].work_queue if with_work_pool else None
+    job_variables = {"working_dir": str(Path.cwd())} if with_work_pool else None
+    common: dict[str, Any] = {
+        "work_pool_name": pool,
+        "work_queue_name": queue,
+        "job_variables": job_variables,
+        "entrypoint_type": EntrypointType.MODULE_PATH,
+        "tags": ["tunegate", "loop"],
+    }
+    return [
+        monitor.to_deployment(
+            "hourly",
+            schedules=[Cron(schedule, timezone="UTC")],
+            parameters={"request": watched.model_dump(mode="json")},
+            description="Every served model's traffic against its own data; drift starts a "
+            "retrain run (retrain/nightly's trigger).",
+            **common,
+        ),
+        watch_inbox.to_deployment(
+            "every-minute",
+            schedules=[Interval(timedelta(minutes=1))],
+            parameters={"request": request.model_dump(mode="json")},
+            description="New files in the nightly run's inputs start a retrain run.",
+            **common,
+        ),
+    ]
 
 
 def _request(path: Path, name: str, fields: dict[str, Any]) -> RetrainRequest:
@@ -155,6 +248,7 @@ def serve_deployments(
 
     serve(
         *build_deployments(config=config, cron=cron, timezone=timezone, inputs=inputs),
+        *build_watchers(config=config, inputs=inputs),
         limit=limit,
     )
 
