@@ -67,25 +67,48 @@ class SignalThreshold(BaseModel):
     method: Method = Field(description="How it is measured (Evidently's drift method, or rate).")
 
 
-def _signal(threshold: float, method: Method) -> Any:
-    return Field(default_factory=lambda: SignalThreshold(threshold=threshold, method=method))
+def _signal(threshold: float, method: Method, description: str) -> Any:
+    return Field(
+        default_factory=lambda: SignalThreshold(threshold=threshold, method=method),
+        description=description,
+    )
 
 
 class DriftSignals(BaseModel):
     """Every signal the monitor measures, with its threshold."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    input_length: SignalThreshold = _signal(0.3, "wasserstein")
-    vocabulary: SignalThreshold = _signal(0.75, "text")
-    out_of_vocabulary: SignalThreshold = _signal(0.1, "rate")
-    embedding: SignalThreshold = _signal(0.75, "embedding")
-    answer_length: SignalThreshold = _signal(0.3, "wasserstein")
-    empty_answers: SignalThreshold = _signal(0.1, "rate")
-    score: SignalThreshold = _signal(0.3, "wasserstein")
-    personal_data: SignalThreshold = _signal(0.05, "rate")
-    not_english: SignalThreshold = _signal(0.1, "rate")
-    malformed_requests: SignalThreshold = _signal(0.05, "rate")
-    failed_answers: SignalThreshold = _signal(0.05, "rate")
+    input_length: SignalThreshold = _signal(
+        0.3, "wasserstein", "Request length in words (normed Wasserstein distance)."
+    )
+    vocabulary: SignalThreshold = _signal(
+        0.75, "text", "Request words (ROC AUC of a classifier telling window from reference)."
+    )
+    out_of_vocabulary: SignalThreshold = _signal(
+        0.1, "rate", "Share of request words never seen in training: its rise."
+    )
+    embedding: SignalThreshold = _signal(
+        0.75, "embedding", "Sentence embeddings of requests (domain classifier's ROC AUC)."
+    )
+    answer_length: SignalThreshold = _signal(
+        0.3, "wasserstein", "Answer length in words, against the test split's references."
+    )
+    empty_answers: SignalThreshold = _signal(0.1, "rate", "Share of empty answers: its rise.")
+    score: SignalThreshold = _signal(
+        0.3, "wasserstein", "Answer scores, against the version's traffic before the window."
+    )
+    personal_data: SignalThreshold = _signal(
+        0.05, "rate", "Share of requests with personal data or credentials masked: its rise."
+    )
+    not_english: SignalThreshold = _signal(
+        0.1, "rate", "Share of requests not in English: its rise."
+    )
+    malformed_requests: SignalThreshold = _signal(
+        0.05, "rate", "Share of requests refused as malformed (4xx)."
+    )
+    failed_answers: SignalThreshold = _signal(
+        0.05, "rate", "Share of requests the model failed to answer (5xx)."
+    )
 
 
 KINDS: dict[str, Kind] = {

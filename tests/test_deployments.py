@@ -115,7 +115,8 @@ def _null_typed(node: Any, where: str = "") -> list[str]:
 
 def test_the_deployment_form_is_the_small_request_and_fits_a_screen() -> None:
     """What the Prefect UI builds the run form from (the flow's parameter schema, as
-    `to_deployment` stores it): the request's four fields, titled and described, none null."""
+    `to_deployment` stores it): the request's five fields (the fifth, reason, filled in by
+    triggers), titled and described, none null."""
     from prefect.utilities.callables import parameter_schema
 
     from flows.retrain import retrain_request
@@ -126,7 +127,7 @@ def test_the_deployment_form_is_the_small_request_and_fits_a_screen() -> None:
     assert list(schema["properties"]) == ["request"] and schema["required"] == []
     request = _resolve({"$defs": schema["definitions"]}, schema["properties"]["request"])
     fields = request["properties"]
-    assert list(fields) == ["inputs", "approval", "overrides", "config_file"]
+    assert list(fields) == ["inputs", "approval", "overrides", "config_file", "reason"]
     for name, prop in fields.items():
         assert prop["title"] and len(prop["description"]) > 30, name
     assert schema["definitions"]["ApprovalMode"]["enum"] == ["manual", "auto", "auto-if-clean"]
