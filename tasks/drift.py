@@ -23,6 +23,7 @@ its training split's vocabulary. Three kinds of signal, each with a threshold in
 from __future__ import annotations
 
 import hashlib
+import heapq
 import html
 import os
 import re
@@ -163,15 +164,48 @@ class DriftResult(BaseModel):
 
 @dataclass
 class Sample:
-    """What the signals read of a set of requests (the reference, or a window of traffic)."""
+    """What the signals read of a set of requests (the reference, or a window of traffic),
+    gathered one request at a time: each request's features, and a stable sample of at most
+    `sample_size` texts (the smallest hashes) for the text and embedding signals. Memory grows
+    by a few numbers a request, never by its text."""
 
-    texts: list[str] = field(default_factory=list)  # each request's strings, joined
-    answers: list[str | None] = field(default_factory=list)  # None: no answer (an error)
+    known_words: frozenset[str]  # the training vocabulary
+    entities: frozenset[str]  # the placeholders that mean personal data
+    sample_size: int = 500
+    lengths: list[int] = field(default_factory=list)
+    oov: list[float] = field(default_factory=list)
+    personal: list[bool] = field(default_factory=list)
+    foreign: list[bool] = field(default_factory=list)
+    answer_lengths: list[int] = field(default_factory=list)  # the answered requests'
+    empty: list[bool] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
+    _kept: list[tuple[bytes, str]] = field(default_factory=list)  # a max-heap by hash
+
+    def add(self, text: str, answer: str | None, status: int = 200) -> None:
+        """One request's strings joined, its answer (None: it got none) and its status."""
+        found = words(text)
+        self.lengths.append(len(found))
+        self.oov.append(oov_share(found, self.known_words))
+        self.personal.append(has_personal_data(text, self.entities))
+        self.foreign.append(not_english(text))
+        self.statuses.append(status)
+        if answer is not None:
+            self.answer_lengths.append(len(words(answer)))
+            self.empty.append(not answer.strip())
+        key = bytes(255 - b for b in hashlib.sha256(text.encode()).digest())
+        if len(self._kept) < self.sample_size:
+            heapq.heappush(self._kept, (key, text))
+        elif key > self._kept[0][0]:
+            heapq.heapreplace(self._kept, (key, text))
+
+    @property
+    def texts(self) -> list[str]:
+        """The sampled texts (the same requests give the same sample, in hash order)."""
+        return [text for _, text in sorted(self._kept, reverse=True)]
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return len(self.lengths)
 
 
 def strings(value: Any) -> Iterable[str]:
@@ -199,8 +233,8 @@ def vocabulary(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(seen)
 
 
-def oov_share(text: str, known: frozenset[str]) -> float:
-    found = words(text)
+def oov_share(found: Sequence[str], known: frozenset[str]) -> float:
+    """The share of the words `found` (of one request) that are not `known`."""
     return sum(w not in known for w in found) / len(found) if found else 0.0
 
 
@@ -234,40 +268,23 @@ def _rate(values: Iterable[bool]) -> float:
 def measure_drift(
     reference: Sample,
     current: Sample,
-    known_words: frozenset[str],
     signals: DriftSignals,
-    entities: frozenset[str],
     baseline_scores: Sequence[float] = (),
-    sample_size: int = 500,
     plots: bool = True,
 ) -> tuple[list[SignalResult], str]:
-    """Every enabled signal of `current` against `reference`. `known_words`: the training
-    vocabulary; `entities`: the placeholders that mean personal data; `baseline_scores`: the same
-    version's earlier answer scores. Text and embedding signals read a stable sample of
-    `sample_size` requests a side. Returns the signals and, with `plots`, Evidently's HTML
-    sections of the measured distributions (for `drift_report_html`)."""
+    """Every enabled signal of `current` against `reference`; `baseline_scores`: the same
+    version's earlier answer scores. Text and embedding signals read each side's sampled texts.
+    Returns the signals and, with `plots`, the figures of the measured distributions (HTML, for
+    `drift_report_html`)."""
     import numpy as np
     import pandas as pd
 
     results: list[SignalResult] = []
-    answered = [a for a in current.answers if a is not None]
     rates = {
-        "out_of_vocabulary": (
-            [oov_share(t, known_words) for t in current.texts],
-            [oov_share(t, known_words) for t in reference.texts],
-        ),
-        "empty_answers": (
-            [not a.strip() for a in answered],
-            [not (a or "").strip() for a in reference.answers],
-        ),
-        "personal_data": (
-            [has_personal_data(t, entities) for t in current.texts],
-            [has_personal_data(t, entities) for t in reference.texts],
-        ),
-        "not_english": (
-            [not_english(t) for t in current.texts],
-            [not_english(t) for t in reference.texts],
-        ),
+        "out_of_vocabulary": (current.oov, reference.oov),
+        "empty_answers": (current.empty, reference.empty),
+        "personal_data": (current.personal, reference.personal),
+        "not_english": (current.foreign, reference.foreign),
         "malformed_requests": ([400 <= s < 500 for s in current.statuses], []),
         "failed_answers": ([s >= 500 for s in current.statuses], []),
     }
@@ -297,15 +314,9 @@ def measure_drift(
     frames: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
     notes: dict[str, str] = {}
     numeric = {
-        "input_length": (
-            [len(words(t)) for t in current.texts],
-            [len(words(t)) for t in reference.texts],
-        ),
-        "answer_length": (
-            [len(words(a)) for a in answered],
-            [len(words(a or "")) for a in reference.answers],
-        ),
-        "score": (list(current.scores), list(baseline_scores)),
+        "input_length": (current.lengths, reference.lengths),
+        "answer_length": (current.answer_lengths, reference.answer_lengths),
+        "score": (current.scores, list(baseline_scores)),
     }
     for name, (now, before) in numeric.items():
         if getattr(signals, name).enabled:
@@ -318,8 +329,7 @@ def measure_drift(
                 pd.DataFrame({name: np.asarray(now, dtype=float)}),
                 pd.DataFrame({name: np.asarray(before, dtype=float)}),
             )
-    cur_texts = stable_sample(current.texts, sample_size, current.texts)
-    ref_texts = stable_sample(reference.texts, sample_size, reference.texts)
+    cur_texts, ref_texts = current.texts, reference.texts
     if signals.vocabulary.enabled:
         frames["vocabulary"] = (
             pd.DataFrame({"vocabulary": cur_texts}),

@@ -108,10 +108,12 @@ def read_window(
     since: datetime,
     until: datetime,
     response_key: str,
-) -> tuple[Sample, list[float]]:
-    """The `version`'s collected records of [since, until), and its answer scores before the
-    window (the score reference). Records of other versions are skipped."""
-    current, baseline = Sample(), []
+    window: Sample,
+) -> list[float]:
+    """Add the `version`'s collected records of [since, until) to `window`, one request at a
+    time; returns its answer scores before the window (the score reference, the latest
+    BASELINE_SCORES). Records of other versions are skipped."""
+    baseline: list[float] = []
     wanted = None if version is None else str(version)
     for record in records:
         if wanted is not None and str(record.get("version")) != wanted:
@@ -131,11 +133,10 @@ def read_window(
         inputs = record.get("inputs") or [None]
         answers = outputs if isinstance(outputs, list) else [None] * len(inputs)
         for request, answer in zip(inputs, answers, strict=False):
-            current.texts.append("\n".join(strings(request)) if request is not None else "")
-            current.answers.append(_answer(answer, response_key))
-            current.statuses.append(status)
-        current.scores.extend(_scores(outputs))
-    return current, baseline
+            text = "\n".join(strings(request)) if request is not None else ""
+            window.add(text, _answer(answer, response_key), status)
+        window.scores.extend(_scores(outputs))
+    return baseline
 
 
 def _answer(answer: Any, response_key: str) -> str | None:
@@ -158,8 +159,12 @@ def _scores(outputs: Any) -> list[float]:
 
 
 def champion_reference(
-    store: Store, version: ModelVersion, limit: int, storage_options: dict[str, Any] | None
-) -> tuple[Sample, frozenset[str], str]:
+    store: Store,
+    version: ModelVersion,
+    config: MonitorConfig,
+    entities: frozenset[str],
+    storage_options: dict[str, Any] | None,
+) -> tuple[Sample, str]:
     """The champion's task, its test requests and reference answers (at most `limit`, a stable sample) and
     its training requests' vocabulary, from the split dataset its lineage names."""
     from trainer.data import read_split
@@ -177,16 +182,17 @@ def champion_reference(
             f"longer in the store {store.uri}: the monitor needs it as the reference"
         )
     spec = task_spec(split.task)
-    test = read_split(split.uri, "test", 0, storage_options)
-    test = stable_sample(test, limit, [str(r.get("id", i)) for i, r in enumerate(test)])
-    reference = Sample()
-    for record in test:
-        reference.texts.append("\n".join(strings(spec.request_of(record))))
-        answer = spec.reference_of(record)
-        reference.answers.append(answer[0] if isinstance(answer, list) and answer else answer)
     train = read_split(split.uri, "train", 0, storage_options)
     known = vocabulary("\n".join(strings(spec.request_of(r))) for r in train)
-    return reference, known, split.task
+    test = read_split(split.uri, "test", 0, storage_options)
+    limit = config.reference_records
+    test = stable_sample(test, limit, [str(r.get("id", i)) for i, r in enumerate(test)])
+    reference = Sample(known, entities, config.sample_size)
+    for record in test:
+        answer = spec.reference_of(record)
+        answer = answer[0] if isinstance(answer, list) and answer else answer
+        reference.add("\n".join(strings(spec.request_of(record))), str(answer or ""))
+    return reference, split.task
 
 
 def monitor_model(
@@ -218,15 +224,15 @@ def monitor_model(
                 f"{', '.join(folders) or 'none yet'}): a rollout starts one"
             )
         endpoint_folder = folders[model]
-    reference, known, task_name = champion_reference(
-        store, champion, config.reference_records, storage_options
-    )
-    current, baseline = read_window(
+    reference, task_name = champion_reference(store, champion, config, entities, storage_options)
+    current = Sample(reference.known_words, entities, config.sample_size)
+    baseline = read_window(
         read_records(endpoint_folder / COLLECTED),
         champion.version,
         since,
         until,
         task_spec(task_name).response_key,
+        current,
     )
     window = {"since": since.isoformat(), "until": until.isoformat()}
     if len(current) < config.min_requests:
@@ -243,14 +249,7 @@ def monitor_model(
         )
         return MonitorRun(result=result, report=_write(report_dir, result, ""))
     signals, plots = measure_drift(
-        reference,
-        current,
-        known,
-        config.signals,
-        entities,
-        baseline_scores=baseline,
-        sample_size=config.sample_size,
-        plots=report_dir is not None,
+        reference, current, config.signals, baseline, plots=report_dir is not None
     )
     drifted = [s.name for s in signals if s.drift]
     result = DriftResult(

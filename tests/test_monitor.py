@@ -256,7 +256,7 @@ def test_cli_prints_the_result_as_json_and_bad_input_exits_2(
 
 def test_signal_features() -> None:
     known = vocabulary(["Where is my refund for order 4471"])
-    assert oov_share("where is my parcel", known) == 0.25
+    assert oov_share(["where", "is", "my", "parcel"], known) == 0.25
     assert not_english("Where is the refund for my order?") is False
     assert not_english("Где мой возврат за заказ номер")
     assert not_english("wo ist meine Rückerstattung für die Bestellung bitte")
