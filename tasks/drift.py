@@ -419,6 +419,7 @@ def _plots(numeric: dict[str, tuple[list[float], list[float]]], rates: list[Sign
     import io
 
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -426,7 +427,7 @@ def _plots(numeric: dict[str, tuple[list[float], list[float]]], rates: list[Sign
     shown = {name: pair for name, pair in numeric.items() if pair[0] and pair[1]}
     fig, axes = plt.subplots(1, len(shown) + 1, figsize=(4.2 * (len(shown) + 1), 3.2))
     for ax, (name, (now, before)) in zip(axes, shown.items(), strict=False):
-        bins = 30
+        bins = np.histogram_bin_edges([*before, *now], bins=30)  # one set for both sides
         ax.hist(before, bins=bins, density=True, alpha=0.55, label="reference", color="#4c72b0")
         ax.hist(now, bins=bins, density=True, alpha=0.55, label="window", color="#dd8452")
         ax.set_title(name)
@@ -520,6 +521,7 @@ body {{ font-family: system-ui, sans-serif; margin: 24px; max-width: 1200px; }}
 table {{ border-collapse: collapse; width: 100%; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: left; font-size: 14px; }}
 tr.drift td {{ background: #fde2e1; }}
+img {{ max-width: 100%; height: auto; }}
 .verdict {{ font-size: 22px; font-weight: 600; }}
 </style></head><body>
 <h1>{html.escape(result.model)} version {result.version}</h1>

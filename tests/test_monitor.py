@@ -31,12 +31,14 @@ from screening.outputs import traffic_masker
 from serving.collect import COLLECTED, Exchange, JsonlSink, mask_exchange
 from tasks.drift import not_english, oov_share, stable_sample, vocabulary
 from tasks.monitor import monitor_model, parse_time
+from tests.test_ui_approval import page
 from trainer.taskspec import task_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SQUADSHIFTS = ROOT / "benchmarks" / "external" / "qa_squadshifts_wiki.json"
 MODEL = "monitored-qa"
 SPEC = task_spec("extractive-qa")
+__all__ = ["page"]  # the headless Chromium fixture of tests/test_ui_approval.py
 
 
 def _masked(record: dict[str, Any], mask: Any) -> dict[str, Any]:
@@ -264,3 +266,28 @@ def test_signal_features() -> None:
         list("abcdef"), 3, list("abcdef")
     )
     assert parse_time("2026-11-29T06:00").tzinfo is not None
+
+
+@pytest.mark.slow
+def test_the_report_reads_in_chromium(
+    champion: tuple[PipelineConfig, list[dict[str, Any]]], tmp_path: Path, page: Any
+) -> None:
+    """The drifted window's report as a person sees it at 1280 px: the verdict, the signals
+    table within the width, the plots drawn (screenshot in the test output)."""
+    config, unseen = champion
+    start = datetime(2026, 11, 5, tzinfo=UTC)
+    _serve(config, _in_distribution(unseen[:60]), start)
+    _serve(config, _shifted(60), start + timedelta(hours=1))
+    run = _monitor(
+        config, start + timedelta(hours=1), start + timedelta(hours=2), report_dir=tmp_path
+    )
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.goto(Path(run.report).as_uri())
+    assert page.locator(".verdict").inner_text() == "DRIFT"
+    drifted = page.locator("tr.drift td:first-child").all_inner_texts()
+    assert set(drifted) == set(run.result.drifted)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    assert page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 600)")
+    shot = tmp_path / "monitor-report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"monitor report screenshot: {shot}")
