@@ -171,7 +171,7 @@ class Sample:
 
     known_words: frozenset[str]  # the training vocabulary
     entities: frozenset[str]  # the placeholders that mean personal data
-    sample_size: int = 500
+    sample_size: int = 300
     lengths: list[int] = field(default_factory=list)
     oov: list[float] = field(default_factory=list)
     personal: list[bool] = field(default_factory=list)

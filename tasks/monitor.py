@@ -64,7 +64,7 @@ class MonitorConfig(BaseModel):
         2000, ge=10, description="Test records of the champion read as the reference, at most."
     )
     sample_size: int = Field(
-        500,
+        300,
         ge=20,
         description="Requests a side the text and embedding signals read (a stable sample).",
     )
