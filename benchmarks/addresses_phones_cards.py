@@ -2,8 +2,8 @@
 
     python benchmarks/addresses_phones_cards.py
 
-Recall on benchmarks/external/addresses_phones_cards_dev.jsonl (public sources, see
-benchmarks/external/SOURCES.md): per type, the values redacted whole (every character inside a
+Recall on benchmarks/corpora/addresses_phones_cards_dev.jsonl (public sources, see
+benchmarks/corpora/SOURCES.md): per type, the values redacted whole (every character inside a
 finding the default policy acts on), in part, or missed; Presidio's own phone and card recognizers
 on the same texts for comparison. Street addresses also on both halves of the usaddress corpus
 (`whole_addresses`): the labelled street, and whether the city, state and ZIP after it were
@@ -11,7 +11,7 @@ redacted with it (an address is its whole span, not its street line). False find
 every installed Python package (`*.dist-info/METADATA`, text nobody here wrote), with the
 findings listed for a person to judge (a licence's postal address is a true one). Prints the
 time per text of each finder. The same false findings on the turns of the everyday and code chat
-corpora of benchmarks/external/ (Topical-Chat, ConvAbuse's not-abusive turns, code chat), whose
+corpora of benchmarks/corpora/ (Topical-Chat, ConvAbuse's not-abusive turns, code chat), whose
 numbers are prices, years, counts and code: every finding there is a false one.
 """
 
@@ -36,7 +36,7 @@ from screening.ibans import find_ibans
 from screening.phones import find_phones
 from screening.policy import DEFAULT_PII_RULES
 
-DEV = Path(__file__).parent / "external" / "addresses_phones_cards_dev.jsonl"
+DEV = Path(__file__).parent / "corpora" / "addresses_phones_cards_dev.jsonl"
 FINDERS = {
     "STREET_ADDRESS": find_addresses,
     "PHONE_NUMBER": find_phones,
@@ -83,7 +83,7 @@ def whole_addresses(split: str) -> str:
     alone: its street value redacted whole / in part / missed, and the rest of the address after
     it (city, state, ZIP: what the corpus does not label, but what makes the address whole) left
     in part where the street was found."""
-    from benchmarks.external.measure import load
+    from benchmarks.corpora.measure import load
 
     street, rest, rest_left = Counter(), 0, 0
     for record in load("usaddress", split):

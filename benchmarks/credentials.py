@@ -2,7 +2,7 @@
 
     python benchmarks/credentials.py --planted 5000 --clean 5000 --code-windows 3000
 
-Generates a corpus (`samples.credential_corpus`: tickets with credentials planted in each surface
+Generates a corpus (`benchmarks.corpora.credential_corpus`: tickets with credentials planted in each surface
 form, and clean tickets full of identifiers), runs `screening.credentials.find_credentials` over
 it and prints
 - the catch rate per form and overall: a planted credential counts as caught only when every
@@ -10,12 +10,12 @@ it and prints
 - the false-drop rate: clean tickets with any secret finding scored >= 0.5 (the default rules drop
   such records);
 - recall on credentials written by others (`--external`, default
-  `benchmarks/external/credentials_dev.jsonl`: Nosey Parker's rule examples, see
-  `benchmarks/external/SOURCES.md`), overall and the vendors with misses;
+  `benchmarks/corpora/credentials_dev.jsonl`: Nosey Parker's rule examples, see
+  `benchmarks/corpora/SOURCES.md`), overall and the vendors with misses;
 - the false-positive rate on code nobody here wrote: `--code-windows` windows of 10 lines of the
   Python source of installed packages (click, jinja2, yaml, rich, requests, urllib3, fsspec,
   typer, pydantic; their tests left out), a window counting when it has any finding >= 0.5;
-- the same on the records of the external corpora (`benchmarks/external/`) that hold no
+- the same on the records of the external corpora (`benchmarks/corpora/`) that hold no
   labelled credential: their clean records, and all records, Nosey Parker's left out;
 - throughput of the screen's analyzer (`screening.detectors.build_analyzer`: spaCy + Presidio +
   the credential recognizer) against the same analyzer without the credential recognizer, in the
@@ -35,12 +35,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from samples.credential_corpus import Ticket, corpus, covered, measure
+from benchmarks.corpora.credential_corpus import Ticket, corpus, covered, measure
 from screening.credentials import find_credentials
 from screening.detectors import Detectors, build_analyzer
 from screening.policy import ScreenConfig
 
-EXTERNAL = Path(__file__).resolve().parent / "external" / "credentials_dev.jsonl"
+EXTERNAL = Path(__file__).resolve().parent / "corpora" / "credentials_dev.jsonl"
 CODE_PACKAGES = (
     "click",
     "jinja2",
@@ -85,7 +85,7 @@ def code_windows(n: int, lines: int = 10) -> list[Ticket]:
 def external_without_credentials() -> dict[str, list[str]]:
     """Texts of the external corpora with no credential labelled: the sources' clean records,
     and every record of the corpora other than Nosey Parker's."""
-    from benchmarks.external.measure import CORPORA, load
+    from benchmarks.corpora.measure import CORPORA, load
 
     records = [r for name in CORPORA if name != "noseyparker" for r in load(name)]
     return {

@@ -5,7 +5,7 @@
 The texts of `benchmarks/addresses_phones_cards.py`'s false-finding count: every paragraph of
 the README/description of every installed Python package (the addresses there are mostly real:
 authors, maintainers, security contacts) and the turns of the everyday and code chat corpora
-of benchmarks/external/ (Topical-Chat, ConvAbuse's not-abusive turns, code chat), and, for
+of benchmarks/corpora/ (Topical-Chat, ConvAbuse's not-abusive turns, code chat), and, for
 addresses as this project plants them, the text fields of `--generated` records of each
 generator (samples/' tickets of every task, the names and credentials corpora). Per corpus:
 the addresses each finds (spans at or above the default policy's score), the texts with one,
@@ -116,7 +116,7 @@ def main() -> None:
 def generated_texts(n: int) -> list[str]:
     """Every text field of this project's generated records (samples/: support tickets with
     planted e-mails, of each task type) and of its names and credentials corpora."""
-    from benchmarks.external.measure import generated
+    from benchmarks.corpora.measure import generated
     from samples.generate import TASKS, valid_records
     from trainer.taskspec import task_spec
 

@@ -1,6 +1,6 @@
 """Issue 24 item 10's measuring stick: the default config on generative data written by others.
 
-For each corpus of `benchmarks/external/` (`--task` picks one) it runs `tunegate run` with
+For each corpus of `benchmarks/corpora/` (`--task` picks one) it runs `tunegate run` with
 `configs/local.yaml` on that corpus's `dev` or `test` half (`--split`; the halves are split by a
 hash of the id, for QA of the article, so dev and test share no dialogue or article), in a fresh
 store, as its own model (`bench-<task>`), up to registration (`until: register`: no endpoint is
@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.external.build_generative import CHAT, QA, SUMMARIZATION  # noqa: E402
+from benchmarks.corpora.build_generative import CHAT, QA, SUMMARIZATION  # noqa: E402
 
 CORPORA = {"summarization": SUMMARIZATION, "chat": CHAT, "extractive-qa": QA}
 CONSTANT_CANDIDATES = 60  # training summaries tried as the constant sentence

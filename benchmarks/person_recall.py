@@ -2,7 +2,7 @@
 
     python benchmarks/person_recall.py --n 5000
 
-Generates `--n` tickets with `samples.names_corpus` (names of many Faker locales in 13 placement
+Generates `--n` tickets with `benchmarks.corpora.names_corpus` (names of many Faker locales in 13 placement
 and surface forms, plus clean tickets full of product names and name-like common words) and runs
 three analyzers over them:
 - before: Presidio's spaCy recognizer alone (the screen before `screening.names`);
@@ -15,9 +15,9 @@ a leak. A product counts as flagged when any PERSON finding overlaps it. Prints 
 overall recall, the product false-positive rate, clean tickets with any PERSON finding, the time
 per ticket and the first missed names.
 
-Then text nobody here wrote (`--external`, default benchmarks/external/names_dev.jsonl and
+Then text nobody here wrote (`--external`, default benchmarks/corpora/names_dev.jsonl and
 names_test.jsonl: WNUT-17 and Broad Twitter Corpus sentences with their annotated persons, see
-benchmarks/external/SOURCES.md), for spaCy alone and the screen's analyzer: names found whole,
+benchmarks/corpora/SOURCES.md), for spaCy alone and the screen's analyzer: names found whole,
 names left whole (no character in a finding), names with a part left; sentences without any
 annotated person that get a PERSON finding; findings that overlap no annotated person. And prose
 with no people (`--prose`, default 2,000 sentences of the long descriptions of the packages
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from presidio_analyzer import AnalyzerEngine
 
-from samples.names_corpus import FORMS, covered, generate, measure, overlaps
+from benchmarks.corpora.names_corpus import FORMS, covered, generate, measure, overlaps
 from screening.detectors import Detectors, build_analyzer, spacy_engine
 from screening.names import install
 
@@ -117,7 +117,7 @@ def main() -> None:
     _external(args)
 
 
-EXTERNAL = Path(__file__).resolve().parent / "external"
+EXTERNAL = Path(__file__).resolve().parent / "corpora"
 
 
 def _external(args) -> None:

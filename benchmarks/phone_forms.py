@@ -7,7 +7,7 @@ four digits (fewer for short numbers) drawn at random, kept when libphonenumber 
 valid for that region, up to `--per-type` each; each number written six ways: E.164
 (`+4917612345678`), international (`+49 176 12345678`), national (`0176 12345678`), national
 digits only, the country code without `+` (`4917612345678`) and with `00`. Each value after
-`Mobile: ` (validator.js's corpus frame, benchmarks/external/) goes through
+`Mobile: ` (validator.js's corpus frame, benchmarks/corpora/) goes through
 `screening.phones.find_phones`; a value counts as left unless one finding covers it whole, at any
 score (the policy's 0.4 cut is below every score after a phone word). Prints the values, those
 left per form, and the first `--show` of them. Generated from libphonenumber's metadata: no

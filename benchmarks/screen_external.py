@@ -4,8 +4,8 @@
         [--set person_model_dir=DIR ...]
 
 Runs the default config's screen (ingest's validation + `screening.scan.screen_records`, the
-policy of `tunegate ingest` + `tunegate screen`; see benchmarks/external/measure.py) over each
-external corpus of benchmarks/external/ (SOURCES.md: where each comes from) and over this
+policy of `tunegate ingest` + `tunegate screen`; see benchmarks/corpora/measure.py) over each
+external corpus of benchmarks/corpora/ (SOURCES.md: where each comes from) and over this
 project's generated corpora for contrast, and prints per corpus and type: the labelled values,
 those left whole in kept records, recall (1 - left / values), values with a part left; per
 corpus: records kept, clean records (the source's negatives) dropped and kept with a part
@@ -27,7 +27,7 @@ from pathlib import Path
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.external.measure import (
+from benchmarks.corpora.measure import (
     CORPORA,
     MAX_LEFT,
     MIN_KEPT,

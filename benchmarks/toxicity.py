@@ -4,7 +4,7 @@ kept, clearly abusive text that must be dropped.
     python benchmarks/toxicity.py                 # the test halves, default config
     python benchmarks/toxicity.py --split dev --set flag_threshold=0.9
 
-Reads the corpora of benchmarks/external/ (sources and licences in SOURCES.md there), scores
+Reads the corpora of benchmarks/corpora/ (sources and licences in SOURCES.md there), scores
 every message of every record with the configured toxicity backend, as the screen does
 (`screening.scan._toxicity`: prose only, abusive terms 1.0), and decides each record with
 `ToxicityConfig.decide` (its worst message). Prints, per corpus, the share of records dropped
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from screening.policy import Action, ToxicityConfig
 from screening.scan import _toxicity, worst
 
-EXTERNAL = Path(__file__).resolve().parent / "external"
+EXTERNAL = Path(__file__).resolve().parent / "corpora"
 CORPORA = {  # name: must it be dropped
     "everyday_topical_chat": False,
     "everyday_convabuse_clean": False,

@@ -50,7 +50,7 @@ class SplitConfig(BaseModel):
     group_key: str | None = Field(
         None,
         description="Canonical field whose value keeps records together (default: context for "
-        "extractive-qa, document for summarization, id for chat).",
+        "extractive-qa, document for summarization, id for chat and text-generation).",
     )
     salt: str = Field("tunegate", description="Change to draw a different, still stable, split.")
 

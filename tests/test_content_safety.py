@@ -97,9 +97,9 @@ def test_a_missing_key_or_endpoint_is_reported(monkeypatch) -> None:
         load_config(None, ["screen.toxicity.backend=azure-content-safety"])
 
 
-# --- The toxicity screen on text written by others (benchmarks/external, docs/benchmarks.md) ----
+# --- The toxicity screen on text written by others (benchmarks/corpora, docs/benchmarks.md) ----
 
-EXTERNAL = Path(__file__).resolve().parents[1] / "benchmarks" / "external"
+EXTERNAL = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora"
 
 
 def _slice(name: str, n: int) -> list[dict[str, Any]]:
@@ -218,7 +218,7 @@ def test_abusive_terms_are_abuse_in_every_use(sentence: str, abusive: bool) -> N
     assert (ABUSIVE.search(sentence) is not None) is abusive  # the word prefilter skips none
 
 
-# What the last version let through, by kind (the dev halves of benchmarks/external and their
+# What the last version let through, by kind (the dev halves of benchmarks/corpora and their
 # kinds, reworded), and the everyday sentences the new entries must leave alone.
 _ABUSE = {
     "masked": "f*ck off and take your b1tch friend with you",

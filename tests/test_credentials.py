@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from samples.credential_corpus import FORMS, Rates, corpus, measure
+from benchmarks.corpora.credential_corpus import FORMS, Rates, corpus, measure
 from screening.credentials import CredentialRecognizer, find_credentials
 from screening.entities import SECRET_ENTITIES
 from screening.policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
@@ -331,15 +331,15 @@ def test_code_identifiers_are_not_credentials(text: str) -> None:
 
 
 def test_recall_on_credentials_written_by_others() -> None:
-    """Nosey Parker's rule examples (benchmarks/external/credentials_dev.jsonl): 99.7% when
+    """Nosey Parker's rule examples (benchmarks/corpora/credentials_dev.jsonl): 99.7% when
     measured (86.7% before Titus' rules, which are Nosey Parker's: not an out-of-sample figure);
     a credential counts only when every character of it is covered."""
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks/external/credentials_dev.jsonl"
+    path = Path(__file__).resolve().parents[1] / "benchmarks/corpora/credentials_dev.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    from samples.credential_corpus import covered
+    from benchmarks.corpora.credential_corpus import covered
 
     caught = sum(
         covered(r["text"], secret, _spans(r["text"]), 0.5)

@@ -1,4 +1,4 @@
-"""The generative corpora of `benchmarks/external/` (issue 24 item 10's measuring stick) load
+"""The generative corpora of `benchmarks/corpora/` (issue 24 item 10's measuring stick) load
 with ingest's own reader and validation, hold the records `SOURCES.md` states, split into halves
 that share no dialogue or article, and the benchmark's baselines compute. No training here:
 `benchmarks/generative.py` runs the default config on them."""
@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.external.build_generative import REFUSED_TITLES, refuse_held_out
+from benchmarks.corpora.build_generative import REFUSED_TITLES, refuse_held_out
 from benchmarks.generative import (
     CORPORA,
     baselines,

@@ -26,7 +26,7 @@ from screening.model_folder import (
     toxic_tag,
 )
 
-NAMES_DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "external" / "names_dev.jsonl"
+NAMES_DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora" / "names_dev.jsonl"
 
 
 @pytest.mark.parametrize(

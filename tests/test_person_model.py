@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from samples.names_corpus import covered, overlaps
+from benchmarks.corpora.names_corpus import covered, overlaps
 from screening.detectors import Detectors, build_analyzer, detectors_for
 from screening.person_model import PersonModelRecognizer, shared_model
 from screening.policy import DEFAULT_PII_RULES
 
 MIN_SCORE = DEFAULT_PII_RULES["PERSON"].min_score
-NAMES_DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "external" / "names_dev.jsonl"
+NAMES_DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora" / "names_dev.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_a_batch_and_one_text_give_the_same_spans() -> None:
 
 
 def test_names_left_whole_on_a_slice_of_tweets_others_wrote(detectors) -> None:
-    """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/external/): the
+    """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/corpora/): the
     screen with the reader leaves at most half the names the rules alone leave whole, and at most
     a fifth in all (2026-11-28, the whole dev half: 32.4% -> 15.2% left whole)."""
     records = [json.loads(line) for line in NAMES_DEV.open(encoding="utf-8")][:500]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from samples.names_corpus import FORMS, generate, measure
+from benchmarks.corpora.names_corpus import FORMS, generate, measure
 from screening.detectors import detectors_for
 from screening.policy import DEFAULT_PII_RULES
 

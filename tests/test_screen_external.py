@@ -1,9 +1,9 @@
-"""Issue 23's targets on a fixed slice of the external corpora (benchmarks/external/).
+"""Issue 23's targets on a fixed slice of the external corpora (benchmarks/corpora/).
 
 The slice is drawn from the `dev` halves only: for each labelled type the first records holding
 it, taken from each corpus in turn, and the first clean ones, at most 150 records. They go
 through the default screen in-process (ingest's validation + `screening.scan.screen_records`,
-the policy of `tunegate screen`; benchmarks/external/measure.py), once per module. Types the detectors do not
+the policy of `tunegate screen`; benchmarks/corpora/measure.py), once per module. Types the detectors do not
 reach yet are strict xfails: when one is reached its test fails, and the marker comes off.
 `benchmarks/screen_external.py` prints the same figures on the whole corpora.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.external.measure import CORPORA, MAX_LEFT, MIN_KEPT, Measured, load, run
+from benchmarks.corpora.measure import CORPORA, MAX_LEFT, MIN_KEPT, Measured, load, run
 
 PER_TYPE = {  # records per labelled type in the slice (capped by what the dev halves hold)
     "PERSON": 20,
@@ -123,7 +123,7 @@ def test_product_lines_of_an_address_parser_are_no_addresses() -> None:
 def test_the_dev_only_address_corpus_holds_no_line_of_another() -> None:
     """usaddress's other training lines (`usaddress-training`) are dev only, and none of their
     texts or street values is a text or value of an address corpus with a test half."""
-    from benchmarks.external.build import _plain
+    from benchmarks.corpora.build import _plain
 
     extra = load("usaddress-training")
     assert len(extra) > 1000 and {r["split"] for r in extra} == {"dev"}

@@ -98,8 +98,8 @@ class TrainArgs:
     )
     max_length: int = arg(
         256,
-        "Tokens per window (QA), per document (summarization) or per conversation with its "
-        "reply (chat); prediction and serving use the same.",
+        "Tokens per window (QA, text-generation), per document (summarization) or per "
+        "conversation with its reply (chat); prediction and serving use the same.",
         ge=16,
         le=32768,
     )

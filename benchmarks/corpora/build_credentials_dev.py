@@ -1,6 +1,6 @@
 """Build `credentials_dev.jsonl`: credentials written by others, from Nosey Parker's rule examples.
 
-    python benchmarks/external/build_credentials_dev.py RULES_DIR [--out PATH]
+    python benchmarks/corpora/build_credentials_dev.py RULES_DIR [--out PATH]
 
 RULES_DIR is `crates/noseyparker/data/default/builtin/rules` of a praetorian-inc/noseyparker
 checkout (Apache-2.0). Every rule there lists `examples`: snippets of code, config and shell in

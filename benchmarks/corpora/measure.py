@@ -239,9 +239,9 @@ def run(records: list[dict[str, Any]], config: Any = None) -> Measured:
 
 
 def generated(names: int, credentials: int, seed: int = 101) -> dict[str, list[dict[str, Any]]]:
-    """This project's own corpora (samples/names_corpus.py, samples/credential_corpus.py) in the
+    """This project's own corpora (benchmarks/corpora/names_corpus.py, benchmarks/corpora/credential_corpus.py) in the
     same format, for contrast: what the published figures were measured on."""
-    from samples import credential_corpus, names_corpus
+    from benchmarks.corpora import credential_corpus, names_corpus
 
     out: dict[str, list[dict[str, Any]]] = {"generated-names": [], "generated-credentials": []}
     for i, t in enumerate(names_corpus.generate(names, seed=seed)):

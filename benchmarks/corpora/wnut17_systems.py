@@ -1,6 +1,6 @@
 """How many WNUT-17 test persons trained NER systems leave: the shared task's own submissions.
 
-    python benchmarks/external/wnut17_systems.py --wnut emerging_entities_17
+    python benchmarks/corpora/wnut17_systems.py --wnut emerging_entities_17
 
 `--wnut` is a checkout of github.com/leondz/emerging_entities_17 (commit e52a2d2, CC-BY 4.0): its
 `emerging.test.annotated` is the gold standard (the WNUT-17 half of `names_test.jsonl`) and

@@ -1,13 +1,13 @@
 """Person names written by others: CoNLL files (WNUT-17, Broad Twitter Corpus) as JSON lines.
 
-    python benchmarks/external/names_from_conll.py wnut17-dev=emerging.dev.conll \
-        btc-dev=btc.dev.conll --out benchmarks/external/names_dev.jsonl
+    python benchmarks/corpora/names_from_conll.py wnut17-dev=emerging.dev.conll \
+        btc-dev=btc.dev.conll --out benchmarks/corpora/names_dev.jsonl
 
 Each sentence becomes `{"source", "text", "persons": [[start, end], ...], "handles": [...]}`: the tokens joined
 with spaces except before closing punctuation and inside contractions ("I ' m" -> "I'm"), the
 person spans (B-/I-person, B-/I-PER) at their character offsets. A person span that starts with
 "@" (a Twitter handle, which the BTC labels PER) goes to `handles`, not `persons`: a handle is no
-name as people write it (a finding on one is neither a name found nor a false positive). benchmarks/external/SOURCES.md says where the files come from and their licence.
+name as people write it (a finding on one is neither a name found nor a false positive). benchmarks/corpora/SOURCES.md says where the files come from and their licence.
 """
 
 from __future__ import annotations

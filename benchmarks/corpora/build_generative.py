@@ -1,7 +1,7 @@
 """Build the generative corpora of `benchmarks/generative.py` from their sources' files.
 
 Three corpora written by others, each a few hundred records of one task, in the records
-`tunegate run` reads (`benchmarks/external/SOURCES.md` names the sources, commits and licences):
+`tunegate run` reads (`benchmarks/corpora/SOURCES.md` names the sources, commits and licences):
 
 - `summarization_crd3.jsonl`: CRD3's summary chunks of two sentences (`data/aligned data/c=2/
   *_2_0.json`) with the dialogue turns they are aligned to, where those turns are a ~200-word
@@ -16,7 +16,7 @@ and for QA of the article's title, so the two halves share no article. Every cho
 chunks, which cut, which paragraphs) is made by a hash, not at random: the same sources give the
 same files.
 
-    python benchmarks/external/build_generative.py --crd3 CRD3/data/aligned\\ data/c=2 \\
+    python benchmarks/corpora/build_generative.py --crd3 CRD3/data/aligned\\ data/c=2 \\
         --sgd dstc8-schema-guided-dialogue/test --squadshifts squadshifts/new_wiki_v1.0.json
 
 Never used: SQuAD's `Super_Bowl_50` and `University_of_Notre_Dame` articles (held out for
@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.measure import split_of
+from benchmarks.corpora.measure import split_of
 
 HERE = Path(__file__).resolve().parent
 SUMMARIZATION = HERE / "summarization_crd3.jsonl"

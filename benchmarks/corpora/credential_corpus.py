@@ -1,6 +1,6 @@
 """A measurement corpus for credential detection: tickets with planted credentials, and clean ones.
 
-    from samples.credential_corpus import corpus
+    from benchmarks.corpora.credential_corpus import corpus
     planted, clean = corpus(n_planted=500, n_clean=500, seed=1)
 
 Planted tickets carry one or two credentials written in one of the surface forms of `FORMS`

@@ -1,6 +1,6 @@
-"""Rebuild the external evaluation corpora (benchmarks/external/*.jsonl) from their sources.
+"""Rebuild the external evaluation corpora (benchmarks/corpora/*.jsonl) from their sources.
 
-    python benchmarks/external/build.py \\
+    python benchmarks/corpora/build.py \\
         [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
         [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
         [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] \\
@@ -46,7 +46,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.measure import QUESTION_LABELS, load, split_of
+from benchmarks.corpora.measure import QUESTION_LABELS, load, split_of
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,6 +1,6 @@
 """Build addresses_phones_cards_dev.jsonl from public sources (see SOURCES.md). Run once:
 
-    python benchmarks/external/make_addresses_phones_cards.py \
+    python benchmarks/corpora/make_addresses_phones_cards.py \
         --usaddress PATH/TO/datamade/usaddress --address-formatting PATH/TO/address-formatting
 
 (the two paths are git checkouts or bare mirrors; the other sources are installed packages).
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.external.build import formatted_cases
+from benchmarks.corpora.build import formatted_cases
 
 OUT = Path(__file__).with_name("addresses_phones_cards_dev.jsonl")
 CARRIERS = {

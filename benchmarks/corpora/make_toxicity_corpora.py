@@ -1,9 +1,9 @@
-"""Rebuild the toxicity corpora of benchmarks/external/ from local clones of their repositories.
+"""Rebuild the toxicity corpora of benchmarks/corpora/ from local clones of their repositories.
 
-    python benchmarks/external/make_toxicity_corpora.py --mirrors DIR
+    python benchmarks/corpora/make_toxicity_corpora.py --mirrors DIR
 
 DIR holds one bare or full clone per source, named `owner+name/repo` (the sources, their
-commits and licences are in benchmarks/external/SOURCES.md). Every record is a `chat` record
+commits and licences are in benchmarks/corpora/SOURCES.md). Every record is a `chat` record
 (`{"id", "messages": [{"role", "content"}], "split"}`); `split` is `dev` or `test` by the parity
 of the first byte of sha256(id), so a record keeps its half whatever else is added. Samples are
 drawn with a fixed seed and capped at 2,000 records per corpus. Run once by hand; the JSONL files
