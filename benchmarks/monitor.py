@@ -3,7 +3,7 @@
     python benchmarks/monitor.py --sizes 10000 30000 100000
 
 For each size N, writes N collected records (generated support-ticket questions answered, a
-tenth of them Wikipedia questions and paragraphs of SQuADShifts, benchmarks/external) with the
+tenth of them Wikipedia questions and paragraphs of SQuADShifts, benchmarks/corpora) with the
 endpoint's own JSON-lines sink, then, in a fresh process each (so its peak memory is its own),
 runs the window as `tunegate monitor` does: the reference (the generator's records, as the
 champion's test split), every record of the window read and its features gathered
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-SQUADSHIFTS = ROOT / "benchmarks" / "external" / "qa_squadshifts_wiki.json"
+SQUADSHIFTS = ROOT / "benchmarks" / "corpora" / "qa_squadshifts_wiki.json"
 START = datetime(2026, 11, 1, tzinfo=UTC)
 
 

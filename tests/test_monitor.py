@@ -5,7 +5,7 @@ real split dataset on the store; its traffic is written by the endpoint's own co
 (masked by the screen's traffic masker, written by the JSON-lines sink), then read by
 `tunegate monitor` and the task behind it. In-distribution traffic is unseen records of the same
 generator; shifted traffic is Wikipedia questions and paragraphs written by others
-(SQuADShifts, benchmarks/external) with e-mail addresses pasted into some questions.
+(SQuADShifts, benchmarks/corpora) with e-mail addresses pasted into some questions.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.test_ui_approval import page
 from trainer.taskspec import task_spec
 
 ROOT = Path(__file__).resolve().parents[1]
-SQUADSHIFTS = ROOT / "benchmarks" / "external" / "qa_squadshifts_wiki.json"
+SQUADSHIFTS = ROOT / "benchmarks" / "corpora" / "qa_squadshifts_wiki.json"
 MODEL = "monitored-qa"
 SPEC = task_spec("extractive-qa")
 __all__ = ["page"]  # the headless Chromium fixture of tests/test_ui_approval.py
