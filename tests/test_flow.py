@@ -133,18 +133,12 @@ def test_auto_approval_runs_every_stage(prefect_api, make_config, tmp_path: Path
 
 
 def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
-    prefect_api, make_config, webhook, tmp_path: Path
+    prefect_api, make_config, tmp_path: Path
 ) -> None:
     cfg = _config(make_config, tmp_path, "manual")
-    cfg = cfg.model_copy(
-        update={"notify": cfg.notify.model_copy(update={"webhook_url": webhook.url})}
-    )
     known = _paused_ids()
     thread, out = _start(cfg)
     run_id = _wait_for_pause(known)
-    [waiting] = webhook.received  # the reviewers were told, with counts only
-    assert waiting["event"] == "approval-waiting" and waiting["flow_run_id"] == run_id
-    assert waiting["details"]["kept"] > 0 and "Kenji" not in str(waiting)
     assert not _split_dir(cfg).exists()
     with get_client(sync_client=True) as client:
         flow_run = client.read_flow_run(UUID(run_id))
