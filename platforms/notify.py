@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from prefect.context import FlowRunContext
 from prefect.events import emit_event
@@ -34,15 +34,7 @@ Event = Literal[
     "rolled-back",
     "drift-detected",
 ]
-EVENTS: tuple[Event, ...] = (
-    "run-failed",
-    "approval-waiting",
-    "data-rejected",
-    "gate-failed",
-    "promoted",
-    "rolled-back",
-    "drift-detected",
-)
+EVENTS: tuple[Event, ...] = get_args(Event)
 Decision = Literal["data-rejected", "gate-failed", "promoted", "rolled-back"]
 DECISION_EVENTS: dict[Decision, str] = {  # the Prefect event name of each tunegate decision
     "data-rejected": "tunegate.data.rejected",

@@ -8,11 +8,13 @@ PREFECT_HOME, and are stopped (SIGTERM, then SIGKILL) by the fixtures in conftes
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -208,3 +210,17 @@ def events_named(name: str, related_to: str | None = None, seconds: float = 30) 
             if found or time.monotonic() > deadline:
                 return found
             time.sleep(0.5)
+
+
+def retrain_in_thread(
+    retrain: Callable[..., Any], config: Any
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """`retrain(config, return_state=True)` started in a thread that shares the caller's Prefect
+    settings (its API), so a test can answer the run's pause; `out["state"]` once joined."""
+    out: dict[str, Any] = {}
+    ctx = contextvars.copy_context()
+    thread = threading.Thread(
+        target=ctx.run, args=(lambda: out.update(state=retrain(config, return_state=True)),)
+    )
+    thread.start()
+    return thread, out

@@ -4,8 +4,6 @@ deployments apply` makes, and messages that reach a webhook from a real `prefect
 
 from __future__ import annotations
 
-import contextvars
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from flows.automations import MESSAGES, apply_notifications, automation_name
 from flows.config import ConfigError, validate_config
 from flows.retrain import retrain
 from platforms.notify import BLOCK_NAME, EVENTS, NotifyConfig
+from tests.prefect_server import retrain_in_thread
 from tests.tickets import qa_tickets
 
 RECEIVE_SECONDS = 60
@@ -132,16 +131,6 @@ def test_applying_twice_leaves_one_automation_of_each_kind(
         apply_notifications(NotifyConfig(block="slack-webhook/nobody"))
 
 
-def _start(cfg) -> tuple[threading.Thread, dict[str, Any]]:
-    out: dict[str, Any] = {}
-    ctx = contextvars.copy_context()
-    thread = threading.Thread(
-        target=ctx.run, args=(lambda: out.update(state=retrain(cfg, return_state=True)),)
-    )
-    thread.start()
-    return thread, out
-
-
 def _wait_for_pause(started_after: float, timeout: float = 180) -> UUID:
     deadline = time.monotonic() + timeout
     with get_client(sync_client=True) as client:
@@ -181,7 +170,7 @@ def test_a_paused_run_sends_the_approve_command_and_a_rejection_its_counts(
         approval={"mode": "manual", "timeout_seconds": 120, "poll_seconds": 1},
     )
     started = time.time() - 1
-    thread, out = _start(cfg)
+    thread, out = retrain_in_thread(retrain, cfg)
     try:
         run_id = _wait_for_pause(started)
         waiting = _wait_for(webhook, "waits for a reviewer's approval")
