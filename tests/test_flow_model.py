@@ -132,8 +132,9 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     # scored beside the candidate, and a gate no model can pass stops before registration.
     strict = _config(make_config, tmp_path, thresholds={"f1": 101.0})
     state = retrain(strict, return_state=True)
-    run = f"prefect.flow-run.{state.state_details.flow_run_id}"
-    [gate_failed] = events_named("tunegate.gate.failed", related_to=run)  # for the automation
+    strict_run = f"prefect.flow-run.{state.state_details.flow_run_id}"
+    # the event the gate-failed automation waits for
+    [gate_failed] = events_named("tunegate.gate.failed", related_to=strict_run)
     assert gate_failed.resource.id == "tunegate.model.tunegate-extractive-qa"
     assert gate_failed.payload["verdict"] == "failed"
     assert any("f1 >= 101.0" in reason for reason in gate_failed.payload["reasons"])
@@ -175,8 +176,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         assert example["response"]["answer"] in example["request"]["context"]
         assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
         assert served.result().stages["rollout"].details["outcome"] == "promoted"
-        run = f"prefect.flow-run.{served.state_details.flow_run_id}"
-        [promoted] = events_named("tunegate.model.promoted", related_to=run)
+        served_run = f"prefect.flow-run.{served.state_details.flow_run_id}"
+        [promoted] = events_named("tunegate.model.promoted", related_to=served_run)
         assert promoted.payload == {
             "model": "tunegate-extractive-qa",
             "version": 1,
