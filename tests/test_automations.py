@@ -216,3 +216,50 @@ def test_deployments_apply_makes_the_configs_automations(
     config.write_text(yaml.safe_dump({"notify": {"block": "slack-webhook/nobody"}}))
     result = CliRunner().invoke(app, ["deployments", "apply", "-c", str(config)])
     assert result.exit_code == 2 and "notify.block: no block slack-webhook/nobody" in result.output
+
+
+@pytest.mark.slow
+def test_each_decision_and_drift_event_reaches_the_webhook_with_its_numbers(
+    prefect_server, no_automations_after, webhook
+) -> None:
+    """The messages of tunegate's own events, as the run and the monitor emit them."""
+    from prefect import flow
+    from prefect.events import emit_event
+
+    from platforms.notify import emit_decision, model_resource
+
+    apply_notifications(NotifyConfig(webhook_url=webhook.url))
+
+    @flow(name="decides")
+    def decide() -> None:
+        emit_decision("gate-failed", "m-qa", {"verdict": "cannot-judge", "reasons": ["3 < 30"]})
+        emit_decision("promoted", "m-qa", {"version": 4, "endpoint": "http://127.0.0.1:1/v1"})
+        emit_decision("rolled-back", "m-qa", {"version": 5, "step": "canary-10"})
+
+    decide()
+    emit_event(  # the monitor flow's event (resource and payload as it emits them)
+        event="tunegate.drift.detected",
+        resource=model_resource("m-qa"),
+        payload={
+            "model": "m-qa",
+            "version": 4,
+            "drifted": ["answer_length", "pii_rate"],
+            "since": "2026-11-29T06:00:00Z",
+            "until": "2026-11-29T07:00:00Z",
+        },
+    )
+    gate = _wait_for(webhook, "did not pass the gate")
+    assert gate["subject"] == "tunegate: m-qa candidate cannot-judge"
+    assert "nothing was registered: 3 < 30." in gate["body"] and "/runs/flow-run/" in gate["body"]
+    promoted = _wait_for(webhook, "is the champion now")
+    assert (
+        "m-qa version 4 is the champion now, serving at http://127.0.0.1:1/v1." in promoted["body"]
+    )
+    rolled_back = _wait_for(webhook, "rolled back at step")
+    assert rolled_back["subject"] == "tunegate: m-qa version 5 rolled back"
+    assert "rolled back at step canary-10;" in rolled_back["body"]
+    drift = _wait_for(webhook, "drifted between")
+    assert drift["body"] == (
+        "m-qa version 4 drifted between 2026-11-29T06:00:00Z and 2026-11-29T07:00:00Z: "
+        "answer_length, pii_rate."
+    )
