@@ -22,7 +22,7 @@ import pytest
 from samples.generate import Sample, generate_sample, write_sample
 
 QA, SUM = "extractive-qa", "summarization"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOXIC_WORDS = re.compile(r"\b(fuck\w*|shit|assholes?|idiots?|morons?)\b", re.IGNORECASE)
 ALL_KINDS = {
     "unparsable_json",

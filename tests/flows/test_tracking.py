@@ -2,7 +2,7 @@
 
 The MLflow database is the store's own SQLite file (from the migrated template: milliseconds);
 no Prefect API, no training: the trainer's side is in tests/trainer/test_train.py, a whole run's
-in tests/test_flow_model.py.
+in tests/flows/test_flow_model.py.
 """
 
 from __future__ import annotations

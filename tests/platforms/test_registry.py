@@ -129,7 +129,7 @@ def test_a_killed_registration_is_invisible_and_cleaned_by_the_next(tmp_path: Pa
     store = tmp_path / "store"
     registry = MlflowRegistry.local(store)
     registry.register("qa", _model(tmp_path, "a"), {}, Lineage(training_job="j1"))
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     died = subprocess.run(
         [sys.executable, "-c", KILLED, str(store), str(_model(tmp_path, "b"))],
         cwd=root,
