@@ -40,7 +40,7 @@ from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, lineage, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.store import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.gate import GateDecision
@@ -49,16 +49,16 @@ from tasks.ingest import (
     ingest_task,
     last_ingest_time,
     quarantine_reasons,
-    raw_removed,
     retire_raw,
 )
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
 from tasks.register import register_task
+from tasks.reuse import reread_needed, trained_before
 from tasks.rollout import RolloutRecord, rollout_task
-from tasks.screen import screen_task, screened_before
+from tasks.screen import screen_task
 from tasks.split import split_task
-from tasks.train import job_name_for, train_task
+from tasks.train import train_task
 
 DESCRIPTION = (
     "Ingest, screen, approve and split training data; fine-tune, evaluate against the base "
@@ -209,17 +209,27 @@ def _stages(
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
-            if _reread(config, backends, ingested):  # deleted after an approval, needed now
+            if reread_needed(backends.store, ingested, config.screen):  # deleted, needed now
                 ingested = ingest_task(
                     backends, config.task, config.columns, config.ingest, config.azure, True
                 )
         summary.dataset("ingest", ingested)
         tracker.dataset("ingest", ingested)
-        if only_new and ingested.reused and (since := _already_trained(config, backends, ingested)):
-            return summary.nothing_new(
-                f"nothing new since {since}: the inputs hold only data an earlier run already "
-                f"had approved and trained on ({ingested.content_hash[:12]})"
+        name = config.registry.name_for(config.task.value)
+        if only_new and ingested.reused:
+            since = trained_before(
+                backends,
+                ingested,
+                model_name=name,
+                task=config.task.value,
+                train=config.train,
+                split_only=config.until == "split",
             )
+            if since:
+                return summary.nothing_new(
+                    f"nothing new since {since}: the inputs hold only data an earlier run "
+                    f"already had approved and trained on ({ingested.content_hash[:12]})"
+                )
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
@@ -243,7 +253,6 @@ def _stages(
             job = train_task(backends, split, config.train, tracker.run_id)
         summary.trained(job)
         tracker.trained(job)
-        name = config.registry.name_for(config.task.value)
         with summary.stage("evaluate"):
             evaluation = evaluate_task(
                 backends, split, job, name, config.evaluate, config.screen, config.served_with
@@ -285,40 +294,6 @@ def _stages(
         raise
     tracker.rolled_out(rollout.outcome)
     return _rolled_out(config, summary, rollout)
-
-
-def _reread(config: PipelineConfig, backends: Backends, ingested: DatasetRef) -> bool:
-    """Whether the ingest dataset's raw records were deleted after an approval and this run has
-    to screen them (its screen config differs, or that screened dataset is gone)."""
-    if not raw_removed(backends.store, ingested):
-        return False
-    return not screened_before(backends.store, ingested, config.screen)
-
-
-def _already_trained(
-    config: PipelineConfig, backends: Backends, ingested: DatasetRef
-) -> str | None:
-    """When the ingest dataset `ingested` was first made, if an earlier run already had it
-    approved and trained on with these settings (a registered version whose lineage holds it and
-    this config's training job; with `until: split`, a split of it), else None."""
-    store = backends.store
-    made = store.read_manifest(ingested.uri).created_at
-    if config.until == "split":
-        manifests = store.manifests()
-        screened = {
-            m.content_hash
-            for m in manifests
-            if m.stage == "screen" and m.parent_hashes == [ingested.content_hash]
-        }
-        split = any(m.stage == "split" and set(m.parent_hashes) & screened for m in manifests)
-        return made if split else None
-    for version in backends.registry.versions(config.registry.name_for(config.task.value)):
-        data = version.lineage.datasets
-        if data.get("ingest") == ingested.content_hash and version.lineage.training_job == (
-            job_name_for(data.get("split", ""), config.task.value, config.train)
-        ):
-            return made
-    return None
 
 
 def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision) -> State:
