@@ -37,13 +37,13 @@ from prefect.states import State
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
 from flows.run_log import own_process, route_to_file, run_log
 from flows.run_tracking import RunTracker
-from flows.summary import STOPS, RunSummary, lineage, run_logger
+from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
+from platforms.evaluation import GateDecision
 from platforms.store import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
-from tasks.gate import GateDecision
 from tasks.ingest import (
     expand_inputs,
     ingest_task,
@@ -53,7 +53,7 @@ from tasks.ingest import (
 )
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
-from tasks.register import register_task
+from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
@@ -268,8 +268,15 @@ def _stages(
                 name,
                 job.output_dir,
                 evaluation.candidate,
-                lineage(
-                    config, summary.flow_run_id, datasets, approval, job, evaluation, tracker.run_id
+                lineage_of(
+                    datasets,
+                    approval,
+                    job,
+                    evaluation,
+                    flow_run_id=summary.flow_run_id,
+                    tracking_run_id=tracker.run_id,
+                    config_hash=config.content_hash,
+                    training_backend=config.train.backend,
                 ),
                 config.promotes_at_registration,
                 evaluation.serving,

@@ -18,8 +18,8 @@ from flows.config import load_config
 from flows.run_tracking import RunTracker, config_params, evaluation_metrics
 from flows.summary import RunSummary
 from platforms import tracking
+from platforms.evaluation import EvalReport
 from platforms.training import TrainingJob
-from tasks.evaluation_report import EvalReport
 from tasks.gate import GatePolicy, decide_gate
 
 
