@@ -51,7 +51,7 @@ test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS)
 
 # The tests not marked `slow` (pyproject.toml says which are): what runs inside the pytest
-# process, so no Azurite, Chromium or serving venv; a few minutes on two cores.
+# process, so no Azurite, Chromium or serving venv (only .venv).
 test-fast: $(STAMP) lint
 	$(BIN)/pytest -q --durations=10 -n $(TEST_WORKERS) -m 'not slow and not azure'
 
