@@ -2,8 +2,9 @@
 
 The flow only wires tasks together: the config's `backends()` are built once and handed to every
 task, each task is called directly inside `with summary.stage(name)` (flows/summary.py times it
-and keeps how it ended); the lineage is built from the typed results in hand. Every stage's work lives in
-`tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
+and keeps how it ended); the lineage is built by tasks/register.py (`lineage_of`) from the typed
+results in hand, and what earlier runs already did with the data is asked of tasks/reuse.py. Every
+stage's work lives in `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
 interval wider than the regression it must detect). Every run has a log file,
