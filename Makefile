@@ -1,5 +1,7 @@
 # The README's two commands: `make demo` runs the whole retrain flow on generated sample data,
 # `make test` runs lint and the test suite. Both create .venv and install what they need.
+# `make test-fast` (lint and the tests not marked slow) is the check for everyday edits; `make
+# help` lists the targets.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +11,7 @@ SERVING_STAMP := $(SERVING_VENV)/.installed-stamp
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo test lint format install clean
+.PHONY: demo test test-fast lint format install clean help
 
 install: $(STAMP)
 
@@ -31,7 +33,7 @@ node_modules/.bin/azurite-blob: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Debian's Chromium for the browser test (tests/test_ui_approval.py); Playwright never downloads one.
+# Debian's Chromium for the browser test (tests/flows/test_ui_approval.py); Playwright never downloads one.
 CHROMIUM := /usr/bin/chromium
 $(CHROMIUM):
 	apt-get update -qq
@@ -48,6 +50,11 @@ TEST_WORKERS ?= 2
 test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS)
 
+# The tests not marked `slow` (pyproject.toml says which are): what runs inside the pytest
+# process, so no Azurite, Chromium or serving venv (only .venv).
+test-fast: $(STAMP) lint
+	$(BIN)/pytest -q --durations=10 -n $(TEST_WORKERS) -m 'not slow and not azure'
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -55,6 +62,13 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+help:
+	@echo "make demo       the whole retrain flow on generated sample data"
+	@echo "make test       lint and the whole test suite (what .ci/run calls)"
+	@echo "make test-fast  lint and the tests not marked slow: the check for everyday edits"
+	@echo "make lint       ruff check and ruff format --check; make format: fix both"
+	@echo "make install    .venv with tunegate and its dev tools; make clean: remove it"
 
 clean:
 	rm -rf $(VENV) $(SERVING_VENV) node_modules .tunegate

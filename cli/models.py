@@ -139,7 +139,8 @@ def model_card_of(registry: Any, version: ModelVersion) -> str:
 
     info_file = folder / MODEL_INFO
     info = json.loads(info_file.read_text()) if info_file.is_file() else {}
-    task = info.get("task") or version.lineage.evaluation.get("task", "unknown")
+    report = version.lineage.evaluation
+    task = info.get("task") or (report.task if report else "unknown")
     base = info.get("base_model", "unknown")
     adapter = bool(info.get("adapter"))
     return model_card(version.name, task, base, version.lineage, adapter=adapter)

@@ -107,11 +107,12 @@ def _cancelled(stop: RunStop) -> NoReturn:
 
 
 def _ensure_sample(cfg: PipelineConfig, n: int) -> Path:
-    from samples.generate import TASKS as SAMPLE_TASKS
-    from samples.generate import generate_sample, write_sample
+    from samples.generate import check_task, generate_sample, write_sample
 
-    if cfg.task.value not in SAMPLE_TASKS:
-        fail(f"sample data exists for {' and '.join(SAMPLE_TASKS)} only")
+    try:
+        check_task(cfg.task.value)
+    except ValueError as exc:
+        fail(str(exc))
     path = Path(cfg.store) / "samples" / f"{cfg.task.value}-{n}.jsonl"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

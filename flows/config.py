@@ -33,7 +33,7 @@ from platforms.backends import Backends, BackendSettings, PlatformKind
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
 from platforms.notify import NotifyConfig
-from platforms.store import Store
+from platforms.store import Store, sha256_text, stable_json
 from platforms.tracking import TrackingConfig
 from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig
@@ -149,6 +149,11 @@ class PipelineConfig(BaseModel):
         """Whether register moves `champion`: not when a rollout follows (it moves the alias
         with the traffic, once the new version serves)."""
         return self.registry.promote and self.until != "rollout"
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of the validated config: a registered version's lineage names it."""
+        return sha256_text(stable_json(self.model_dump(mode="json")))
 
     def open_store(self) -> Store:
         """The store, its manifests signed and checked with the approval key."""

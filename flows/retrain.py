@@ -2,8 +2,9 @@
 
 The flow only wires tasks together: the config's `backends()` are built once and handed to every
 task, each task is called directly inside `with summary.stage(name)` (flows/summary.py times it
-and keeps how it ended); the lineage is built from the typed results in hand. Every stage's work lives in
-`tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
+and keeps how it ended); the lineage is built by tasks/register.py (`lineage_of`) from the typed
+results in hand, and what earlier runs already did with the data is asked of tasks/reuse.py. Every
+stage's work lives in `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
 interval wider than the regression it must detect). Every run has a log file,
@@ -37,28 +38,28 @@ from prefect.states import State
 from flows.config import ConfigError, PipelineConfig, RetrainRequest
 from flows.run_log import own_process, route_to_file, run_log
 from flows.run_tracking import RunTracker
-from flows.summary import STOPS, RunSummary, lineage, run_logger
+from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
+from platforms.evaluation import GateDecision
 from platforms.notify import emit_decision
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.store import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
-from tasks.gate import GateDecision
 from tasks.ingest import (
     expand_inputs,
     ingest_task,
     last_ingest_time,
     quarantine_reasons,
-    raw_removed,
     retire_raw,
 )
 from tasks.records import require_records, require_trainable
-from tasks.register import register_task
+from tasks.register import lineage_of, register_task
+from tasks.reuse import reread_needed, trained_before
 from tasks.rollout import RolloutRecord, rollout_task
-from tasks.screen import screen_task, screened_before
+from tasks.screen import screen_task
 from tasks.split import split_task
-from tasks.train import job_name_for, train_task
+from tasks.train import train_task
 
 DESCRIPTION = (
     "Ingest, screen, approve and split training data; fine-tune, evaluate against the base "
@@ -209,17 +210,27 @@ def _stages(
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
-            if _reread(config, backends, ingested):  # deleted after an approval, needed now
+            if reread_needed(backends.store, ingested, config.screen):  # deleted, needed now
                 ingested = ingest_task(
                     backends, config.task, config.columns, config.ingest, config.azure, True
                 )
         summary.dataset("ingest", ingested)
         tracker.dataset("ingest", ingested)
-        if only_new and ingested.reused and (since := _already_trained(config, backends, ingested)):
-            return summary.nothing_new(
-                f"nothing new since {since}: the inputs hold only data an earlier run already "
-                f"had approved and trained on ({ingested.content_hash[:12]})"
+        name = _model(config)
+        if only_new and ingested.reused:
+            since = trained_before(
+                backends,
+                ingested,
+                model_name=name,
+                task=config.task.value,
+                train=config.train,
+                split_only=config.until == "split",
             )
+            if since:
+                return summary.nothing_new(
+                    f"nothing new since {since}: the inputs hold only data an earlier run "
+                    f"already had approved and trained on ({ingested.content_hash[:12]})"
+                )
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
@@ -243,7 +254,6 @@ def _stages(
             job = train_task(backends, split, config.train, tracker.run_id)
         summary.trained(job)
         tracker.trained(job)
-        name = _model(config)
         with summary.stage("evaluate"):
             evaluation = evaluate_task(
                 backends, split, job, name, config.evaluate, config.screen, config.served_with
@@ -259,8 +269,15 @@ def _stages(
                 name,
                 job.output_dir,
                 evaluation.candidate,
-                lineage(
-                    config, summary.flow_run_id, datasets, approval, job, evaluation, tracker.run_id
+                lineage_of(
+                    datasets,
+                    approval,
+                    job,
+                    evaluation,
+                    flow_run_id=summary.flow_run_id,
+                    tracking_run_id=tracker.run_id,
+                    config_hash=config.content_hash,
+                    training_backend=config.train.backend,
                 ),
                 config.promotes_at_registration,
                 evaluation.serving,
@@ -292,40 +309,6 @@ def _stages(
 def _model(config: PipelineConfig) -> str:
     """The registered model's name, which the run's events concern."""
     return config.registry.name_for(config.task.value)
-
-
-def _reread(config: PipelineConfig, backends: Backends, ingested: DatasetRef) -> bool:
-    """Whether the ingest dataset's raw records were deleted after an approval and this run has
-    to screen them (its screen config differs, or that screened dataset is gone)."""
-    if not raw_removed(backends.store, ingested):
-        return False
-    return not screened_before(backends.store, ingested, config.screen)
-
-
-def _already_trained(
-    config: PipelineConfig, backends: Backends, ingested: DatasetRef
-) -> str | None:
-    """When the ingest dataset `ingested` was first made, if an earlier run already had it
-    approved and trained on with these settings (a registered version whose lineage holds it and
-    this config's training job; with `until: split`, a split of it), else None."""
-    store = backends.store
-    made = store.read_manifest(ingested.uri).created_at
-    if config.until == "split":
-        manifests = store.manifests()
-        screened = {
-            m.content_hash
-            for m in manifests
-            if m.stage == "screen" and m.parent_hashes == [ingested.content_hash]
-        }
-        split = any(m.stage == "split" and set(m.parent_hashes) & screened for m in manifests)
-        return made if split else None
-    for version in backends.registry.versions(config.registry.name_for(config.task.value)):
-        data = version.lineage.datasets
-        if data.get("ingest") == ingested.content_hash and version.lineage.training_job == (
-            job_name_for(data.get("split", ""), config.task.value, config.train)
-        ):
-            return made
-    return None
 
 
 def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision) -> State:

@@ -42,6 +42,7 @@ from flows.summary import STOPS, RunSummary
 from platforms import tracking
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
+from platforms.evaluation import EvalReport
 from platforms.notify import flow_run_url
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef
@@ -49,7 +50,7 @@ from platforms.tracking import RunStatus, TrackedRun
 from platforms.training import TrainingJob
 from screening.report import Screened
 from screening.report import report_markdown as screening_markdown
-from tasks.evaluation_report import EvalReport, report_markdown
+from tasks.evaluation_report import report_markdown
 from tasks.register import code_version
 
 log = logging.getLogger(__name__)

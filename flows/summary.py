@@ -1,11 +1,10 @@
-"""What a `retrain` run did and where its model came from: the run summary and the lineage.
+"""What a `retrain` run did: the run summary.
 
 `RunSummary` times each stage (`with summary.stage("train"): ...`), records how it ended
 (completed, nothing-new, rejected, failed, gate-failed, cannot-judge) and the details a person reads in `tunegate run`'s
 table and `--summary` file; it also turns the run's end into the flow's final Prefect state.
-`lineage` is what the registry keeps beside a version: a typed `Lineage` built from the typed
-results the flow holds (dataset refs, the approval record, the evaluation report, the training
-job), never read back out of the summary.
+Where a registered model came from (its `Lineage`) is built by the register stage
+(tasks/register.py `lineage_of`) from the run's typed results, never read back out of the summary.
 """
 
 from __future__ import annotations
@@ -21,14 +20,12 @@ from prefect.exceptions import ExternalSignal
 from prefect.states import Completed, Failed, State
 from pydantic import BaseModel, Field
 
-from flows.config import PipelineConfig
 from platforms.approvals import ApprovalRecord
-from platforms.lineage import Lineage
+from platforms.evaluation import EvalReport
 from platforms.registry import ModelVersion
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.store import DatasetRef
 from platforms.training import TrainingJob
 from tasks.approve import DataRejected
-from tasks.evaluation_report import EvalReport
 from tasks.records import NoUsableRecords
 
 log = logging.getLogger(__name__)
@@ -202,30 +199,6 @@ def gate_line(evaluation: dict[str, Any]) -> str:
         return line + "; gate passed"
     word = "cannot judge" if gate.get("verdict") == "cannot-judge" else "FAILED"
     return line + f"; gate {word}: " + "; ".join(gate["reasons"])
-
-
-def lineage(
-    config: PipelineConfig,
-    flow_run_id: str | None,
-    datasets: dict[str, DatasetRef],
-    approval: ApprovalRecord,
-    job: TrainingJob,
-    report: EvalReport,
-    tracking_run_id: str | None = None,
-) -> Lineage:
-    """Where a registered model came from: data hashes, approval, evaluation, run (Prefect's and
-    MLflow's) and config."""
-    return Lineage(
-        datasets={stage: ref.content_hash for stage, ref in datasets.items()},
-        approval=approval,
-        approval_hash=approval.record_hash,  # of the signed record, as stored
-        evaluation=report.model_dump(mode="json", exclude={"loss_curve"}),
-        flow_run_id=flow_run_id,
-        tracking_run_id=tracking_run_id,
-        config_hash=sha256_text(stable_json(config.model_dump(mode="json"))),
-        training_job=job.name,
-        training_backend=config.train.backend,
-    )
 
 
 def stop_signal(stop: BaseException) -> signal.Signals | None:

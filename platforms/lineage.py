@@ -1,18 +1,36 @@
 """Where a registered model came from: the typed lineage a registry keeps beside each version.
 
-The flow builds a `Lineage` from the typed results it holds (dataset refs, the signed approval
-record, the evaluation report, the training job); the registries (local and Azure ML) store it
-whole and read its fields: a training job is registered once (`training_job`), Azure ML tags
-carry the scalar fields (`tags()`).
+The register stage builds a `Lineage` from the typed results of the run (dataset refs, the signed
+approval record, the `EvalReport`, the training job: tasks/register.py `lineage_of`); the
+registries (local and Azure ML) store it whole and read its fields: a training job is registered
+once (`training_job`), Azure ML tags carry the scalar fields (`tags()`).
+
+A record written by an earlier release kept its evaluation as a plain dict: it is validated into
+an `EvalReport` when read (None when it no longer validates, or was empty), and written back
+exactly as it was stored, so a version record signed then still verifies.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    field_serializer,
+    model_validator,
+)
 
 from platforms.approvals import ApprovalRecord
+from platforms.evaluation import EvalReport
+
+# What a registered version keeps of the report: the loss curve lives in the run's MLflow run.
+_NOT_KEPT = {"loss_curve"}
 
 
 class Lineage(BaseModel):
@@ -25,10 +43,10 @@ class Lineage(BaseModel):
     )
     approval: ApprovalRecord | None = Field(None, description="The signed approval of the data.")
     approval_hash: str | None = Field(None, description="Hash of the signed approval record.")
-    evaluation: dict[str, Any] = Field(
-        default_factory=dict,
+    evaluation: EvalReport | None = Field(
+        None,
         description="The evaluation report (every compared number, the gate's decision, the "
-        "serving runtime's choice), as recorded.",
+        "serving runtime's choice); None when the version was registered without one.",
     )
     flow_run_id: str | None = None
     tracking_run_id: str | None = Field(
@@ -40,6 +58,31 @@ class Lineage(BaseModel):
     training_job: str | None = Field(None, description="The job that trained the version.")
     training_backend: str | None = Field(None, description="Where it trained (train.backend).")
     code_version: str | None = Field(None, description="The git commit that registered it.")
+    # (the report read, the dict it was read from): written back as read (see the docstring)
+    _stored_evaluation: tuple[EvalReport | None, dict[str, Any]] | None = PrivateAttr(None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _evaluation_as_stored(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Lineage]
+    ) -> Lineage:
+        stored = data.get("evaluation") if isinstance(data, dict) else None
+        if not isinstance(stored, dict):
+            return handler(data)
+        try:
+            report = EvalReport.model_validate(stored) if stored else None
+        except ValidationError:  # an older release's report: kept as stored, read as None
+            report = None
+        lineage = handler({**data, "evaluation": report})
+        if _json(stored) != _json(_as_stored(report)):  # written otherwise then: kept as it was
+            lineage._stored_evaluation = (report, stored)
+        return lineage
+
+    @field_serializer("evaluation")
+    def _evaluation_dict(self, report: EvalReport | None) -> dict[str, Any]:
+        if self._stored_evaluation is not None and self._stored_evaluation[0] is report:
+            return self._stored_evaluation[1]
+        return _as_stored(report)
 
     def tags(self) -> dict[str, str]:
         """The scalar fields, as strings (what a registry can filter on)."""
@@ -49,3 +92,12 @@ class Lineage(BaseModel):
     def same_job(self, other: Lineage) -> bool:
         """Whether both came from one training job (it is registered once)."""
         return self.training_job is not None and self.training_job == other.training_job
+
+
+def _as_stored(report: EvalReport | None) -> dict[str, Any]:
+    """How this release stores a report in a version record (`{}`: none)."""
+    return {} if report is None else report.model_dump(mode="json", exclude=_NOT_KEPT)
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True)

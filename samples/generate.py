@@ -17,6 +17,7 @@ import csv
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,8 @@ def _records(
     base = f"ticket-{tk.num:06d}"
     if task == "summarization":
         return [({"id": base, "document": tk.text, "summary": tk.summary}, tk.toxic)]
+    if task != "extractive-qa":
+        raise ValueError(f"a ticket makes summarization or extractive-qa records, not {task!r}")
     out = []
     for j, (question, answer) in enumerate(tk.qa, start=1):
         toxic_q = not clean and rng.random() < _TOXIC_QUESTION_RATE
@@ -177,20 +180,49 @@ class _Unit:
     fields: dict[str, dict[str, list[str]]]  # chat: record id -> message field -> planted values
 
 
-def _unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
-    """Ticket or conversation `num` as the records of `task`; `clean` ones plant nothing."""
-    if task == "text-generation":
-        doc = text.document(rng, clean)
-        rec = {"id": f"doc-{num:06d}", "text": doc.text}
-        return _Unit(doc.text, [(rec, False)], doc.pii, [], {})
-    if task == "chat":
-        rates = {"pii_rate": _PII_RATE, "secret_rate": _SECRET_RATE, "toxic_rate": _TOXIC_RATE}
-        conv = chat.conversation(rng, num, **({} if clean else rates))
-        rec = conv.record
-        fields = {rec["id"]: conv.fields} if conv.fields else {}
-        return _Unit(_dumps(rec["messages"]), [(rec, conv.toxic)], conv.pii, conv.secrets, fields)
+def _document_unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
+    doc = text.document(rng, clean)
+    rec = {"id": f"doc-{num:06d}", "text": doc.text}
+    return _Unit(doc.text, [(rec, False)], doc.pii, [], {})
+
+
+def _conversation_unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
+    rates = {"pii_rate": _PII_RATE, "secret_rate": _SECRET_RATE, "toxic_rate": _TOXIC_RATE}
+    conv = chat.conversation(rng, num, **({} if clean else rates))
+    rec = conv.record
+    fields = {rec["id"]: conv.fields} if conv.fields else {}
+    return _Unit(_dumps(rec["messages"]), [(rec, conv.toxic)], conv.pii, conv.secrets, fields)
+
+
+def _ticket_unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
     tk = _ticket(rng, num, clean)
     return _Unit(tk.text, _records(tk, task, rng, clean), tk.pii, tk.secrets, {})
+
+
+# What each task's records are made from: support tickets, conversations or logbook documents.
+_UNITS: dict[str, Callable[[str, random.Random, int, bool], _Unit]] = {
+    "extractive-qa": _ticket_unit,
+    "summarization": _ticket_unit,
+    "chat": _conversation_unit,
+    "text-generation": _document_unit,
+}
+
+
+def check_task(task: str) -> str:
+    """`task`, when this generator writes records for it; else a ValueError naming it and the
+    tasks it knows."""
+    if task not in _UNITS:
+        raise ValueError(
+            f"unknown task {task!r} for sample data: the generator writes records for "
+            f"{', '.join(_UNITS)}"
+        )
+    return task
+
+
+def _unit(task: str, rng: random.Random, num: int, clean: bool) -> _Unit:
+    """Ticket, conversation or document `num` as the records of `task`; `clean` ones plant
+    nothing."""
+    return _UNITS[check_task(task)](task, rng, num, clean)
 
 
 # --- malformed lines ---------------------------------------------------------------------------
@@ -364,8 +396,7 @@ def generate_sample(task: str, n: int, seed: int = 0) -> Sample:
     `MALFORMED_BY_TASK[task]` and blank lines.
     Deterministic: the same (task, n, seed) always gives byte-identical lines.
     """
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
+    check_task(task)
     if n < MIN_LINES:
         raise ValueError(f"n must be at least {MIN_LINES}; got {n}")
     rng = random.Random(seed)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import uvicorn
-from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi import APIRouter, FastAPI, Header, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -135,20 +135,16 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
     `masker` ("module:function": `screening.outputs:traffic_masker`), `settings.collect` and a
     state folder,
     every scoring request and its answer are collected, masked, under `<state_dir>/collected/`
-    (`serving.collect`); without a masker nothing is collected."""
+    (`serving.collect`); without a masker nothing is collected. Its routes come in three groups:
+    the probes (`_probe_routes`), scoring (`_scoring_routes`) and the admin routes
+    (`_admin_routes`)."""
     key = load_or_create_key(settings.key_file)
     admin_file = admin_key_file(settings.key_file)
     admin_key = load_or_create_key(admin_file)
     endpoint = Endpoint(
         settings.state_dir, settings.max_batch_size, settings.max_wait_ms, settings.seed
     )
-
-    collection = None
-    if settings.collect and masker is not None and settings.state_dir is not None:
-        sink = jsonl_sink(
-            settings.state_dir / COLLECTED, settings.collect_max_bytes, settings.collect_keep
-        )
-        collection = Collection(masker, [sink])
+    collection = _collection(settings, masker)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -175,11 +171,33 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(422, _validation_message(exc))
 
-    @app.get("/health/live")
+    app.include_router(_probe_routes(endpoint, key, admin_key))
+    app.include_router(_scoring_routes(endpoint, settings, collection))
+    app.include_router(_admin_routes(endpoint))
+    return app
+
+
+def _collection(settings: ServerSettings, masker: str | None) -> Collection | None:
+    """Where scoring requests are collected, masked: None without a masker, `settings.collect`
+    or a state folder."""
+    if not settings.collect or masker is None or settings.state_dir is None:
+        return None
+    sink = jsonl_sink(
+        settings.state_dir / COLLECTED, settings.collect_max_bytes, settings.collect_keep
+    )
+    return Collection(masker, [sink])
+
+
+def _probe_routes(endpoint: Endpoint, key: str, admin_key: str) -> APIRouter:
+    """The routes that need no key: liveness, readiness (of the endpoint or one deployment) and
+    the proof that this endpoint holds its keys. They read state and do no work."""
+    routes = APIRouter()
+
+    @routes.get("/health/live")
     async def live() -> dict[str, str]:
         return {"status": "live"}
 
-    @app.get(IDENTITY_PATH)
+    @routes.get(IDENTITY_PATH)
     async def identity(
         nonce: Annotated[str, Query(min_length=16, max_length=128, pattern=r"^[0-9a-f]+$")],
     ) -> dict[str, str]:
@@ -189,7 +207,7 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
             "admin": identity_proof(admin_key, nonce),
         }
 
-    @app.get("/health/ready")
+    @routes.get("/health/ready")
     async def ready(
         deployment: Annotated[str | None, Query(description="one deployment's readiness")] = None,
     ) -> JSONResponse:
@@ -203,7 +221,17 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
             return _error(503, "not ready: no loaded deployment has traffic")
         return JSONResponse({"ready": True, "deployments": serving})
 
-    @app.post("/score")
+    return routes
+
+
+def _scoring_routes(
+    endpoint: Endpoint, settings: ServerSettings, collection: Collection | None
+) -> APIRouter:
+    """`POST /score`: the request read within its limits, a deployment chosen, the records
+    scored, and the exchange collected (masked, off the request path) however it ended."""
+    routes = APIRouter()
+
+    @routes.post("/score")
     async def score(
         request: Request,
         forced: Annotated[str | None, Header(alias=DEPLOYMENT_HEADER)] = None,
@@ -236,7 +264,7 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
                 )
 
         try:
-            is_batch, outputs = await _answer(deployment, body, forced, records)
+            is_batch, outputs = await _answer(endpoint, settings, deployment, body, forced, records)
         except HTTPException as exc:
             collect(exc.status_code, None, str(exc.detail))
             raise
@@ -247,46 +275,60 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
         content: Any = {"outputs": outputs} if is_batch else outputs[0]
         return JSONResponse(content, headers={DEPLOYMENT_HEADER: deployment.name})
 
-    async def _answer(
-        deployment: Deployment, body: bytes, forced: str | None, records: list[dict[str, Any]]
-    ) -> tuple[bool, list[Any]]:
-        """(is_batch, answers) of a request to `deployment`, its records added to `records` once
-        they are within the limits; HTTPException when it is refused or times out, ModelFailure
-        when the model fails."""
+    return routes
 
-        def admit() -> tuple[list[dict[str, Any]], bool]:
-            return _admitted(deployment.scorer, body, settings)
 
-        try:  # a big body is checked off the event loop; a small one costs less than the hop
-            parsed, is_batch = (
-                await asyncio.to_thread(admit) if len(body) > INLINE_BODY_BYTES else admit()
-            )
-        except TooMuch as exc:
-            raise HTTPException(413, str(exc)) from None
-        except ValueError as exc:
-            raise HTTPException(400, str(exc)) from None
-        records.extend(parsed)
-        if forced is None:
-            endpoint.mirror(records)
-        try:
-            outputs = await asyncio.wait_for(
-                endpoint.score(deployment, records), settings.score_timeout_s
-            )
-        except TimeoutError:
-            raise HTTPException(
-                504,
-                f"deployment {deployment.name} did not answer within "
-                f"{settings.score_timeout_s:g}s (score_timeout_s); send smaller requests",
-            ) from None
-        except NoRoute as exc:
-            raise HTTPException(503, str(exc)) from None
-        return is_batch, outputs
+async def _answer(
+    endpoint: Endpoint,
+    settings: ServerSettings,
+    deployment: Deployment,
+    body: bytes,
+    forced: str | None,
+    records: list[dict[str, Any]],
+) -> tuple[bool, list[Any]]:
+    """(is_batch, answers) of a request to `deployment`, its records added to `records` once
+    they are within the limits; HTTPException when it is refused or times out, ModelFailure
+    when the model fails."""
 
-    @app.get("/deployments")
+    def admit() -> tuple[list[dict[str, Any]], bool]:
+        return _admitted(deployment.scorer, body, settings)
+
+    try:  # a big body is checked off the event loop; a small one costs less than the hop
+        parsed, is_batch = (
+            await asyncio.to_thread(admit) if len(body) > INLINE_BODY_BYTES else admit()
+        )
+    except TooMuch as exc:
+        raise HTTPException(413, str(exc)) from None
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None
+    records.extend(parsed)
+    if forced is None:
+        endpoint.mirror(records)
+    try:
+        outputs = await asyncio.wait_for(
+            endpoint.score(deployment, records), settings.score_timeout_s
+        )
+    except TimeoutError:
+        raise HTTPException(
+            504,
+            f"deployment {deployment.name} did not answer within "
+            f"{settings.score_timeout_s:g}s (score_timeout_s); send smaller requests",
+        ) from None
+    except NoRoute as exc:
+        raise HTTPException(503, str(exc)) from None
+    return is_batch, outputs
+
+
+def _admin_routes(endpoint: Endpoint) -> APIRouter:
+    """The routes that need the admin key: deployments (list, load, delete), traffic and
+    metrics."""
+    routes = APIRouter()
+
+    @routes.get("/deployments")
     async def list_deployments() -> EndpointStatus:
         return endpoint.status()
 
-    @app.put("/deployments/{name}")
+    @routes.put("/deployments/{name}")
     async def put_deployment(
         name: Annotated[str, PathParam(pattern=DEPLOYMENT_NAME)], spec: DeploymentSpec
     ) -> DeploymentInfo:
@@ -299,7 +341,7 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
                 400, f"cannot load {spec.model_dir} into deployment {name}: {exc}"
             ) from None
 
-    @app.delete("/deployments/{name}")
+    @routes.delete("/deployments/{name}")
     async def delete_deployment(name: str) -> dict[str, str]:
         try:
             await endpoint.delete_deployment(name)
@@ -309,18 +351,18 @@ def create_app(settings: ServerSettings, masker: str | None = None) -> FastAPI:
             raise HTTPException(409, str(exc)) from None
         return {"deleted": name}
 
-    @app.put("/traffic")
+    @routes.put("/traffic")
     async def put_traffic(settings: TrafficSettings) -> TrafficSettings:
         try:
             return endpoint.set_traffic(settings)
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
 
-    @app.get("/metrics")
+    @routes.get("/metrics")
     async def metrics() -> EndpointMetrics:
         return endpoint.metrics()
 
-    return app
+    return routes
 
 
 def _admitted(

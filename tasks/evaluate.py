@@ -27,13 +27,14 @@ from prefect.cache_policies import NONE
 from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
+from platforms.evaluation import EvalReport
 from platforms.locks import write_text_atomic
 from platforms.registry import ModelVersion
 from platforms.store import DatasetRef, sha256_text, stable_json
 from platforms.training import Evaluation, ModelScores, TrainingJob
 from screening.outputs import OutputScreen, screen_candidate
 from screening.policy import ScreenConfig
-from tasks.evaluation_report import EvalReport, report_markdown, shown_reference
+from tasks.evaluation_report import report_markdown, shown_reference
 from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
 from tasks.scoring import Scored, scored
 from tasks.serving_choice import ServingConfig, choose_runtime

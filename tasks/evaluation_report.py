@@ -1,49 +1,12 @@
-"""The evaluation report: every number the gate compared and its decision, and how a person reads
-it (the Prefect artifact's Markdown).
+"""How a person reads the evaluation report (`platforms.evaluation.EvalReport`: every number the
+gate compared and its decision): the Prefect artifact's Markdown.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from serving.runtimes import ServingChoice
-from tasks.gate import GateDecision
-
-
-class EvalReport(BaseModel):
-    """Every number the gate compared, and its decision."""
-
-    model_config = ConfigDict(frozen=True)
-    task: str
-    primary_metric: str
-    test_records: int
-    base: dict[str, float]
-    candidate: dict[str, float]
-    champion: dict[str, float] | None
-    champion_version: int | None
-    interval: tuple[float, float] | None
-    pii_leaks: int
-    gate: GateDecision
-    loss_curve: list[dict[str, float]] = Field(default_factory=list)
-    samples: list[dict[str, Any]] = Field(
-        default_factory=list,
-        description="A few test requests with the candidate's offline answer: the rollout's "
-        "smoke test checks the served model gives the same.",
-    )
-    serving: ServingChoice | None = Field(
-        None,
-        description="The runtime the endpoint serves (serving.runtime): each runtime's primary "
-        "metric on the test split, the chosen one, why others were refused, the exported "
-        "folder and the chosen runtime's hash. None: not checked (torch serves).",
-    )
-    examples: list[dict[str, str]] = Field(
-        default_factory=list,
-        description="A few test records' reference beside the base model's and the candidate's "
-        "output (personal data found in the candidate's replaced by placeholders), for a person "
-        "to read.",
-    )
+from platforms.evaluation import EvalReport
 
 
 def report_markdown(report: EvalReport) -> str:

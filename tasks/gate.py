@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from platforms.evaluation import Check, GateDecision
 from trainer.metrics import LOWER_IS_BETTER, METRIC_NAMES
 
 
@@ -79,40 +79,6 @@ class GatePolicy(BaseModel):
         """This policy with only the thresholds on metrics the task reports."""
         kept = {m: v for m, v in self.thresholds.items() if m in metric_names}
         return self.model_copy(update={"thresholds": kept})
-
-
-class Check(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    name: str
-    value: float
-    required: float
-    passed: bool
-
-
-Verdict = Literal["passed", "failed", "cannot-judge"]
-
-
-class GateDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    passed: bool
-    reasons: list[str]
-    checks: list[Check]
-    verdict: Verdict  # cannot-judge: too little evidence for either (never passed)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _verdict_of_older_reports(cls, data: object) -> object:
-        """A report kept before verdicts: its `passed` says which."""
-        if isinstance(data, dict) and "verdict" not in data:
-            return {**data, "verdict": "passed" if data.get("passed") else "failed"}
-        return data
-
-    @property
-    def word(self) -> str:
-        """How a person reads the verdict: passed, FAILED, or cannot judge."""
-        return {"passed": "passed", "failed": "FAILED", "cannot-judge": "cannot judge"}[
-            self.verdict
-        ]
 
 
 def decide_gate(

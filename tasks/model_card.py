@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
+from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
 from platforms.registry import CARD_FILE
 from screening.report import ScreenReport
-from tasks.evaluation_report import EvalReport
 from trainer.taskspec import task_spec
 
 _PIPELINE_TAGS = {
@@ -67,7 +67,7 @@ def model_card(
     """The card of a version of `name` (see the module docstring). `screen` and `split_counts`
     are what the run knew beyond the lineage; a card rebuilt from a version record alone (one
     registered before cards) says they were not recorded."""
-    report = _report(lineage)
+    report = lineage.evaluation
     task = _task_name(task)
     base = base_model_name(base_model)
     front = {
@@ -122,15 +122,6 @@ def card_of_folder(model_dir: Path) -> str | None:
         return None
     text = path.read_text()
     return None if "# Model Card for Model ID" in text else text
-
-
-def _report(lineage: Lineage) -> EvalReport | None:
-    if not lineage.evaluation:
-        return None
-    try:
-        return EvalReport.model_validate(lineage.evaluation)
-    except ValueError:  # an older release's report: the card says what it can without it
-        return None
 
 
 def _data(lineage: Lineage, split_counts: dict[str, int] | None) -> list[str]:

@@ -1,7 +1,9 @@
 """register: a registry version with its lineage; the `challenger` alias (and `champion`).
 
 Lineage answers "where did this model come from": the dataset hashes of every stage, the approval
-record, the evaluation report, the flow run, the code version and the config hash.
+record, the evaluation report (typed, an `EvalReport`), the flow run, the code version and the
+config hash. It is built here (`lineage_of`), where the registration is decided, from the run's
+typed results.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field
 
+from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends, PlatformKind
+from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
 from platforms.registry import ModelRegistry, ModelVersion
+from platforms.store import DatasetRef
+from platforms.training import TrainingJob
 from screening.report import ScreenReport
 from serving import runtimes
 from serving.runtimes import ServingChoice
@@ -66,6 +72,32 @@ def code_version() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip()
+
+
+def lineage_of(
+    datasets: dict[str, DatasetRef],
+    approval: ApprovalRecord,
+    job: TrainingJob,
+    report: EvalReport,
+    *,
+    flow_run_id: str | None,
+    tracking_run_id: str | None,
+    config_hash: str,
+    training_backend: str,
+) -> Lineage:
+    """Where a registered model came from: data hashes, approval, evaluation, run (Prefect's and
+    MLflow's) and config, from the run's typed results."""
+    return Lineage(
+        datasets={stage: ref.content_hash for stage, ref in datasets.items()},
+        approval=approval,
+        approval_hash=approval.record_hash,  # of the signed record, as stored
+        evaluation=report,
+        flow_run_id=flow_run_id,
+        tracking_run_id=tracking_run_id,
+        config_hash=config_hash,
+        training_job=job.name,
+        training_backend=training_backend,
+    )
 
 
 def run_register(

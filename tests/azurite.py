@@ -1,5 +1,5 @@
 """A real Azurite Blob endpoint (the `azurite-blob` of `npm ci`) for the tests that need blob
-storage: tests/test_azurite.py and the fake Azure ML service's datastore (tests/azureml/).
+storage: tests/platforms/test_azurite.py and the fake Azure ML service's datastore (tests/azureml/).
 
 The `azurite` fixture in conftest.py starts one per test module.
 """

@@ -113,7 +113,7 @@ def _xdist_group(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that use `served` run last: once started, `tunegate deployments serve` polls for runs
     of retrain/nightly and retrain/manual for the rest of the session, so a worker test after it
-    (tests/test_worker_run.py, same deployment names) would race it for its run.
+    (tests/flows/test_worker_run.py, same deployment names) would race it for its run.
 
     Under pytest-xdist (`make test`: `-n 2 --dist loadgroup --no-loadscope-reorder`) each test
     is marked with its group (`_xdist_group`) and the groups with the most slow tests go first,
@@ -163,7 +163,7 @@ def make_config(tmp_path: Path) -> Callable[..., PipelineConfig]:
             "until": "split",  # the data half; model-half tests ask for more
         }
         data.update(sections)
-        # the test splits here hold a few records: the gate judges them (tests/test_gate.py
+        # the test splits here hold a few records: the gate judges them (tests/tasks/test_gate.py
         # has the default's "cannot judge")
         data["evaluate"] = {"min_test_records": 1, **(data.get("evaluate") or {})}
         return validate_config(data)

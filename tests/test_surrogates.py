@@ -16,7 +16,7 @@ from screening.policy import ScreenConfig, apply_policy
 from screening.redact import Span
 from screening.surrogates import Surrogates
 from tasks.records import TaskType, check_answers_at_offsets
-from tests.test_screen import _screen
+from tests.tasks.test_screen import _screen
 
 SALT = b"0123456789abcdef0123456789abcdef"
 

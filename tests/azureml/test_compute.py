@@ -12,8 +12,10 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from flows.config import ConfigError, load_config
+from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig
 from platforms.azureml.training import AzureMLTrainingBackend
+from platforms.training import TrainSpec
 from tests.azureml.fake_service import FakeAzureML, ml_client
 from tests.azureml.test_export import SCENARIOS
 
@@ -148,8 +150,28 @@ def _size(name: str, gpus: int, low_priority: bool = True) -> dict[str, object]:
 def test_a_cpu_size_runs_its_processes_without_gpus(
     fake_azureml: FakeAzureML, tmp_path: Path
 ) -> None:
+    """A size the region lists with no GPU (Standard_DS3_v2) takes any gpus_per_node: its
+    processes run on the cores, so the GPU count is not checked and the cluster is made; the
+    same launch on a size with one GPU is refused."""
+    launch = {"gpus_per_node": 2}
     config = AzureMLConfig.model_validate(
-        {"compute": {"name": "cpu", "size": "Standard_DS3_v2", "max_nodes": 1}}
+        {"compute": {"name": "cpu", "size": "Standard_DS3_v2", "max_nodes": 1}, "launch": launch}
     )
     AzureMLTrainingBackend(ml_client(fake_azureml), config, tmp_path)._ensure_compute()
-    assert "cpu" in fake_azureml.computes
+    assert "GET {location}/vmSizes" in fake_azureml.calls()  # the region's sizes were read
+    created = fake_azureml.last_body("PUT", "/computes/cpu")["properties"]["properties"]
+    assert created["vmSize"] == "Standard_DS3_v2"
+    spec = TrainSpec(name="cpu-job", data_dir=str(tmp_path), args={"task": "extractive-qa"})
+    command = entities.training_command(spec, config.launch, config.job)
+    assert "--num_processes 2 " in command  # two processes on the one node
+
+    one_gpu = config.model_copy(
+        update={
+            "compute": config.compute.model_copy(
+                update={"name": "gpu1", "size": "Standard_NC6s_v3"}
+            )
+        }
+    )
+    one_gpu_backend = AzureMLTrainingBackend(ml_client(fake_azureml), one_gpu, tmp_path)
+    with pytest.raises(ValueError, match=r"gpus_per_node 2 .*Standard_NC6s_v3.* 1 GPUs in region"):
+        one_gpu_backend._ensure_compute()

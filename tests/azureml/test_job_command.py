@@ -222,6 +222,7 @@ def test_multi_node_accelerate_takes_its_machine_rank_from_the_node(tmp_path: Pa
     _assert_the_model_loads_and_answers(tmp_path / "model")
 
 
+@pytest.mark.slow
 def test_the_evaluation_job_scores_and_screens_what_it_predicted(tmp_path: Path) -> None:
     """The exported `evaluate-job.yml` of a chat run on a node: base, candidate and champion
     predict the test split as the evaluate stage would here; the job scores each with the

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.config import ConfigError, load_config
+from platforms.evaluation import EvalReport
 from platforms.store import DatasetRef
 from platforms.training import Evaluation, TrainingJob
 from screening.policy import ScreenConfig
@@ -20,7 +21,7 @@ from serving import runtimes
 from serving.runtimes import choose
 from serving.scoring import Scorer
 from tasks.evaluate import EvaluateConfig, run_evaluation
-from tasks.evaluation_report import EvalReport, report_markdown
+from tasks.evaluation_report import report_markdown
 from tasks.records import TaskType
 from tasks.register import with_serving_files
 from tasks.serving_choice import ServingConfig

@@ -1,6 +1,6 @@
 """Tiny models and datasets built here, for the trainer's tests and the training backend's.
 
-A plain helper module (not a test module), so that tests/test_training_backend.py can use it too.
+A plain helper module (not a test module), so that tests/platforms/test_training_backend.py can use it too.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`tunegate ui`: MLflow's UI on the store's tracked runs and registered models, in a real headless
-Chromium (Debian's, driven by playwright as in tests/test_ui_approval.py).
+Chromium (Debian's, driven by playwright as in tests/flows/test_ui_approval.py).
 
 The runs and the registered model are made directly through MLflow's client on a temp store (no
 training); the pages are checked by their text (run names, parameters, alias names) and kept as
@@ -20,13 +20,13 @@ import pytest
 
 from cli.ui import ui_url
 from platforms import tracking
-from tests.test_ui_approval import page  # noqa: F401 (the Chromium page fixture)
+from tests.flows.test_ui_approval import page  # noqa: F401 (the Chromium page fixture)
 
 pytestmark = pytest.mark.slow
 
 MODEL = "tunegate-extractive-qa"
 ML_VIEW = "?workflowType=machine_learning"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _two_runs_and_a_champion(store: Path) -> tuple[str, list[str]]:

@@ -129,7 +129,7 @@ def test_a_killed_registration_is_invisible_and_cleaned_by_the_next(tmp_path: Pa
     store = tmp_path / "store"
     registry = MlflowRegistry.local(store)
     registry.register("qa", _model(tmp_path, "a"), {}, Lineage(training_job="j1"))
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     died = subprocess.run(
         [sys.executable, "-c", KILLED, str(store), str(_model(tmp_path, "b"))],
         cwd=root,
@@ -208,3 +208,83 @@ def test_a_registered_version_links_to_its_tracking_run(tmp_path: Path) -> None:
     assert client.get_model_version("qa", str(version.version)).run_id == run.info.run_id
     unknown = registry.register("qa", _model(tmp_path, "b"), {}, Lineage(tracking_run_id="nope"))
     assert client.get_model_version("qa", str(unknown.version)).run_id in (None, "")
+
+
+# A report as a release before typed lineage stored it: a dict, its gate without a verdict, and
+# none of the fields added since (serving, examples).
+OLDER_REPORT = {
+    "task": "extractive-qa",
+    "primary_metric": "f1",
+    "test_records": 60,
+    "base": {"f1": 6.1},
+    "candidate": {"f1": 58.8},
+    "champion": None,
+    "champion_version": None,
+    "interval": [-1.5, 8.2],
+    "pii_leaks": 0,
+    "gate": {
+        "passed": True,
+        "reasons": [],
+        "checks": [{"name": "f1 >= 50", "value": 58.8, "required": 50.0, "passed": True}],
+    },
+    "samples": [],
+}
+
+
+def _as_an_older_release_wrote_it(
+    registry: MlflowRegistry, key: bytes, number: int, evaluation: dict
+) -> None:
+    """Version `number`'s record rewritten with `evaluation` as its lineage's report, signed with
+    `key` and hashed into the registry's database, as the release that registered it did."""
+    import hashlib
+    import hmac
+
+    record_file = Path(registry.get("qa", number).path) / "version.json"
+    record = json.loads(record_file.read_text())
+    record["lineage"]["evaluation"] = evaluation
+    content = {k: v for k, v in record.items() if k not in ("path", "signature")}
+    signed = json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
+    record["signature"] = hmac.new(key, signed, hashlib.sha256).hexdigest()
+    text = json.dumps(record)
+    record_file.write_text(text)
+    client = tracking.client(registry.uri)
+    client.set_model_version_tag("qa", str(number), "tunegate.record_sha256", _sha256(text))
+
+
+def test_a_version_registered_with_a_dict_report_reads_as_an_eval_report_and_verifies(
+    tmp_path: Path,
+) -> None:
+    from platforms.evaluation import EvalReport
+
+    key = b"k" * 32
+    registry = MlflowRegistry.local(tmp_path / "store", signing_key=key)
+    for name in ("a", "b"):
+        registry.register("qa", _model(tmp_path, name), {"f1": 58.8}, Lineage(training_job=name))
+    _as_an_older_release_wrote_it(registry, key, 1, OLDER_REPORT)
+    _as_an_older_release_wrote_it(registry, key, 2, {"f1": 58.8})  # a shape no longer known
+
+    older = registry.get("qa", 1)
+    report = older.lineage.evaluation
+    assert isinstance(report, EvalReport)
+    assert (report.candidate, report.interval, report.gate.verdict) == (
+        {"f1": 58.8},
+        (-1.5, 8.2),
+        "passed",  # from its `passed`, as before verdicts
+    )
+    assert registry.problems(older) == []  # its signature holds: written back as it was stored
+    assert registry.download(older) == Path(older.path)
+    assert older.lineage.model_dump(mode="json")["evaluation"] == OLDER_REPORT
+
+    unknown = registry.get("qa", 2)
+    assert unknown.lineage.evaluation is None  # read without its report, never refused
+    assert registry.problems(unknown) == []
+
+    # this release's own: the typed report, stored without its loss curve, read back equal
+    typed = report.model_copy(update={"loss_curve": [{"step": 1.0, "loss": 2.0}]})
+    third = registry.register(
+        "qa", _model(tmp_path, "c"), {"f1": 58.8}, Lineage(training_job="c", evaluation=typed)
+    )
+    again = registry.get("qa", third.version)
+    assert again.lineage.evaluation == report.model_copy(update={"loss_curve": []})
+    assert "loss_curve" not in again.lineage.model_dump(mode="json")["evaluation"]
+    assert registry.problems(again) == []

@@ -35,7 +35,7 @@ def test_a_lock_is_exclusive_between_processes_and_freed_when_its_holder_dies(
     lock = tmp_path / "locks" / "rollout.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

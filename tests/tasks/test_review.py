@@ -23,7 +23,7 @@ from tasks.review import review_markdown, review_records
 from tasks.review_changes import compare
 from tasks.screen import run_screen
 from tests.conftest import write_jsonl
-from tests.test_review_changes import _screened
+from tests.tasks.test_review_changes import _screened
 
 RECORDS = [
     {

@@ -3,7 +3,7 @@ that asks for a person never takes the policy's approval (issue 24 item 2, issue
 
 The approve stage runs for real over a store (signed records written and read back); only the
 pause for a reviewer is replaced by the reviewer's answer, since pausing needs a Prefect server
-(tests/test_served_approval.py pauses and resumes a real one)."""
+(tests/flows/test_served_approval.py pauses and resumes a real one)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from platforms.approvals import POLICY, ApprovalMode, ApprovalRecord, Decisions,
 from platforms.backends import Backends, BackendSettings
 from screening.report import Screened
 from tasks.approve import ApprovalConfig, DataRejected, approve_task, make_record
-from tests.test_review_changes import _screened
+from tests.tasks.test_review_changes import _screened
 
 KEY = "a key for these tests, long enough"
 

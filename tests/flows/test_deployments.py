@@ -15,7 +15,7 @@ from flows.config import PipelineConfig, RetrainRequest
 from flows.deployments import build_deployments
 from tests.tickets import qa_tickets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:

@@ -44,8 +44,8 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
 
 
 def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
-    from tasks.evaluation_report import EvalReport, report_markdown
-    from tasks.gate import GateDecision
+    from platforms.evaluation import EvalReport, GateDecision
+    from tasks.evaluation_report import report_markdown
 
     report = EvalReport(
         task="summarization",

@@ -2,7 +2,7 @@
 
 The MLflow database is the store's own SQLite file (from the migrated template: milliseconds);
 no Prefect API, no training: the trainer's side is in tests/trainer/test_train.py, a whole run's
-in tests/test_flow_model.py.
+in tests/flows/test_flow_model.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from flows.config import load_config
 from flows.run_tracking import RunTracker, config_params, evaluation_metrics
 from flows.summary import RunSummary
 from platforms import tracking
+from platforms.evaluation import EvalReport
 from platforms.training import TrainingJob
-from tasks.evaluation_report import EvalReport
 from tasks.gate import GatePolicy, decide_gate
 
 

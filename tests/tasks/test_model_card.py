@@ -17,11 +17,10 @@ from cli.common import print_endpoint
 from cli.main import app
 from flows.config import validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord
+from platforms.evaluation import Check, EvalReport, GateDecision
 from platforms.lineage import Lineage
 from platforms.registry import with_card
 from screening.report import EntityCount, ScreenReport
-from tasks.evaluation_report import EvalReport
-from tasks.gate import Check, GateDecision
 from tasks.model_card import base_model_name, model_card
 from tasks.register import run_register
 from trainer.taskspec import task_spec
@@ -80,7 +79,7 @@ def _lineage() -> Lineage:
         datasets={"ingest": "1" * 64, "screen": "2" * 64, "split": "3" * 64},
         approval=approval,
         approval_hash=approval.record_hash,
-        evaluation=report.model_dump(mode="json"),
+        evaluation=report,
         flow_run_id="run-1",
         training_job="train-abc",
     )

@@ -18,6 +18,7 @@ from platforms.store import Store, TableRemoved, read_table
 from samples.values import secret_value
 from tasks.approve import make_record
 from tasks.ingest import retire_raw, run_ingest
+from tasks.reuse import reread_needed
 from tasks.screen import run_screen
 
 TOKEN = secret_value(random.Random(3), "github_token")
@@ -107,8 +108,6 @@ def test_ingest_keeps_no_raw_value_readable_and_the_screen_sees_the_same(
 def test_delete_after_approval_removes_the_raw_records_and_a_rerun_reads_them_again(
     make_config, inputs: Path, tmp_path: Path
 ) -> None:
-    from flows.retrain import _reread
-
     where = str(tmp_path / "store")
     cfg, store, ingested, screened = _ingest_and_screen(
         make_config, inputs, where, "delete-after-approval"
@@ -133,17 +132,16 @@ def test_delete_after_approval_removes_the_raw_records_and_a_rerun_reads_them_ag
         store.table_files(ingested, "accepted")
 
     # a rerun reuses what it can: the same screen needs no raw record; another screen does
-    backends = cfg.backends()
     found = store.find_dataset("ingest", ingested.key)
     assert found is not None and found.content_hash == ingested.content_hash
-    assert not _reread(cfg, backends, found)
+    assert not reread_needed(store, found, cfg.screen)
     other = make_config(
         task="summarization",
         store=where,
         ingest=cfg.ingest.model_dump(),
         screen={"max_samples": 3},
     )
-    assert _reread(other, other.backends(), found)
+    assert reread_needed(other.backends().store, found, other.screen)
     _, _, again, rescreened = _ingest_and_screen(
         make_config, inputs, where, "delete-after-approval", reread=True
     )

@@ -8,7 +8,7 @@ import pytest
 
 from flows.config import ConfigError, PipelineConfig, load_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_shipped_local_config_is_valid() -> None:

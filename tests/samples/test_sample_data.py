@@ -22,7 +22,7 @@ import pytest
 from samples.generate import Sample, generate_sample, write_sample
 
 QA, SUM = "extractive-qa", "summarization"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOXIC_WORDS = re.compile(r"\b(fuck\w*|shit|assholes?|idiots?|morons?)\b", re.IGNORECASE)
 ALL_KINDS = {
     "unparsable_json",
@@ -133,8 +133,13 @@ def test_total_line_count_is_n(task: str, n: int) -> None:
 
 
 def test_bad_arguments_raise() -> None:
-    with pytest.raises(ValueError, match=r"extractive-qa.*summarization"):
+    from samples.generate import valid_records as clean_records
+
+    known = r"extractive-qa, summarization, chat, text-generation"
+    with pytest.raises(ValueError, match=rf"unknown task 'translation' .*{known}"):
         generate_sample("translation", 100)
+    with pytest.raises(ValueError, match=rf"unknown task 'QA' .*{known}"):
+        clean_records("QA", 10)  # never a ticket's QA records for a task it does not know
     with pytest.raises(ValueError, match="at least"):
         generate_sample(QA, 5)
 
@@ -395,6 +400,22 @@ def test_write_parquet_round_trip(tmp_path: Path) -> None:
     out = tmp_path / "sum.parquet"
     write_sample(sample, out)
     assert pq.read_table(out).to_pylist() == valid_records(sample, SUM)
+
+
+def test_the_cli_names_an_unknown_task_and_the_known_ones_with_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    out = tmp_path / "sample.jsonl"
+    result = CliRunner().invoke(app, ["data", "sample", "--task", "bogus", "--out", str(out)])
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "unknown task 'bogus'" in message
+    assert "extractive-qa, summarization, chat, text-generation" in message
+    assert "Traceback" not in result.output
+    assert not out.exists()
 
 
 def test_write_rejects_unknown_extension(tmp_path: Path) -> None:

@@ -84,7 +84,8 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     [audit_file] = (Path(cfg.store) / "approvals").glob("*/*.json")  # the signed record's hash
     stored = ApprovalRecord.model_validate_json(audit_file.read_text())
     assert lineage.approval_hash == stored.record_hash and stored.signature
-    assert lineage.evaluation["candidate"] == evaluation["candidate"]
+    assert lineage.evaluation is not None  # the EvalReport itself, typed
+    assert lineage.evaluation.candidate == evaluation["candidate"]
     assert lineage.flow_run_id == summary.flow_run_id and len(lineage.config_hash or "") == 64
     assert lineage.code_version and lineage.training_job == summary.stages["train"].details["job"]
     assert (Path(champion.path) / "adapter_model.safetensors").exists()
@@ -93,11 +94,12 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     assert "/" not in base_line and "## Screening" in card and "records in" in card
     assert lineage.datasets["split"] in card and "Records per split: train" in card
     # serving.runtime auto: the runtimes were scored, the choice registered with its file's hash
-    serving = lineage.evaluation["serving"]
-    assert serving["scores"]["onnx"] == serving["scores"]["torch"]  # the same graph, the same F1
-    assert serving["runtime"] in ("onnx-int8", "onnx")
+    serving = lineage.evaluation.serving
+    assert serving is not None
+    assert serving.scores["onnx"] == serving.scores["torch"]  # the same graph, the same F1
+    assert serving.runtime in ("onnx-int8", "onnx")
     record = json.loads((Path(champion.path) / "serving.json").read_text())
-    assert (record["runtime"], record["sha256"]) == (serving["runtime"], serving["sha256"])
+    assert (record["runtime"], record["sha256"]) == (serving.runtime, serving.sha256)
     assert (Path(champion.path) / record["path"] / "model.onnx").is_file()
     metrics = json.loads((Path(champion.path) / "metrics.json").read_text())
     assert metrics["loss_curve"] and metrics["train_records"] > 0
