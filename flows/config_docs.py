@@ -3,7 +3,7 @@
 Every field of `PipelineConfig` is one row (dotted path, type, default, description), one table
 per section; the descriptions are the models' `Field(description=...)`, the same text the JSON
 schema and the Prefect UI show, so the reference cannot drift from the code
-(`tests/test_config_docs.py` fails when the committed page is stale). What a one-line description
+(`tests/flows/test_config_docs.py` fails when the committed page is stale). What a one-line description
 cannot hold (how the parts work together) is the hand-written `NOTES` below, printed under its
 section's table.
 """

@@ -8,7 +8,7 @@ from flows.config import PipelineConfig
 from flows.config_docs import REGENERATE, _rows, config_reference
 from tasks.records import TaskType
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "config.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 
 def test_the_committed_page_is_the_generated_one() -> None:

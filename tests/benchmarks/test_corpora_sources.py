@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2] / "benchmarks" / "corpora"
 
 
 def test_every_corpus_file_has_a_sources_entry() -> None:

@@ -26,10 +26,10 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.config import PipelineConfig, RetrainRequest
 from flows.inbox import watch_inbox
-from tests.test_monitor import MODEL, _in_distribution, _serve, _shifted, champion
+from tests.tasks.test_monitor import MODEL, _in_distribution, _serve, _shifted, champion
 
 pytestmark = pytest.mark.slow
-__all__ = ["champion"]  # the fixture, shared with tests/test_monitor.py
+__all__ = ["champion"]  # the fixture, shared with tests/tasks/test_monitor.py
 
 
 def _config_file(config: PipelineConfig, tmp_path: Path, **extra: Any) -> Path:

@@ -31,14 +31,14 @@ from screening.outputs import traffic_masker
 from serving.collect import COLLECTED, Exchange, JsonlSink, mask_exchange
 from tasks.drift import not_english, oov_share, stable_sample, vocabulary
 from tasks.monitor import monitor_model, parse_time
-from tests.test_ui_approval import page
+from tests.flows.test_ui_approval import page
 from trainer.taskspec import task_spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SQUADSHIFTS = ROOT / "benchmarks" / "corpora" / "qa_squadshifts_wiki.json"
 MODEL = "monitored-qa"
 SPEC = task_spec("extractive-qa")
-__all__ = ["page"]  # the headless Chromium fixture of tests/test_ui_approval.py
+__all__ = ["page"]  # the headless Chromium fixture of tests/flows/test_ui_approval.py
 
 
 def _masked(record: dict[str, Any], mask: Any) -> dict[str, Any]:
