@@ -110,7 +110,7 @@ def retrain(config: PipelineConfig) -> State:
         config: Every stage's settings: the data to read, the screening policy, the approval
             mode, the split, training, the gate, the registry and the rollout.
     """
-    return run_pipeline(config)
+    return run_pipeline(config, reason="tunegate run")
 
 
 def _request_run_name() -> str:
@@ -146,7 +146,7 @@ def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noq
             route_to_file(local_cache() / "runs" / str(flow_run_id) / "run.log")
         run_logger().error("%s", exc)
         return RunSummary(flow_run_id=flow_run_id).failed("invalid-config", str(exc))
-    return run_pipeline(config, only_new=True)
+    return run_pipeline(config, only_new=True, reason=started_because(request))
 
 
 def _flow_run_id() -> str | None:
@@ -154,12 +154,28 @@ def _flow_run_id() -> str | None:
     return str(context.flow_run.id) if context else None
 
 
-def run_pipeline(config: PipelineConfig, only_new: bool = False) -> State:
+def started_because(request: RetrainRequest) -> str:
+    """Why a deployment's run started: the trigger's reason (drift, new data), else the schedule,
+    else a person (the Prefect UI, or a client of the API)."""
+    if request.reason.strip():
+        return request.reason.strip()
+    context = FlowRunContext.get()
+    flow_run = context.flow_run if context else None
+    if flow_run is not None and flow_run.auto_scheduled:
+        return "schedule"
+    created_by = getattr(flow_run, "created_by", None) if flow_run else None
+    who = getattr(created_by, "display_value", None) or getattr(created_by, "type", None)
+    return f"a person ({who})" if who else "a person (the Prefect UI or API)"
+
+
+def run_pipeline(
+    config: PipelineConfig, only_new: bool = False, reason: str | None = None
+) -> State:
     """The pipeline every `retrain` flow runs, up to `config.until`; the state carries the
     RunSummary. With `only_new` (a deployment's run) inputs that hold no file, or only data an
     earlier run already had approved and trained on, end it Completed: "nothing new since ..."."""
     context = FlowRunContext.get()
-    summary = RunSummary(flow_run_id=_flow_run_id())
+    summary = RunSummary(flow_run_id=_flow_run_id(), reason=reason)
     _tag_run(config)
     backends = config.backends()
     log_file = backends.state_dir("runs", "runs") / (summary.flow_run_id or _now()) / "run.log"
@@ -278,6 +294,7 @@ def _stages(
                     tracking_run_id=tracker.run_id,
                     config_hash=config.content_hash,
                     training_backend=config.train.backend,
+                    reason=summary.reason,
                 ),
                 config.promotes_at_registration,
                 evaluation.serving,

@@ -108,6 +108,7 @@ class RunTracker:
                 "tunegate.flow_run_url": flow_run_url(flow_run_id),
                 "tunegate.task": config.task.value,
                 "mlflow.source.git.commit": code_version(),
+                "tunegate.reason": self.summary.reason or "tunegate run",
             },
             self.backends.tracking_artifact_root,
         )

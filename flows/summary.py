@@ -54,6 +54,9 @@ class RunSummary(BaseModel):
     """What a run did, stage by stage: written by `tunegate run --summary PATH`."""
 
     flow_run_id: str | None = None
+    reason: str | None = Field(
+        None, description="Why the run started: schedule, a person, new data or drift."
+    )
     status: str = "running"
     message: str = ""
     stages: dict[str, StageSummary] = Field(default_factory=dict)

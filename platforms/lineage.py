@@ -49,6 +49,11 @@ class Lineage(BaseModel):
         "serving runtime's choice); None when the version was registered without one.",
     )
     flow_run_id: str | None = None
+    reason: str | None = Field(
+        None,
+        description="Why the run that trained it started: the schedule, a person, new data or "
+        "drift (with the drifted signals), as its trigger said.",
+    )
     tracking_run_id: str | None = Field(
         None,
         description="The run's MLflow run id (platforms/tracking.py): its parameters, "

@@ -252,6 +252,7 @@ def _limits(report: EvalReport | None, screen: ScreenReport | None) -> list[str]
 
 def _provenance(lineage: Lineage) -> list[str]:
     fields: dict[str, Any] = {
+        "why it was trained": lineage.reason,
         "flow run": lineage.flow_run_id,
         "MLflow run": lineage.tracking_run_id,
         "training job": lineage.training_job,

@@ -84,6 +84,7 @@ def lineage_of(
     tracking_run_id: str | None,
     config_hash: str,
     training_backend: str,
+    reason: str | None = None,
 ) -> Lineage:
     """Where a registered model came from: data hashes, approval, evaluation, run (Prefect's and
     MLflow's) and config, from the run's typed results."""
@@ -97,6 +98,7 @@ def lineage_of(
         config_hash=config_hash,
         training_job=job.name,
         training_backend=training_backend,
+        reason=reason,
     )
 
 

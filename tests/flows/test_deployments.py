@@ -283,3 +283,12 @@ def test_manual_run_through_the_api_completes_under_serve(served: Path, tmp_path
     )
     assert list((tmp_path / "store" / "datasets" / "split").iterdir())
     assert json.loads(json.dumps(run.parameters))["request"]["approval"] == "auto"
+
+
+def test_a_run_records_why_it_started() -> None:
+    """A trigger's reason is kept as given; without one, outside a scheduled run, a person."""
+    from flows.retrain import started_because
+
+    drift = RetrainRequest(reason="drift: input_length (v3, 05:00 to 06:00)")
+    assert started_because(drift) == "drift: input_length (v3, 05:00 to 06:00)"
+    assert started_because(RetrainRequest()).startswith("a person")

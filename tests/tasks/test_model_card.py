@@ -82,6 +82,7 @@ def _lineage() -> Lineage:
         evaluation=report,
         flow_run_id="run-1",
         training_job="train-abc",
+        reason="drift: input_length, vocabulary (v3, 2026-11-29T05:00 to 2026-11-29T06:00)",
     )
 
 
@@ -131,6 +132,7 @@ def test_the_card_says_where_the_model_came_from_and_how_it_was_judged() -> None
     assert "| champion then (v3) | 46.70 | 55.20 |" in card
     assert "gate **passed**" in card and "| f1 >= 50 | 58.80 | 50.00 | yes |" in card
     assert "Measured on 60 test records" in card
+    assert "- why it was trained: `drift: input_length, vocabulary (v3," in card
 
 
 def test_the_base_model_is_named_never_a_path_on_some_machine() -> None:
