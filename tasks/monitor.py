@@ -234,37 +234,34 @@ def monitor_model(
         task_spec(task_name).response_key,
         current,
     )
-    window = {"since": since.isoformat(), "until": until.isoformat()}
-    if len(current) < config.min_requests:
-        result = DriftResult(
-            model=model,
-            version=champion.version,
-            **window,
-            requests=len(current),
-            reference_records=len(reference),
-            judged=False,
-            drift=False,
-            reason=f"{len(current)} requests of v{champion.version} in the window, fewer than "
-            f"monitor.min_requests ({config.min_requests}): not judged",
-        )
-        return MonitorRun(result=result, report=_write(report_dir, result, ""))
-    signals, plots = measure_drift(
-        reference, current, config.signals, baseline, plots=report_dir is not None
+    judged = len(current) >= config.min_requests
+    signals, plots = (
+        measure_drift(reference, current, config.signals, baseline, plots=report_dir is not None)
+        if judged
+        else ([], "")
     )
     drifted = [s.name for s in signals if s.drift]
+    if not judged:
+        reason = (
+            f"{len(current)} requests of v{champion.version} in the window, fewer than "
+            f"monitor.min_requests ({config.min_requests}): not judged"
+        )
+    else:
+        reason = (
+            f"drift in {', '.join(drifted)}" if drifted else "every signal within its threshold"
+        )
     result = DriftResult(
         model=model,
         version=champion.version,
-        **window,
+        since=since.isoformat(),
+        until=until.isoformat(),
         requests=len(current),
         reference_records=len(reference),
-        judged=True,
+        judged=judged,
         drift=bool(drifted),
         drifted=drifted,
         signals=signals,
-        reason=(
-            f"drift in {', '.join(drifted)}" if drifted else "every signal within its threshold"
-        ),
+        reason=reason,
     )
     return MonitorRun(result=result, report=_write(report_dir, result, plots))
 
