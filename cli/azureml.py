@@ -13,7 +13,9 @@ from cli.common import console, fail, load_cli_config
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
+    from platforms.azureml.monitoring import MonitorSpec
     from platforms.store import DatasetRef
+    from tasks.monitor import MonitorConfig
 
 azureml_app = typer.Typer(
     help="Azure ML: export the training job, compute, endpoint and deployment a run submits.",
@@ -91,6 +93,7 @@ def write_export(
             or account_of(os.environ.get(cfg.azure.connection_string_env)),
             data_version=version,
             screen=cfg.screen.model_dump(mode="json"),
+            monitor=monitor_spec(cfg.monitor),
         )
     except ValueError as error:
         fail(str(error))
@@ -106,6 +109,27 @@ def write_export(
     header = ["#!/usr/bin/env bash", *(f"# {line}" for line in banner), "set -euo pipefail"]
     script.write_text("\n".join([*header, 'cd "$(dirname "$0")"', *steps, ""]))
     typer.echo(f"(also in {script})")
+
+
+def monitor_spec(monitor: MonitorConfig) -> MonitorSpec:
+    """Azure ML's monitoring schedule from the local monitor's config: its cron, its window (in
+    whole days), `monitor.alert_emails`, and the thresholds with an Azure counterpart:
+    `input_length` → data drift (numerical), `score` → prediction drift (numerical), both by the
+    same test (Wasserstein, PSI, Jensen-Shannon or KS); `malformed_requests` → data quality's data
+    type error rate. Azure's defaults for the rest: its signals read columns, and the vocabulary,
+    embedding and rate signals have no column test to map to."""
+    from platforms.azureml.monitoring import MonitorSpec, drift_metric, window_days
+
+    length, score = monitor.signals.input_length, monitor.signals.score
+    quality = monitor.signals.malformed_requests
+    return MonitorSpec(
+        schedule=monitor.schedule,
+        window_days=window_days(monitor.window_hours),
+        alert_emails=tuple(monitor.alert_emails),
+        input_drift=drift_metric(length.method, length.threshold, length.enabled),
+        prediction_drift=drift_metric(score.method, score.threshold, score.enabled),
+        data_type_error_rate=quality.threshold if quality.enabled else None,
+    )
 
 
 def _is_reference(data: str) -> bool:

@@ -18,6 +18,7 @@ for each served model on a schedule and turns the result into Prefect events and
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.backends import Backends
 from platforms.registry import ModelRegistry, ModelVersion
@@ -44,6 +45,7 @@ from tasks.drift import (
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 BASELINE_SCORES = 2000  # the version's latest answer scores before the window, at most
 
 
@@ -69,7 +71,9 @@ class MonitorConfig(BaseModel):
         description="Requests a side the text and embedding signals read (a stable sample).",
     )
     schedule: str = Field(
-        "0 * * * *", description="Cron schedule of the monitor deployment (hourly)."
+        "0 * * * *",
+        description="Cron schedule of the monitor deployment (hourly), and of the Azure ML "
+        "model-monitoring schedule `tunegate azureml export` writes.",
     )
     cooldown_hours: float = Field(
         6.0,
@@ -80,6 +84,21 @@ class MonitorConfig(BaseModel):
     signals: DriftSignals = Field(
         default_factory=DriftSignals, description="Each signal's method and threshold."
     )
+    alert_emails: list[str] = Field(
+        default_factory=list,
+        description="Who Azure ML's model-monitoring schedule e-mails when a signal alerts "
+        "(`tunegate azureml export`); empty: no e-mail.",
+    )
+
+    @field_validator("alert_emails")
+    @classmethod
+    def _emails(cls, emails: list[str]) -> list[str]:
+        bad = [e for e in emails if not EMAIL.fullmatch(e)]
+        if bad:
+            raise ValueError(
+                f"not an e-mail address: {', '.join(map(repr, bad))} (name@domain.tld)"
+            )
+        return emails
 
 
 class MonitorRun(BaseModel):

@@ -22,6 +22,10 @@ approval and the gate that `tunegate run` applies (`BANNER`).
 
 With `azureml.model_type: mlflow_model` the deployment names no code or environment (Azure ML's
 no-code MLflow deployment of the model it names): no `serve-code/` or serving environment.
+
+A deployment that collects its requests and answers also gets `monitor-schedule.yml`, Azure ML's
+model-monitoring schedule over what it collects (platforms/azureml/monitoring.py), created after
+the deployment.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from azure.ai.ml.entities import Environment, Resource
 from platforms.azureml import entities
 from platforms.azureml.config import AzureMLConfig, WorkspaceConfig
 from platforms.azureml.environment import TRAINING, EnvSpec, serving_spec, write_context
+from platforms.azureml.monitoring import MonitorSpec, monitor_schedule
 from platforms.blob import is_azure
 from platforms.training import TrainSpec
 
@@ -55,10 +60,12 @@ def export(
     storage_account: str | None = None,
     data_version: str | None = None,
     screen: dict[str, Any] | None = None,
+    monitor: MonitorSpec | None = None,
 ) -> dict[str, Path]:
     """Write the YAML files (and staged code) into `out_dir`; returns {kind: path}. `screen`:
     the run's screen config as JSON, which the evaluation job screens the candidate's outputs
-    under (None: the screen's defaults).
+    under (None: the screen's defaults). `monitor`: the monitoring schedule's settings, written
+    to `monitor-schedule.yml` when the deployment collects its traffic (None: not written).
 
     `data` in an `az://` store is read through a datastore over its container: written to
     `datastore.yml` over `storage_account` (azureml.datastore_account wins; without either, a
@@ -145,6 +152,9 @@ def export(
         f"./{SERVE_CODE}" if custom else None,
         environments.get("deployment"),
     )
+    if monitor is not None and online.data_collector is not None:
+        schedule = monitor_schedule(monitor, online.endpoint_name, deployment, data, model)
+        written["monitor"] = _write(schedule, out_dir / "monitor-schedule.yml")
     return written
 
 
@@ -219,6 +229,8 @@ def next_steps(
         f"az ml online-endpoint create -f endpoint.yml {flags}",
         f"az ml online-deployment create -f deployment.yml --all-traffic {flags}",
     ]
+    if "monitor" in written:  # its data assets exist once the deployment collects
+        steps.append(f"az ml schedule create -f {written['monitor'].name} {flags}")
     return steps
 
 

@@ -405,6 +405,7 @@ def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: 
         "model create",
         "online-endpoint create",
         "online-deployment create",
+        "schedule create",  # the deployment's model monitoring (test_monitor_schedule.py)
     ]
     files = [step[step.index("-f") + 1] for step in steps if "-f" in step]
     assert all((out / name).is_file() for name in files)
