@@ -1,5 +1,5 @@
 """What screening looks for: Presidio entities, credentials and secrets (toxicity:
-`screening.content_safety`).
+`screening.toxicity`).
 
 `Detectors` is built once per worker process (loading spaCy is the slow part) and analyses a
 batch of texts at once: spaCy runs over the batch with `nlp.pipe`, then every recognizer runs on
@@ -30,14 +30,14 @@ from presidio_analyzer import (
 )
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from screening.addresses import StreetAddressRecognizer
-from screening.cards import CardNumberRecognizer
-from screening.credentials import CredentialRecognizer
-from screening.emails import EmailAddressRecognizer
-from screening.ibans import IbanRegistryRecognizer
-from screening.names import install as install_person_names
-from screening.person_model import PersonModelRecognizer, shared_model
-from screening.phones import PhoneNumberRecognizer
+from screening.finders.addresses import StreetAddressRecognizer
+from screening.finders.cards import CardNumberRecognizer
+from screening.finders.credentials import CredentialRecognizer
+from screening.finders.emails import EmailAddressRecognizer
+from screening.finders.ibans import IbanRegistryRecognizer
+from screening.finders.phones import PhoneNumberRecognizer
+from screening.persons.names import install as install_person_names
+from screening.persons.person_model import PersonModelRecognizer, shared_model
 from screening.redact import Span
 
 
@@ -129,12 +129,12 @@ REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailR
 def install_recognizers(
     analyzer: AnalyzerEngine, nlp: Any, person_model: bool | str = True
 ) -> None:
-    """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
-    names (`screening.names`: spaCy's PERSON minus products, plus lists; `screening.person_model`:
+    """The screen's recognizers on an analyzer: credentials (`screening.finders.credentials`), person
+    names (`screening.persons.names`: spaCy's PERSON minus products, plus lists; `screening.persons.person_model`:
     a token classifier fine-tuned on tweets), street addresses
-    (`screening.addresses`), and phone numbers of every region, cards of every network, IBANs
-    of every country and e-mail addresses as RFC 5322 writes them (`screening.phones`,
-    `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own.
+    (`screening.finders.addresses`), and phone numbers of every region, cards of every network, IBANs
+    of every country and e-mail addresses as RFC 5322 writes them (`screening.finders.phones`,
+    `screening.finders.cards`, `screening.finders.ibans`, `screening.finders.emails`) in place of Presidio's own.
     `person_model=False` leaves the token classifier out (the name rules alone); a folder (str)
     reads with the token classifier saved there instead of the shipped one."""
     for name in REPLACED:

@@ -1,13 +1,13 @@
 """The entity types the screen knows: credential types, Presidio's recognizers and our own.
 
 Kept apart from `screening.detectors` (which loads Presidio, spaCy and transformers) and from
-`screening.credentials` (which loads detect-secrets) so that config validation and the command
-line start without loading any detection code. `screening.credentials` says how each type is found.
+`screening.finders.credentials` (which loads detect-secrets) so that config validation and the command
+line start without loading any detection code. `screening.finders.credentials` says how each type is found.
 """
 
 from __future__ import annotations
 
-# Credentials and secrets, found by `screening.credentials.CredentialRecognizer`.
+# Credentials and secrets, found by `screening.finders.credentials.CredentialRecognizer`.
 SECRET_ENTITIES: tuple[str, ...] = (
     # Vendor token formats (detect-secrets' plugins, gitleaks' and Titus' catalogues, Azure patterns).
     "AWS_ACCESS_KEY",
@@ -33,7 +33,7 @@ SECRET_ENTITIES: tuple[str, ...] = (
     "PRIVATE_KEY",
     "JWT",
     "WEBHOOK_URL",  # Slack, Discord, Teams incoming-webhook URLs (the URL is the secret)
-    "VENDOR_SECRET",  # any other vendor format of the catalogues (screening.credential_rules)
+    "VENDOR_SECRET",  # any other vendor format of the catalogues (screening.finders.credential_rules)
     # Context: what a value is follows from the words around it.
     "PASSWORD",  # after password / pw / passcode..., in prose, assignments, flags, next line
     "API_KEY",  # after token / key / secret / credential...
@@ -53,7 +53,7 @@ PRESIDIO_ENTITIES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-# Personal data found by recognizers of our own (`screening.addresses`).
+# Personal data found by recognizers of our own (`screening.finders.addresses`).
 OWN_PII_ENTITIES: tuple[str, ...] = ("STREET_ADDRESS",)
 
 # Every personal-data type a `screen.entities` rule may name.

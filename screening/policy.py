@@ -63,7 +63,7 @@ DEFAULT_PII_RULES = {
         ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "STREET_ADDRESS"],
     ),
     # Phone numbers in national form and SSNs score 0.4 without a context word nearby: keep them
-    # (screening.phones). Street addresses: screening.addresses (0.4 only for an ambiguous street
+    # (screening.finders.phones). Street addresses: screening.finders.addresses (0.4 only for an ambiguous street
     # word with nothing else, left alone).
     **_rules(Action.redact, ["PHONE_NUMBER", "US_SSN"], 0.4),
     "LOCATION": EntityRule(action=Action.flag, min_score=0.7),
@@ -73,7 +73,7 @@ DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
 
 class ToxicityConfig(BaseModel):
     """Offensive language: a score per record in [0, 1] (the worst sentence of its prose, code
-    left out; `screening.content_safety`), `action` at or above `threshold`, and a middle band
+    left out; `screening.toxicity`), `action` at or above `threshold`, and a middle band
     from `flag_threshold` up that is kept and flagged for the reviewer.
 
     The local model scores mild words of everyday talk high (`What a stupid rule!` 0.998), so
@@ -200,7 +200,7 @@ class ScreenConfig(BaseModel):
     person_model: bool = Field(
         True,
         description="Also read person names with the shipped token classifier (MiniLM fine-tuned "
-        "on tweets; screening.person_model): about half the names the rules leave in text "
+        "on tweets; screening.persons.person_model): about half the names the rules leave in text "
         "others wrote are found; false to screen names by the rules alone, faster.",
     )
     person_model_dir: str | None = Field(

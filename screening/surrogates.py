@@ -28,7 +28,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from screening.ibans import iban_check_digits
+from screening.finders.ibans import iban_check_digits
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -121,7 +121,7 @@ class Surrogates:
 
     def _address(self, rng: random.Random, value: str) -> str:
         """An address of the same style: street line, then the tail after the same separator."""
-        from screening.addresses import address_style, split_address
+        from screening.finders.addresses import address_style, split_address
 
         style = address_style(value)
         if style == "po":  # a box or military address: new numbers, its words kept

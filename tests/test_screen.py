@@ -10,7 +10,7 @@ import pytest
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from screening.credentials import CredentialRecognizer
+from screening.finders.credentials import CredentialRecognizer
 from tasks.ingest import run_ingest
 from tasks.records import check_answers_at_offsets
 from tasks.screen import run_screen

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = {"trainer", "serving", "screening", "tasks", "platforms", "flows", "cli", "samples"}
 # installed in the serving image by the inference server, at its own pin (environment.py says why)
 SERVER_PROVIDED = {"pydantic"}
-# imported only by `python -m screening.name_list` and `python -m screening.ibans`, which build
+# imported only by `python -m screening.persons.name_list` and `python -m screening.finders.ibans`, which build
 # data files of the repository
 BUILD_ONLY = {"names_dataset", "schwifty"}
 LOCK_LINE = re.compile(r"^([a-z0-9][a-z0-9-]*)==(\S+) --hash=sha256:[0-9a-f]{64}$")

@@ -1,0 +1,12 @@
+"""Finders of structured values: each module is a function from a text to its spans (entity,
+offsets, score), with the Presidio recognizer that wraps it, registered in one place
+(`screening.finder_table`).
+
+- `phones`: phone numbers of every region (libphonenumber), scored by the words around them
+- `cards`: payment card numbers of every network (Luhn-checked)
+- `ibans`: IBANs of every country in the registry (`data/iban_formats.tsv`), check digits verified
+- `emails`: e-mail addresses as RFC 5322 writes them, with a known top-level domain
+- `addresses`: street addresses of the US, Canada, the UK and continental Europe
+- `credentials`: credentials and secrets: vendor formats, context, detect-secrets' plugins
+- `credential_rules`: the vendor formats of gitleaks' and Titus' catalogues (`data/`)
+"""
