@@ -30,14 +30,10 @@ from presidio_analyzer import (
 )
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from screening.finders.addresses import StreetAddressRecognizer
-from screening.finders.cards import CardNumberRecognizer
-from screening.finders.credentials import CredentialRecognizer
-from screening.finders.emails import EmailAddressRecognizer
-from screening.finders.ibans import IbanRegistryRecognizer
-from screening.finders.phones import PhoneNumberRecognizer
+from screening.finder_table import load, own_finders
 from screening.persons.names import install as install_person_names
 from screening.persons.person_model import PersonModelRecognizer, shared_model
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 
@@ -123,30 +119,31 @@ def build_analyzer(
 
 
 # Presidio's recognizers that the screen's own replace (phones, cards, IBANs, e-mail addresses).
-REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailRecognizer")
+REPLACED = tuple(f.replaces for f in own_finders() if f.replaces)
+
+
+def own_recognizers() -> list[EntityRecognizer]:
+    """A recognizer for each of the screen's own finders (`screening.finder_table`), in order."""
+    return [
+        FinderRecognizer(f.name, f.entities, load(f.find), context=list(f.context) or None)
+        for f in own_finders()
+        if f.find is not None
+    ]
 
 
 def install_recognizers(
     analyzer: AnalyzerEngine, nlp: Any, person_model: bool | str = True
 ) -> None:
-    """The screen's recognizers on an analyzer: credentials (`screening.finders.credentials`), person
-    names (`screening.persons.names`: spaCy's PERSON minus products, plus lists; `screening.persons.person_model`:
-    a token classifier fine-tuned on tweets), street addresses
-    (`screening.finders.addresses`), and phone numbers of every region, cards of every network, IBANs
-    of every country and e-mail addresses as RFC 5322 writes them (`screening.finders.phones`,
-    `screening.finders.cards`, `screening.finders.ibans`, `screening.finders.emails`) in place of Presidio's own.
+    """The screen's recognizers on an analyzer: its own finders (`own_recognizers`: credentials,
+    and phone numbers of every region, cards of every network, IBANs of every country and e-mail
+    addresses as RFC 5322 writes them in place of Presidio's own, street addresses), and person
+    names (`screening.persons.names`: spaCy's PERSON minus products, plus lists;
+    `screening.persons.person_model`: a token classifier fine-tuned on tweets).
     `person_model=False` leaves the token classifier out (the name rules alone); a folder (str)
     reads with the token classifier saved there instead of the shipped one."""
     for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
-    for recognizer in (
-        CredentialRecognizer(),
-        PhoneNumberRecognizer(),
-        CardNumberRecognizer(),
-        IbanRegistryRecognizer(),
-        EmailAddressRecognizer(),
-        StreetAddressRecognizer(),
-    ):
+    for recognizer in own_recognizers():
         analyzer.registry.add_recognizer(recognizer)
     names = install_person_names(analyzer, nlp)
     if person_model:
@@ -204,12 +201,4 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
         for r in registry.recognizers
         if isinstance(r, PatternRecognizer) and r.name not in REPLACED
     ]
-    own = [
-        CredentialRecognizer(),
-        PhoneNumberRecognizer(),
-        CardNumberRecognizer(),
-        IbanRegistryRecognizer(),
-        EmailAddressRecognizer(),
-        StreetAddressRecognizer(),
-    ]
-    return PatternDetectors([*presidio, *own], list(entities))
+    return PatternDetectors([*presidio, *own_recognizers()], list(entities))

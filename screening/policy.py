@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from screening.entities import PII_ENTITIES, SECRET_ENTITIES
+from screening.finder_table import FINDERS
 from screening.model_folder import checked_folder
 from screening.redact import (
     Replacement,
@@ -53,22 +54,18 @@ class EntityRule(BaseModel):
     min_score: float = Field(0.5, ge=0.0, le=1.0, description="Ignore findings scored below.")
 
 
-def _rules(action: Action, names: list[str], min_score: float = 0.5) -> dict[str, EntityRule]:
-    return {n: EntityRule(action=action, min_score=min_score) for n in names}
+def _default_rules(secret: bool) -> dict[str, EntityRule]:
+    """The default rule of every entity of the table of finders (`screening.finder_table`)."""
+    return {
+        entity: EntityRule(action=Action(f.rule.action), min_score=f.rule.min_score)
+        for f in FINDERS
+        if f.rule is not None and f.secret == secret
+        for entity in f.entities
+    }
 
 
-DEFAULT_PII_RULES = {
-    **_rules(
-        Action.redact,
-        ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "STREET_ADDRESS"],
-    ),
-    # Phone numbers in national form and SSNs score 0.4 without a context word nearby: keep them
-    # (screening.finders.phones). Street addresses: screening.finders.addresses (0.4 only for an ambiguous street
-    # word with nothing else, left alone).
-    **_rules(Action.redact, ["PHONE_NUMBER", "US_SSN"], 0.4),
-    "LOCATION": EntityRule(action=Action.flag, min_score=0.7),
-}
-DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
+DEFAULT_PII_RULES = _default_rules(secret=False)
+DEFAULT_SECRET_RULES = _default_rules(secret=True)
 
 
 class ToxicityConfig(BaseModel):

@@ -1,6 +1,6 @@
 """Street addresses: US, UK, Canadian and European formats, on one line or several.
 
-`StreetAddressRecognizer` finds STREET_ADDRESS by anchored patterns (a house number, a street-type word,
+`find_addresses` (the table's `StreetAddressRecognizer`) finds STREET_ADDRESS by anchored patterns (a house number, a street-type word,
 a postcode), not by a parser: every pattern needs a house or box number AND a street-type word
 (or a P.O. box / military address form), so prose numbers ("5 Main reasons", "Room 5", "Chapter
 12 Street Fighter") are not addresses. The forms:
@@ -125,7 +125,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "STREET_ADDRESS"
@@ -1736,10 +1735,3 @@ def address_style(value: str) -> str:
             return "pt_PT"
         return "es_ES"
     return "en_US"
-
-
-class StreetAddressRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_addresses`."""
-
-    def __init__(self) -> None:
-        super().__init__("StreetAddressRecognizer", [ENTITY], find_addresses)

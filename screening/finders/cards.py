@@ -2,7 +2,7 @@
 
 Presidio's CreditCardRecognizer knows one grouping (4-4-4-4 style, 13-16 digits starting 1, 3, 4,
 5[0-5] or 6): it misses 19-digit Visa, 12-digit Maestro, 15-digit JCB and the Mastercard 2-series.
-`CardNumberRecognizer` takes CREDIT_CARD over from it:
+`find_cards` (the table's `CardNumberRecognizer`) takes CREDIT_CARD over from it:
 
 - a candidate is a run of 12-19 digits, ungrouped or grouped by single spaces or dashes, not glued
   to a letter, `+` or another number (a longer run is tried group by group);
@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 
 from screening.finders.ibans import after_iban_head
-from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "CREDIT_CARD"
@@ -133,10 +132,3 @@ def _score(text: str, start: int, value: str, digits: str) -> float:
     if len(digits) == 12 and value.isdigit():
         return WEAK
     return PLAIN
-
-
-class CardNumberRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_cards`."""
-
-    def __init__(self) -> None:
-        super().__init__("CardNumberRecognizer", [ENTITY], find_cards)

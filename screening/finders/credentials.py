@@ -66,9 +66,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from screening.entities import SECRET_ENTITIES
 from screening.finders.credential_rules import catalogue
-from screening.recognizers import FinderRecognizer
 
 
 @dataclass(frozen=True, order=True)
@@ -717,10 +715,3 @@ def find_credentials(text: str) -> list[Finding]:
             for i in _finds(text, value):
                 found.add(Finding(i, i + len(value), f.entity, f.score))
     return sorted(found)
-
-
-class CredentialRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_credentials`: one finding per credential, typed."""
-
-    def __init__(self) -> None:
-        super().__init__("CredentialRecognizer", list(SECRET_ENTITIES), find_credentials)

@@ -4,7 +4,7 @@ Presidio's EmailRecognizer matches a run of word characters and symbols before `
 whose local part is quoted (`"john smith"@example.com`, `"ops@night"@example.org`) is left whole,
 one whose local part starts with a symbol loses it (`{night_ops}~pager@...` is found from
 `night_ops`), and one with `#`, `/` or `?` in it is dropped (its check parses the whole match
-as a URL). `EmailAddressRecognizer` takes EMAIL_ADDRESS over. Starting from each `@` in a text
+as a URL). `find_emails` (the table's `EmailAddressRecognizer`) takes EMAIL_ADDRESS over. Starting from each `@` in a text
 (a text without one costs a substring search):
 
 - the domain: dot-separated labels of letters, digits, combining marks and hyphens (`bücher`,
@@ -49,7 +49,6 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bund
 
 import tldextract
 
-from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "EMAIL_ADDRESS"
@@ -187,14 +186,6 @@ def find_emails(text: str) -> list[Span]:
         if not kept or span.end > kept[-1].end:
             kept.append(span)
     return kept
-
-
-class EmailAddressRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_emails`, in place of Presidio's EmailRecognizer (1.0: no
-    context needed)."""
-
-    def __init__(self) -> None:
-        super().__init__("EmailAddressRecognizer", [ENTITY], find_emails)
 
 
 if __name__ == "__main__":  # python -m screening.finders.emails TEXT...: the addresses found

@@ -3,7 +3,7 @@
 Presidio's IbanRecognizer knows the formats of SWIFT's registry of some years ago: IBANs of the
 countries that took IBANs up since, or that use them without SWIFT's listing (El Salvador,
 Iran, Algeria, Morocco, Mozambique, much of francophone Africa), are left whole.
-`IbanRegistryRecognizer` takes IBAN_CODE over with the registry of `schwifty` (PyPI, MIT, kept
+`find_ibans` (the table's `IbanRegistryRecognizer`) takes IBAN_CODE over with the registry of `schwifty` (PyPI, MIT, kept
 up with SWIFT's IBAN registry and with the countries outside it), extracted once into
 `screening/data/iban_formats.tsv` (shipped in the repo; the run time never imports schwifty):
 
@@ -25,7 +25,6 @@ import re
 from functools import cache
 from pathlib import Path
 
-from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "IBAN_CODE"
@@ -116,14 +115,6 @@ def find_ibans(text: str) -> list[Span]:
         if is_iban(re.sub(r"[ \-]", "", text[match.start() : end])):
             found.append(Span(match.start(), end, ENTITY, SCORE))
     return found
-
-
-class IbanRegistryRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_ibans`, in place of Presidio's own (1.0: no context
-    needed)."""
-
-    def __init__(self) -> None:
-        super().__init__("IbanRegistryRecognizer", [ENTITY], find_ibans)
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Presidio's PhoneRecognizer runs libphonenumber's matcher over the whole text once per region, for
 eight regions (US, GB, DE, FR, IL, IN, CA, BR): `451 5986` after "Phone:" or a UK mobile outside
-the ranges it calls valid (`+447700 208 815`) stay. `PhoneNumberRecognizer` takes PHONE_NUMBER over:
+the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `PhoneNumberRecognizer`) takes PHONE_NUMBER over:
 
 - libphonenumber runs only on candidates: runs of 6-15 digits, with the separators people write
   (spaces, dots, dashes, slashes, parentheses) and an optional `+` or `00` in front;
@@ -39,7 +39,6 @@ import phonenumbers
 from phonenumbers import PhoneNumberMatcher, ValidationResult
 
 from screening.finders.ibans import after_iban_head
-from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 ENTITY = "PHONE_NUMBER"
@@ -214,13 +213,3 @@ def find_phones(text: str) -> list[Span]:
             score = NATIONAL_IN_CONTEXT if near else NATIONAL
             found += [Span(s, e, ENTITY, score) for s, e in first]
     return found
-
-
-class PhoneNumberRecognizer(FinderRecognizer):
-    """Presidio recognizer for `find_phones`. Presidio's context enhancer raises a national
-    number near its context words (phone, number, call...) as it did for its own recognizer."""
-
-    CONTEXT = ["phone", "number", "telephone", "cell", "cellphone", "mobile", "call"]
-
-    def __init__(self) -> None:
-        super().__init__("PhoneNumberRecognizer", [ENTITY], find_phones, context=self.CONTEXT)

@@ -6,7 +6,7 @@ import pytest
 
 from samples.credential_corpus import FORMS, Rates, corpus, measure
 from screening.entities import SECRET_ENTITIES
-from screening.finders.credentials import CredentialRecognizer, find_credentials
+from screening.finders.credentials import find_credentials
 from screening.policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
 
 
@@ -108,7 +108,10 @@ def test_no_finding_on_identifiers_and_credential_words(text: str) -> None:
 
 
 def test_entity_types_are_declared_once_and_have_rules() -> None:
-    assert set(CredentialRecognizer().supported_entities) == set(SECRET_ENTITIES)
+    from screening.detectors import own_recognizers
+
+    recognizer = next(r for r in own_recognizers() if r.name == "CredentialRecognizer")
+    assert set(recognizer.supported_entities) == set(SECRET_ENTITIES)
     assert set(DEFAULT_SECRET_RULES) == set(SECRET_ENTITIES)
     found = {f.entity for f in find_credentials("AKIAIOSFODNN7EXAMPLE and password: Xk3!9qLm")}
     assert found <= set(SECRET_ENTITIES)
