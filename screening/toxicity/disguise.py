@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from screening.shipped import word_lists
+
+_WORDS = word_lists("disguise_words.json")  # word lists (screening/data/disguise_words.json)
+
 # People hide a term from a filter: `f*ck`, `b!tch`, `sh1t`, `a$$hole`, `f u c k`, `fuuuuck`,
 # `fück`, a Cyrillic es (U+0441) for the c of `fuck`, a zero-width space inside a word.
 # `undisguised` writes the sentence back in plain letters; only a sentence that shows one of these
@@ -28,11 +32,7 @@ _MASK_RUN = re.compile(r"[*#%@]+")
 LETTER_RUN = re.compile(r"([a-zA-Z])\1{2,}")
 # What a masked word may stand for (`f**k`, `a**hole`, `sh*t`, `n****r`): a mask never hides a
 # mild word, so each is one of these.
-_MASKABLE = """fuck fucks fucked fucker fuckers fucking fuckin motherfucker motherfuckers
-    motherfucking shit shits shitty shithead bullshit bitch bitches cunt cunts nigger niggers
-    nigga niggas asshole assholes pussy dick dicks dickhead cock cocksucker whore whores slut sluts
-    faggot faggots fag fags bastard bastards retard retards twat twats wanker prick pricks
-    """.split()  # noqa: SIM905
+_MASKABLE = list(_WORDS["_MASKABLE"])
 
 
 def _unmask(core: str) -> str:
