@@ -44,11 +44,11 @@ def latin(name: str) -> bool:
 
 def everyday_words() -> Callable[[str], bool]:
     """A test of an English stop word, verb, adjective or adverb or an inflection of one, by
-    spaCy's lemmatizer tables of the pipeline the screen loads (`screening.persons.names._english`).
+    spaCy's lemmatizer tables of the pipeline the screen loads (`screening.persons.name_text.english_words`).
     Not nouns: WordNet's nouns hold the towns themselves (`paris`, `chicago`, `boston`)."""
     import spacy
 
-    from screening.persons.names import _english
+    from screening.persons.name_text import english_words as _english
     from screening.policy import ScreenConfig
 
     nlp = spacy.load(ScreenConfig().spacy_model)

@@ -80,10 +80,10 @@ def latin(form: str) -> bool:
 
 def english_words() -> tuple[set[str], Callable[[str], bool]]:
     """English words (spaCy's lemmatizer tables of the pipeline the screen loads) and a test of
-    a word or its inflection (`screening.persons.names._english`)."""
+    a word or its inflection (`screening.persons.name_text.english_words`)."""
     import spacy
 
-    from screening.persons.names import _english
+    from screening.persons.name_text import english_words as _english
     from screening.policy import ScreenConfig
 
     nlp = spacy.load(ScreenConfig().spacy_model)
