@@ -26,403 +26,29 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.high_entropy_strings import (
-    Base64HighEntropyString,
-    HexHighEntropyString,
-)
-from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.keyword import (
-    CONFIG_DENYLIST_REGEX_TO_GROUP,
-    DENYLIST,
-    QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-    KeywordDetector,
-)
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from screening.finders.credential_plugins import QUOTES, finds, plugin_findings
 from screening.finders.credential_rules import catalogue
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    """A credential in one text: [start, end) covers the secret value only."""
-
-    start: int
-    end: int
-    entity: str
-    score: float
-
-
-# --- What a credential value looks like -------------------------------------------------------
-_B64 = Base64HighEntropyString()
-_HEX = HexHighEntropyString()
-
-
-def entropy(value: str) -> float:
-    """Shannon entropy per character over the base64 alphabet (detect-secrets' helper)."""
-    return _B64.calculate_shannon_entropy(value)
-
-
-# Words that follow "password is" / "token:" in tickets without being a credential.
-_NOT_SECRETS = frozenset(
-    """
-    incorrect wrong invalid expired expiring correct required missing empty blank too not being
-    still the my a an reset changed change ok okay fine working rejected locked weak strong short
-    long hidden masked encrypted hashed stored saved set unknown none null nil undefined n/a na
-    redacted same different new old temporary temp true false yes no disabled enabled accepted
-    valid field box prompt manager policy rotation length requirements link email page screen
-    form button section tab window dialog settings option sent attached below above here there
-    shown visible revoked compromised leaked case sensitive mandatory optional updated generated
-    sms code text message""".split()  # noqa: SIM905
+from screening.finders.credential_values import (
+    KEY_WORD,
+    MASKED,
+    NOT_A_VALUE,
+    NOT_SECRETS,
+    PW_WORD,
+    TRAILING,
+    Finding,
+    code_expression,
+    context_before,
+    credential_context,
+    credible,
+    entropy,
+    kind_of_keyword,
+    mixed,
 )
-_MASKED = re.compile(
-    r"[*•xX#.\-_]{3,}|<[^>]*>|\[[^\]]*\]|\$\{[^}]*\}|\{\{[^}]*\}\}|%\w+%|\$[A-Z_][A-Z0-9_]*"
-)
-_NOT_A_VALUE = re.compile(
-    r"(?i)[a-z][a-z0-9+.\-]*://\S*"  # a URL (one with user:password@ is caught on its own)
-    r"|[\w.+\-]+@[\w\-]+\.[\w.\-]+"  # an email address
-    r"|(?:[a-z]:\\|~?/|\\\\)[\w.\-]+(?:[\\/][\w.\-]*)+|~?/[a-z]+"  # a path
-    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a UUID
-    r"|v?\d+(?:\.\d+){1,3}(?:[\-+][\w.]+)?"  # a version
-    r"|[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){5}"  # a MAC address
-    r"|\d{1,4}(?:[\-/.]\d{1,4}){2}"  # a date
-    r"|#?\d+"  # a plain number
-)
-_TRAILING = ".,;:?!)]}>'\"\u201d\u2019"
-_PASSPHRASE = re.compile(r"[a-z]+(?:[\-_.][a-z]+){2,}")
-
-
-def _classes(value: str) -> int:
-    if re.fullmatch(r"[A-Z][a-z]+", value):  # a capitalised word is one kind of character
-        return 1
-    return sum(
-        (
-            any(c.islower() for c in value),
-            any(c.isupper() for c in value),
-            any(c.isdigit() for c in value),
-            any(not c.isalnum() for c in value),
-        )
-    )
-
-
-def _mixed(value: str) -> bool:
-    """Letters with digits, or upper with lower case inside words: not a hyphenated word."""
-    letters, digits = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
-    return (letters and digits) or bool(re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", value))
-
-
-# Words of code that, inside an identifier, say it names a variable, not a value.
-_CODE_WORDS = frozenset(
-    """
-    password passwd pwd pass passphrase passcode token tokens secret secrets key keys credential
-    credentials creds cred auth api apikey input value val hash hashed get set env environ getenv
-    config conf settings setting field var str param params arg args kwargs self this cls request
-    req response resp headers header form data new old current default none null true false os
-    user username login opts options props state ctx context payload body json dict obj result
-    values encode decode encrypt decrypt generate make create load read fetch from to is lambda
-    bytes int float bool list tuple dict object type any optional callable bytearray""".split()  # noqa: SIM905
-)
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*")
-_IDENTIFIER_PARTS = re.compile(r"[._]|(?<=[a-z])(?=[A-Z])")
-
-
-def code_expression(value: str, following: str = "") -> bool:
-    """Whether an unquoted `value` after `key =` is code, not a secret: a variable, attribute,
-    call or subscript (`credentials=credentials`, `password=password_input`, `token =
-    get_token()`, `settings.SECRET_KEY`, `os.environ["API_KEY"]`) or another assignment."""
-    if re.fullmatch(r"[a-z_]{2,}=[A-Za-z_][\w.]*", value):  # `project=project_id`: a pair
-        return True
-    if re.fullmatch(r"[A-Za-z_][\w.]*[(\[].*", value):  # `os.environ[...]`, `get(...)`
-        return True
-    if not _IDENTIFIER.fullmatch(value):
-        return False  # digits or symbols: a secret can look like that, code rarely
-    if following[:1] in ("(", "["):
-        return True
-    parts = [p.lower() for p in _IDENTIFIER_PARTS.split(value) if p]
-    if value.lower() in _CODE_WORDS or (len(parts) > 1 and any(p in _CODE_WORDS for p in parts)):
-        return True
-    if "." in value:  # an attribute (`ssl.TLSVersion`), unless a lower-case dotted passphrase
-        return not _PASSPHRASE.fullmatch(value)
-    # CamelCase words: a class name (`BlockMappingStartToken`), not random letters (`RRxkkBDFSV`)
-    return bool(re.fullmatch(r"_*(?:[A-Z]{1,3}[a-z]{2,}){2,}[A-Z]{0,3}", value))
-
-
-def credible(value: str, strength: str, following: str = "") -> bool:
-    """Whether `value`, found after a credential word, looks like a secret.
-
-    strength: "quoted" (in quotes: any 4+ characters), "assign" (`=`: one word of 5+), "prose"
-    ("is", ":", a space: 6+ characters of two kinds, or a 3-word joined passphrase).
-    following: the text right after an unquoted value (a `(` makes it a call).
-    """
-    if len(value) < 4 or len(value) > 200 or value.lower() in _NOT_SECRETS:
-        return False
-    if _MASKED.fullmatch(value) or _NOT_A_VALUE.fullmatch(value):
-        return False
-    if strength == "quoted":  # an upper-case name in quotes is an environment variable's name
-        return len(value.split()) <= 8 and not re.fullmatch(r"[A-Z][A-Z_]*", value)
-    if code_expression(value, following):
-        return False
-    if any(c.isspace() for c in value):
-        return False
-    if strength == "assign":
-        return len(value) >= 5
-    if value.islower() and re.fullmatch(r"[a-z\-]+", value):  # hyphenated words: passphrase only
-        return bool(_PASSPHRASE.fullmatch(value)) and len(value) >= 12
-    return len(value) >= 6 and (_classes(value) >= 2 or bool(_PASSPHRASE.fullmatch(value)))
-
-
-# --- Context words ------------------------------------------------------------------------------
-_PW_WORD = r"(?:pass(?:word|wd|phrase|code)?s?|pwd|pw|passwort|contrase(?:ñ|n)a)"
-_KEY_WORD = (
-    r"(?:secrets?|tokens?|api[_\- ]?keys?|apikeys?|access[_\- ]?keys?|auth[_\- ]?keys?"
-    r"|private[_\- ]?keys?|secret[_\- ]?keys?|keys?|credentials?|creds|auth)"
-)
-_CRED_CONTEXT = re.compile(
-    rf"(?i)(?<![a-z]){_PW_WORD}(?![a-z])|(?<![a-z]){_KEY_WORD}(?![a-z])"
-    r"|(?<![a-z])(?:log|sign)[\s\-]?(?:in|on)(?![a-z])|(?<![a-z])login(?![a-z])"
-)
-_PW_CONTEXT = re.compile(rf"(?i)(?<![a-z]){_PW_WORD}(?![a-z])|log[\s\-]?in|sign[\s\-]?in")
-# Words that say the random string next to them is an identifier or a checksum.
-_ID_CONTEXT = re.compile(
-    r"(?i)(?<![a-z])(?:sha(?:-?\d+)?|md5|hash(?:es)?|checksums?|digests?|commits?|revision|rev"
-    r"|builds?|orders?|invoices?|tracking|shipments?|parcels?|(?:request|req|trace|span"
-    r"|correlation|session|transaction|txn|message|device|user|customer|account|key|client"
-    r"|tenant|subscription|object|file|job|run|event)[\s_\-]?ids?|ids?|reference|ref|refs"
-    r"|tickets?|cases?|sku|serial|part|model|versions?|uuid|guid|etag|fingerprint|image|docker"
-    r"|container|branch|tag|pr|mac|confirmation|receipt|booking|voucher|coupon|promo)(?![a-z])"
-)
-
-
-def _context_before(text: str, start: int, width: int = 60) -> str:
-    """Up to `width` characters before `start`: this line, or the previous one if this is empty."""
-    line_start = text.rfind("\n", 0, start) + 1
-    before = text[max(line_start, start - width) : start]
-    if not before.strip() and line_start > 0:
-        prev_start = text.rfind("\n", 0, line_start - 1) + 1
-        before = text[max(prev_start, line_start - 1 - width) : line_start - 1] + " "
-    return _SENTENCE_END.split(before)[-1]
-
-
-_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)(?=[A-Z\s]|$)")
-
-
-def _credential_context(before: str) -> str | None:
-    """PASSWORD or API_KEY when a credential word is the last word of note before a value."""
-    cred = list(_CRED_CONTEXT.finditer(before))
-    if not cred:
-        return None
-    last = cred[-1]
-    ids = [m for m in _ID_CONTEXT.finditer(before) if m.start() >= last.end()]
-    if ids:
-        return None
-    return "PASSWORD" if _PW_CONTEXT.fullmatch(last.group(0)) else "API_KEY"
-
-
-def _kind(keyword: str) -> str:
-    return "PASSWORD" if re.search(rf"(?i){_PW_WORD}|log|sign", keyword) else "API_KEY"
-
-
-# --- detect-secrets plugins ---------------------------------------------------------------------
-_WIDEN = re.compile(r"[\w\-]")
-_WIDEN_JWT = re.compile(r"[\w\-.=+/]")
-_PRIVATE_KEY_BLOCK = re.compile(
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:\s*[A-Za-z0-9+/=:\-]+)*)"
-)
-
-
-def _widen(text: str, start: int, end: int, chars: re.Pattern[str] = _WIDEN) -> tuple[int, int]:
-    """Grow [start, end) to the whole token: detect-secrets may yield a regex group only."""
-    while start > 0 and chars.fullmatch(text[start - 1]):
-        start -= 1
-    while end < len(text) and chars.fullmatch(text[end]):
-        end += 1
-    while chars is _WIDEN_JWT and end > start and text[end - 1] == ".":  # a sentence's full stop
-        end -= 1
-    return start, end
-
-
-def _strip_key(text: str, start: int, end: int) -> tuple[int, int]:
-    """`AccountKey=abc` -> `abc`; ` AKC...` -> `AKC...`."""
-    value = text[start:end]
-    m = re.match(r"\s*(?:\w+=|[=:\"])?\s*", value)
-    start += m.end() if m else 0
-    while end > start and text[end - 1] in ' "\n':
-        end -= 1
-    return start, end
-
-
-def _private_key(text: str, start: int, end: int) -> tuple[int, int]:
-    """The header line detect-secrets matches -> the whole key block."""
-    block_start = text.rfind("-----", max(0, start - 6), start)
-    if block_start != -1:
-        m = _PRIVATE_KEY_BLOCK.match(text, block_start)
-        if m:
-            return m.start(), m.end()
-    return start, end
-
-
-Refine = Callable[[str, int, int], tuple[int, int]]
-
-
-def _aws(value: str) -> str:
-    return "AWS_ACCESS_KEY" if re.fullmatch(r"[A-Z0-9]{20}", value) else "AWS_SECRET_KEY"
-
-
-# plugin, entity (or a function of the value), score, how to turn the value into its span
-_TOKEN_PLUGINS: tuple[tuple[RegexBasedDetector, str | Callable[[str], str], float, Refine], ...] = (
-    (AWSKeyDetector(), _aws, 1.0, _widen),
-    (GitHubTokenDetector(), "GITHUB_TOKEN", 1.0, _widen),
-    (GitLabTokenDetector(), "GITLAB_TOKEN", 1.0, _widen),
-    (SlackDetector(), "SLACK_TOKEN", 1.0, _widen),
-    (StripeDetector(), "STRIPE_KEY", 1.0, _widen),
-    (TwilioKeyDetector(), "TWILIO_KEY", 0.9, _widen),
-    (SendGridDetector(), "SENDGRID_KEY", 1.0, lambda t, s, e: _widen(t, s, e, _WIDEN_JWT)),
-    (OpenAIDetector(), "OPENAI_KEY", 1.0, _widen),
-    (NpmDetector(), "NPM_TOKEN", 1.0, lambda t, s, e: (s, s + len(t[s:e].split()[0]))),
-    (PypiTokenDetector(), "PYPI_TOKEN", 1.0, _widen),
-    (DiscordBotTokenDetector(), "DISCORD_TOKEN", 0.9, lambda t, s, e: _widen(t, s, e, _WIDEN_JWT)),
-    (TelegramBotTokenDetector(), "TELEGRAM_TOKEN", 0.9, lambda t, s, e: (s, e)),
-    (MailchimpDetector(), "MAILCHIMP_KEY", 0.9, _widen),
-    (SquareOAuthDetector(), "SQUARE_OAUTH_SECRET", 1.0, _widen),
-    (ArtifactoryDetector(), "ARTIFACTORY_TOKEN", 0.9, _strip_key),
-    (IbmCloudIamDetector(), "IBM_CLOUD_KEY", 0.9, _widen),
-    (IbmCosHmacDetector(), "IBM_CLOUD_KEY", 0.9, _widen),
-    (CloudantDetector(), "IBM_CLOUD_KEY", 0.9, _widen),
-    (SoftlayerDetector(), "IBM_CLOUD_KEY", 0.9, _widen),
-    (AzureStorageKeyDetector(), "AZURE_STORAGE_KEY", 1.0, _strip_key),
-    (JwtTokenDetector(), "JWT", 1.0, lambda t, s, e: _widen(t, s, e, _WIDEN_JWT)),
-    (PrivateKeyDetector(), "PRIVATE_KEY", 1.0, _private_key),
-    (BasicAuthDetector(), "BASIC_AUTH_CREDENTIALS", 1.0, lambda t, s, e: (s, e)),
-)
-# Token formats detect-secrets has no plugin for, or matches too narrowly for free text.
-_TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str], float], ...] = (
-    (
-        "AWS_SECRET_KEY",
-        re.compile(r"(?i)aws_?secret_?access_?key\W{0,3}([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
-        1.0,
-    ),
-    ("NPM_TOKEN", re.compile(r"\b(npm_[A-Za-z0-9]{36})(?![A-Za-z0-9])"), 1.0),
-    (
-        "AZURE_CONNECTION_STRING",
-        re.compile(
-            r"((?:DefaultEndpointsProtocol=[^;\s]+;)?AccountName=[^;\s]+;AccountKey="
-            r"[A-Za-z0-9+/=]{20,}(?:;[A-Za-z]+=[^;\s]+)*)"
-        ),
-        1.0,
-    ),
-    (
-        "AZURE_SAS_TOKEN",
-        re.compile(r"(?:[?&]|\b)(sv=\d{4}-\d{2}-\d{2}&[^\s\"']*sig=[A-Za-z0-9%+/=]{20,})"),
-        1.0,
-    ),
-)
-_KEYWORD = KeywordDetector()
-_KEYWORD_LINE = re.compile("(?i)" + "|".join(DENYLIST))
-_KEYWORD_ATTEMPTS = (CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
-_QUOTES = "\"'`"
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    start = 0
-    for line in text.split("\n"):
-        yield start, line
-        start += len(line) + 1
-
-
-def _finds(haystack: str, value: str) -> Iterator[int]:
-    i = haystack.find(value)
-    while i != -1:
-        yield i
-        i = haystack.find(value, i + 1)
-
-
-def _plugin_values(plugin: RegexBasedDetector, text: str) -> Iterator[tuple[str, int]]:
-    """The values a plugin yields, each located in the text inside the match that produced it."""
-    for regex in plugin.denylist:
-        for m in regex.finditer(text):
-            for value in set(plugin.analyze_string(m.group(0))):
-                if value:
-                    for i in _finds(m.group(0), value):
-                        yield value, m.start() + i
-
-
-def _plugin_findings(text: str) -> Iterator[Finding]:
-    for plugin, entity, score, refine in _TOKEN_PLUGINS:
-        for value, i in _plugin_values(plugin, text):
-            name = entity(value) if callable(entity) else entity
-            start, end = refine(text, i, i + len(value))
-            yield Finding(start, end, name, score)
-    for entity, pattern, score in _TOKEN_PATTERNS:
-        for m in pattern.finditer(text):
-            yield Finding(*m.span(1), entity, score)
-    for offset, line in _lines(text):
-        if _KEYWORD_LINE.search(line):
-            yield from _keyword_findings(line, offset)
-        if any(q in line for q in _QUOTES):
-            yield from _entropy_findings(text, line, offset)
-
-
-def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
-    """detect-secrets' KeywordDetector; its values run to the end of the line unless quoted."""
-    for attempt in _KEYWORD_ATTEMPTS:
-        for value in set(_KEYWORD.analyze_string(line, attempt)):
-            for i in _finds(line, value):
-                after = line[i + len(value) : i + len(value) + 1]
-                quoted = i > 0 and line[i - 1] in _QUOTES and after == line[i - 1]
-                words = re.split(r"[\s;,]+", value.strip())
-                token = value if quoted else words[0].rstrip(_TRAILING) if words else ""
-                before = line[:i].rstrip(" \t\"'`")
-                strength = "quoted" if quoted else "assign" if before.endswith("=") else "prose"
-                if not _credential_context(before):  # "Secretary: Jane" is no keyword
-                    continue
-                following = line[i + len(token) : i + len(token) + 1]
-                if token and credible(token, strength, following):
-                    yield Finding(offset + i, offset + i + len(token), "SECRET_KEYWORD", 0.8)
-
-
-def _entropy_findings(text: str, line: str, offset: int) -> Iterator[Finding]:
-    """detect-secrets' high-entropy plugins (quoted strings), weighed by the words before them."""
-    for plugin in (_B64, _HEX):
-        for value in set(plugin.analyze_string(line)):
-            if len(value) < 12 or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
-                continue
-            for i in _finds(line, value):
-                start = offset + i
-                before = _context_before(text, start - 1)
-                if _ID_CONTEXT.search(before[-30:]) and not _credential_context(before):
-                    continue
-                if _credential_context(before):
-                    yield Finding(start, start + len(value), "HIGH_ENTROPY_SECRET", 0.8)
-                elif plugin is _B64 and not re.fullmatch(r"[0-9a-fA-F\-]+", value):
-                    yield Finding(start, start + len(value), "HIGH_ENTROPY_SECRET", 0.6)
-
 
 # --- Free-text rules ----------------------------------------------------------------------------
 _VALUE = (
@@ -433,7 +59,7 @@ _KEY_NAME = (
     # DB_PASSWORD, dbPassword, x-api-key, "client_secret", password: a credential word that does
     # not end a longer word (bypass, compass) nor start one (passport, tokenizer).
     r"(?:(?<![a-z])|(?<=[a-z0-9])(?-i:(?=[A-Z])))"
-    rf"(?:{_PW_WORD}|{_KEY_WORD})"
+    rf"(?:{PW_WORD}|{KEY_WORD})"
     r"(?![\w\-]*?(?:name|_?id|_?ids|file|path|url|uri|arn|ref|length|policy|type|expiry|expires"
     r"|rotation|manager|field|hint|reset|format|count|location|store|vault|age|prompt|len)\b)"
     r"(?:[_\-.][a-z0-9]+){0,3}(?![a-z])"
@@ -536,7 +162,7 @@ def _value_span(m: re.Match[str]) -> tuple[int, int, str, bool]:
         return m.start("qv"), m.end("qv"), m.group("qv"), True
     start, end = m.span("uv")
     value = m.group("uv")
-    while value and value[-1] in _TRAILING:
+    while value and value[-1] in TRAILING:
         value, end = value[:-1], end - 1
     return start, end, value, False
 
@@ -554,7 +180,7 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         strength = _strength(m, quoted)
         if m.group("sp") and not quoted and m.group("key").lower().rstrip("s") in ("key", "auth"):
             continue  # "key X", "auth X": too loose without an operator; entropy rule decides
-        kind = _kind(m.group("key"))
+        kind = kind_of_keyword(m.group("key"))
         if kind == "API_KEY" and not quoted and _SNAKE_VARIABLE.fullmatch(value):
             continue  # `key=sort_func`: a token or key is not two lower-case words
         if credible(value, strength, text[end : end + 1]):
@@ -564,28 +190,28 @@ def _rule_findings(text: str) -> Iterator[Finding]:
         if not quoted and _SNAKE_VARIABLE.fullmatch(value):
             continue
         if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
-            yield Finding(start, end, _kind(m.group("key")), 0.9)
+            yield Finding(start, end, kind_of_keyword(m.group("key")), 0.9)
     for pattern in (_USE_TO_LOG_IN, _IS_MY_PASSWORD, _SETX):
         for m in pattern.finditer(text):
             start, end, value, quoted = _value_span(m)
             if credible(value, "quoted" if quoted else "prose"):
-                yield Finding(start, end, _kind(m.group("key")), 0.9)
+                yield Finding(start, end, kind_of_keyword(m.group("key")), 0.9)
     for m in _USER_SLASH_PASSWORD.finditer(text):
         start, end, value, quoted = _value_span(m)
         if credible(value, "quoted" if quoted else "prose", text[end : end + 1]):
             yield Finding(start, end, "PASSWORD", 0.9)
     for m in _URL_PASSWORD.finditer(text):
-        if not _MASKED.fullmatch(m.group("uv")):
+        if not MASKED.fullmatch(m.group("uv")):
             yield Finding(*m.span("uv"), "BASIC_AUTH_CREDENTIALS", 1.0)
     for m in _AUTH_HEADER.finditer(text):
         start, end, value, _ = _value_span(m)
         header = m.group("key").lower().startswith("authorization")
-        if (header or credible(value, "prose")) and not _MASKED.fullmatch(value):
+        if (header or credible(value, "prose")) and not MASKED.fullmatch(value):
             yield Finding(start, end, "BEARER_TOKEN", 0.9)
     for m in _CLI_FLAG.finditer(text):
         start, end, value, quoted = _value_span(m)
         if credible(value, "quoted" if quoted else "assign"):
-            yield Finding(start, end, _kind(m.group("key")), 0.9)
+            yield Finding(start, end, kind_of_keyword(m.group("key")), 0.9)
     for m in _CLI_SHORT.finditer(text):
         start, end, value, quoted = _value_span(m)
         if credible(value, "quoted" if quoted else "assign"):
@@ -598,8 +224,8 @@ def _token_like(value: str) -> bool:
     """A header or query value that is a token: 8+ characters, not masked, not a word."""
     return (
         len(value) >= 8
-        and not _MASKED.fullmatch(value)
-        and value.lower() not in _NOT_SECRETS
+        and not MASKED.fullmatch(value)
+        and value.lower() not in NOT_SECRETS
         and not re.fullmatch(r"[A-Za-z]+|[a-z]+(?:[\-_][a-z]+)*|\d{1,12}", value)
         and not code_expression(value)
     )
@@ -609,20 +235,20 @@ def _free_text_findings(text: str) -> Iterator[Finding]:
     """curl -u, HTTP headers, webhook URLs and credentials in query strings."""
     for m in _CURL_USER.finditer(text):
         user, pw = m.group("user"), m.group("pw")
-        if pw and not _MASKED.fullmatch(pw) and pw.lower() not in _NOT_SECRETS and len(pw) >= 3:
+        if pw and not MASKED.fullmatch(pw) and pw.lower() not in NOT_SECRETS and len(pw) >= 3:
             yield Finding(*m.span("pw"), "PASSWORD", 0.9)
-        elif not pw and len(user) >= 12 and _mixed(user) and not _MASKED.fullmatch(user):
+        elif not pw and len(user) >= 12 and mixed(user) and not MASKED.fullmatch(user):
             yield Finding(*m.span("user"), "API_KEY", 0.9)  # -u sk_live_...: (token as user)
     for m in _HEADER.finditer(text):
         start, end = m.span("uv")
         value = m.group("uv")
-        while value and value[-1] in _TRAILING:
+        while value and value[-1] in TRAILING:
             value, end = value[:-1], end - 1
         if _token_like(value) and not re.search(r"[:/]{2}", value):
             yield Finding(start, end, "BEARER_TOKEN", 0.9)
     for m in _WEBHOOK.finditer(text):
         start, end = m.span()
-        while end > start and text[end - 1] in _TRAILING:
+        while end > start and text[end - 1] in TRAILING:
             end -= 1
         yield Finding(start, end, "WEBHOOK_URL", 0.9)
     for m in _URL_QUERY.finditer(text):
@@ -636,15 +262,15 @@ def _near_context_findings(text: str) -> Iterator[Finding]:
     """Random-looking tokens after a credential word (and no identifier word in between)."""
     for m in _TOKEN.finditer(text):
         value, start = m.group(0), m.start()
-        while value and value[-1] in _TRAILING:
+        while value and value[-1] in TRAILING:
             value = value[:-1]
-        if len(value) < 16 or _NOT_A_VALUE.fullmatch(value) or not _mixed(value):
+        if len(value) < 16 or NOT_A_VALUE.fullmatch(value) or not mixed(value):
             continue
         if code_expression(value, text[start + len(value) : start + len(value) + 1]):
             continue
         if entropy(value) < 3.0:
             continue
-        kind = _credential_context(_context_before(text, start))
+        kind = credential_context(context_before(text, start))
         if kind:
             yield Finding(start, start + len(value), kind, 0.8)
 
@@ -667,9 +293,9 @@ def _catalogue_findings(text: str) -> Iterator[Finding]:
 
 
 def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start] in _QUOTES:
+    while start < end and text[start] in QUOTES:
         start += 1
-    while end > start and text[end - 1] in _QUOTES:
+    while end > start and text[end - 1] in QUOTES:
         end -= 1
     return start, end
 
@@ -706,12 +332,12 @@ def find_credentials(text: str) -> list[Finding]:
     """
     found = {
         _query_value(text, f)
-        for f in (*_catalogue_findings(text), *_plugin_findings(text), *_rule_findings(text))
+        for f in (*_catalogue_findings(text), *plugin_findings(text), *_rule_findings(text))
         if f.end > f.start and not _placeholder_password(text, f)
     }
     values = {text[f.start : f.end]: f for f in sorted(found, key=lambda f: -f.score)}
     for value, f in values.items():
         if len(value) >= _MIN_PROPAGATED:
-            for i in _finds(text, value):
+            for i in finds(text, value):
                 found.add(Finding(i, i + len(value), f.entity, f.score))
     return sorted(found)

@@ -192,7 +192,7 @@ def test_the_keyword_prefilter_picks_the_rules_of_every_keyword_in_the_text() ->
 def test_go_regexes_keep_their_meaning_in_python(go: str, text: str, matched: str | None) -> None:
     import re
 
-    from screening.finders.credential_rules import go_to_python
+    from screening.finders.go_regex import go_to_python
 
     m = re.compile(go_to_python(go), re.ASCII).search(text)
     assert (m.group(0) if m else None) == matched
@@ -225,7 +225,7 @@ def test_titus_rust_regexes_keep_their_meaning_in_python(
 ) -> None:
     import re
 
-    from screening.finders.credential_rules import go_to_python
+    from screening.finders.go_regex import go_to_python
 
     pattern = go_to_python(_update_titus().strip_verbose(rust))
     m = re.compile(pattern, re.ASCII).search(text)

@@ -351,7 +351,7 @@ def _slowest(compiled: re.Pattern[str], examples: list[str], limit: float = 2.0)
 
 
 def _to_python(pattern: str) -> str:
-    from screening.finders.credential_rules import go_to_python  # RE2 and Rust share the rest
+    from screening.finders.go_regex import go_to_python  # RE2 and Rust share the rest
 
     return go_to_python(strip_verbose(pattern.strip()))
 
