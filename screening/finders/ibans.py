@@ -15,12 +15,11 @@ four (spaces or dashes); it is an IBAN at 1.0 when its country is in the registr
 the country's, its BBAN has the country's format and ISO 13616's mod-97 check holds. Rebuild
 the file (its first line names the schwifty version) with:
 
-    pip install schwifty==VERSION && python -m screening.finders.ibans
+    pip install schwifty==VERSION && python screening/data/build/update_iban_formats.py
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 from functools import cache
 from pathlib import Path
@@ -115,33 +114,3 @@ def find_ibans(text: str) -> list[Span]:
         if is_iban(re.sub(r"[ \-]", "", text[match.start() : end])):
             found.append(Span(match.start(), end, ENTITY, SCORE))
     return found
-
-
-def main() -> None:
-    """Write `screening/data/iban_formats.tsv` from the installed schwifty's registry."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--out", type=Path, default=PATH)
-    args = parser.parse_args()
-    from importlib.metadata import version
-    from itertools import product
-    from string import ascii_uppercase
-
-    from schwifty import exceptions, registry
-
-    lines = [
-        f"# IBAN formats by country: schwifty {version('schwifty')} (MIT, "
-        "https://github.com/mdomke/schwifty), its `iban_registry`; `python -m screening.finders.ibans`",
-        "# country\tIBAN length\tBBAN format (SWIFT notation)",
-    ]
-    for country in map("".join, product(ascii_uppercase, repeat=2)):
-        try:
-            spec = registry.get_iban_spec(country)
-        except exceptions.InvalidCountryCode:
-            continue
-        lines.append(f"{country}\t{spec.iban_length}\t{spec.bban_spec}")
-    args.out.write_text("\n".join(lines) + "\n")
-    print(f"{len(lines) - 2} countries -> {args.out}")
-
-
-if __name__ == "__main__":
-    main()
