@@ -22,11 +22,23 @@ The core, at this level:
 - `model_folder`: models of the user's own in local Hugging Face folders (a token classifier
   for person names, a text classifier for toxicity): which labels count, checked at config time
 
+- `shipped`: the data files of `data/`, each read once
+
 By idea, below it:
-- `finders/`: structured values: phones, cards, IBANs, e-mail and street addresses, credentials
-- `persons/`: person names: the name rules, their word lists and the person reader
-- `toxicity/`: abusive terms, their disguises, hate aimed at a group, the abuse classifier, the
-  local score and the Azure AI Content Safety backend
+- `finders/`: structured values, one `find_*` function each, registered by the table:
+  `phones`, `cards`, `ibans`, `emails`; `addresses` with its `address_grammar` (types, states,
+  postcodes, tails), `address_forms` (the house-number-first patterns), `address_lexicon`
+  (libpostal's street types), `address_towns` (streets before a known town) and
+  `address_typed` (misspelt types, routes and grids); `credentials` with `credential_values`
+  (what a value and its context look like), `credential_plugins` (detect-secrets),
+  `credential_rules` (gitleaks' and Titus' catalogues) and `go_regex` (their RE2 in Python)
+- `persons/`: person names: `names` (the rules' recognizer and its install), `name_runs` (runs
+  of name words in context), `name_text` (what the rules read in a text), `faker_names` and
+  `name_list` (the name lists), `name_words` (the words around names), `person_model` (the
+  reader, a token classifier fine-tuned on tweets)
+- `toxicity/`: `score` (a text's worst prose sentence, local backend), `terms` (abusive terms),
+  `group_hate`, `disguise` (disguised terms read back), `classifier` (the shipped abuse
+  classifier), `azure` (Azure AI Content Safety)
 - `data/`: the shipped word lists, catalogues and weights; `data/build/` the scripts that
-  rebuild them
+  rebuild them (`update_*.py`, `train_person_model.py`, `make_toxicity_classifier.py`)
 """
