@@ -1,6 +1,6 @@
-"""Finders of structured values: each module is a function from a text to its spans (entity,
-offsets, score), with the Presidio recognizer that wraps it, registered in one place
-(`screening.finder_table`).
+"""Finders of structured values: each module holds a function from a text to its spans (entity,
+offsets, score), registered by one row of the table of finders (`screening.finder_table`);
+`screening.detectors` wraps it in a Presidio recognizer.
 
 - `phones`: phone numbers of every region (libphonenumber), scored by the words around them
 - `cards`: payment card numbers of every network (Luhn-checked)
