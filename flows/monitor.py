@@ -24,6 +24,7 @@ from prefect.events import emit_event
 from pydantic import BaseModel, ConfigDict, Field
 
 from flows.config import PipelineConfig, load_config
+from platforms.notify import model_resource
 from tasks.drift import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
 
@@ -59,11 +60,6 @@ class MonitorRequest(BaseModel):
     def config(self) -> PipelineConfig:
         path = Path(self.config_file) if self.config_file.strip() else None
         return load_config(path, list(self.overrides))
-
-
-def model_resource(model: str) -> dict[str, str]:
-    """The Prefect event resource of a registered model (what triggers match and group by)."""
-    return {"prefect.resource.id": f"tunegate.model.{model}", "prefect.resource.name": model}
 
 
 def served_models(config: PipelineConfig) -> list[str]:
