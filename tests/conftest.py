@@ -98,14 +98,25 @@ def chat_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]
 
 
 PREFECT_SERVER_GROUP = "prefect-server"
+# In-process flow runs on the real server (tests/flows/test_automations.py runs `retrain` in this
+# process against it) leave the process's Prefect events client unable to reach the harness
+# started after it: harness runs then lose their task runs and artifacts. The harness's tests
+# therefore run before the real server's in one process, and on the other worker under xdist
+# (the two groups are the first two units, which xdist hands to different workers).
+PREFECT_HARNESS_GROUP = "prefect-harness"
+_FIRST = (PREFECT_SERVER_GROUP, PREFECT_HARNESS_GROUP)
 
 
 def _xdist_group(item: pytest.Item) -> str:
     """The unit of work an xdist worker takes whole: every test on the session's real Prefect
-    server (one server, and `served` after the worker test on it), otherwise the test's module
-    (its module-scoped fixtures, e.g. Azurite, start once)."""
-    if "_prefect_server_env" in getattr(item, "fixturenames", ()):
+    server (one server, and `served` after the worker test on it), every test on Prefect's test
+    harness (`prefect_api`), otherwise the test's module (its module-scoped fixtures, e.g.
+    Azurite, start once)."""
+    fixtures = getattr(item, "fixturenames", ())
+    if "_prefect_server_env" in fixtures:
         return PREFECT_SERVER_GROUP
+    if "prefect_api" in fixtures:
+        return PREFECT_HARNESS_GROUP
     return item.nodeid.split("::")[0]
 
 
@@ -119,7 +130,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     is marked with its group (`_xdist_group`) and the groups with the most slow tests go first,
     so the longest units start early and no worker is left with one at the end."""
     if not hasattr(config, "workerinput"):  # not an xdist worker: collection order
-        items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))
+        items.sort(
+            key=lambda item: (
+                "_prefect_server_env" in getattr(item, "fixturenames", ()),
+                "served" in getattr(item, "fixturenames", ()),
+            )
+        )
         return
     groups = {id(item): _xdist_group(item) for item in items}
     slow: dict[str, int] = {}  # a group's slow tests, in the order the groups first appear
@@ -127,7 +143,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = groups[id(item)]
         slow[group] = slow.get(group, 0) + bool(item.get_closest_marker("slow"))
         item.add_marker(pytest.mark.xdist_group(group))
-    rank = {group: (-count, i) for i, (group, count) in enumerate(slow.items())}
+    rank = {
+        group: (_FIRST.index(group) if group in _FIRST else len(_FIRST), -count, i)
+        for i, (group, count) in enumerate(slow.items())
+    }
     items.sort(
         key=lambda item: (rank[groups[id(item)]], "served" in getattr(item, "fixturenames", ()))
     )
