@@ -135,7 +135,8 @@ def read_window(
     baseline: list[float] = []
     wanted = None if version is None else str(version)
     for record in records:
-        if wanted is not None and str(record.get("version")) != wanted:
+        # the endpoint labels a deployment's version `name:version` (tasks/rollout.py `label`)
+        if wanted is not None and str(record.get("version")).rpartition(":")[2] != wanted:
             continue
         try:
             at = parse_time(str(record.get("time")))

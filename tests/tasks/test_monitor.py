@@ -113,7 +113,7 @@ def _serve(
         )
         exchange = Exchange(
             deployment="blue",
-            version=str(version),
+            version=f"{MODEL}:{version}",  # as the endpoint labels a deployment's version
             status=status,
             latency_ms=12.0,
             inputs=[request],
