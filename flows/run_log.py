@@ -18,6 +18,7 @@ cache), named once at the start of the run.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import logging
 import os
 import sys
@@ -138,8 +139,14 @@ def _warning_to_log(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    """`warnings.showwarning`: a warning becomes a record of the `py.warnings` logger."""
-    text = warnings.formatwarning(message, category, filename, lineno, line)
+    """`warnings.showwarning`: a warning becomes a record of the `py.warnings` logger, in
+    Python's own one-line format (not `warnings.formatwarning`, which libraries replace: plotly,
+    imported with Evidently, swaps in a format that splits the warning over several lines)."""
+    text = f"{filename}:{lineno}: {category.__name__}: {message}\n"
+    if line is None:
+        line = linecache.getline(filename, lineno)
+    if line and line.strip():
+        text += f"  {line.strip()}\n"
     if file is not None:  # asked for a given file: as Python does
         with contextlib.suppress(OSError):
             file.write(text)

@@ -143,9 +143,17 @@ def terminal() -> Iterator[logging.Handler]:
 
 
 def test_warnings_and_library_lines_go_to_the_run_log_not_the_terminal(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.INFO, logger="tasks")  # as `tunegate` sets it
+    # plotly (imported with Evidently, by the monitor) replaces Python's warning format with one
+    # that splits a warning over lines: the run log keeps one line a warning all the same
+    from plotly.tools import warning_on_one_line
+
+    monkeypatch.setattr(warnings, "formatwarning", warning_on_one_line)
     path = tmp_path / "runs" / "some-run" / "run.log"
     before = warnings.showwarning
     with terminal() as console, run_log(path) as routed, warnings.catch_warnings():
