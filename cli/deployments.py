@@ -93,10 +93,13 @@ def apply(
     Runs start in this directory: relative paths (the .tunegate store, the inbox) resolve here.
 
     Runs need a worker in this environment: prefect worker start --pool tunegate-process
+
+    Also makes the config's `notify:` automations and notification block (docs/review.md).
     """
     from prefect.exceptions import PrefectHTTPStatusError
 
-    from flows.config import ConfigError
+    from flows.automations import apply_notifications
+    from flows.config import ConfigError, load_config
     from flows.deployments import build_deployments, build_watchers
 
     try:
@@ -111,6 +114,8 @@ def apply(
         for deployment in deployments:
             deployment_id = deployment.apply()
             console.print(f"deployed {deployment.flow_name}/{deployment.name} ({deployment_id})")
+        for change in apply_notifications(load_config(config).notify):
+            console.print(change)
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     except (OSError, PrefectHTTPStatusError) as exc:

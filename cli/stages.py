@@ -95,7 +95,7 @@ def _run(
         print_endpoint(result.endpoint)
     if not state.is_completed():
         unusable = getattr(result, "status", None) == "no-usable-records"
-        fail(f"retrain {state.name.lower()}: {state.message}", 2 if unusable else 1)
+        fail(f"retrain {state.type.value.lower()}: {state.message}", 2 if unusable else 1)
     if dry_run is not None:
         write_export(cfg, dry_run, result.stages["split"].details["uri"])
 

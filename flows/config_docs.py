@@ -205,9 +205,10 @@ Each model name has its own local endpoint, `{store}/endpoints/{model}`; its por
 there (`server.json`) and kept for later runs ([endpoint.md](endpoint.md)).
 """,
     "notify": """\
-The webhook gets a JSON message (`event`, `message`, `flow_run_id`, `ui_url`, `details`, and
-`text` for Slack/Teams incoming webhooks). Delivery is retried on 5xx, 429 and network errors (a
-4xx is not); a notification that cannot be delivered is a warning, never a failed run.
+Notifications are Prefect automations with a notification block, created by `tunegate
+deployments apply`: one automation a kind of event, each sending through the block
+([review.md](review.md#notifications) has the events and their messages). Messages hold counts,
+hashes and masked text only.
 """,
     "monitor": """\
 The monitor compares a window of a served model's collected, masked traffic with its champion's

@@ -37,7 +37,8 @@ from pydantic import ValidationError
 
 from flows.config import ConfigError, RetrainRequest, format_errors, load_config
 from flows.inbox import DATA_ARRIVED
-from flows.monitor import DRIFT_DETECTED, MonitorRequest, model_resource
+from flows.monitor import DRIFT_DETECTED, MonitorRequest
+from platforms.notify import model_resource
 
 PREFECT_YAML = Path(__file__).resolve().parents[1] / "deployments" / "prefect.yaml"
 NIGHTLY = "nightly"

@@ -14,7 +14,7 @@ from prefect import flow
 from prefect.events import emit_event
 
 from flows.config import RetrainRequest
-from flows.monitor import model_resource
+from platforms.notify import model_resource
 from tasks.inbox import Arrival, new_arrivals
 
 DATA_ARRIVED = "tunegate.data.arrived"

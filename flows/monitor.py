@@ -24,6 +24,7 @@ from prefect.events import emit_event
 from pydantic import BaseModel, ConfigDict, Field
 
 from flows.config import PipelineConfig, load_config
+from platforms.notify import model_resource
 from tasks.drift import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
 
@@ -31,11 +32,6 @@ log = logging.getLogger(__name__)
 DRIFT_DETECTED = "tunegate.drift.detected"
 DRIFT_CLEAR = "tunegate.drift.clear"
 REPORTS = "monitoring"  # in the store, and in the champion's MLflow run
-
-
-def model_resource(model: str) -> dict[str, str]:
-    """The Prefect event resource of a registered model (what triggers match and group by)."""
-    return {"prefect.resource.id": f"tunegate.model.{model}", "prefect.resource.name": model}
 
 
 class MonitorRequest(BaseModel):

@@ -42,6 +42,7 @@ from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
 from platforms.evaluation import GateDecision
+from platforms.notify import emit_decision
 from platforms.store import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
@@ -52,7 +53,6 @@ from tasks.ingest import (
     quarantine_reasons,
     retire_raw,
 )
-from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before
@@ -254,7 +254,7 @@ def _stages(
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
-            approval = approve_task(backends, screened, config.approval, config.notify)
+            approval = approve_task(backends, screened, config.approval, _model(config))
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)
@@ -303,6 +303,8 @@ def _stages(
             )
         summary.registered(version)
         tracker.registered(version)
+        if config.promotes_at_registration and not summary.stages["register"].details["reused"]:
+            emit_decision("promoted", name, {"version": version.version, "endpoint": None})
         if config.until == "register":
             return summary.completed(f"registered {summary.model_version}")
 
@@ -334,16 +336,31 @@ def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision
     else:
         status, what = "gate-failed", "the candidate failed the gate"
     message = f"{what}, nothing was registered: " + "; ".join(gate.reasons)
-    notify_task(config.notify, "gate-failed", message, summary.evaluation or {})
+    evaluation = summary.evaluation or {}
+    emit_decision(
+        "gate-failed",
+        _model(config),
+        {
+            "verdict": gate.verdict,
+            "reasons": gate.reasons,
+            "candidate": evaluation.get("candidate"),
+            "champion": evaluation.get("champion"),
+            "champion_version": evaluation.get("champion_version"),
+        },
+    )
     return summary.failed(status, message)
 
 
 def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRecord) -> State:
     summary.endpoint = rollout.endpoint
     summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
+    version = int(rollout.version.rpartition(":")[2])  # the record's label is name:version
     if rollout.outcome == "rolled-back":
         message = f"rolled back {rollout.version}: {rollout.events[-1].message}"
-        notify_task(config.notify, "rolled-back", message, {"endpoint": rollout.endpoint})
+        step = rollout.events[-1].action
+        emit_decision("rolled-back", _model(config), {"version": version, "step": step})
         return summary.failed("rolled-back", message)
     url = rollout.endpoint["url"]
+    if rollout.outcome == "promoted":
+        emit_decision("promoted", _model(config), {"version": version, "endpoint": url})
     return summary.completed(f"registered {summary.model_version}, serving at {url}")

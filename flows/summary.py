@@ -29,6 +29,12 @@ from tasks.approve import DataRejected
 from tasks.records import NoUsableRecords
 
 log = logging.getLogger(__name__)
+DECIDED = {  # a run's status → the name of its Failed state, when tunegate decided the end
+    "rejected": "Rejected",
+    "gate-failed": "GateFailed",
+    "cannot-judge": "CannotJudge",
+    "rolled-back": "RolledBack",
+}
 
 # Called with the summary when a run is stopped (Ctrl-C, SIGTERM, a cancellation): the command
 # that started the run makes sure its process ends in time (cli/stopping.py).
@@ -133,9 +139,12 @@ class RunSummary(BaseModel):
         return Completed(message=message, data=self)
 
     def failed(self, status: str, message: str) -> State:
-        """The run ends here without a new model serving: `status` says why."""
+        """The run ends here without a new model serving: `status` says why. A decision of
+        tunegate's (rejected data, a gate, a rollback) ends it in a Failed state of its own name,
+        so its Prefect event is not `prefect.flow-run.Failed`: the run-failed notification is
+        for runs that broke, the decision's own event (platforms/notify.py) tells the rest."""
         self.end(status, message)
-        return Failed(message=message, data=self)
+        return Failed(message=message, data=self, name=DECIDED.get(status, "Failed"))
 
     def stopped(self, stop: BaseException, stage: str | None = None) -> None:
         """The run was stopped by a signal or a cancellation: it ends `cancelled`, and whoever

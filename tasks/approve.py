@@ -38,7 +38,7 @@ from platforms.approvals import (
 )
 from platforms.backends import Backends
 from platforms.keys import private_key
-from platforms.notify import NotifyConfig, send
+from platforms.notify import emit_decision
 from platforms.store import DatasetRef
 from screening.report import Screened, ScreenReport, counts_markdown, report_hash
 from tasks import pause
@@ -200,11 +200,13 @@ def approve_task(
     backends: Backends,
     screened: Screened,
     config: ApprovalConfig,
-    notify: NotifyConfig | None = None,
+    model: str | None = None,
 ) -> ApprovalRecord:
     """Reuse an approval of the same data, let the policy decide, or ask a reviewer. Decisions
     stick: a person's rejection stands against the policy until a person approves, and a
-    `manual` run reuses a person's approval only, never the policy's."""
+    `manual` run reuses a person's approval only, never the policy's. A rejection of data for
+    `model` is announced as a `tunegate.data.rejected` event (a paused run announces itself:
+    Prefect emits `prefect.flow-run.Paused`)."""
     store, dataset, report = backends.store, screened.dataset, screened.report
     key = config.signing_key()
     decisions = find_decisions(store, dataset, key)
@@ -215,35 +217,29 @@ def approve_task(
     if record is None:
         policy = None if manual else decide_by_policy(config.mode, report)
         if policy is not None and decisions.problems:
-            raise ApprovalInvalid(
+            raise _rejected(
+                screened,
+                model,
+                "no policy (a tampered approval record)",
                 "; ".join(decisions.problems) + f": an approval of {dataset.content_hash[:16]} "
                 "was tampered with, so no policy approves it; check the store's approvals/ "
-                "folder, then run with approval.mode=manual to have it reviewed again"
+                "folder, then run with approval.mode=manual to have it reviewed again",
+                ApprovalInvalid,
             )
         if policy is not None and decisions.rejected is not None:
-            raise DataRejected(
+            raise _rejected(
+                screened,
+                model,
+                "an earlier reviewer",
                 f"this data was {decisions.rejected.described()}; a person's rejection stands "
                 f"against approval.mode={config.mode.value}: run with approval.mode=manual to "
-                "have it reviewed again"
+                "have it reviewed again",
             )
         if policy is not None:
             record = make_record(
                 dataset, report, config.mode, approved=True, reviewer=POLICY, comment=policy
             )
         else:
-            if notify is not None:
-                send(
-                    notify,
-                    "approval-waiting",
-                    f"{report.kept} screened records wait for a reviewer's approval",
-                    {
-                        "dataset_hash": dataset.content_hash,
-                        "kept": report.kept,
-                        "redacted": report.redacted,
-                        "quarantined": report.quarantined,
-                        "timeout_seconds": config.timeout_seconds,
-                    },
-                )
             changes = compare(store, dataset, report)
             create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
             review_id = create_markdown_artifact(
@@ -270,11 +266,39 @@ def approve_task(
         " (reused)" if record.reused else "",
     )
     if not record.approved:
-        raise DataRejected(
+        raise _rejected(
+            screened,
+            model,
+            "the deadline" if record.reviewer == DEADLINE else "a reviewer",
             f"data rejected by {record.reviewer}: {record.comment or 'no comment'}; "
-            "nothing was split or trained"
+            "nothing was split or trained",
         )
     return record
+
+
+def _rejected(
+    screened: Screened,
+    model: str | None,
+    by: str,
+    message: str,
+    kind: type[DataRejected] = DataRejected,
+) -> DataRejected:
+    """The exception that stops the run, its `tunegate.data.rejected` event emitted first (counts
+    and the dataset's hash; neither the reviewer nor the comment, which are free text)."""
+    if model is not None:
+        report = screened.report
+        emit_decision(
+            "data-rejected",
+            model,
+            {
+                "dataset_hash": screened.dataset.content_hash,
+                "decided_by": by,
+                "kept": report.kept,
+                "redacted": report.redacted,
+                "quarantined": report.quarantined,
+            },
+        )
+    return kind(message)
 
 
 def review_summary(

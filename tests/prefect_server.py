@@ -8,11 +8,13 @@ PREFECT_HOME, and are stopped (SIGTERM, then SIGKILL) by the fixtures in conftes
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -188,3 +190,37 @@ def artifacts(run_id: UUID) -> dict[str, str]:
             sort=ArtifactSort.CREATED_DESC,
         )
     return {a.key: str(a.data) for a in found if a.key}
+
+
+def events_named(name: str, related_to: str | None = None, seconds: float = 30) -> list[Any]:
+    """The events of this name the API has persisted (those related to the resource id
+    `related_to`, e.g. `prefect.flow-run.<id>`, when given); polled until one is there, since the
+    server persists events in batches, and [] after `seconds`."""
+    from prefect.events.filters import EventFilter, EventNameFilter
+
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while True:
+            page = client.read_events(EventFilter(event=EventNameFilter(name=[name])), limit=50)
+            found = [
+                e
+                for e in page.events
+                if related_to is None or any(r.id == related_to for r in e.related)
+            ]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.5)
+
+
+def retrain_in_thread(
+    retrain: Callable[..., Any], config: Any
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """`retrain(config, return_state=True)` started in a thread that shares the caller's Prefect
+    settings (its API), so a test can answer the run's pause; `out["state"]` once joined."""
+    out: dict[str, Any] = {}
+    ctx = contextvars.copy_context()
+    thread = threading.Thread(
+        target=ctx.run, args=(lambda: out.update(state=retrain(config, return_state=True)),)
+    )
+    thread.start()
+    return thread, out

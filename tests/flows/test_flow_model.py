@@ -19,6 +19,7 @@ from platforms import tracking
 from platforms.approvals import ApprovalRecord
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import MlflowRegistry
+from tests.prefect_server import events_named
 from tests.tickets import qa_tickets
 from trainer.taskspec import task_spec
 
@@ -52,7 +53,7 @@ def _config(make_config, tmp_path: Path, **evaluate):
 
 
 def test_a_passing_candidate_is_registered_with_its_lineage(
-    prefect_api, make_config, webhook, tmp_path: Path
+    prefect_api, make_config, tmp_path: Path
 ) -> None:
     cfg = _config(make_config, tmp_path, min_gain_over_base=-100.0)
     state = retrain(cfg, return_state=True)
@@ -132,14 +133,14 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
     # Same data and training config, a stricter gate: the finished job is reused, the champion is
     # scored beside the candidate, and a gate no model can pass stops before registration.
     strict = _config(make_config, tmp_path, thresholds={"f1": 101.0})
-    strict = strict.model_copy(
-        update={"notify": strict.notify.model_copy(update={"webhook_url": webhook.url})}
-    )
     state = retrain(strict, return_state=True)
-    assert webhook.events() == ["gate-failed"]
-    assert "f1 >= 101.0" in webhook.received[0]["message"]
-    assert webhook.received[0]["flow_run_id"] == str(state.state_details.flow_run_id)
-    assert state.is_failed()
+    strict_run = f"prefect.flow-run.{state.state_details.flow_run_id}"
+    # the event the gate-failed automation waits for
+    [gate_failed] = events_named("tunegate.gate.failed", related_to=strict_run)
+    assert gate_failed.resource.id == "tunegate.model.tunegate-extractive-qa"
+    assert gate_failed.payload["verdict"] == "failed"
+    assert any("f1 >= 101.0" in reason for reason in gate_failed.payload["reasons"])
+    assert state.is_failed() and state.name == "GateFailed"
     assert "f1 >= 101.0" in state.message and "nothing was registered" in state.message
     failed: RunSummary = state.result(raise_on_failure=False)
     assert failed.stages["train"].details["reused"] is True
@@ -177,6 +178,13 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         assert example["response"]["answer"] in example["request"]["context"]
         assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
         assert served.result().stages["rollout"].details["outcome"] == "promoted"
+        served_run = f"prefect.flow-run.{served.state_details.flow_run_id}"
+        [promoted] = events_named("tunegate.model.promoted", related_to=served_run)
+        assert promoted.payload == {
+            "model": "tunegate-extractive-qa",
+            "version": 1,
+            "endpoint": endpoint["url"],
+        }
     finally:
         stop_local_endpoint(Path(cfg.store) / "endpoints" / "tunegate-extractive-qa")
 

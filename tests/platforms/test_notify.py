@@ -1,43 +1,31 @@
-"""Webhook notifications: delivered, retried when transient, never failing the run."""
+"""tunegate's decisions as Prefect events: emitted inside a run, related to it, counts only."""
 
 from __future__ import annotations
 
-import logging
+import pytest
+from prefect import flow
 
-from platforms.notify import NotifyConfig, send
-
-
-def test_a_notification_is_posted_as_json(webhook) -> None:
-    config = NotifyConfig(webhook_url=webhook.url)
-    assert send(config, "gate-failed", "f1 >= 50: 12.00 (required 50.00)", {"f1": 12.0})
-    [body] = webhook.received
-    assert body["event"] == "gate-failed" and body["details"] == {"f1": 12.0}
-    assert body["text"] == "tunegate gate-failed: f1 >= 50: 12.00 (required 50.00)"
-    assert body["flow_run_id"] is None  # outside a flow run
+from platforms.notify import emit_decision, model_resource
+from tests.prefect_server import events_named
 
 
-def test_server_errors_are_retried_and_refusals_are_not(webhook, caplog) -> None:
-    config = NotifyConfig(webhook_url=webhook.url, attempts=3)
-    webhook.statuses.extend([503])
-    assert send(config, "rolled-back", "rolled back m:2", {})
-    assert webhook.events() == ["rolled-back", "rolled-back"]  # 503, then delivered
+@flow(name="emits-a-decision")
+def _decide() -> str:
+    from prefect.runtime import flow_run
 
-    webhook.statuses.extend([400])
-    with caplog.at_level(logging.WARNING):
-        assert not send(config, "rolled-back", "again", {})
-    assert len(webhook.received) == 3  # a 400 is not sent again
-    assert "could not deliver the rolled-back notification (HTTP 400)" in caplog.text
+    emit_decision("gate-failed", "tunegate-qa", {"verdict": "failed", "reasons": ["f1 < 50"]})
+    return flow_run.id
 
 
-def test_an_unreachable_webhook_is_a_warning_not_a_failure(caplog) -> None:
-    config = NotifyConfig(webhook_url="http://127.0.0.1:9/hook", attempts=1)
-    with caplog.at_level(logging.WARNING):
-        assert not send(config, "approval-waiting", "waiting", {})
-    assert "could not deliver the approval-waiting notification" in caplog.text
-
-
-def test_only_the_chosen_events_are_sent(webhook) -> None:
-    config = NotifyConfig(webhook_url=webhook.url, events=["gate-failed"])
-    assert send(config, "approval-waiting", "waiting", {})
-    assert webhook.received == []
-    assert send(NotifyConfig(), "gate-failed", "no webhook configured", {})
+@pytest.mark.slow
+def test_a_decision_is_a_prefect_event_of_the_model_related_to_its_run(prefect_server) -> None:
+    run_id = _decide()
+    [event] = events_named("tunegate.gate.failed", related_to=f"prefect.flow-run.{run_id}")
+    assert (
+        event.resource.id
+        == "tunegate.model.tunegate-qa"
+        == model_resource("tunegate-qa")["prefect.resource.id"]
+    )
+    assert event.payload == {"model": "tunegate-qa", "verdict": "failed", "reasons": ["f1 < 50"]}
+    roles = {r.role for r in event.related}
+    assert "flow-run" in roles and "flow" in roles  # Prefect adds the run's flow (and tags)
