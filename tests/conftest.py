@@ -50,8 +50,21 @@ def prefect_server(_prefect_server_env: dict[str, str]) -> Iterator[dict[str, st
     using it are `slow`."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
+    _fresh_prefect_services()  # this test's events and logs go to the real server...
     with temporary_settings(updates={PREFECT_API_URL: _prefect_server_env["PREFECT_API_URL"]}):
         yield _prefect_server_env
+    _fresh_prefect_services()  # ...and the next harness test's go to the harness again
+
+
+def _fresh_prefect_services() -> None:
+    """Drain and stop this process's Prefect event and API-log workers. Each is one instance
+    per process, whatever the API URL: made during a flow run on the real server, it would keep
+    sending the harness's later events (its task runs among them) to that server."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for service in (EventsWorker, APILogWorker):
+        service.drain_all(timeout=30)
 
 
 @pytest.fixture(scope="module")

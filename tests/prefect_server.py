@@ -224,3 +224,20 @@ def retrain_in_thread(
     )
     thread.start()
     return thread, out
+
+
+@contextlib.contextmanager
+def tunegate_run(
+    config: Any, env: dict[str, str], workdir: Path
+) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """`tunegate run -c CONFIG --summary PATH` against the server in `env`, in a process of its
+    own, as a user starts it: a flow run in this (pytest) process would leave Prefect's clients
+    and event workers here pointed at that server, and the harness's later runs without their
+    task runs and artifacts. Yields the process and its summary's path."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config_file, summary = workdir / "config.yaml", workdir / "summary.json"
+    config_file.write_text(yaml.safe_dump(config.model_dump(mode="json", exclude_unset=True)))
+    command = [sys.executable, "-m", "cli", "run", "-c", str(config_file)]
+    command += ["--summary", str(summary)]
+    with background(command, env, workdir / "run.log") as proc:
+        yield proc, summary

@@ -4,6 +4,8 @@ deployments apply` makes, and messages that reach a webhook from a real `prefect
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,18 @@ from typer.testing import CliRunner
 from cli.main import app
 from flows.automations import MESSAGES, apply_notifications, automation_name
 from flows.config import ConfigError, validate_config
-from flows.retrain import retrain
 from platforms.notify import BLOCK_NAME, EVENTS, NotifyConfig
-from tests.prefect_server import retrain_in_thread
+from tests.prefect_server import ROOT, background, tunegate_run
 from tests.tickets import qa_tickets
 
 RECEIVE_SECONDS = 60
+RUN_SECONDS = 300
+
+
+def _state(run_id: UUID | str) -> Any:
+    """The flow run's state on the API."""
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run(UUID(str(run_id))).state
 
 
 def _wait_for(webhook, needle: str) -> dict[str, Any]:
@@ -148,9 +156,10 @@ def test_a_failed_run_reaches_the_webhook_through_the_block(
 ) -> None:
     apply_notifications(NotifyConfig(webhook_url=webhook.url))
     cfg = make_config(ingest={"inputs": [str(tmp_path / "nowhere" / "tickets.jsonl")]})
-    state = retrain(cfg, return_state=True)
-    assert state.is_failed()
-    run_id = str(state.state_details.flow_run_id)
+    with tunegate_run(cfg, prefect_server, tmp_path / "run") as (proc, summary):
+        assert proc.wait(RUN_SECONDS) == 1, (tmp_path / "run" / "run.log").read_text()
+    run_id = json.loads(summary.read_text())["flow_run_id"]
+    assert _state(run_id).is_failed()
 
     message = _wait_for(webhook, run_id)
     assert message["subject"].startswith("tunegate: retrain run ")
@@ -170,8 +179,7 @@ def test_a_paused_run_sends_the_approve_command_and_a_rejection_its_counts(
         approval={"mode": "manual", "timeout_seconds": 120, "poll_seconds": 1},
     )
     started = time.time() - 1
-    thread, out = retrain_in_thread(retrain, cfg)
-    try:
+    with tunegate_run(cfg, prefect_server, tmp_path / "run") as (proc, _):
         run_id = _wait_for_pause(started)
         waiting = _wait_for(webhook, "waits for a reviewer's approval")
         text = waiting["text"]
@@ -186,10 +194,10 @@ def test_a_paused_run_sends_the_approve_command_and_a_rejection_its_counts(
             run_id,
             run_input={"decision": "reject", "reviewer": "rev@example.com", "comment": "Kenji"},
         )
-    finally:
-        thread.join(240)
-    assert out["state"].is_failed()
-    assert out["state"].name == "Rejected"  # a decision, not a broken run
+        proc.wait(RUN_SECONDS)
+    state = _state(run_id)
+    assert state.is_failed()
+    assert state.name == "Rejected"  # a decision, not a broken run
     rejected = _wait_for(webhook, "was rejected")
     assert rejected["subject"] == "tunegate: data for tunegate-extractive-qa rejected"
     assert "(by a reviewer): 36 kept, 36 redacted, 0 quarantined;" in rejected["body"]
@@ -218,36 +226,47 @@ def test_deployments_apply_makes_the_configs_automations(
     assert result.exit_code == 2 and "notify.block: no block slack-webhook/nobody" in result.output
 
 
+_DECIDES = """
+from prefect import flow
+from prefect.events import emit_event
+
+from platforms.notify import emit_decision, model_resource
+
+
+@flow(name="decides")
+def decide() -> None:
+    emit_decision("gate-failed", "m-qa", {"verdict": "cannot-judge", "reasons": ["3 < 30"]})
+    emit_decision("promoted", "m-qa", {"version": 4, "endpoint": "http://127.0.0.1:1/v1"})
+    emit_decision("rolled-back", "m-qa", {"version": 5, "step": "canary-10"})
+
+
+decide()
+emit_event(  # the monitor flow's event (resource and payload as it emits them)
+    event="tunegate.drift.detected",
+    resource=model_resource("m-qa"),
+    payload={
+        "model": "m-qa",
+        "version": 4,
+        "drifted": ["answer_length", "pii_rate"],
+        "since": "2026-11-29T06:00:00Z",
+        "until": "2026-11-29T07:00:00Z",
+    },
+)
+"""
+
+
 @pytest.mark.slow
 def test_each_decision_and_drift_event_reaches_the_webhook_with_its_numbers(
-    prefect_server, no_automations_after, webhook
+    prefect_server, no_automations_after, webhook, tmp_path: Path
 ) -> None:
-    """The messages of tunegate's own events, as the run and the monitor emit them."""
-    from prefect import flow
-    from prefect.events import emit_event
-
-    from platforms.notify import emit_decision, model_resource
-
+    """The messages of tunegate's own events, as the run and the monitor emit them (in a process
+    of their own, as a run's are)."""
     apply_notifications(NotifyConfig(webhook_url=webhook.url))
-
-    @flow(name="decides")
-    def decide() -> None:
-        emit_decision("gate-failed", "m-qa", {"verdict": "cannot-judge", "reasons": ["3 < 30"]})
-        emit_decision("promoted", "m-qa", {"version": 4, "endpoint": "http://127.0.0.1:1/v1"})
-        emit_decision("rolled-back", "m-qa", {"version": 5, "step": "canary-10"})
-
-    decide()
-    emit_event(  # the monitor flow's event (resource and payload as it emits them)
-        event="tunegate.drift.detected",
-        resource=model_resource("m-qa"),
-        payload={
-            "model": "m-qa",
-            "version": 4,
-            "drifted": ["answer_length", "pii_rate"],
-            "since": "2026-11-29T06:00:00Z",
-            "until": "2026-11-29T07:00:00Z",
-        },
-    )
+    script = tmp_path / "decides.py"
+    script.write_text(_DECIDES)
+    env = {**prefect_server, "PYTHONPATH": str(ROOT)}
+    with background([sys.executable, str(script)], env, tmp_path / "decides.log") as p:
+        assert p.wait(RUN_SECONDS) == 0, (tmp_path / "decides.log").read_text()
     gate = _wait_for(webhook, "did not pass the gate")
     assert gate["subject"] == "tunegate: m-qa candidate cannot-judge"
     assert "nothing was registered: 3 < 30." in gate["body"] and "/runs/flow-run/" in gate["body"]
