@@ -5,7 +5,7 @@
 Generates `--n` tickets with `benchmarks.corpora.names_corpus` (names of many Faker locales in 13 placement
 and surface forms, plus clean tickets full of product names and name-like common words) and runs
 three analyzers over them:
-- before: Presidio's spaCy recognizer alone (the screen before `screening.names`);
+- before: Presidio's spaCy recognizer alone (the screen before `screening.persons.names`);
 - after: the screen's analyzer (`screening.detectors.build_analyzer`);
 - held-out: the same, with the name list built without the held-out names, on a second corpus of
   only held-out names (names the list has never seen).
@@ -42,7 +42,7 @@ from presidio_analyzer import AnalyzerEngine
 
 from benchmarks.corpora.names_corpus import FORMS, covered, generate, measure, overlaps
 from screening.detectors import Detectors, build_analyzer, spacy_engine
-from screening.names import install
+from screening.persons.names import install
 
 
 def main() -> None:

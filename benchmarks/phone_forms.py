@@ -8,7 +8,7 @@ valid for that region, up to `--per-type` each; each number written six ways: E.
 (`+4917612345678`), international (`+49 176 12345678`), national (`0176 12345678`), national
 digits only, the country code without `+` (`4917612345678`) and with `00`. Each value after
 `Mobile: ` (validator.js's corpus frame, benchmarks/corpora/) goes through
-`screening.phones.find_phones`; a value counts as left unless one finding covers it whole, at any
+`screening.finders.phones.find_phones`; a value counts as left unless one finding covers it whole, at any
 score (the policy's 0.4 cut is below every score after a phone word). Prints the values, those
 left per form, and the first `--show` of them. Generated from libphonenumber's metadata: no
 corpus is read, so it is no held-out measure, only a sweep of written forms.
@@ -29,7 +29,7 @@ from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from screening.phones import find_phones
+from screening.finders.phones import find_phones
 
 FRAME = "Mobile: "
 

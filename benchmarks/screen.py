@@ -30,8 +30,8 @@ from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from screening.content_safety import local_toxicity
 from screening.detectors import build_analyzer, detectors_for
+from screening.toxicity.score import local_toxicity
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from trainer.taskspec import task_spec

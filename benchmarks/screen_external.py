@@ -12,7 +12,7 @@ corpus: records kept, clean records (the source's negatives) dropped and kept wi
 redacted, kept QA records whose answers moved off their `answer_start`. `--split dev` is the
 half to tune on; the default `test` half is the one to report. Issue 23's targets are checked on
 the totals (`target` column).
-Never run in CI (tests/test_screen_external.py guards a slice).
+Never run in CI (tests/screening/test_screen_external.py guards a slice).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Code in a text: fenced blocks, inline code and lines that read as code.
 
-The toxicity screen scores a text's prose only (`screening.content_safety.prose`), and the person
-reader reads around its code (`screening.person_model`, `code_ranges`): both see code as this
+The toxicity screen scores a text's prose only (`screening.toxicity.score.sentences`), and the person
+reader reads around its code (`screening.persons.person_model`, `code_ranges`): both see code as this
 module does. Standard library only, so any environment that runs the screen's code can import it.
 """
 
@@ -52,7 +52,7 @@ def may_hold_code(text: str) -> bool:
 
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """Where `prose` finds code in `text`, as character ranges of the text as written: fenced
-    blocks, inline code and lines that read as code (`screening.person_model` reads around them)."""
+    blocks, inline code and lines that read as code (`screening.persons.person_model` reads around them)."""
     ranges = [m.span() for m in _FENCE.finditer(text)]
     ranges += [m.span() for m in _INLINE_CODE.finditer(text)]
     at = 0

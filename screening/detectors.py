@@ -1,5 +1,5 @@
 """What screening looks for: Presidio entities, credentials and secrets (toxicity:
-`screening.content_safety`).
+`screening.toxicity`).
 
 `Detectors` is built once per worker process (loading spaCy is the slow part) and analyses a
 batch of texts at once: spaCy runs over the batch with `nlp.pipe`, then every recognizer runs on
@@ -30,14 +30,10 @@ from presidio_analyzer import (
 )
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from screening.addresses import StreetAddressRecognizer
-from screening.cards import CardNumberRecognizer
-from screening.credentials import CredentialRecognizer
-from screening.emails import EmailAddressRecognizer
-from screening.ibans import IbanRegistryRecognizer
-from screening.names import install as install_person_names
-from screening.person_model import PersonModelRecognizer, shared_model
-from screening.phones import PhoneNumberRecognizer
+from screening.finder_table import load, own_finders
+from screening.persons.names import install as install_person_names
+from screening.persons.person_model import PersonModelRecognizer, shared_model
+from screening.recognizers import FinderRecognizer
 from screening.redact import Span
 
 
@@ -123,30 +119,31 @@ def build_analyzer(
 
 
 # Presidio's recognizers that the screen's own replace (phones, cards, IBANs, e-mail addresses).
-REPLACED = ("PhoneRecognizer", "CreditCardRecognizer", "IbanRecognizer", "EmailRecognizer")
+REPLACED = tuple(f.replaces for f in own_finders() if f.replaces)
+
+
+def own_recognizers() -> list[EntityRecognizer]:
+    """A recognizer for each of the screen's own finders (`screening.finder_table`), in order."""
+    return [
+        FinderRecognizer(f.name, f.entities, load(f.find), context=list(f.context) or None)
+        for f in own_finders()
+        if f.find is not None
+    ]
 
 
 def install_recognizers(
     analyzer: AnalyzerEngine, nlp: Any, person_model: bool | str = True
 ) -> None:
-    """The screen's recognizers on an analyzer: credentials (`screening.credentials`), person
-    names (`screening.names`: spaCy's PERSON minus products, plus lists; `screening.person_model`:
-    a token classifier fine-tuned on tweets), street addresses
-    (`screening.addresses`), and phone numbers of every region, cards of every network, IBANs
-    of every country and e-mail addresses as RFC 5322 writes them (`screening.phones`,
-    `screening.cards`, `screening.ibans`, `screening.emails`) in place of Presidio's own.
+    """The screen's recognizers on an analyzer: its own finders (`own_recognizers`: credentials,
+    and phone numbers of every region, cards of every network, IBANs of every country and e-mail
+    addresses as RFC 5322 writes them in place of Presidio's own, street addresses), and person
+    names (`screening.persons.names`: spaCy's PERSON minus products, plus lists;
+    `screening.persons.person_model`: a token classifier fine-tuned on tweets).
     `person_model=False` leaves the token classifier out (the name rules alone); a folder (str)
     reads with the token classifier saved there instead of the shipped one."""
     for name in REPLACED:
         analyzer.registry.remove_recognizer(name)
-    for recognizer in (
-        CredentialRecognizer(),
-        PhoneNumberRecognizer(),
-        CardNumberRecognizer(),
-        IbanRegistryRecognizer(),
-        EmailAddressRecognizer(),
-        StreetAddressRecognizer(),
-    ):
+    for recognizer in own_recognizers():
         analyzer.registry.add_recognizer(recognizer)
     names = install_person_names(analyzer, nlp)
     if person_model:
@@ -204,12 +201,4 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
         for r in registry.recognizers
         if isinstance(r, PatternRecognizer) and r.name not in REPLACED
     ]
-    own = [
-        CredentialRecognizer(),
-        PhoneNumberRecognizer(),
-        CardNumberRecognizer(),
-        IbanRegistryRecognizer(),
-        EmailAddressRecognizer(),
-        StreetAddressRecognizer(),
-    ]
-    return PatternDetectors([*presidio, *own], list(entities))
+    return PatternDetectors([*presidio, *own_recognizers()], list(entities))

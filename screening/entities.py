@@ -1,47 +1,17 @@
 """The entity types the screen knows: credential types, Presidio's recognizers and our own.
 
 Kept apart from `screening.detectors` (which loads Presidio, spaCy and transformers) and from
-`screening.credentials` (which loads detect-secrets) so that config validation and the command
-line start without loading any detection code. `screening.credentials` says how each type is found.
+the finders (`screening.finders.credentials` loads detect-secrets) so that config validation and
+the command line start without loading any detection code: the table of finders
+(`screening.finder_table`) names its finders without importing them.
 """
 
 from __future__ import annotations
 
-# Credentials and secrets, found by `screening.credentials.CredentialRecognizer`.
-SECRET_ENTITIES: tuple[str, ...] = (
-    # Vendor token formats (detect-secrets' plugins, gitleaks' and Titus' catalogues, Azure patterns).
-    "AWS_ACCESS_KEY",
-    "AWS_SECRET_KEY",
-    "GITHUB_TOKEN",
-    "GITLAB_TOKEN",
-    "SLACK_TOKEN",
-    "STRIPE_KEY",
-    "TWILIO_KEY",
-    "SENDGRID_KEY",
-    "OPENAI_KEY",
-    "NPM_TOKEN",
-    "PYPI_TOKEN",
-    "DISCORD_TOKEN",
-    "TELEGRAM_TOKEN",
-    "MAILCHIMP_KEY",
-    "SQUARE_OAUTH_SECRET",
-    "ARTIFACTORY_TOKEN",
-    "IBM_CLOUD_KEY",
-    "AZURE_STORAGE_KEY",
-    "AZURE_CONNECTION_STRING",
-    "AZURE_SAS_TOKEN",
-    "PRIVATE_KEY",
-    "JWT",
-    "WEBHOOK_URL",  # Slack, Discord, Teams incoming-webhook URLs (the URL is the secret)
-    "VENDOR_SECRET",  # any other vendor format of the catalogues (screening.credential_rules)
-    # Context: what a value is follows from the words around it.
-    "PASSWORD",  # after password / pw / passcode..., in prose, assignments, flags, next line
-    "API_KEY",  # after token / key / secret / credential...
-    "BEARER_TOKEN",  # Authorization: Bearer|Basic|Token ...
-    "BASIC_AUTH_CREDENTIALS",  # the password in scheme://user:password@host
-    "SECRET_KEYWORD",  # detect-secrets' KeywordDetector (code-style assignments)
-    "HIGH_ENTROPY_SECRET",  # detect-secrets' Base64/Hex high-entropy strings
-)
+from screening.finder_table import FINDERS
+
+# Credentials and secrets (the table's credential finder).
+SECRET_ENTITIES: tuple[str, ...] = tuple(e for f in FINDERS if f.secret for e in f.entities)
 
 # Presidio's predefined recognizers (presidio-analyzer 2.2) plus spaCy's NER types.
 PRESIDIO_ENTITIES: frozenset[str] = frozenset(
@@ -53,8 +23,10 @@ PRESIDIO_ENTITIES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-# Personal data found by recognizers of our own (`screening.addresses`).
-OWN_PII_ENTITIES: tuple[str, ...] = ("STREET_ADDRESS",)
+# Personal data found by recognizers of our own that Presidio has no recognizer for.
+OWN_PII_ENTITIES: tuple[str, ...] = tuple(
+    e for f in FINDERS if not f.secret for e in f.entities if e not in PRESIDIO_ENTITIES
+)
 
 # Every personal-data type a `screen.entities` rule may name.
 PII_ENTITIES: frozenset[str] = PRESIDIO_ENTITIES | frozenset(OWN_PII_ENTITIES)

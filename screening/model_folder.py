@@ -3,7 +3,7 @@
 Two settings name such a folder, as `save_pretrained` writes it (`config.json`, the weights, the
 tokenizer; nothing is downloaded):
 - `screen.person_model_dir`: a token classifier (an NER or PII model) that reads person names in
-  place of the shipped reader (`screening.person_model`). A label marks persons when, without
+  place of the shipped reader (`screening.persons.person_model`). A label marks persons when, without
   its tag scheme's prefix (`B-`, `I-`, `E-`, `S-`, `L-`, `U-`) and any trailing digits, it is
   one of `PERSON_TAGS`, in any case: CoNLL's `B-PER`, WNUT's `I-person`, PII models'
   `B-GIVENNAME1` / `I-SURNAME`.

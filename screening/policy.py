@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from screening.entities import PII_ENTITIES, SECRET_ENTITIES
+from screening.finder_table import FINDERS
 from screening.model_folder import checked_folder
 from screening.redact import (
     Replacement,
@@ -53,27 +54,23 @@ class EntityRule(BaseModel):
     min_score: float = Field(0.5, ge=0.0, le=1.0, description="Ignore findings scored below.")
 
 
-def _rules(action: Action, names: list[str], min_score: float = 0.5) -> dict[str, EntityRule]:
-    return {n: EntityRule(action=action, min_score=min_score) for n in names}
+def _default_rules(secret: bool) -> dict[str, EntityRule]:
+    """The default rule of every entity of the table of finders (`screening.finder_table`)."""
+    return {
+        entity: EntityRule(action=Action(f.rule.action), min_score=f.rule.min_score)
+        for f in FINDERS
+        if f.rule is not None and f.secret == secret
+        for entity in f.entities
+    }
 
 
-DEFAULT_PII_RULES = {
-    **_rules(
-        Action.redact,
-        ["PERSON", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "STREET_ADDRESS"],
-    ),
-    # Phone numbers in national form and SSNs score 0.4 without a context word nearby: keep them
-    # (screening.phones). Street addresses: screening.addresses (0.4 only for an ambiguous street
-    # word with nothing else, left alone).
-    **_rules(Action.redact, ["PHONE_NUMBER", "US_SSN"], 0.4),
-    "LOCATION": EntityRule(action=Action.flag, min_score=0.7),
-}
-DEFAULT_SECRET_RULES = _rules(Action.drop, list(SECRET_ENTITIES), 0.5)
+DEFAULT_PII_RULES = _default_rules(secret=False)
+DEFAULT_SECRET_RULES = _default_rules(secret=True)
 
 
 class ToxicityConfig(BaseModel):
     """Offensive language: a score per record in [0, 1] (the worst sentence of its prose, code
-    left out; `screening.content_safety`), `action` at or above `threshold`, and a middle band
+    left out; `screening.toxicity`), `action` at or above `threshold`, and a middle band
     from `flag_threshold` up that is kept and flagged for the reviewer.
 
     The local model scores mild words of everyday talk high (`What a stupid rule!` 0.998), so
@@ -200,7 +197,7 @@ class ScreenConfig(BaseModel):
     person_model: bool = Field(
         True,
         description="Also read person names with the shipped token classifier (MiniLM fine-tuned "
-        "on tweets; screening.person_model): about half the names the rules leave in text "
+        "on tweets; screening.persons.person_model): about half the names the rules leave in text "
         "others wrote are found; false to screen names by the rules alone, faster.",
     )
     person_model_dir: str | None = Field(

@@ -1,6 +1,6 @@
 """One Presidio recognizer for each of the screen's own finders (phones, cards, IBANs, e-mail and
 street addresses, credentials): a finder is a function from a text to its spans, each with its
-entity, offsets and score (`screening.redact.Span`, `screening.credentials.Finding`)."""
+entity, offsets and score (`screening.redact.Span`, `screening.finders.credentials.Finding`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 `screen_records` is the screen of one partition without its storage: every text field of every
 record analysed at once (Presidio entities and credentials by `Detectors`, the toxicity of its
-prose by the configured backend and `screening.content_safety`'s abusive terms), the policy
+prose by the configured backend and `screening.toxicity`'s abusive terms), the policy
 applied record by record (`apply_policy`), what was kept, what was quarantined and why, and a
 `Tally` of what was found, and a `ReviewRecord` of every flagged and every quarantined record
 (masked, with its findings and reason). `screen_report` adds the tallies up into
@@ -16,15 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from screening.content_safety import (
-    ABUSIVE_TERM,
-    Toxicity,
-    content_safety_scores,
-    local_toxicity,
-    term_scores,
-)
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
+from screening.toxicity.azure import content_safety_scores
+from screening.toxicity.score import ABUSIVE_TERM, Toxicity, local_toxicity, term_scores
 from trainer.taskspec import task_spec
 
 _SAMPLE_WINDOW = 160

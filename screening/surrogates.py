@@ -28,7 +28,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from screening.ibans import iban_check_digits
+from screening.finder_table import FINDERS, load
+from screening.finders.ibans import iban_check_digits
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -62,19 +63,11 @@ class Surrogates:
         if len(salt) < 16:
             raise ValueError("a surrogate salt needs at least 16 bytes")
         self._salt = salt
-        self._makers: dict[str, Callable[[random.Random, str], str]] = {
-            "PERSON": self._person,
-            "EMAIL_ADDRESS": self._email,
-            "PHONE_NUMBER": _phone,
-            "CREDIT_CARD": _card,
-            "IBAN_CODE": _iban,
-            "US_SSN": _ssn,
-            "IP_ADDRESS": _ip,
-            "STREET_ADDRESS": self._address,
-            "LOCATION": lambda rng, v: _cased(self._fake(rng).city(), v),
-            "URL": lambda rng, v: (
-                self._fake(rng).url().rstrip("/") if "://" in v else _shape(rng, v)
-            ),
+        self._makers: dict[str, Maker] = {
+            entity: load(row.surrogate)
+            for row in FINDERS
+            if row.surrogate is not None
+            for entity in row.entities
         }
         self._memo: dict[tuple[str, str], str] = {}
 
@@ -82,67 +75,86 @@ class Surrogates:
         """The surrogate of `value` found as `entity`; never the value itself."""
         key = (entity, value)
         if key not in self._memo:
-            make = self._makers.get(entity, _token)
+            make = self._makers.get(entity, token)
             for attempt in range(8):
-                fake = make(self._rng(entity, value, attempt), value)
+                fake = make(self, self.keyed_rng(entity, value, attempt), value)
                 if fake != value:
                     break
             self._memo[key] = fake
         return self._memo[key]
 
-    def _rng(self, entity: str, value: str, attempt: int = 0) -> random.Random:
+    def keyed_rng(self, entity: str, value: str, attempt: int = 0) -> random.Random:
+        """A generator seeded by the HMAC of the value under the salt."""
         message = f"{entity}\x00{value}\x00{attempt}".encode()
         digest = hmac.new(self._salt, message, hashlib.sha256).digest()
         return random.Random(int.from_bytes(digest, "big"))
 
-    def _fake(self, rng: random.Random) -> Faker:
+    def fake(self, rng: random.Random) -> Faker:
+        """Faker of a locale drawn by `rng`, seeded by it."""
         fake = _faker(rng.choice(LOCALES))
         fake.seed_instance(rng.getrandbits(64))
         return fake
 
-    def _person(self, rng: random.Random, value: str) -> str:
-        """A name word by word, so "Maria" and "Maria Gonzalez" share their first name."""
-        words = value.split()
-        fakes = []
-        for i, word in enumerate(words):
-            last = i > 0 or (len(words) == 1 and word.lower() in _last_names())
-            for attempt in range(8):
-                fake = self._fake(self._rng("PERSON_WORD", f"{int(last)}{word.lower()}", attempt))
-                new = fake.last_name() if last else fake.first_name()
-                if new.lower() != word.lower():
-                    break
-            fakes.append(_cased(new, word))
-        return " ".join(fakes)
 
-    def _email(self, rng: random.Random, value: str) -> str:
-        fake = self._fake(rng)
-        local = re.sub(r"[^a-z0-9.]", "", _ascii(f"{fake.first_name()}.{fake.last_name()}").lower())
-        return _cased(f"{local}@{fake.free_email_domain()}", value)
+# The makers the table of finders names (`screening.finder_table`): (surrogates, rng, value) ->
+# a fake of the value; `rng` is keyed by the value (`Surrogates.keyed_rng`).
+Maker = Callable[[Surrogates, random.Random, str], str]
 
-    def _address(self, rng: random.Random, value: str) -> str:
-        """An address of the same style: street line, then the tail after the same separator."""
-        from screening.addresses import address_style, split_address
 
-        style = address_style(value)
-        if style == "po":  # a box or military address: new numbers, its words kept
-            return _digits_into(value, "".join(rng.choice(string.digits) for _ in value))
-        _, separator, tail = split_address(value)
-        fake = _faker(style)
-        fake.seed_instance(rng.getrandbits(64))
-        new = " ".join(fake.street_address().split())
-        if value[0].isdigit() and not new[0].isdigit():  # "12 rue ...": a number first
-            new = f"{rng.randint(1, 199)} {new}"
-        if not tail:
-            return new
-        if style == "en_US":
-            end = f"{fake.city()}, {fake.state_abbr()} {fake.zipcode()}"
-        elif style == "en_CA":
-            end = f"{fake.city()}, {fake.province_abbr()} {fake.postalcode()}"
-        elif style == "en_GB":
-            end = f"{fake.city()} {fake.postcode()}"
-        else:
-            end = f"{fake.postcode()} {fake.city()}"
-        return new + separator + end
+def person(surrogates: Surrogates, rng: random.Random, value: str) -> str:
+    """A name word by word, so "Maria" and "Maria Gonzalez" share their first name."""
+    words = value.split()
+    fakes = []
+    for i, word in enumerate(words):
+        last = i > 0 or (len(words) == 1 and word.lower() in _last_names())
+        for attempt in range(8):
+            word_rng = surrogates.keyed_rng("PERSON_WORD", f"{int(last)}{word.lower()}", attempt)
+            fake = surrogates.fake(word_rng)
+            new = fake.last_name() if last else fake.first_name()
+            if new.lower() != word.lower():
+                break
+        fakes.append(_cased(new, word))
+    return " ".join(fakes)
+
+
+def email(surrogates: Surrogates, rng: random.Random, value: str) -> str:
+    fake = surrogates.fake(rng)
+    local = re.sub(r"[^a-z0-9.]", "", _ascii(f"{fake.first_name()}.{fake.last_name()}").lower())
+    return _cased(f"{local}@{fake.free_email_domain()}", value)
+
+
+def address(surrogates: Surrogates, rng: random.Random, value: str) -> str:
+    """An address of the same style: street line, then the tail after the same separator."""
+    from screening.finders.addresses import address_style, split_address
+
+    style = address_style(value)
+    if style == "po":  # a box or military address: new numbers, its words kept
+        return _digits_into(value, "".join(rng.choice(string.digits) for _ in value))
+    _, separator, tail = split_address(value)
+    fake = _faker(style)
+    fake.seed_instance(rng.getrandbits(64))
+    new = " ".join(fake.street_address().split())
+    if value[0].isdigit() and not new[0].isdigit():  # "12 rue ...": a number first
+        new = f"{rng.randint(1, 199)} {new}"
+    if not tail:
+        return new
+    if style == "en_US":
+        end = f"{fake.city()}, {fake.state_abbr()} {fake.zipcode()}"
+    elif style == "en_CA":
+        end = f"{fake.city()}, {fake.province_abbr()} {fake.postalcode()}"
+    elif style == "en_GB":
+        end = f"{fake.city()} {fake.postcode()}"
+    else:
+        end = f"{fake.postcode()} {fake.city()}"
+    return new + separator + end
+
+
+def city(surrogates: Surrogates, rng: random.Random, value: str) -> str:
+    return _cased(surrogates.fake(rng).city(), value)
+
+
+def url(surrogates: Surrogates, rng: random.Random, value: str) -> str:
+    return surrogates.fake(rng).url().rstrip("/") if "://" in value else _shape(rng, value)
 
 
 def _ascii(text: str) -> str:
@@ -176,7 +188,7 @@ def _shape(rng: random.Random, value: str) -> str:
     return "".join(out)
 
 
-def _token(rng: random.Random, value: str) -> str:
+def token(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     """`_shape`, keeping a short vendor prefix (`ghp_`, `xoxb-`, `sk_`) so a token stays typed."""
     match = re.match(r"[a-z]{1,4}[_-]", value)
     keep = len(match.group()) if match else 0
@@ -189,7 +201,7 @@ def _digits_into(value: str, digits: str) -> str:
     return "".join(next(it) if c.isdigit() else c for c in value)
 
 
-def _phone(rng: random.Random, value: str) -> str:
+def phone(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     """A country code after `+` (up to the first separator) or a leading trunk `0` is kept."""
     match = re.match(r"\+\d{1,3}(?=\D)|\(?0", value)
     keep = len(match.group()) if match else 0
@@ -204,7 +216,7 @@ def _luhn_check_digit(digits: str) -> str:
     return str((10 - total % 10) % 10)
 
 
-def _card(rng: random.Random, value: str) -> str:
+def card(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     """Same length and network digit, separators kept, a valid Luhn check digit."""
     digits = re.sub(r"\D", "", value)
     if len(digits) < 2:
@@ -213,7 +225,7 @@ def _card(rng: random.Random, value: str) -> str:
     return _digits_into(value, body + _luhn_check_digit(body))
 
 
-def _iban(rng: random.Random, value: str) -> str:
+def iban(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     """Same country, length and grouping; a new account part; valid check digits."""
     compact = re.sub(r"\s", "", value).upper()
     if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]+", compact):
@@ -225,7 +237,7 @@ def _iban(rng: random.Random, value: str) -> str:
     return "".join(c if c.isspace() else next(it) for c in value)
 
 
-def _ssn(rng: random.Random, value: str) -> str:
+def ssn(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     """A valid-format SSN (area not 000, 666 or 9xx; group not 00; serial not 0000)."""
     if len(re.sub(r"\D", "", value)) != 9:
         return _shape(rng, value)
@@ -234,7 +246,7 @@ def _ssn(rng: random.Random, value: str) -> str:
     return _digits_into(value, digits)
 
 
-def _ip(rng: random.Random, value: str) -> str:
+def ip(surrogates: Surrogates, rng: random.Random, value: str) -> str:
     if ":" in value:
         return ":".join(f"{rng.getrandbits(16):x}" for _ in range(8))
     # a public-looking address outside reserved ranges (1-223 first octet, never 127 or 10)

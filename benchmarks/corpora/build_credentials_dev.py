@@ -24,7 +24,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from screening.credential_rules import UntranslatableRegex, go_to_python
+from screening.finders.go_regex import UntranslatableRegex, go_to_python
 
 _SECRET_WORDS = re.compile(r"(?i)password|secret|token|key|credential|pass\b|pwd")
 _NOT_SECRET_WORDS = re.compile(r"(?i)host|user|name|\bid\b|port|account|region|domain")

@@ -7,7 +7,7 @@ surface: greeting, sign-off, question, list, all caps, lower case, possessive...
 (form `clean`) hold no name, only products and common words that are also names (Will, May,
 Mark...).
 
-`held_out=True` draws only names that `screening.names.held_out` keeps out of the recognizer's
+`held_out=True` draws only names that `screening.persons.faker_names.held_out` keeps out of the recognizer's
 list when it is built with `exclude_held_out=True`: recall on names the list has never seen.
 """
 
@@ -17,9 +17,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from screening.name_words import PRODUCT_NAMES, words
-from screening.names import held_out as is_held_out
-from screening.names import locale_names
+from screening.persons.faker_names import held_out as is_held_out
+from screening.persons.faker_names import locale_names
+from screening.persons.name_words import PRODUCT_NAMES, words
 
 LOCALES = [
     "en_US",

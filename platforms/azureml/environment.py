@@ -95,7 +95,7 @@ PACKAGES = (
 # cuDNN 9) on GPU instances.
 # Both also mask and collect the traffic (serving/collect.py, screening.outputs.traffic_masker).
 COLLECT_PACKAGES = (
-    *SCREEN_PACKAGES,  # faker: screening.addresses' street suffixes
+    *SCREEN_PACKAGES,  # faker: screening.finders.addresses' street suffixes
     "azureml-ai-monitoring",
     "pandas",
 )

@@ -26,6 +26,7 @@ from cli.main import app
 from flows.config import ConfigError, load_config
 from platforms.azureml.config import AzureMLConfig, EnvironmentConfig, WorkspaceConfig
 from platforms.azureml.entities import checkpoint_path, training_command
+from screening.finder_table import own_finders
 from trainer.args import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,6 +134,16 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
         "model_outputs": "true",
     }
     assert (serve_code / "screening" / "outputs.py").is_file()
+    # the masker's finders are named by the table of finders, loaded on first use: each of their
+    # modules and the data files they read must go up with the code
+    for finder in own_finders():
+        assert (
+            (serve_code / Path(*finder.find.partition(":")[0].split(".")))
+            .with_suffix(".py")
+            .is_file()
+        )
+    shipped = {p.name for p in (ROOT / "screening" / "data").iterdir() if p.is_file()}
+    assert shipped <= {p.name for p in (serve_code / "screening" / "data").iterdir()}
     assert (serve_code / "serving" / "scoring.py").is_file()
     assert (serve_code / "trainer" / "modeling.py").is_file()
 

@@ -10,7 +10,7 @@ import pytest
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
-from screening.credentials import CredentialRecognizer
+from screening.entities import SECRET_ENTITIES
 from tasks.ingest import run_ingest
 from tasks.records import check_answers_at_offsets
 from tasks.screen import run_screen
@@ -54,9 +54,7 @@ def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, see
     kept_ids = {r["id"] for r in kept}
     assert not kept_ids & set(sample.toxic_ids), "toxic records must be quarantined"
     reasons = " ".join(r["reason"] for r in quarantined)
-    assert "toxicity" in reasons and any(
-        e in reasons for e in CredentialRecognizer().supported_entities
-    )
+    assert "toxicity" in reasons and any(e in reasons for e in SECRET_ENTITIES)
     if task == "extractive-qa":
         for record in kept:
             check_answers_at_offsets(record)  # raises when an answer_start points elsewhere

@@ -1,0 +1,215 @@
+"""Phone numbers of every region libphonenumber knows.
+
+Presidio's PhoneRecognizer runs libphonenumber's matcher over the whole text once per region, for
+eight regions (US, GB, DE, FR, IL, IN, CA, BR): `451 5986` after "Phone:" or a UK mobile outside
+the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `PhoneNumberRecognizer`) takes PHONE_NUMBER over:
+
+- libphonenumber runs only on candidates: runs of 6-15 digits, with the separators people write
+  (spaces, dots, dashes, slashes, parentheses) and an optional `+` or `00` in front;
+- a number in international form (`+<country code> ...` or `00<country code> ...`) is a phone
+  anywhere: 0.7 when libphonenumber calls it valid, 0.5 when only its length is possible;
+- a number in national form is a phone at 0.4 when valid for one of those eight regions (as
+  Presidio found it; Presidio's context words raise it), and at 0.6 when a phone word precedes
+  it (phone, tel, mobile, call, whatsapp, fax, and the same in other languages) and it is valid
+  for any of libphonenumber's 245 regions (answers cached): the whole run, where the eight
+  regions' matcher took only a part of it (`8 (771) 000 9998`) or none; the eight are asked
+  again, as their matcher leaves numbers that parse as valid there (a German mobile with its
+  country code and no `+`, `4917612345678`; `benchmarks/phone_forms.py`, 2026-11-25: of 22,765
+  valid numbers of every region in six written forms after `Mobile:`, asking only the other
+  regions left 8, all German mobiles so written; asking the eight too leaves none);
+- a run in national form with a reference word nearer before it than any phone word (order,
+  invoice, account, version, timestamp...) is no phone, nor is one that continues an IBAN;
+- `number` is a phone word for a run of 7 or more digits when no reference word is in the window
+  and it is not `number of` (`My CN number is 13812345678`);
+- right after a phone word (`Phone: 40123`, `tel. 20.12.34`: only punctuation, `number`, `no.`
+  or `is` between) a run of 4-5 digits valid in some region is a phone too (small territories'
+  numbers: Niue, Saint Helena, Tokelau), as is a run written like a date; a bare 19xx/20xx is
+  taken for a year;
+- a number in international form that libphonenumber calls impossible (`+420123456789`,
+  `+390549612345678`) is still a phone at 0.6 after a phone word when it has E.164's shape: a
+  country calling code libphonenumber knows and 8-15 digits in all.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import phonenumbers
+from phonenumbers import PhoneNumberMatcher, ValidationResult
+
+from screening.finders.ibans import after_iban_head
+from screening.redact import Span
+
+ENTITY = "PHONE_NUMBER"
+INTERNATIONAL_VALID, INTERNATIONAL_POSSIBLE = 0.7, 0.5
+NATIONAL, NATIONAL_IN_CONTEXT = 0.4, 0.6
+FIRST_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")  # Presidio's defaults
+
+# Words before a phone number, in the languages of the screen's users (lower case).
+PHONE_WORDS = (
+    "phone", "telephone", "tel", "tel.", "mobile", "mob", "cell", "cellphone", "call", "ring",
+    "text me", "sms", "whatsapp", "signal", "viber", "telegram", "fax", "landline", "hotline",
+    "reach me", "dial", "contact",
+    "telefon", "telefonnummer", "handy", "handynummer", "mobil", "mobilnummer", "rufnummer",
+    "anrufen",  # de, da, no, sv
+    "téléphone", "tél", "portable", "numéro", "appelez", "appeler",  # fr
+    "teléfono", "telefono", "móvil", "movil", "celular", "llamar", "llame", "número",  # es, pt
+    "cellulare", "chiamare", "numero",  # it
+    "telefoon", "mobiel", "nummer", "bellen",  # nl
+    "telefone", "telemóvel", "ligar",  # pt
+    "puhelin", "numer", "komórka", "telefonu", "телефон", "тел", "номер", "τηλ",  # fi, pl, ru, el
+    "電話", "携帯", "电话", "手机", "전화", "फ़ोन", "هاتف",  # ja, zh, ko, hi, ar
+)  # fmt: skip
+# A phone word is a word of its own, or with an English ending (`calls`, `phoned`): not the
+# start of `telemetry`, `cellular` or `phonenumbers`.
+_PHONE_WORD = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(re.escape(w) for w in PHONE_WORDS) + r")"
+    r"(?:s|es|d|ed|ing)?(?![a-zA-Z])",
+    re.IGNORECASE,
+)
+_CONTEXT = 40
+# Words that make a nearer digit run a reference, not a phone ("The order number is #2640684"):
+# a run in national form after one (and no phone word nearer) is no phone at all.
+_REFERENCE_WORD = re.compile(
+    r"(?<![^\W\d_])(?:order|invoice|ticket|tracking|reference|ref|case|booking|account|"
+    r"serial|sku|id|version|build|release|model|part|item|product|batch|lot|policy|claim|"
+    r"member|customer|patient|employee|student|licen[cs]e|registration|passport|tax|vat|iban|"
+    r"routing|transaction|confirmation|shipment|parcel|isbn|imei|issue|timestamp|epoch|unix|"
+    r"pin|otp)\b",
+    re.IGNORECASE,
+)
+# `number` as a phone word (weak: only with no reference word in the window, not `number of`).
+_NUMBER_WORD = re.compile(
+    r"(?<![^\W\d_])(?:number\b(?!\s+of\b)|no\.|nr\b\.?|num\b\.?)", re.IGNORECASE
+)
+# What may stand between a phone word and the number it introduces (`Phone: `, `tel. no. `).
+_ADJACENT = re.compile(r"(?:[^\w]|_|\b(?:number|no|nr|num|is)\b)*", re.IGNORECASE)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_CANDIDATE = re.compile(
+    r"(?<![\w+])(?:\+|\b00)?\(?\d[\d()]*(?:(?:[ .\-/]|\u00a0| - )\(?\d[\d()]*)*(?![\w])"
+)
+_INTERNATIONAL = re.compile(r"\+|00[1-9]")
+# Digit runs that are something else: IPv4 addresses, decimals, dates and times.
+_NOT_PHONE = re.compile(
+    r"\d{1,3}(?:\.\d{1,3}){3}|\d+\.\d+|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:\s.*)?|"
+    r"\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|.*\d:\d\d.*"
+)
+# ... of which a run right after a phone word may still be a phone (`tel. 20.12.34`)
+_DATE = re.compile(r"\d{1,2}([-/.])\d{1,2}\1\d{2}")
+
+
+@lru_cache(maxsize=8192)
+def _international(candidate: str) -> float:
+    number = "+" + candidate[2:] if candidate.startswith("00") else candidate
+    try:
+        parsed = phonenumbers.parse(number, None)
+    except phonenumbers.NumberParseException:
+        return 0.0
+    if phonenumbers.is_valid_number(parsed):
+        return INTERNATIONAL_VALID
+    reason = phonenumbers.is_possible_number_with_reason(parsed)
+    return INTERNATIONAL_POSSIBLE if reason == ValidationResult.IS_POSSIBLE else 0.0
+
+
+@lru_cache(maxsize=8192)
+def _e164_shaped(candidate: str) -> bool:
+    """`+` (or `00`), a country calling code libphonenumber knows, 8-15 digits in all."""
+    digits = re.sub(r"\D", "", candidate[2:] if candidate.startswith("00") else candidate)
+    if not 8 <= len(digits) <= 15:
+        return False
+    known = phonenumbers.COUNTRY_CODE_TO_REGION_CODE
+    return any(int(digits[:n]) in known for n in (1, 2, 3))
+
+
+_REGIONS = (*FIRST_REGIONS, *sorted(phonenumbers.SUPPORTED_REGIONS - set(FIRST_REGIONS)))
+
+
+@lru_cache(maxsize=8192)
+def _valid_in_any_region(candidate: str) -> bool:
+    """Valid as written in some region: the eight first, each parse on its own. Not only the
+    regions the eight regions' matcher missed: its VALID leniency also drops numbers that parse
+    as valid (`4917612345678`, country code and no `+`, is a valid German mobile to `parse` and
+    nothing to the matcher for DE)."""
+    for region in _REGIONS:
+        try:
+            if phonenumbers.is_valid_number(phonenumbers.parse(candidate, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            continue
+    return False
+
+
+def _matched_first_regions(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Presidio's matcher for its eight regions, on the candidate and a little around it."""
+    lo, hi = max(0, start - 2), min(len(text), end + 2)
+    window = text[lo:hi]
+    spans = set()
+    for region in FIRST_REGIONS:
+        for match in PhoneNumberMatcher(window, region, leniency=phonenumbers.Leniency.VALID):
+            spans.add((lo + match.start, lo + match.end))
+    return sorted(spans)
+
+
+def _phone_context(text: str, start: int, digits: int) -> tuple[bool, bool, bool]:
+    """(near, adjacent, reference): a phone word shortly before the digit run, with no
+    reference word (order, invoice, ticket...) nearer to it, and the run not written as a
+    reference (`#2640684`); adjacent: only punctuation, `number`, `no.` or `is` between the two;
+    reference: a reference word nearer (or the `#`)."""
+    before = text[max(0, start - _CONTEXT) : start]
+    if before.rstrip().endswith("#"):
+        return False, False, True
+    phone = [m.end() for m in _PHONE_WORD.finditer(before)]
+    reference = [m.end() for m in _REFERENCE_WORD.finditer(before)]
+    if not reference and digits >= 7:
+        phone = sorted(phone + [m.end() for m in _NUMBER_WORD.finditer(before)])
+    if reference and (not phone or phone[-1] < reference[-1]):
+        return False, False, True
+    if not phone:
+        return False, False, False
+    return True, bool(_ADJACENT.fullmatch(before, phone[-1])), False
+
+
+def find_phones(text: str) -> list[Span]:
+    """Phone numbers in a text, scored (see the module doc)."""
+    found: list[Span] = []
+    for match in _CANDIDATE.finditer(text):
+        start, end = match.span()
+        while end > start and text[end - 1] in ")(":  # "(call 555 0100)"
+            if text[end - 1] == ")" and text.count("(", start, end) >= text.count(")", start, end):
+                break
+            end -= 1
+        if text[start] == "(" and ")" not in text[start:end]:
+            start += 1
+        candidate = text[start:end]
+        digits = sum(c.isdigit() for c in candidate)
+        if digits < 4 or digits > 17:
+            continue
+        near, adjacent, reference = _phone_context(text, start, digits)
+        if _NOT_PHONE.fullmatch(candidate) and not (adjacent and _DATE.fullmatch(candidate)):
+            continue
+        if after_iban_head(text, start):
+            continue
+        if _INTERNATIONAL.match(candidate):
+            score = _international(candidate)
+            if not score and near and _e164_shaped(candidate):
+                score = NATIONAL_IN_CONTEXT
+            if score:
+                found.append(Span(start, end, ENTITY, score))
+            continue
+        if digits < 6:
+            short = adjacent and not _YEAR.fullmatch(candidate)
+            if short and _valid_in_any_region(candidate):
+                found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
+            continue
+        if reference:
+            continue
+        first = _matched_first_regions(text, start, end)
+        part = bool(first) and (first[0][0] > start or first[-1][1] < end)
+        part = part and text.count("(", start, end) == text.count(")", start, end)
+        if near and (part or not first) and digits <= 15 and _valid_in_any_region(candidate):
+            found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
+        elif first:
+            score = NATIONAL_IN_CONTEXT if near else NATIONAL
+            found += [Span(s, e, ENTITY, score) for s, e in first]
+    return found
