@@ -159,8 +159,8 @@ class EndpointConfig(BaseModel):
     max_concurrent_requests: int = Field(4, ge=1, description="Requests per instance at once.")
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         "auto",
-        description="The model's dtype on a GPU instance (auto: bfloat16 where the GPU has it, "
-        "else float16); a CPU instance scores in float32.",
+        description="The model's dtype on a GPU instance (auto: bfloat16 where the GPU has it "
+        "natively, compute capability 8.0+, else float16); a CPU instance scores in float32.",
     )
     workers: int = Field(
         1,
