@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from platforms.azureml import vm_sizes
+from platforms.azureml import cuda_lines, vm_sizes
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
 # transformers/peft are older than the trainer's, so the default is the tunegate environment
@@ -111,6 +111,12 @@ class ComputeConfig(BaseModel):
     )
     idle_seconds: int = Field(900, ge=0, description="Idle time before a node scales down.")
 
+    @field_validator("size")
+    @classmethod
+    def _current(cls, size: str) -> str:
+        vm_sizes.check_current(size)  # a retired size: its replacement named
+        return size
+
 
 class LaunchConfig(BaseModel):
     """How the trainer starts on each node."""
@@ -186,6 +192,12 @@ class EndpointConfig(BaseModel):
         le=1.0,
         description="Share of requests collected (data_collector.sampling_rate).",
     )
+
+    @field_validator("instance_type")
+    @classmethod
+    def _current(cls, instance_type: str) -> str:
+        vm_sizes.check_current(instance_type)  # a retired size: its replacement named
+        return instance_type
 
     @property
     def gpu(self) -> bool:
@@ -383,3 +395,27 @@ class AzureMLConfig(BaseModel):
         if compute is not None:  # else compute itself was refused
             vm_sizes.check_launch(compute, launch)
         return launch
+
+    @model_validator(mode="after")
+    def _cuda_runs_on_the_gpus(self) -> AzureMLConfig:
+        """tunegate's environments run on the GPUs they are given: the training cluster's and a
+        GPU deployment's (an environment the config names itself is its own to match)."""
+        if not _names_source(self.environment):
+            cuda_lines.check_runs(
+                self.compute.size,
+                cuda_lines.TRAINING_ENV,
+                "azureml.compute.size",
+                "azureml.environment",
+            )
+        if self.endpoint.gpu and not _names_source(self.endpoint.environment):
+            cuda_lines.check_runs(
+                self.endpoint.instance_type,
+                cuda_lines.GPU_SERVING_ENV,
+                "azureml.endpoint.instance_type",
+                "azureml.endpoint.environment",
+            )
+        return self
+
+
+def _names_source(environment: EnvironmentConfig) -> bool:
+    return bool(environment.asset or environment.image or environment.build_context)

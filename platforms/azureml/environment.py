@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from platforms.azureml.config import local_cache
+from platforms.azureml.cuda_lines import GPU_SERVING_ENV, LOCKS, TRAINING_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
-LOCKS = Path(__file__).with_name("locks")  # {environment name}.txt: platforms/azureml/lock.py
-ENV_NAME = "tunegate"
+ENV_NAME = TRAINING_ENV
 # Azure ML's GPU base (CUDA, cuDNN, OpenMPI, conda), at a dated tag: never a moving `latest`.
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715.v1"
 PYTHON = "3.11"  # the Python tunegate is tested with
@@ -144,7 +144,7 @@ SERVING = EnvSpec(
 
 
 SERVING_GPU = EnvSpec(
-    f"{ENV_NAME}-serving-gpu",
+    GPU_SERVING_ENV,
     "serving-environment-gpu",
     GPU_SERVING_PACKAGES,
     "tunegate serving on GPU instances: as tunegate-serving, with onnxruntime-gpu",
