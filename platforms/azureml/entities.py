@@ -37,7 +37,6 @@ from platforms.azureml.config import (
     ComputeConfig,
     EndpointConfig,
     EnvironmentConfig,
-    JobConfig,
     LaunchConfig,
     ModelType,
 )
@@ -49,6 +48,7 @@ from platforms.azureml.environment import (
     serving_spec,
     staged_context,
 )
+from platforms.azureml.job_config import JobConfig
 from platforms.training import TrainSpec, trainer_arguments
 from serving.collect import INPUTS, OUTPUTS
 from trainer.args import MIXED_PRECISION, TrainArgs
