@@ -166,18 +166,20 @@ def check_current(name: str, today: date | None = None) -> None:
 
 
 def replacement_for(size: GpuSize, min_capability: Capability) -> GpuSize:
-    """The current size to use instead of `size`: the table's named replacement, else the first
-    current size with as many GPUs, of at least `min_capability` and as much memory."""
+    """The current size to use instead of `size`: the table's named replacement, else the
+    current size of at least `min_capability` nearest to it: as many GPUs (or the fewest more,
+    or the most there are), as much memory per GPU where possible."""
     named = gpu_size(size.replacement) if size.replacement else None
     if named is not None and named.model.capability >= min_capability:
         return named
-    return next(
-        s
-        for s in _SIZES
-        if s.retired is None
-        and s.gpus == size.gpus
-        and s.model.capability >= min_capability
-        and s.gpu_memory_gb >= size.gpu_memory_gb
+    current = [s for s in _SIZES if s.retired is None and s.model.capability >= min_capability]
+    return min(
+        current,
+        key=lambda s: (
+            s.gpus < size.gpus,  # fewer GPUs would refuse the launch: last
+            abs(s.gpus - size.gpus),
+            s.gpu_memory_gb < size.gpu_memory_gb,
+        ),
     )
 
 

@@ -55,6 +55,11 @@ def test_every_size_names_a_known_gpu_and_every_retired_size_a_current_replaceme
         if size.retired or size.replacement:
             replacement = vm_sizes.replacement_for(size, (7, 5))
             assert replacement.retired is None and replacement.gpus == size.gpus, size.name
+    for size in vm_sizes.GPU_SIZES.values():  # a replacement for any size, for any CUDA line
+        for needs in ((7, 5), (9, 0)):
+            found = vm_sizes.replacement_for(size, needs)
+            assert found.retired is None and found.model.capability >= needs, size.name
+    assert vm_sizes.replacement_for(vm_sizes.GPU_SIZES["standard_nc64as_t4_v3"], (9, 0)).gpus == 8
     ncv3 = [s for s in vm_sizes.GPU_SIZES.values() if s.name.endswith("s_v3") and s.gpu == "V100"]
     assert len(ncv3) == 4 and {s.retired for s in ncv3} == {date(2025, 9, 30)}
 
