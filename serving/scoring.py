@@ -4,8 +4,8 @@ On Azure ML this file is the deployment's scoring script: `init()` loads the mod
 `AZUREML_MODEL_DIR` once per worker, `run(raw_json)` answers each request (a request it cannot
 read gets a 400 naming the field, through the inference server's `AMLResponse`). The local server
 uses the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
-On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where supported, else
-float16); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
+On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where the GPU has it
+natively, else float16: `trainer.precision`); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
 places its models by too).
 
 Given a masker (the deployment's `score.py` names the screen's, `screening.outputs`), `init()`

@@ -144,7 +144,8 @@ class TrainArgs:
     )
     precision: str = arg(
         "auto",
-        "auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), bf16, fp16 or fp32.",
+        "auto (bf16 on GPUs that have it natively, compute capability 8.0+; else fp16 with loss "
+        "scaling on GPU; fp32 on CPU), bf16, fp16 or fp32.",
     )
     seed: int = arg(42, "Seed of the new head's initialisation and of data order.")
     max_train_samples: int = arg(0, "Train on at most this many records (0: all).")

@@ -27,24 +27,28 @@ from trainer import model_paths
 from trainer.args import LORA_TARGETS
 from trainer.model_paths import Part
 from trainer.pointer_generator import PointerGeneratorModel  # registers its Auto classes
+from trainer.precision import auto_precision, device_capability
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
 MERGED = "merged"  # an adapter's weights merged into its base (`--merge-adapter`)
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+PRECISION_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 _TP_LOGGER = "transformers.distributed.tensor_parallel"
 log = logging.getLogger(__name__)
 
 
 def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
     """(device, dtype) a model predicts on: the GPU when there is one, in `dtype` (auto: bfloat16
-    where supported, else float16); else the CPU, in float32. The endpoint (serving/scoring.py,
-    `TUNEGATE_DTYPE`) and the evaluation job (trainer/evaluate.py) both place models by it, so
-    the evaluation's answers are made as the endpoint makes them."""
-    if not torch.cuda.is_available():
+    where the GPU has it natively, else float16: trainer/precision.py); else the CPU, in
+    float32. The endpoint (serving/scoring.py, `TUNEGATE_DTYPE`) and the evaluation job
+    (trainer/evaluate.py) both place models by it, so the evaluation's answers are made as the
+    endpoint makes them."""
+    capability = device_capability()
+    if capability is None:
         return "cpu", torch.float32
     if dtype == "auto":
-        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return "cuda", PRECISION_DTYPES[auto_precision(capability)]
     if dtype not in DTYPES:
         raise ValueError(f"TUNEGATE_DTYPE={dtype!r}: use auto, {', '.join(DTYPES)}")
     return "cuda", DTYPES[dtype]

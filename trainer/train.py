@@ -55,6 +55,7 @@ from trainer.modeling import (
     without_token_types,
     write_model_info,
 )
+from trainer.precision import auto_precision, device_capability
 from trainer.progress import OWN, ProgressWriter
 from trainer.taskspec import task_spec
 from trainer.tracking import attached_run, given_run
@@ -266,10 +267,9 @@ def _with_lora(model: Any, args: TrainArgs) -> Any:
 
 
 def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
-    gpu = torch.cuda.is_available()
     precision = args.precision
-    if precision == "auto":
-        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if gpu else "fp32"
+    if precision == "auto":  # bf16 where native, fp16 with loss scaling on older GPUs, CPU fp32
+        precision = auto_precision(device_capability())
     # The configured precision wins over the launcher's: `accelerate launch` exports its config's
     # mixed_precision (bf16 in trainer/configs/), which TrainingArguments (and DeepSpeed) would
     # take whenever bf16 and fp16 are both off, e.g. fp32 on a T4 or on CPU.
@@ -288,7 +288,7 @@ def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
         length_column_name="length",
         bf16=precision == "bf16",
         fp16=precision == "fp16",
-        use_cpu=not gpu,
+        use_cpu=not torch.cuda.is_available(),
         eval_strategy="epoch" if has_eval else "no",
         save_strategy="steps" if args.save_steps else "no",
         save_steps=args.save_steps or 500,  # unused with "no"; must be positive

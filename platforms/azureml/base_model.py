@@ -29,7 +29,7 @@ from typing import Literal
 from azure.ai.ml import Input
 from azure.ai.ml.constants import AssetTypes, InputOutputModes
 
-from platforms.azureml.config import HubTokenConfig, JobConfig
+from platforms.azureml.job_config import HubTokenConfig, JobConfig
 from trainer.model_paths import MOUNTS_VARIABLE, is_model_asset
 
 MODEL_INPUT = "base_model"

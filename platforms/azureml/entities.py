@@ -37,7 +37,6 @@ from platforms.azureml.config import (
     ComputeConfig,
     EndpointConfig,
     EnvironmentConfig,
-    JobConfig,
     LaunchConfig,
     ModelType,
 )
@@ -49,6 +48,7 @@ from platforms.azureml.environment import (
     serving_spec,
     staged_context,
 )
+from platforms.azureml.job_config import JobConfig
 from platforms.training import TrainSpec, trainer_arguments
 from serving.collect import INPUTS, OUTPUTS
 from trainer.args import MIXED_PRECISION, TrainArgs
@@ -168,7 +168,7 @@ def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
         str(nodes * launch.gpus_per_node),
     ]
     # The config's precision, not the accelerate config's mixed_precision (bf16 in every one):
-    # a T4 has no bf16. `auto` is the trainer's to resolve on the node (it also overrides it).
+    # a T4 has no native bf16. `auto` is the trainer's to resolve on the node (it also overrides it).
     precision = spec.args.get("precision", TrainArgs.precision)
     if precision != "auto":
         head += ["--mixed_precision", MIXED_PRECISION[precision]]

@@ -3,7 +3,7 @@
 Each is a Docker build context (a `Dockerfile` on an Azure ML GPU base image and a
 `requirements.txt`) whose packages are pinned at the version in `constraints.txt`, the file this
 machine's tests run against: what the trainer and the scoring code are tested with is what Azure
-ML runs. `requirements.txt` is the environment's lock (`locks/<name>.txt`, written by
+ML runs, their dependencies included (resolved against constraints.txt: shared_pins.py). `requirements.txt` is the environment's lock (`locks/<name>.txt`, written by
 `python -m platforms.azureml.lock`): every package the image installs, the CUDA wheels torch
 pulls (nvidia-*, triton) included, at one version and sha256 for linux x86_64 / CPython 3.11,
 installed with `--require-hashes --no-deps` and checked with `pip check`.
@@ -19,7 +19,8 @@ version everywhere.
   `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
   The server pins pydantic~=2.12 and OpenTelemetry 1.33 where constraints.txt (Prefect's side)
   has newer ones, so they are not listed here: the lock has the server's own (the masker's
-  `screening.policy` runs on that pydantic). The serving environments also hold what masks the
+  `screening.policy` runs on that pydantic); platforms/azureml/shared_pins.py lists them, the
+  only packages an image may hold at another version than constraints.txt. The serving environments also hold what masks the
   collected traffic (`screening.outputs.traffic_masker`: presidio-analyzer's pattern
   recognizers, phonenumbers, detect-secrets; no spaCy pipeline) and Azure ML's data collector
   (azureml-ai-monitoring). tests/azureml/test_inference_server.py runs this `azmlinfsrv` here.
@@ -41,11 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from platforms.azureml.config import local_cache
+from platforms.azureml.cuda_lines import GPU_SERVING_ENV, LOCKS, TRAINING_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
-LOCKS = Path(__file__).with_name("locks")  # {environment name}.txt: platforms/azureml/lock.py
-ENV_NAME = "tunegate"
+ENV_NAME = TRAINING_ENV
 # Azure ML's GPU base (CUDA, cuDNN, OpenMPI, conda), at a dated tag: never a moving `latest`.
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:20260715.v1"
 PYTHON = "3.11"  # the Python tunegate is tested with
@@ -144,7 +145,7 @@ SERVING = EnvSpec(
 
 
 SERVING_GPU = EnvSpec(
-    f"{ENV_NAME}-serving-gpu",
+    GPU_SERVING_ENV,
     "serving-environment-gpu",
     GPU_SERVING_PACKAGES,
     "tunegate serving on GPU instances: as tunegate-serving, with onnxruntime-gpu",

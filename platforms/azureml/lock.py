@@ -1,7 +1,9 @@
 """The locks of the Azure ML environments: every package each image installs, with its hash.
 
 `python -m platforms.azureml.lock` (network: PyPI) resolves each environment's packages at
-constraints.txt's pins (`environment.pins`) for the image's platform, linux x86_64 with glibc
+constraints.txt's pins (`environment.pins`), with the rest of constraints.txt as pip's
+constraints (`shared_pins.constraint_lines`: every package the image shares with this machine
+at this machine's version, the inference server's own pins excepted), for the image's platform, linux x86_64 with glibc
 2.35 (the Ubuntu 22.04 base) and CPython 3.11, wheels only, with pip's resolver
 (`pip install --dry-run --report`, nothing installed), and writes `locks/<environment>.txt`: one
 `name==version --hash=sha256:...` per package, the CUDA wheels torch pulls (nvidia-*, triton)
@@ -22,12 +24,14 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from packaging.requirements import Requirement
 
 from platforms.azureml.environment import LOCKS, SERVING, SERVING_GPU, TRAINING, EnvSpec, normalize
 from platforms.azureml.environment import pins as top_level_pins
+from platforms.azureml.shared_pins import constraint_lines, drift
 
 INDEX = "https://pypi.org/simple"
 GLIBC = 35  # Ubuntu 22.04, the base image's
@@ -69,14 +73,21 @@ def _sdist(pin: str, tmp: Path) -> tuple[dict, list[str]]:
     return entry, needs
 
 
-def resolve(pins: list[str]) -> list[dict]:
-    """Every package `pins` install on the image's platform: pip's report entries."""
+def resolve(pins: list[str], constraints: Sequence[str] = ()) -> list[dict]:
+    """Every package `pins` install on the image's platform, each package `constraints` names
+    at its version there: pip's report entries."""
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         wanted, sdists = list(pins), []
+        # the pins themselves are exact requirements (a pinned sdist must fail as "no wheel")
+        named = {normalize(p.split("==")[0]) for p in pins}
+        bound = tmp / "constraints.txt"
+        bound.write_text(
+            "".join(f"{c}\n" for c in constraints if normalize(c.split("==")[0]) not in named)
+        )
         while True:
             report = tmp / "report.json"
-            target = ["--target", str(tmp / "target")]
+            target = ["--target", str(tmp / "target"), "--constraint", str(bound)]
             done = _pip([*PLATFORM, *target, *wanted], report)
             if done.returncode == 0:
                 return [*json.loads(report.read_text())["install"], *sdists]
@@ -113,8 +124,14 @@ def main(specs: tuple[EnvSpec, ...] = (TRAINING, SERVING, SERVING_GPU)) -> None:
     LOCKS.mkdir(exist_ok=True)
     for spec in specs:
         pins = top_level_pins(packages=spec.packages)
-        entries = resolve(pins)
-        (LOCKS / f"{spec.name}.txt").write_text(lock_text(spec, entries, pins))
+        entries = resolve(pins, constraint_lines(spec))
+        text = lock_text(spec, entries, pins)
+        differs = drift(spec, text)
+        if differs:  # e.g. a package the image needs that constraints.txt does not pin
+            raise SystemExit(
+                f"{spec.name} would not agree with constraints.txt:\n" + "\n".join(differs)
+            )
+        (LOCKS / f"{spec.name}.txt").write_text(text)
         print(f"{spec.name}: {len(entries)} packages")
 
 

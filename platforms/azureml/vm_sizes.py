@@ -12,15 +12,31 @@ November 2026:
 - NCv3 (V100): https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ncv3-series
 - NDv2 (V100): https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndv2-series
 - NC T4 v3: https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ncast4v3-series
+- NV A10 v5: https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nvadsa10v5-series
 A size not in the table is checked only against the workspace's list (`MLClient.compute.
 list_sizes`), which knows every size of its region.
+
+Each GPU's generation is its compute capability, from NVIDIA's CUDA GPUs page
+(https://developer.nvidia.com/cuda-gpus): V100 7.0 (Volta), T4 7.5 (Turing), A100 8.0 and A10 8.6
+(Ampere), L4 and L40S 8.9 (Ada), H100 and H100 NVL 9.0 (Hopper); bfloat16 is native from 8.0
+(`trainer.precision`, the rule `auto` precision follows).
+
+Retired sizes stay in the table, with the date and Microsoft's replacement, so a config naming one
+is refused when it loads rather than when the cluster fails to start: all NCv3 sizes (V100) were
+retired on 2025-09-30 (https://learn.microsoft.com/azure/virtual-machines/ncv3-retirement and
+.../nc24rsv3-retirement, replacements from those pages: NC A100 v4 of the same GPU count). No
+retirement of NDv2 (ND40rs_v2) was found on Microsoft's retirement pages (read November 2026);
+its V100s are refused by the CUDA 13 environments anyway (platforms/azureml/cuda_lines.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Protocol
+
+from trainer.precision import Capability, native_bf16
 
 
 class ComputeConfig(Protocol):
@@ -47,19 +63,59 @@ class LaunchConfig(Protocol):
 
 
 @dataclass(frozen=True)
+class Gpu:
+    """One NVIDIA GPU model: its architecture and compute capability (what CUDA builds target)."""
+
+    name: str
+    architecture: str
+    capability: Capability
+
+    @property
+    def native_bf16(self) -> bool:
+        return native_bf16(self.capability)
+
+    def describe(self) -> str:
+        major, minor = self.capability
+        return f"{self.name} ({self.architecture}, compute capability {major}.{minor})"
+
+
+GPUS = {
+    gpu.name: gpu
+    for gpu in (
+        Gpu("V100", "Volta", (7, 0)),
+        Gpu("T4", "Turing", (7, 5)),
+        Gpu("A100", "Ampere", (8, 0)),
+        Gpu("A10", "Ampere", (8, 6)),
+        Gpu("L4", "Ada Lovelace", (8, 9)),
+        Gpu("L40S", "Ada Lovelace", (8, 9)),
+        Gpu("H100", "Hopper", (9, 0)),
+        Gpu("H100 NVL", "Hopper", (9, 0)),
+    )
+}
+
+
+@dataclass(frozen=True)
 class GpuSize:
-    """One Azure VM size: how many GPUs of which model, and the memory of each."""
+    """One Azure VM size: how many GPUs of which model, the memory of each, and, for a retired
+    size, when it was retired and the current size that replaces it."""
 
     name: str
     gpus: int
     gpu: str
     gpu_memory_gb: int
+    retired: date | None = None
+    replacement: str | None = None
+
+    @property
+    def model(self) -> Gpu:
+        return GPUS[self.gpu]
 
     def describe(self) -> str:
         plural = "s" if self.gpus > 1 else ""
         return f"{self.gpus} GPU{plural} ({self.gpu} {self.gpu_memory_gb} GB)"
 
 
+_NCV3_RETIRED = date(2025, 9, 30)
 _SIZES = (
     # NC A100 v4: A100 80 GB PCIe
     GpuSize("Standard_NC24ads_A100_v4", 1, "A100", 80),
@@ -72,17 +128,20 @@ _SIZES = (
     GpuSize("Standard_NC40ads_H100_v5", 1, "H100 NVL", 94),
     GpuSize("Standard_NC80adis_H100_v5", 2, "H100 NVL", 94),
     GpuSize("Standard_ND96isr_H100_v5", 8, "H100", 80),
-    # NCv3 (V100 16 GB) and NDv2 (V100 32 GB)
-    GpuSize("Standard_NC6s_v3", 1, "V100", 16),
-    GpuSize("Standard_NC12s_v3", 2, "V100", 16),
-    GpuSize("Standard_NC24s_v3", 4, "V100", 16),
-    GpuSize("Standard_NC24rs_v3", 4, "V100", 16),
-    GpuSize("Standard_ND40rs_v2", 8, "V100", 32),
+    # NCv3 (V100 16 GB), retired, and NDv2 (V100 32 GB): replaced by A100s of the same count
+    GpuSize("Standard_NC6s_v3", 1, "V100", 16, _NCV3_RETIRED, "Standard_NC24ads_A100_v4"),
+    GpuSize("Standard_NC12s_v3", 2, "V100", 16, _NCV3_RETIRED, "Standard_NC48ads_A100_v4"),
+    GpuSize("Standard_NC24s_v3", 4, "V100", 16, _NCV3_RETIRED, "Standard_NC96ads_A100_v4"),
+    GpuSize("Standard_NC24rs_v3", 4, "V100", 16, _NCV3_RETIRED, "Standard_NC96ads_A100_v4"),
+    GpuSize("Standard_ND40rs_v2", 8, "V100", 32, replacement="Standard_ND96amsr_A100_v4"),
     # NC T4 v3 (T4 16 GB)
     GpuSize("Standard_NC4as_T4_v3", 1, "T4", 16),
     GpuSize("Standard_NC8as_T4_v3", 1, "T4", 16),
     GpuSize("Standard_NC16as_T4_v3", 1, "T4", 16),
     GpuSize("Standard_NC64as_T4_v3", 4, "T4", 16),
+    # NV A10 v5: whole A10 24 GB GPUs (the smaller NVads A10 v5 sizes hold a fraction of one)
+    GpuSize("Standard_NV36ads_A10_v5", 1, "A10", 24),
+    GpuSize("Standard_NV72ads_A10_v5", 2, "A10", 24),
 )
 GPU_SIZES = {size.name.lower(): size for size in _SIZES}
 
@@ -90,6 +149,38 @@ GPU_SIZES = {size.name.lower(): size for size in _SIZES}
 def gpu_size(name: str) -> GpuSize | None:
     """The table's entry for a VM size (any case), None when the table does not know it."""
     return GPU_SIZES.get(name.lower())
+
+
+def check_current(name: str, today: date | None = None) -> None:
+    """A ValueError when `name` is a size Azure has retired, naming the size that replaces it
+    (the caller's field validator puts the field's name before it)."""
+    size = gpu_size(name)
+    if size is None or size.retired is None or size.retired > (today or date.today()):
+        return
+    replacement = replacement_for(size, size.model.capability)
+    raise ValueError(
+        f"{name} ({size.describe()}) was retired by Azure on {size.retired.isoformat()}: no "
+        f"cluster or deployment can start on it; use {replacement.name} "
+        f"({replacement.describe()}), its current replacement"
+    )
+
+
+def replacement_for(size: GpuSize, min_capability: Capability) -> GpuSize:
+    """The current size to use instead of `size`: the table's named replacement, else the
+    current size of at least `min_capability` nearest to it: as many GPUs (or the fewest more,
+    or the most there are), as much memory per GPU where possible."""
+    named = gpu_size(size.replacement) if size.replacement else None
+    if named is not None and named.model.capability >= min_capability:
+        return named
+    current = [s for s in _SIZES if s.retired is None and s.model.capability >= min_capability]
+    return min(
+        current,
+        key=lambda s: (
+            s.gpus < size.gpus,  # fewer GPUs would refuse the launch: last
+            abs(s.gpus - size.gpus),
+            s.gpu_memory_gb < size.gpu_memory_gb,
+        ),
+    )
 
 
 def check_launch(compute: ComputeConfig, launch: LaunchConfig) -> None:

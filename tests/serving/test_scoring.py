@@ -86,25 +86,32 @@ def test_missing_model_dir_says_what_to_pass(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("gpu", "bf16", "asked", "expected"),
+    ("gpu", "capability", "asked", "expected"),
     [
-        (False, False, "auto", ("cpu", torch.float32)),
-        (False, False, "bfloat16", ("cpu", torch.float32)),  # a CPU instance scores in fp32
-        (True, True, "auto", ("cuda", torch.bfloat16)),
-        (True, False, "auto", ("cuda", torch.float16)),  # a T4 has no bf16
-        (True, True, "float32", ("cuda", torch.float32)),
+        (False, None, "auto", ("cpu", torch.float32)),
+        (False, None, "bfloat16", ("cpu", torch.float32)),  # a CPU instance scores in fp32
+        (True, (8, 0), "auto", ("cuda", torch.bfloat16)),  # A100
+        (True, (7, 5), "auto", ("cuda", torch.float16)),  # a T4: bf16 only emulated
+        (True, (8, 0), "float32", ("cuda", torch.float32)),
     ],
 )
 def test_the_model_goes_to_the_gpu_in_the_configured_dtype(
-    monkeypatch: pytest.MonkeyPatch, gpu: bool, bf16: bool, asked: str, expected: tuple
+    monkeypatch: pytest.MonkeyPatch,
+    gpu: bool,
+    capability: tuple[int, int] | None,
+    asked: str,
+    expected: tuple,
 ) -> None:
+    """The GPU is what torch reports (its availability and compute capability); the choice is
+    the endpoint's own."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: bf16)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: capability)
     assert scoring.placement(asked) == expected
 
 
 def test_an_unknown_dtype_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (8, 0))
     with pytest.raises(ValueError, match="TUNEGATE_DTYPE='fp8'"):
         scoring.placement("fp8")
 

@@ -25,7 +25,7 @@ def test_one_model_at_a_time_loaded_in_the_endpoints_dtype_and_placed_on_the_gpu
     candidate, base and champion each load in bfloat16 (never a float32 copy first), go to the
     GPU, predict and are gone before the next one loads."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (8, 0))  # an A100
     assert placement("auto") == ("cuda", torch.bfloat16)  # the endpoint's own choice
     events: list[str] = []
     alive: list[weakref.ref] = []
