@@ -29,7 +29,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.backends import Backends
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED, read_records
 from tasks.drift import (

@@ -26,7 +26,7 @@ from platforms.azureml import base_model, entities, vm_sizes
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.training import Evaluation, JobStatus, TrainingJob, TrainSpec
 from trainer.args import OUTPUT_SCREEN, PREDICTIONS, SCORES
 from trainer.model_paths import is_weight_file
