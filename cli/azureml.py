@@ -14,7 +14,7 @@ from cli.common import console, fail, load_cli_config
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
     from platforms.azureml.monitoring import MonitorSpec
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
     from tasks.monitor import MonitorConfig
 
 azureml_app = typer.Typer(

@@ -25,7 +25,7 @@ from cli.stopping import RunStop
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
 
 
 def run(

@@ -42,7 +42,7 @@ from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
 from platforms.evaluation import GateDecision
-from platforms.store import sha256_text, stable_json
+from platforms.hashing import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.ingest import (

@@ -31,16 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
+from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher
-from platforms.store import (
-    DatasetRef,
-    MultisetHash,
-    Store,
-    combine_hashes,
-    sha256_text,
-    stable_json,
-    table_info,
-)
+from platforms.manifest import DatasetRef, table_info
+from platforms.store import Store
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.datasets_folders import group_listing
 from tasks.ingest_files import (
