@@ -25,7 +25,7 @@ from platforms.model_version import ModelVersion
 from platforms.registry import MlflowRegistry
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from tasks.rollout import (
     RolloutConfig,
     Timeline,
