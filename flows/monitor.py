@@ -24,7 +24,7 @@ from prefect.events import emit_event
 from pydantic import BaseModel, ConfigDict, Field
 
 from flows.config import PipelineConfig, load_config
-from tasks.drift import DriftResult
+from tasks.drift_signals import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
 
 log = logging.getLogger(__name__)

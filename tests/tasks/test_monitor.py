@@ -29,7 +29,7 @@ from platforms.manifest import TableInfo
 from samples.generate import valid_records
 from screening.outputs import traffic_masker
 from serving.collect import COLLECTED, Exchange, JsonlSink, mask_exchange
-from tasks.drift import not_english, oov_share, stable_sample, vocabulary
+from tasks.drift_features import not_english, oov_share, stable_sample, vocabulary
 from tasks.monitor import monitor_model, parse_time
 from tests.flows.test_ui_approval import page
 from trainer.taskspec import task_spec
