@@ -45,13 +45,8 @@ from platforms.evaluation import GateDecision
 from platforms.hashing import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
-from tasks.ingest import (
-    expand_inputs,
-    ingest_task,
-    last_ingest_time,
-    quarantine_reasons,
-    retire_raw,
-)
+from tasks.ingest import ingest_task, last_ingest_time, quarantine_reasons, retire_raw
+from tasks.ingest_inputs import expand_inputs
 from tasks.notify import notify_task
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task

@@ -22,7 +22,8 @@ from cli.main import app
 from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
-from tasks.ingest import expand_inputs, run_ingest
+from tasks.ingest import run_ingest
+from tasks.ingest_inputs import expand_inputs
 from tasks.screen import run_screen
 from tasks.split import SPLITS, run_split
 from tests.conftest import DASK, write_jsonl
