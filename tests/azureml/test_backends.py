@@ -491,7 +491,7 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
 def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from platforms.azureml.training import thread_stdout
+    from platforms.azureml.job_logs import thread_stdout
 
     original, lines = sys.stdout, []
 
