@@ -59,7 +59,8 @@ def write_export(
     or the data exits 2 with one line."""
     import os
 
-    from platforms.azureml.entities import account_of, data_version
+    from platforms.azureml.datastores import account_of
+    from platforms.azureml.entities import data_version
     from platforms.azureml.export import BANNER, export, next_steps, workspace_flags
     from platforms.training import TrainSpec
     from tasks.train import job_name, job_name_for

@@ -17,7 +17,7 @@ from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from platforms.azureml import base_model, entities, vm_sizes
+from platforms.azureml import base_model, datastores, entities, vm_sizes
 from platforms.azureml.client import retrying
 from platforms.azureml.config import AzureMLConfig
 from platforms.blob import is_azure
@@ -103,19 +103,19 @@ class WorkspaceAssets:
         """The datastore over the store's container: found (and checked to be over it), or
         created credential-less when azureml.create_datastore allows; a ValueError naming the
         field to set otherwise."""
-        container = entities.container_of(uri)
-        name = entities.datastore_name(uri, self.config.datastore)
+        container = datastores.container_of(uri)
+        name = datastores.datastore_name(uri, self.config.datastore)
         account = (
             self.config.datastore_account
             or self.storage_account
-            or entities.account_of(os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
+            or datastores.account_of(os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
         )
         try:
             found = retrying(lambda: self.client.datastores.get(name), f"get datastore {name}")
         except ResourceNotFoundError:
             found = None
         if found is not None:
-            entities.check_datastore(found, container, account)
+            datastores.check_datastore(found, container, account)
             return name
         if not self.config.create_datastore:
             raise ValueError(
@@ -129,7 +129,7 @@ class WorkspaceAssets:
                 "storage account is unknown: set azureml.datastore_account (the account of the "
                 "store's container)"
             )
-        datastore = entities.blob_datastore(name, account, container)
+        datastore = datastores.blob_datastore(name, account, container)
         retrying(
             lambda: self.client.datastores.create_or_update(datastore), f"create datastore {name}"
         )
@@ -141,7 +141,7 @@ class WorkspaceAssets:
             return data_dir
         name = self.config.data_asset
         if is_azure(data_dir):
-            source = entities.datastore_uri(data_dir, self._ensure_datastore(data_dir))
+            source = datastores.datastore_uri(data_dir, self._ensure_datastore(data_dir))
             version = _hash_of(data_dir, default=source.rstrip("/").rsplit("/", 1)[-1])
         else:
             source = data_dir
