@@ -32,7 +32,7 @@ from serve import _load, _payloads, _pooled  # benchmarks/serve.py's load genera
 from cli.endpoint import MASKER
 from serving.client import serve_in_thread
 from serving.collect import COLLECTED, read_records
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from trainer.args import PACKAGED_MODEL
 from trainer.modeling import load_base, load_tokenizer, write_model_info
 

@@ -75,7 +75,9 @@ def _child(folder: Path) -> None:
     """One window over `folder`'s records; prints a JSON line of timings and peak RSS."""
     from samples.generate import valid_records
     from serving.collect import read_records
-    from tasks.drift import DriftSignals, Sample, measure_drift, strings, vocabulary
+    from tasks.drift import measure_drift
+    from tasks.drift_features import Sample, strings, vocabulary
+    from tasks.drift_signals import DriftSignals
     from tasks.monitor import read_window
 
     records = valid_records("extractive-qa", 800, seed=3)

@@ -60,7 +60,7 @@ from serving.api import DEPLOYMENT_HEADER
 from serving.client import RunningEndpoint, serve_in_thread
 from serving.metrics import percentile
 from serving.scoring import Scorer
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from serving.workers import ProcessScorer
 from trainer.args import PACKAGED_MODEL
 from trainer.model_paths import has_weights

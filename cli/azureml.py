@@ -14,7 +14,7 @@ from cli.common import console, fail, load_cli_config
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
     from platforms.azureml.monitoring import MonitorSpec
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
     from tasks.monitor import MonitorConfig
 
 azureml_app = typer.Typer(
@@ -59,7 +59,8 @@ def write_export(
     or the data exits 2 with one line."""
     import os
 
-    from platforms.azureml.entities import account_of, data_version
+    from platforms.azureml.datastores import account_of
+    from platforms.azureml.entities import data_version
     from platforms.azureml.export import BANNER, export, next_steps, workspace_flags
     from platforms.training import TrainSpec
     from tasks.train import job_name, job_name_for

@@ -106,7 +106,8 @@ def serve(
     --key-file may only POST /score, the admin key beside it (admin-<name>) may do everything
     (both generated on first start, mode 0600).
     """
-    from serving.server import ServerSettings, run_server
+    from serving.server import run_server
+    from serving.settings import ServerSettings
 
     if state_dir is None:
         if model is None:

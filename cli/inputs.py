@@ -35,8 +35,8 @@ def read_inputs(
     input is read as ingest reads it. A later record with an id already read is skipped: ids
     must be unique where predictions are matched to records by id."""
     from platforms.blob import storage_options
-    from tasks.ingest import expand_inputs, input_format
     from tasks.ingest_files import read_file
+    from tasks.ingest_inputs import expand_inputs, input_format
     from tasks.records import TaskType
     from trainer.data import read_split
 

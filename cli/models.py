@@ -22,7 +22,7 @@ from cli.common import (
 )
 
 if TYPE_CHECKING:
-    from platforms.registry import ModelVersion
+    from platforms.model_version import ModelVersion
 
 models_app = typer.Typer(help="Registered models.", no_args_is_help=True)
 
@@ -158,7 +158,7 @@ def models_promote(
 ) -> None:
     """Point an alias at a version by hand (the registry keeps the alias's history, which
     `tunegate rollback` reads). The endpoint is not changed: the next rollout serves it."""
-    from platforms.registry import ALIASES
+    from platforms.model_version import ALIASES
 
     if alias not in ALIASES:
         fail(f"--alias must be one of {', '.join(ALIASES)}, got {alias!r}")

@@ -21,7 +21,7 @@ import typer
 from cli.common import ConfigOpt, InputOpt, SetOpt, SplitOpt, console, fail, load_cli_config
 from cli.inputs import read_inputs
 from cli.models import find_version
-from platforms.registry import ModelFilesChanged
+from platforms.model_version import ModelFilesChanged
 
 
 class Runtime(StrEnum):

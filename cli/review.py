@@ -13,7 +13,8 @@ import typer
 from cli.common import ConfigOpt, ExcludeOpt, SetOpt, console, fail, load_cli_config
 
 if TYPE_CHECKING:
-    from platforms.store import DatasetRef, Store
+    from platforms.manifest import DatasetRef
+    from platforms.store import Store
 
 ReviewerOpt = Annotated[str, typer.Option(help="Who decides (kept in the audit record).")]
 CommentOpt = Annotated[str, typer.Option(help="Why (kept in the audit record).")]

@@ -25,7 +25,7 @@ from cli.stopping import RunStop
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
 
 
 def run(
@@ -73,7 +73,7 @@ def _run(
         )
     from flows.retrain import retrain
     from flows.summary import STOPS
-    from tasks.ingest import expand_inputs
+    from tasks.ingest_inputs import expand_inputs
 
     run_stage(
         lambda: expand_inputs(cfg.ingest.inputs, cfg.azure, cfg.task)

@@ -32,8 +32,9 @@ from platforms.azureml.config import AzureMLConfig
 from platforms.backends import Backends, BackendSettings, PlatformKind
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.compute import DaskConfig
+from platforms.hashing import sha256_text, stable_json
 from platforms.notify import NotifyConfig
-from platforms.store import Store, sha256_text, stable_json
+from platforms.store import Store
 from platforms.tracking import TrackingConfig
 from screening.policy import ScreenConfig
 from tasks.approve import ApprovalConfig

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flows.config import PipelineConfig, load_config
 from platforms.notify import model_resource
-from tasks.drift import DriftResult
+from tasks.drift_signals import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
 
 log = logging.getLogger(__name__)

@@ -42,17 +42,12 @@ from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
 from platforms.evaluation import GateDecision
+from platforms.hashing import sha256_text, stable_json
 from platforms.notify import emit_decision
-from platforms.store import sha256_text, stable_json
 from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
-from tasks.ingest import (
-    expand_inputs,
-    ingest_task,
-    last_ingest_time,
-    quarantine_reasons,
-    retire_raw,
-)
+from tasks.ingest import ingest_task, last_ingest_time, quarantine_reasons, retire_raw
+from tasks.ingest_inputs import expand_inputs
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before

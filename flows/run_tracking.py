@@ -43,9 +43,9 @@ from platforms import tracking
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.evaluation import EvalReport
+from platforms.manifest import DatasetRef
+from platforms.model_version import ModelVersion
 from platforms.notify import flow_run_url
-from platforms.registry import ModelVersion
-from platforms.store import DatasetRef
 from platforms.tracking import RunStatus, TrackedRun
 from platforms.training import TrainingJob
 from screening.report import Screened

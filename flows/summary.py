@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field
 
 from platforms.approvals import ApprovalRecord
 from platforms.evaluation import EvalReport
-from platforms.registry import ModelVersion
-from platforms.store import DatasetRef
+from platforms.manifest import DatasetRef
+from platforms.model_version import ModelVersion
 from platforms.training import TrainingJob
 from tasks.approve import DataRejected
 from tasks.records import NoUsableRecords

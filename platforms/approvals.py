@@ -21,7 +21,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.store import DatasetRef, Store, sha256_text, stable_json
+from platforms.hashing import sha256_text, stable_json
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 
 POLICY = "policy"  # the reviewer of a record the policy made (approval.mode auto, auto-if-clean)
 DEADLINE = "timeout"  # the reviewer of a record made when nobody answered in time

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from platforms.endpoint import EndpointBackend
-    from platforms.registry import ModelRegistry, ModelVersion
+    from platforms.model_version import ModelRegistry, ModelVersion
     from platforms.training import TrainingBackend
 
 

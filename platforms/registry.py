@@ -17,8 +17,6 @@ Aliases are MLflow's own; every version that held an alias keeps the tag `alias.
 from __future__ import annotations
 
 import hashlib
-import hmac
-import json
 import os
 import shutil
 import socket
@@ -29,84 +27,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from platforms import version_files
 from platforms.lineage import Lineage
 from platforms.locks import process_alive
-
-ALIASES = ("champion", "challenger")
-VERSION_FILE = "version.json"
-CARD_FILE = "README.md"  # the model card, in the version's model folder (tasks/model_card.py)
-
-
-class ModelFilesChanged(ValueError):
-    """A version's files differ from what was registered: the message names the file."""
-
-
-class ModelVersion(BaseModel):
-    """One registered model version and where it came from."""
-
-    model_config = ConfigDict(frozen=True)
-    name: str
-    version: int
-    path: str
-    created_at: str
-    metrics: dict[str, float] = Field(default_factory=dict)
-    lineage: Lineage = Field(default_factory=Lineage)
-    files: dict[str, str] = Field(
-        default_factory=dict,
-        description="sha256 of every file of the version, by path relative to its folder, "
-        "taken at registration (empty for versions registered before tunegate recorded them).",
-    )
-    signature: str = Field(
-        "", description="HMAC-SHA256 of the record (but its path) with the approval key."
-    )
-    model_subdir: str = Field(
-        "",
-        description="Where the model folder sits inside the version's files (`artifacts/model`:"
-        " the version is an MLflow model, serving/mlflow_model.py); `path` ends with it, `files`"
-        " hash the whole version.",
-    )
-
-    @property
-    def root(self) -> str:
-        """The folder (or URI) of all the version's files: `path` without `model_subdir`."""
-        if self.model_subdir and self.path.endswith("/" + self.model_subdir):
-            return self.path[: -len(self.model_subdir) - 1]
-        return self.path
-
-    def signed_content(self) -> bytes:
-        content = self.model_dump(mode="json", exclude={"path", "signature"})
-        return json.dumps(content, sort_keys=True, separators=(",", ":")).encode("utf-8")
-
-    def signed(self, key: bytes) -> ModelVersion:
-        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
-        return self.model_copy(update={"signature": digest})
-
-
-class ModelRegistry(Protocol):
-    # register: a training job (lineage.training_job) is registered once; again, the
-    # version it became is returned. `card`: the model card, written as the model folder's
-    # README.md (CARD_FILE) among the version's files.
-    def register(
-        self,
-        name: str,
-        source: Path | str,
-        metrics: dict[str, float],
-        lineage: Lineage,
-        card: str | None = None,
-    ) -> ModelVersion: ...
-    def get(self, name: str, version: int) -> ModelVersion: ...
-    def versions(self, name: str) -> list[ModelVersion]: ...
-    def alias(self, name: str, alias: str) -> ModelVersion | None: ...
-    def set_alias(self, name: str, alias: str, version: int) -> None: ...
-    def previous(self, name: str, alias: str) -> ModelVersion | None: ...
-    # download: the version's files on this machine (a local registry's folder, checked)
-    def download(self, version: ModelVersion) -> Path: ...
-    # verify: raise ModelFilesChanged when the version's files are not what was registered
-    def verify(self, version: ModelVersion) -> None: ...
+from platforms.model_version import ALIASES, VERSION_FILE, ModelFilesChanged, ModelVersion
 
 
 class MlflowRegistry:
@@ -175,9 +101,9 @@ class MlflowRegistry:
                 description=_description(lineage, metrics),
             )
             with _staged(location) as staged:
-                subdir = _stage(Path(source), staged)
+                subdir = version_files.stage(Path(source), staged)
                 if card is not None:
-                    write_card(staged / subdir if subdir else staged, card)
+                    version_files.write_card(staged / subdir if subdir else staged, card)
                 root = str(_local_path(location) or location)
                 record = ModelVersion(
                     name=name,
@@ -186,7 +112,7 @@ class MlflowRegistry:
                     created_at=_created_at(created.creation_timestamp),
                     metrics=metrics,
                     lineage=lineage,
-                    files=_file_hashes(staged),
+                    files=version_files.file_hashes(staged),
                     model_subdir=subdir,
                 )
                 if self.signing_key is not None:
@@ -300,31 +226,9 @@ class MlflowRegistry:
             )
 
     def problems(self, version: ModelVersion) -> list[str]:
-        """What differs between the version's folder and its registered record: an edited
-        `version.json`, a record whose signature fails, a file missing, changed or added."""
-        folder = Path(version.root)
-        found = []
-        key = self.signing_key
-        if key is not None and not _signed_by(version, key):
-            found.append("its record's signature does not hold (edited, or another key)")
-        record_file = folder / VERSION_FILE
-        if not record_file.exists():
-            found.append(f"{VERSION_FILE} is missing")
-        else:
-            kept = ModelVersion.model_validate_json(record_file.read_text())
-            if kept.model_dump(exclude={"path"}) != version.model_dump(exclude={"path"}):
-                found.append(f"{VERSION_FILE} was edited")
-        actual = _file_hashes(folder) if folder.is_dir() else {}
-        for name, digest in sorted(version.files.items()):
-            if name not in actual:
-                found.append(f"{name} is missing")
-            elif actual[name] != digest:
-                found.append(f"{name} changed after registration (sha256 differs)")
-        found += [
-            f"{name} was added after registration"
-            for name in sorted(set(actual) - set(version.files))
-        ]
-        return found
+        """What differs between the version's folder and its registered record
+        (version_files.problems, with this registry's signing key)."""
+        return version_files.problems(version, self.signing_key)
 
     # MLflow's side
 
@@ -488,43 +392,6 @@ def _local_path(location: str) -> Path | None:
     return Path(location)
 
 
-def _stage(source: Path, staged: Path) -> str:
-    """The version's files in `staged`: a trained tunegate model as an MLflow model (its folder
-    inside, whose path is returned), any other folder as it is ("")."""
-    from trainer.modeling import MODEL_INFO
-
-    info = source / MODEL_INFO
-    if not info.exists() or "task" not in json.loads(info.read_text() or "{}"):
-        shutil.copytree(source, staged, dirs_exist_ok=True)  # not a model tunegate trained
-        return ""
-    from serving.mlflow_model import model_files, write_mlflow_model
-
-    write_mlflow_model(source, staged)
-    return model_files(staged).relative_to(staged).as_posix()
-
-
-def write_card(model_folder: Path, card: str) -> None:
-    """The model card as `model_folder`'s README.md (a new file: never one a hard link shares)."""
-    path = model_folder / CARD_FILE
-    path.unlink(missing_ok=True)
-    path.write_text(card)
-
-
-@contextmanager
-def with_card(source: Path, card: str) -> Iterator[Path]:
-    """A copy of the model folder `source` with the card as its README.md, for as long as the
-    block runs: hard links where the file system allows (no model is copied), else copies."""
-    with tempfile.TemporaryDirectory(prefix="tunegate-card-") as scratch:
-        copy = Path(scratch) / source.name
-        try:
-            shutil.copytree(source, copy, copy_function=os.link)
-        except OSError:  # another file system
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(source, copy)
-        write_card(copy, card)
-        yield copy
-
-
 @contextmanager
 def _staged(location: str) -> Iterator[Path]:
     """An empty folder to put a version's files together in: beside its final folder for a
@@ -583,21 +450,3 @@ def _description(lineage: Lineage, metrics: dict[str, float]) -> str:
     if lineage.tracking_run_id:
         parts.append(f"run `{lineage.tracking_run_id}`")
     return "; ".join(parts) + ("." if parts else "")
-
-
-def _signed_by(version: ModelVersion, key: bytes) -> bool:
-    return hmac.compare_digest(version.signed(key).signature, version.signature)
-
-
-def _file_hashes(folder: Path) -> dict[str, str]:
-    """sha256 of every file under `folder` but the version record, by relative path."""
-    hashes = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        name = path.relative_to(folder).as_posix()
-        if name != VERSION_FILE:
-            digest = hashlib.sha256()
-            with path.open("rb") as f:
-                while chunk := f.read(1 << 20):
-                    digest.update(chunk)
-            hashes[name] = digest.hexdigest()
-    return hashes

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import hmac
 import io
 import json
 import logging
@@ -20,7 +19,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,139 +27,22 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.keys import KeyMismatch, RawCipher, encrypted_with, is_encrypted, needs_key
 from platforms.locks import process_alive, write_text_atomic
+from platforms.manifest import (
+    UNSIGNED,
+    DatasetCorrupt,
+    DatasetRef,
+    Manifest,
+    TableInfo,
+    TableRemoved,
+    ref_of,
+)
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 OWNER = ".writer.json"  # in a local scratch folder: the host and pid writing it
-_HASH_MOD = 2**256
-
-
-def sha256_text(text: str) -> str:
-    """Hex SHA-256 of a string: the one hash used for keys, records and configs."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def stable_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace, so equal values always hash equally."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def combine_hashes(parts: Iterable[str]) -> str:
-    """One key from several hashes, order-sensitive (inputs, then config)."""
-    return sha256_text("\n".join(parts))
-
-
-class MultisetHash:
-    """An order-independent hash of a set of rows: the sum of their SHA-256 values mod 2**256.
-
-    Partitions hash their own rows and the sums add up, so the content hash of a dataset does not
-    depend on how it was partitioned or in which order workers finished.
-    """
-
-    def __init__(self, value: int = 0) -> None:
-        self.value = value % _HASH_MOD
-
-    def add(self, row_hash: str) -> None:
-        self.value = (self.value + int(row_hash, 16)) % _HASH_MOD
-
-    def merge(self, other: MultisetHash) -> None:
-        self.value = (self.value + other.value) % _HASH_MOD
-
-    def hexdigest(self) -> str:
-        return f"{self.value:064x}"
-
-
-class TableInfo(BaseModel):
-    """One Parquet table of a dataset: its row count, files and column types."""
-
-    model_config = ConfigDict(frozen=True)
-    rows: int
-    files: list[str]
-    schema_: dict[str, str] = Field(alias="schema")
-
-
-class Manifest(BaseModel):
-    """What a dataset is: where it lives, what made it and what it holds (DESIGN.md contract)."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-    uri: str
-    stage: str
-    task: str
-    key: str = Field(description="Location hash: parents + config + stage.")
-    content_hash: str = Field(description="Hash of the main table's rows, order-independent.")
-    parent_hashes: list[str]
-    config_hash: str
-    created_at: str
-    counts: dict[str, int]
-    tables: dict[str, TableInfo]
-    extra: dict[str, Any] = Field(default_factory=dict)
-    files: dict[str, str] = Field(
-        default_factory=dict,
-        description="sha256 of every file written with the dataset, by path relative to it "
-        "(empty in datasets written before tunegate recorded them: those are not verified).",
-    )
-    removed: dict[str, str] = Field(
-        default_factory=dict,
-        description="Tables whose files were deleted on purpose (the raw records of an ingest "
-        "dataset once its screened data was approved), each with when and why; their files "
-        "are no longer in `files`.",
-    )
-    signature: str = Field(
-        "",
-        description="HMAC-SHA256 of everything above but `uri` with the key that signs approval "
-        "records (outside the store): a file re-hashed into the manifest breaks it.",
-    )
-
-    def signed_content(self) -> bytes:
-        """What the signature covers: the manifest without its location (`uri` is where it was
-        read from: a copied or moved store verifies itself) and without the signature (nor
-        `removed` while empty, so manifests signed before it existed still verify)."""
-        exclude = {"uri", "signature"} | (set() if self.removed else {"removed"})
-        content = self.model_dump(mode="json", by_alias=True, exclude=exclude)
-        return stable_json(content).encode("utf-8")
-
-    def signed(self, key: bytes) -> Manifest:
-        digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
-        return self.model_copy(update={"signature": digest})
-
-    def signature_problem(self, key: bytes) -> str | None:
-        """Why the manifest's signature does not hold, or None when it does."""
-        if not self.signature:
-            return UNSIGNED
-        if not hmac.compare_digest(self.signed(key).signature, self.signature):
-            return "its manifest was edited or signed with another key (the signature differs)"
-        return None
-
-
-UNSIGNED = (
-    "its manifest is not signed (written before tunegate signed manifests, or without the "
-    "signing key; `tunegate store sign` signs the datasets whose files still match)"
-)
-
-
-class DatasetCorrupt(ValueError):
-    """A finished dataset's files no longer match its manifest (edited, truncated, deleted)."""
-
-
-class TableRemoved(FileNotFoundError):
-    """A table of a dataset whose files were deleted on purpose (its manifest says when, why)."""
-
-
-class DatasetRef(BaseModel):
-    """The typed hand-off between stages: a finished dataset on the store."""
-
-    model_config = ConfigDict(frozen=True)
-    uri: str
-    stage: str
-    task: str
-    key: str
-    content_hash: str
-    counts: dict[str, int]
-    reused: bool = Field(False, description="True when a previous run had already produced it.")
 
 
 def private_files() -> None:
@@ -216,7 +98,7 @@ class Store:
             return None
         manifest = self.read_manifest(uri)
         self.verify(manifest)
-        return _ref(manifest, reused=True)
+        return ref_of(manifest, reused=True)
 
     def dataset_at(self, uri: str) -> DatasetRef:
         """The finished dataset at a URI (for the per-stage commands), verified, or a clear error."""
@@ -225,7 +107,7 @@ class Store:
             raise FileNotFoundError(f"{uri} is not a finished dataset: it has no {MANIFEST}")
         manifest = self.read_manifest(uri)
         self.verify(manifest)
-        return _ref(manifest, reused=True)
+        return ref_of(manifest, reused=True)
 
     def problems(self, manifest: Manifest) -> list[str]:
         """Each file of the dataset that is missing or differs from the hash its manifest keeps;
@@ -292,7 +174,7 @@ class Store:
             manifest = self.read_manifest(self._uri(path.rsplit("/", 1)[0]))
             if manifest.content_hash == content_hash:
                 self.verify(manifest)
-                return _ref(manifest, reused=True)
+                return ref_of(manifest, reused=True)
         return None
 
     def list(self, uri: str) -> list[str]:
@@ -454,7 +336,7 @@ class DatasetWriter:
         if self.work_uri != self.final_uri:
             os.remove(os.path.join(self.work_uri, OWNER))
             self._publish_local()
-        return _ref(manifest, reused=False)
+        return ref_of(manifest, reused=False)
 
     def _file_hashes(self) -> dict[str, str]:
         """sha256 of every file written so far, by path relative to the dataset."""
@@ -542,24 +424,6 @@ def read_table(store: Store, uri: str, cipher: RawCipher | None = None) -> list[
             raise KeyMismatch(needs_key(uri, encrypted_with(data), "no key was given"))
         data = cipher.decrypt(data, uri)
     return pq.read_table(pa.BufferReader(data)).to_pylist()
-
-
-def table_info(rows: int, files: list[str], schema: pa.Schema) -> TableInfo:
-    return TableInfo(
-        rows=rows, files=files, schema={field.name: str(field.type) for field in schema}
-    )
-
-
-def _ref(manifest: Manifest, *, reused: bool) -> DatasetRef:
-    return DatasetRef(
-        uri=manifest.uri,
-        stage=manifest.stage,
-        task=manifest.task,
-        key=manifest.key,
-        content_hash=manifest.content_hash,
-        counts=manifest.counts,
-        reused=reused,
-    )
 
 
 def _strip(fs: fsspec.AbstractFileSystem, uri: str) -> str:

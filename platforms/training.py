@@ -26,7 +26,7 @@ from trainer.args import command_line
 from trainer.tracking import job_variables
 
 if TYPE_CHECKING:
-    from platforms.registry import ModelRegistry, ModelVersion
+    from platforms.model_version import ModelRegistry, ModelVersion
 
 JobStatus = Literal["running", "completed", "failed", "cancelled"]
 _ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,8 @@ from typing import Literal, NamedTuple
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.hashing import sha256_text, stable_json
+from platforms.manifest import DatasetRef
 
 
 class EntityCount(BaseModel):

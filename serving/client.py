@@ -32,7 +32,7 @@ from serving.traffic import TrafficSettings
 if TYPE_CHECKING:  # the server loads torch and the scoring code: only `serve_in_thread` needs it
     import uvicorn
 
-    from serving.server import ServerSettings
+    from serving.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ from platforms.approvals import (
 )
 from platforms.backends import Backends
 from platforms.keys import private_key
+from platforms.manifest import DatasetRef
 from platforms.notify import emit_decision
-from platforms.store import DatasetRef
 from screening.report import Screened, ScreenReport, counts_markdown, report_hash
 from tasks import pause
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from distributed import Client
 
 from platforms.compute import map_partitions
-from platforms.store import DatasetRef, DatasetWriter, Store, TableInfo
+from platforms.manifest import DatasetRef, TableInfo
+from platforms.store import DatasetWriter, Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

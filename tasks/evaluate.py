@@ -28,9 +28,10 @@ from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
 from platforms.evaluation import EvalReport
+from platforms.hashing import sha256_text, stable_json
 from platforms.locks import write_text_atomic
-from platforms.registry import ModelVersion
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.manifest import DatasetRef
+from platforms.model_version import ModelVersion
 from platforms.training import Evaluation, ModelScores, TrainingJob
 from screening.outputs import OutputScreen, screen_candidate
 from screening.policy import ScreenConfig

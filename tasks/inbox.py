@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.store import Store
-from tasks.ingest import expand_inputs
+from tasks.ingest_inputs import expand_inputs
 
 SEEN = "inbox/seen.json"
 

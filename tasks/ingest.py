@@ -9,19 +9,16 @@ Its tables hold the raw records, with the personal data and credentials the scre
 by `ingest.raw_retention` they are encrypted at rest with a key derived from the store's signing
 key (`encrypt`, the default), encrypted and deleted once the screened data is approved
 (`delete-after-approval`, `retire_raw`), or kept plain (`keep`).
+
+Which inputs and in which format: tasks/ingest_inputs.py; each file read and written on the
+cluster: tasks/ingest_files.py; duplicates across files and the totals: tasks/ingest_totals.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import stat
-from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-import fsspec
 from distributed import Client, Future
 from prefect import task
 from prefect.artifacts import create_table_artifact
@@ -31,18 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
+from platforms.hashing import combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher
-from platforms.store import (
-    DatasetRef,
-    MultisetHash,
-    Store,
-    combine_hashes,
-    sha256_text,
-    stable_json,
-    table_info,
-)
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
-from tasks.datasets_folders import group_listing
 from tasks.ingest_files import (
     STAGE,
     Drops,
@@ -53,9 +43,10 @@ from tasks.ingest_files import (
     read_file,
     write_file,
 )
-from tasks.readers import FORMATS, detect_format, reads_plain_text
-from tasks.records import QUARANTINE_SCHEMA, ColumnMap, TaskType
-from trainer.taskspec import task_spec
+from tasks.ingest_inputs import expand_inputs, fingerprint, input_format
+from tasks.ingest_totals import add_up, decide_duplicates, ingest_contents
+from tasks.readers import FORMATS
+from tasks.records import ColumnMap, TaskType
 
 log = logging.getLogger(__name__)
 RAW_TABLES = ["accepted", "quarantine"]  # an ingest dataset's tables: both hold raw records
@@ -94,92 +85,6 @@ class IngestConfig(BaseModel):
         "and deleted once the screened data is approved (a later run that has to screen them "
         "again reads the inputs again); keep: plain Parquet, kept until deleted by hand.",
     )
-
-
-def expand_inputs(
-    inputs: list[str],
-    azure: AzureStorageConfig,
-    task: TaskType | str | None = None,
-    *,
-    allow_empty: bool = False,
-) -> list[str]:
-    """Every input the inputs name, sorted; a ValueError names an input that matches nothing
-    (with `allow_empty`, such an input adds nothing: a scheduled run's empty inbox).
-
-    An input is a file or a `datasets` folder: a folder met in a directory, or matched by a glob
-    together with its marker file, is one input, never its Arrow and JSON files one by one. A
-    `.txt` file met in a directory is an input of a `task` whose records are raw text only (for
-    another, a note beside the data)."""
-    plain_text = task is not None and reads_plain_text(task)
-    if not inputs:
-        raise ValueError("ingest.inputs is empty: give at least one file, directory or glob")
-    files: list[str] = []
-    for spec in inputs:
-        fs, path = fsspec.core.url_to_fs(spec, **storage_options(spec, azure))
-        protocol = spec.split("://", 1)[0] + "://" if "://" in spec else ""
-        if any(ch in path for ch in "*?["):
-            matches = fs.glob(path, detail=True)
-            found = _inputs_among(
-                fs,
-                named=[m for m, info in matches.items() if info["type"] != "directory"],
-                directories=[m for m, info in matches.items() if info["type"] == "directory"],
-                plain_text=plain_text,
-            )
-        elif fs.isdir(path):
-            found = _inputs_among(fs, named=[], directories=[path], plain_text=plain_text)
-        elif fs.exists(path):
-            found = [path]
-            _regular_file(spec, path, protocol)
-        else:
-            found = []
-        if not found and not allow_empty:
-            raise ValueError(f"ingest.inputs: nothing matches {spec!r}")
-        files.extend(protocol + p if protocol else p for p in found)
-    return sorted(dict.fromkeys(files))
-
-
-def _regular_file(spec: str, path: str, protocol: str) -> None:
-    """A local input must be a regular file (or a folder): a device (`/dev/zero`), a FIFO or a
-    socket would be read forever or block until someone writes."""
-    if protocol in ("", "file://") and not stat.S_ISREG(os.stat(path).st_mode):
-        raise ValueError(
-            f"ingest.inputs: {spec!r} is not a regular file (a device, FIFO or socket); "
-            "give a file or a folder"
-        )
-
-
-def _inputs_among(fs: Any, named: list[str], directories: list[str], plain_text: bool) -> list[str]:
-    """The named files and the files with a known extension anywhere under the directories,
-    except that a datasets folder among them (the one a marker file sits in) is one input."""
-    listed = {p for d in directories for p in fs.find(d)}
-    folders, files = group_listing(sorted({*named, *listed}))
-    kept = [p for p in files if p not in listed or _known_extension(p, plain_text)]
-    return sorted([*folders, *kept])
-
-
-def fingerprint(uri: str, azure: AzureStorageConfig) -> str:
-    """An input's identity for the cache key: its content hash locally, its ETag on Blob; a
-    datasets folder's is made of those of every file in it."""
-    options = storage_options(uri, azure)
-    fs, path = fsspec.core.url_to_fs(uri, **options)
-    info = fs.info(path)
-    if info["type"] != "directory":
-        return _file_fingerprint(fs, uri, path, info, remote=bool(options))
-    files = fs.find(path, detail=True)
-    return combine_hashes(
-        f"{p[len(path) :]}={_file_fingerprint(fs, p, p, files[p], remote=bool(options))}"
-        for p in sorted(files)
-    )
-
-
-def _file_fingerprint(fs: Any, uri: str, path: str, info: dict[str, Any], remote: bool) -> str:
-    if remote:
-        return sha256_text(stable_json([uri, info.get("etag"), info.get("size")]))
-    digest = hashlib.sha256()
-    with fs.open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def ingest_key(
@@ -244,14 +149,14 @@ def run_ingest(
         try:
             reads = _start_reads(client, files, task_type, columns, config, azure, spills)
             tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-            drops = _decide_duplicates(tallies, files)
+            drops = decide_duplicates(tallies, files)
             written = _write_files(dataset, reads, drops, task_type, partition_rows, cipher)
         finally:
             client.cancel(reads)
         pending = f"{dataset.writer.work_uri}/pending"  # emptied chunk by chunk by write_file
         if store.exists(pending):
             store.remove(pending, recursive=True)
-        contents = _contents(task_type, _add_up(files, tallies, written, task_type), files)
+        contents = ingest_contents(task_type, add_up(files, tallies, written, task_type), files)
         contents.extra["raw_retention"] = config.raw_retention
         if cipher is not None:
             contents.extra["encrypted_with_key"] = cipher.key_id
@@ -270,17 +175,6 @@ def run_ingest(
     if not ref.reused:
         log.info("ingest: %s", _summary(ref.counts))
     return ref
-
-
-@dataclass(frozen=True, slots=True)
-class _Totals:
-    """Every file's outcome added up: what the dataset's manifest records."""
-
-    counts: dict[str, int]  # files, read, blank, accepted, quarantined, duplicates[, unanswerable]
-    reasons: dict[str, int]  # quarantine rows per kind of reason, most common first
-    content_hash: str  # order-independent hash of every accepted record
-    accepted_files: list[str]  # the accepted table's files, in input order
-    quarantine_files: list[str]  # the quarantine table's files, in input order
 
 
 def _start_reads(
@@ -311,33 +205,6 @@ def _start_reads(
     )
 
 
-def _decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]:
-    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts.
-
-    The first occurrence in (file, line) order is kept. A later record with the same content is a
-    duplicate; a later record with a known id but other content is quarantined, so ids stay unique.
-    """
-    seen_hash: set[str] = set()
-    first_id: dict[str, str] = {}
-    drops: list[Drops] = []
-    for source, tally in zip(files, tallies, strict=True):
-        duplicates: set[int] = set()
-        conflicts: dict[int, str] = {}
-        for row, key in enumerate(tally.keys):
-            if key.content in seen_hash:
-                duplicates.add(row)
-            elif key.record_id in first_id:
-                conflicts[row] = (
-                    f"duplicate id {key.record_id!r} with other content "
-                    f"(first at {first_id[key.record_id]})"
-                )
-            else:
-                seen_hash.add(key.content)
-                first_id[key.record_id] = f"{source}:{key.line}"
-        drops.append(Drops(duplicates=frozenset(duplicates), conflicts=conflicts))
-    return drops
-
-
 def _write_files(
     dataset: DatasetBuild,
     reads: list[Future],
@@ -359,89 +226,8 @@ def _write_files(
     )
 
 
-def _add_up(
-    files: list[str], tallies: list[FileTally], written: list[FileWritten], task_type: TaskType
-) -> _Totals:
-    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate.
-
-    QA datasets also count the accepted records that are unanswerable questions, apart, and
-    those whose answer offsets were found in the context (`answers_located`).
-    """
-    counts = Counter({"files": len(files)})
-    reasons: Counter[str] = Counter()
-    content = MultisetHash()
-    accepted_files: list[str] = []
-    quarantine_files: list[str] = []
-    for tally, out in zip(tallies, written, strict=True):
-        counts.update(
-            read=tally.read,
-            blank=tally.blank,
-            accepted=out.accepted,
-            quarantined=out.quarantined,
-            duplicates=out.duplicates,
-        )
-        reasons.update(out.reasons)
-        content.merge(MultisetHash(out.content))
-        accepted_files += out.accepted_files
-        quarantine_files += out.quarantine_files
-    for name in ("accepted", "quarantined", "duplicates"):
-        counts.setdefault(name, 0)
-    if "answers" in task_spec(task_type).fields:
-        counts["unanswerable"] = sum(out.unanswerable for out in written)
-        if located := sum(tally.located for tally in tallies):
-            counts["answers_located"] = located  # offsets found in the context
-    if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
-        raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
-    return _Totals(
-        counts=dict(counts),
-        reasons=dict(reasons.most_common()),
-        content_hash=content.hexdigest(),
-        accepted_files=accepted_files,
-        quarantine_files=quarantine_files,
-    )
-
-
-def _contents(task_type: TaskType, totals: _Totals, files: list[str]) -> Contents:
-    """The dataset's accepted and quarantine tables and what its manifest records."""
-    return Contents(
-        content_hash=totals.content_hash,
-        counts=totals.counts,
-        tables={
-            "accepted": table_info(
-                totals.counts["accepted"], totals.accepted_files, task_spec(task_type).record_schema
-            ),
-            "quarantine": table_info(
-                totals.counts["quarantined"], totals.quarantine_files, QUARANTINE_SCHEMA
-            ),
-        },
-        extra={"inputs": files, "quarantine_reasons": totals.reasons},
-    )
-
-
 def _summary(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in counts.items())
-
-
-def input_format(uri: str, configured: str, options: dict[str, Any]) -> str:
-    """The format an input is read in: the configured one; for `auto` its extension's, and a
-    directory `expand_inputs` kept is a datasets folder (`hf`)."""
-    if configured != "auto":
-        return configured
-    try:
-        return detect_format(uri)
-    except ValueError:
-        fs, path = fsspec.core.url_to_fs(uri, **options)
-        if fs.isdir(path):
-            return "hf"
-        raise
-
-
-def _known_extension(path: str, plain_text: bool) -> bool:
-    try:
-        found = detect_format(path)
-    except ValueError:
-        return False
-    return plain_text or found != "text"
 
 
 @task(name="ingest", cache_policy=NONE)
@@ -520,9 +306,7 @@ def quarantine_reasons(store: Store, dataset: DatasetRef) -> dict[str, int]:
 __all__ = [
     "FORMATS",
     "IngestConfig",
-    "expand_inputs",
     "ingest_task",
-    "input_format",
     "last_ingest_time",
     "quarantine_reasons",
     "raw_cipher",

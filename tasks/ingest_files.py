@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from platforms.hashing import MultisetHash
 from platforms.keys import RawCipher
-from platforms.store import MultisetHash, Store, read_table, write_table
+from platforms.store import Store, read_table, write_table
 from tasks.readers import read_lines
 from tasks.records import (
     QUARANTINE_SCHEMA,

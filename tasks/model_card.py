@@ -18,7 +18,7 @@ import yaml
 
 from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
-from platforms.registry import CARD_FILE
+from platforms.version_files import CARD_FILE
 from screening.report import ScreenReport
 from trainer.taskspec import task_spec
 

@@ -11,8 +11,9 @@ Where things come from:
 - the score reference: the same version's traffic before the window (Azure ML's default
   reference for prediction drift).
 
-The signals and their thresholds: tasks/drift.py. The `monitor` flow (flows/monitor.py) runs this
-for each served model on a schedule and turns the result into Prefect events and artifacts.
+The signals and their thresholds: tasks/drift_signals.py. The `monitor` flow (flows/monitor.py)
+runs this for each served model on a schedule and turns the result into Prefect events and
+artifacts.
 """
 
 from __future__ import annotations
@@ -29,19 +30,13 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.backends import Backends
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED, read_records
-from tasks.drift import (
-    DriftResult,
-    DriftSignals,
-    Sample,
-    drift_report_html,
-    measure_drift,
-    stable_sample,
-    strings,
-    vocabulary,
-)
+from tasks.drift import measure_drift
+from tasks.drift_features import Sample, stable_sample, strings, vocabulary
+from tasks.drift_report import drift_report_html
+from tasks.drift_signals import DriftResult, DriftSignals
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from platforms.store import DatasetRef, sha256_text, stable_json
+from platforms.hashing import sha256_text, stable_json
+from platforms.manifest import DatasetRef
 from trainer.taskspec import ROLES, TASK_SPECS, task_spec
 
 TaskType = StrEnum(  # type: ignore[misc]

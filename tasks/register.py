@@ -24,8 +24,8 @@ from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends, PlatformKind
 from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
-from platforms.registry import ModelRegistry, ModelVersion
-from platforms.store import DatasetRef
+from platforms.manifest import DatasetRef
+from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.training import TrainingJob
 from screening.report import ScreenReport
 from serving import runtimes

@@ -10,7 +10,8 @@ store or the registry and decide nothing else.
 from __future__ import annotations
 
 from platforms.backends import Backends
-from platforms.store import DatasetRef, Store
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 from screening.policy import ScreenConfig
 from tasks.ingest import raw_removed
 from tasks.screen import screened_before

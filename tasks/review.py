@@ -14,7 +14,8 @@ import re
 
 import pyarrow.parquet as pq
 
-from platforms.store import DatasetRef, Store
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
 from tasks.review_changes import ReviewChanges, changes_markdown
 

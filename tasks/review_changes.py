@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from platforms.store import DatasetRef, Store
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 
 _COUNTS = ("records_in", "kept", "redacted", "quarantined", "flagged")
 _SHOWN_IDS = 10

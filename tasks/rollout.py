@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.backends import Backends, PlatformKind
 from platforms.endpoint import EndpointBackend, check_own
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.model_version import ModelRegistry, ModelVersion
 from serving.client import EndpointError
 from serving.metrics import MetricsSnapshot, interval_percentile
 from tasks.rollout_policy import (

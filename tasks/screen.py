@@ -27,19 +27,10 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 
 from platforms.backends import Backends
+from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher, key_id, secret_key
-from platforms.store import (
-    MANIFEST,
-    DatasetRef,
-    MultisetHash,
-    Store,
-    combine_hashes,
-    read_table,
-    sha256_text,
-    stable_json,
-    table_info,
-    write_table,
-)
+from platforms.manifest import DatasetRef, table_info
+from platforms.store import MANIFEST, Store, read_table, write_table
 from screening.policy import ScreenConfig
 from screening.report import (
     REVIEW_SCHEMA,

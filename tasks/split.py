@@ -20,17 +20,9 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platforms.backends import Backends
-from platforms.store import (
-    DatasetRef,
-    MultisetHash,
-    Store,
-    combine_hashes,
-    read_table,
-    sha256_text,
-    stable_json,
-    table_info,
-    write_table,
-)
+from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_json
+from platforms.manifest import DatasetRef, table_info
+from platforms.store import Store, read_table, write_table
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.records import TaskType, record_hash
 from trainer.taskspec import task_spec

@@ -19,7 +19,8 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from platforms.backends import Backends, PlatformKind, check_base_model
-from platforms.store import DatasetRef, combine_hashes, sha256_text, stable_json
+from platforms.hashing import combine_hashes, sha256_text, stable_json
+from platforms.manifest import DatasetRef
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import ARGUMENTS, Argument, TrainArgs, with_task_defaults
 from trainer.progress import CONSOLE, Progress, clock, describe, own_message, parse_progress

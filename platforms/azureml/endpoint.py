@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from azure.core.exceptions import ResourceNotFoundError
 
-from platforms.azureml import entities
+from platforms.azureml import entities, online_entities
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import EndpointConfig, ModelType
 from serving import payloads
@@ -91,7 +91,7 @@ class AzureMLEndpointBackend:
             code = entities.stage_code(
                 self.state_dir / "code" / name, entities.SERVING_PACKAGES, score_script=True
             )
-        deployment = entities.online_deployment(
+        deployment = online_entities.online_deployment(
             name, self.config, model_dir, code, {"tunegate.version": version}
         )
         retrying(
@@ -164,7 +164,7 @@ class AzureMLEndpointBackend:
         try:
             return self._endpoint()
         except ResourceNotFoundError:
-            endpoint = entities.online_endpoint(self.config)
+            endpoint = online_entities.online_endpoint(self.config)
             retrying(
                 lambda: self.client.online_endpoints.begin_create_or_update(endpoint).result(),
                 f"create endpoint {self.config.name}",

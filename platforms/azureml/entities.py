@@ -2,6 +2,9 @@
 
 The same builders feed the live backends and `tunegate azureml export`, so what is exported is
 exactly what would be submitted.
+
+The datastore jobs read through: platforms/azureml/datastores.py; the online endpoint and its
+deployments: platforms/azureml/online_entities.py.
 """
 
 from __future__ import annotations
@@ -16,26 +19,17 @@ from azure.ai.ml import Input, Output, PyTorchDistribution, command
 from azure.ai.ml.constants import AssetTypes, InputOutputModes
 from azure.ai.ml.entities import (
     AmlCompute,
-    AzureBlobDatastore,
     BuildContext,
-    CodeConfiguration,
     Command,
     Data,
-    DataCollector,
-    DeploymentCollection,
     Environment,
-    ManagedOnlineDeployment,
-    ManagedOnlineEndpoint,
     Model,
-    OnlineRequestSettings,
-    ProbeSettings,
 )
 
 from platforms.azureml import base_model
 from platforms.azureml.config import (
     AzureMLConfig,
     ComputeConfig,
-    EndpointConfig,
     EnvironmentConfig,
     LaunchConfig,
     ModelType,
@@ -45,12 +39,10 @@ from platforms.azureml.environment import (
     TRAINING,
     EnvSpec,
     context_version,
-    serving_spec,
     staged_context,
 )
 from platforms.azureml.job_config import JobConfig
 from platforms.training import TrainSpec, trainer_arguments
-from serving.collect import INPUTS, OUTPUTS
 from trainer.args import MIXED_PRECISION, TrainArgs
 from trainer.tracking import job_variables
 
@@ -345,55 +337,6 @@ def evaluation_job(
     )
 
 
-def datastore_uri(uri: str, datastore: str) -> str:
-    """`az://container/path` as the same folder seen through a datastore over that container."""
-    path = uri.split("://", 1)[1].split("/", 1)[1].rstrip("/")
-    return f"azureml://datastores/{datastore}/paths/{path}/"
-
-
-def container_of(uri: str) -> str:
-    """The blob container of an `az://container/path` URI."""
-    return uri.split("://", 1)[1].split("/", 1)[0]
-
-
-def datastore_name(uri: str, configured: str | None) -> str:
-    """The datastore over `uri`'s container: azureml.datastore, else the container's name (a
-    datastore name has letters, digits and underscores; a container's hyphens become _)."""
-    return configured or container_of(uri).replace("-", "_")
-
-
-def blob_datastore(name: str, account: str, container: str) -> AzureBlobDatastore:
-    """A credential-less blob datastore: jobs read through it with their own identity (the
-    compute's managed identity or the submitting user), so no key or SAS is stored in the
-    workspace; that identity needs Storage Blob Data Reader on the account."""
-    return AzureBlobDatastore(
-        name=name,
-        account_name=account,
-        container_name=container,
-        description=f"tunegate store container {container} (identity-based access)",
-    )
-
-
-def check_datastore(found: Any, container: str, account: str | None) -> None:
-    """A ValueError naming azureml.datastore when datastore `found` is not over `container` (of
-    `account`, when known): jobs would read another container's files under the same paths."""
-    over = getattr(found, "container_name", None) or getattr(found, "filesystem", None)
-    where = f"container {over} of account {getattr(found, 'account_name', None)}"
-    if over != container or (account and getattr(found, "account_name", None) != account):
-        wanted = f"container {container}" + (f" of account {account}" if account else "")
-        raise ValueError(
-            f"azureml.datastore {found.name} is over {where}, not the store's {wanted}: set "
-            "azureml.datastore to a datastore over it, or leave it unset (tunegate then uses "
-            "or creates one named after the container)"
-        )
-
-
-def account_of(connection_string: str | None) -> str | None:
-    """The AccountName of a storage connection string (None without one)."""
-    parts = dict(p.split("=", 1) for p in (connection_string or "").split(";") if "=" in p)
-    return parts.get("AccountName")
-
-
 def compute_cluster(config: ComputeConfig) -> AmlCompute:
     return AmlCompute(
         name=config.name,
@@ -442,76 +385,4 @@ def model_asset(
         tags=tags,
         properties=properties,
         description=f"tunegate model from {path}",
-    )
-
-
-def online_endpoint(
-    config: EndpointConfig,
-    traffic: dict[str, int] | None = None,
-    mirror: dict[str, int] | None = None,
-) -> ManagedOnlineEndpoint:
-    endpoint = ManagedOnlineEndpoint(
-        name=config.name, auth_mode="key", description="tunegate online endpoint"
-    )
-    if traffic is not None:
-        endpoint.traffic = traffic
-    if mirror is not None:
-        endpoint.mirror_traffic = mirror
-    return endpoint
-
-
-def online_deployment(
-    name: str,
-    config: EndpointConfig,
-    model: str | Model,
-    code_dir: Path | None,
-    tags: dict[str, Any],
-    env_context: Path | None = None,
-) -> ManagedOnlineDeployment:
-    """A deployment running serving/'s init()/run() (`code_dir`: the staged scoring code) with
-    probes fit for slow-loading models; `code_dir` None: an MLflow model's no-code deployment,
-    no scoring script and no environment (Azure ML builds both from the model's MLmodel and
-    requirements; its pyfunc runs the same scoring code). Application Insights as the config
-    says; data collection only with the scoring code, which masks what it collects (a no-code
-    deployment's payload logging would collect requests unmasked: it is not turned on)."""
-    collector = None
-    if config.collect and code_dir is not None:
-        collector = DataCollector(
-            collections={name: DeploymentCollection(enabled="true") for name in (INPUTS, OUTPUTS)},
-            sampling_rate=config.collect_sample_rate,
-        )
-    probe = ProbeSettings(
-        initial_delay=config.initial_delay_seconds, period=10, timeout=10, failure_threshold=30
-    )
-    scoring: dict[str, Any] = {}
-    if code_dir is not None:
-        scoring = {
-            "environment": environment(config.environment, env_context, serving_spec(config.gpu)),
-            "code_configuration": CodeConfiguration(
-                code=str(code_dir), scoring_script=SCORE_SCRIPT
-            ),
-        }
-    return ManagedOnlineDeployment(
-        name=name,
-        endpoint_name=config.name,
-        model=model,
-        **scoring,
-        instance_type=config.instance_type,
-        instance_count=config.instance_count,
-        request_settings=OnlineRequestSettings(
-            request_timeout_ms=config.request_timeout_ms,
-            max_concurrent_requests_per_instance=config.max_concurrent_requests,
-        ),
-        liveness_probe=probe,
-        readiness_probe=probe,
-        app_insights_enabled=config.app_insights,
-        data_collector=collector,
-        environment_variables={
-            "TOKENIZERS_PARALLELISM": "false",
-            "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
-            "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
-            "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
-            "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
-        },
-        tags=tags,
     )

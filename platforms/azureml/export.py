@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 from azure.ai.ml.entities import Environment, Resource
 
-from platforms.azureml import entities
+from platforms.azureml import datastores, entities, online_entities
 from platforms.azureml.config import AzureMLConfig, WorkspaceConfig
 from platforms.azureml.environment import TRAINING, EnvSpec, serving_spec, write_context
 from platforms.azureml.monitoring import MonitorSpec, monitor_schedule
@@ -75,18 +75,18 @@ def export(
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     if is_azure(data):
-        name = entities.datastore_name(data, config.datastore)
+        name = datastores.datastore_name(data, config.datastore)
         if config.create_datastore:
             account = config.datastore_account or storage_account
             if account is None:
                 raise ValueError(
                     f"{data} is read through a datastore over container "
-                    f"{entities.container_of(data)}, whose storage account is unknown: set "
+                    f"{datastores.container_of(data)}, whose storage account is unknown: set "
                     "azure.account_name or azureml.datastore_account"
                 )
-            datastore = entities.blob_datastore(name, account, entities.container_of(data))
+            datastore = datastores.blob_datastore(name, account, datastores.container_of(data))
             written["datastore"] = _write(datastore, out_dir / "datastore.yml")
-        data = entities.datastore_uri(data, name)
+        data = datastores.datastore_uri(data, name)
     if data_version is not None:
         source = data if "://" in data else str(Path(data).resolve())
         asset = entities.data_asset(
@@ -136,9 +136,9 @@ def export(
         evaluation, out_dir / "evaluate-job.yml", f"./{EVAL_CODE}", environments.get("job")
     )
     written["endpoint"] = _write(
-        entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
+        online_entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
-    online = entities.online_deployment(
+    online = online_entities.online_deployment(
         deployment,
         config.endpoint,
         model,

@@ -47,7 +47,8 @@ from serving.collect import INPUTS, OUTPUTS
 SPARK_INSTANCE_TYPE = "standard_e4s_v3"
 SPARK_RUNTIME = "3.4"
 # The local monitor's column drift methods and Azure's numerical drift metric of the same test
-# (`tasks/drift.py`'s `Method`); its text, embedding and rate signals have no Azure counterpart.
+# (`tasks/drift_signals.py`'s `Method`); its text, embedding and rate signals have no Azure
+# counterpart.
 AZURE_DRIFT_METRICS = {
     "wasserstein": "normalized_wasserstein_distance",
     "jensenshannon": "jensen_shannon_distance",

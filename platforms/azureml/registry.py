@@ -21,7 +21,8 @@ from platforms.azureml import entities
 from platforms.azureml.client import retrying
 from platforms.azureml.config import ModelType
 from platforms.lineage import Lineage
-from platforms.registry import ALIASES, ModelVersion, with_card
+from platforms.model_version import ALIASES, ModelVersion
+from platforms.version_files import with_card
 
 _LINEAGE = "tunegate.lineage"
 _METRIC = "metric."

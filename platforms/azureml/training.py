@@ -3,30 +3,29 @@
 A job is named after its spec (run and data hash), so a retried flow finds the job it submitted
 and waits for it instead of submitting it again; a finished one is reused. Only a job that
 failed or was cancelled is submitted again, as `<name>-r2`, `<name>-r3`, ...
+
+What a job uses from the workspace (cluster, datastore, Data asset, a base model's input type):
+platforms/azureml/workspace_assets.py; its log, followed here: platforms/azureml/job_logs.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
-import logging
-import os
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.core.exceptions import ResourceNotFoundError
 
-from platforms.azureml import base_model, entities, vm_sizes
+from platforms.azureml import base_model, entities
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
-from platforms.blob import is_azure
-from platforms.registry import ModelRegistry, ModelVersion
+from platforms.azureml.job_logs import LOG_DRAIN_SECONDS, LogStreamer
+from platforms.azureml.workspace_assets import WorkspaceAssets
+from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.training import Evaluation, JobStatus, TrainingJob, TrainSpec
 from trainer.args import OUTPUT_SCREEN, PREDICTIONS, SCORES
 from trainer.model_paths import is_weight_file
@@ -38,7 +37,6 @@ _STATUS: dict[str, JobStatus] = {
     "Canceled": "cancelled",
 }
 MAX_RESUBMITS = 20
-log = logging.getLogger(__name__)
 OUTPUTS_FETCHED = "OUTPUTS_FETCHED"  # what the stages read, weights left out, is here
 MODEL_DOWNLOADED = "MODEL_DOWNLOADED"  # the whole model output, weights included, is here
 
@@ -51,7 +49,7 @@ def job_status(service_status: Any) -> JobStatus:
     return "running"
 
 
-class AzureMLTrainingBackend:
+class AzureMLTrainingBackend(WorkspaceAssets):
     """Submits, follows, downloads and cancels command jobs through an `MLClient`."""
 
     name = "azureml"
@@ -99,7 +97,7 @@ class AzureMLTrainingBackend:
     def wait(self, job: TrainingJob, on_log: Callable[[str], None]) -> TrainingJob:
         """Follow the job's log and status until it ends; cancel it if this wait is interrupted."""
         try:
-            streamer = _LogStreamer(self.client, job.name, on_log)
+            streamer = LogStreamer(self.client, job.name, on_log)
             streamer.start()
             last = ""
             while True:
@@ -294,127 +292,6 @@ class AzureMLTrainingBackend:
         )
         return self._job(name, "running", created, reused=False)
 
-    def _ensure_compute(self) -> None:
-        """The configured cluster: checked against the workspace's cluster of that name (same
-        size and tier, enough nodes), else against the sizes its region offers, and created."""
-        compute, launch = self.config.compute, self.config.launch
-        try:
-            found = retrying(
-                lambda: self.client.compute.get(compute.name), f"get compute {compute.name}"
-            )
-        except ResourceNotFoundError:
-            found = None
-        if found is not None:
-            vm_sizes.check_existing(found, compute, launch)
-            return
-        self._check_size_offered()
-        cluster = entities.compute_cluster(compute)
-        retrying(
-            lambda: self.client.compute.begin_create_or_update(cluster).result(),
-            f"create compute {compute.name}",
-        )
-
-    def _check_size_offered(self) -> None:
-        """The workspace region's VM sizes (`list_sizes`), when this identity may list them: a
-        size it does not offer, or with fewer GPUs than the launch asks, is an error naming the
-        field; a refused or failed listing leaves the check to the service."""
-        try:
-            region = retrying(
-                lambda: self.client.workspaces.get(self.client.workspace_name).location,
-                "get workspace",
-            )
-            sizes = retrying(
-                lambda: list(
-                    self.client.compute.list_sizes(location=region, compute_type="AmlCompute")
-                ),
-                "list VM sizes",
-            )
-        except HttpResponseError as error:
-            log.warning("cannot list the workspace's VM sizes (%s): size not checked", error.reason)
-            return
-        vm_sizes.check_offered(sizes, self.config.compute, self.config.launch, str(region))
-
-    def _model_type(self, model: str | None) -> base_model.ModelType | None:
-        """The input type of a model asset: configured, or (auto) a workspace model's own type,
-        asked of the workspace; a model catalog's is mlflow_model. None: not an asset."""
-        if model is None or not base_model.is_model_asset(model):
-            return None
-        configured = self.config.job.model_input_type
-        if configured != "auto" or base_model.is_catalog_model(model):
-            return base_model.default_type(model, configured)
-        reference = model.removeprefix("azureml:")
-        version: str | None = None
-        label: str | None = None
-        if "@" in reference:
-            name, label = reference.split("@", 1)
-        else:
-            name, version = reference.split(":", 1)
-        try:
-            found = retrying(
-                lambda: self.client.models.get(name, version=version, label=label),
-                f"get model {reference}",
-            )
-        except ResourceNotFoundError:
-            raise ValueError(
-                f"train.model {model}: no such model in workspace "
-                f"{self.config.workspace.workspace_name or 'of azureml.workspace'}"
-            ) from None
-        return "mlflow_model" if found.type == "mlflow_model" else "custom_model"
-
-    def _ensure_datastore(self, uri: str) -> str:
-        """The datastore over the store's container: found (and checked to be over it), or
-        created credential-less when azureml.create_datastore allows; a ValueError naming the
-        field to set otherwise."""
-        container = entities.container_of(uri)
-        name = entities.datastore_name(uri, self.config.datastore)
-        account = (
-            self.config.datastore_account
-            or self.storage_account
-            or entities.account_of(os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
-        )
-        try:
-            found = retrying(lambda: self.client.datastores.get(name), f"get datastore {name}")
-        except ResourceNotFoundError:
-            found = None
-        if found is not None:
-            entities.check_datastore(found, container, account)
-            return name
-        if not self.config.create_datastore:
-            raise ValueError(
-                f"azureml.datastore {name} does not exist in the workspace: create it over "
-                f"container {container} (`tunegate azureml export` writes datastore.yml), set "
-                "azureml.datastore to one that is, or set azureml.create_datastore: true"
-            )
-        if account is None:
-            raise ValueError(
-                f"the datastore {name} over container {container} does not exist and the "
-                "storage account is unknown: set azureml.datastore_account (the account of the "
-                "store's container)"
-            )
-        datastore = entities.blob_datastore(name, account, container)
-        retrying(
-            lambda: self.client.datastores.create_or_update(datastore), f"create datastore {name}"
-        )
-        return name
-
-    def _data_input(self, data_dir: str) -> str:
-        """An Azure ML reference for the split dataset: a Data asset versioned by content hash."""
-        if data_dir.startswith(("azureml:", "https://", "http://")):
-            return data_dir
-        name = self.config.data_asset
-        if is_azure(data_dir):
-            source = entities.datastore_uri(data_dir, self._ensure_datastore(data_dir))
-            version = _hash_of(data_dir, default=source.rstrip("/").rsplit("/", 1)[-1])
-        else:
-            source = data_dir
-            version = _hash_of(data_dir, default=Path(data_dir).name)
-        try:
-            retrying(lambda: self.client.data.get(name, version=version), f"get data {name}")
-        except ResourceNotFoundError:
-            asset = entities.data_asset(name, version, source, f"tunegate split {version}")
-            retrying(lambda: self.client.data.create_or_update(asset), f"register data {name}")
-        return f"azureml:{name}:{version}"
-
     def _get(self, name: str) -> Any | None:
         try:
             return retrying(lambda: self.client.jobs.get(name), f"get job {name}")
@@ -462,83 +339,3 @@ def evaluation_job_name(data_dir: str, *inputs: Any) -> str:
 
 def _studio(job: Any) -> str | None:
     return getattr(job, "studio_url", None)
-
-
-def _hash_of(data_dir: str, default: str) -> str:
-    """The split's content hash from its manifest (the dataset folder name when unreadable)."""
-    import fsspec
-
-    try:
-        with fsspec.open(data_dir.rstrip("/") + "/manifest.json", "r") as f:
-            return entities.data_version(str(json.load(f)["content_hash"]))
-    except (OSError, KeyError, ValueError):
-        return entities.data_version(default)
-
-
-LOG_DRAIN_SECONDS = 60.0
-
-
-class _LogStreamer(threading.Thread):
-    """`jobs.stream()` in a thread, its printed log lines sent to `on_log` instead of stdout."""
-
-    def __init__(self, client: Any, name: str, on_log: Callable[[str], None]) -> None:
-        super().__init__(daemon=True, name=f"azureml-log-{name}")
-        self.client, self.job_name, self.on_log = client, name, on_log
-
-    def run(self) -> None:
-        with thread_stdout(self.on_log):
-            try:
-                self.client.jobs.stream(self.job_name)
-            except Exception as error:  # noqa: BLE001 - the status poll reports the job's end
-                self.on_log(f"log streaming stopped: {type(error).__name__}: {error}")
-
-
-_redirects: dict[int, Callable[[str], None]] = {}
-_redirect_lock = threading.Lock()
-
-
-class _ThreadRoutedStdout(io.TextIOBase):
-    """stdout that sends lines written by redirected threads to their callbacks."""
-
-    def __init__(self, original: Any) -> None:
-        self.original = original
-        self.partial: dict[int, str] = {}
-
-    def write(self, text: str) -> int:
-        target = _redirects.get(threading.get_ident())
-        if target is None:
-            return self.original.write(text)
-        buffered = self.partial.pop(threading.get_ident(), "") + text
-        *lines, rest = buffered.split("\n")
-        for line in lines:
-            if line.strip():
-                target(line)
-        if rest:
-            self.partial[threading.get_ident()] = rest
-        return len(text)
-
-    def flush(self) -> None:
-        self.original.flush()
-
-
-@contextlib.contextmanager
-def thread_stdout(on_log: Callable[[str], None]) -> Iterator[None]:
-    """Within the block, send each line the calling thread writes to stdout to `on_log` (blank
-    lines dropped, a last line without its newline sent on exit); other threads keep writing to
-    stdout. The process gets its own stdout back once no thread is redirected."""
-    with _redirect_lock:
-        if not isinstance(sys.stdout, _ThreadRoutedStdout):
-            sys.stdout = _ThreadRoutedStdout(sys.stdout)
-        _redirects[threading.get_ident()] = on_log
-    try:
-        yield
-    finally:
-        with _redirect_lock:
-            _redirects.pop(threading.get_ident(), None)
-            routed = sys.stdout
-            if isinstance(routed, _ThreadRoutedStdout):
-                last = routed.partial.pop(threading.get_ident(), "")
-                if last.strip():  # a last line printed without its newline
-                    on_log(last)
-                if not _redirects:  # nobody is redirected: the process gets its stdout back
-                    sys.stdout = routed.original

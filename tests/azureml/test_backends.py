@@ -447,7 +447,7 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
     split_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
     from tasks.train import TrainConfig, job_name, run_training
 
     fake = fake_azureml_on_azurite
@@ -491,7 +491,7 @@ def test_the_train_stage_runs_on_azure_ml_when_the_config_says_so(
 def test_log_lines_of_the_streaming_thread_go_to_the_run_and_stdout_comes_back(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from platforms.azureml.training import thread_stdout
+    from platforms.azureml.job_logs import thread_stdout
 
     original, lines = sys.stdout, []
 
@@ -818,7 +818,7 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
 
 def _qa_split_with_test(tmp_path: Path) -> Any:
     """A small extractive-QA split whose validation records are its test table too."""
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
     from tests.trainer.tiny import qa_record, write_dataset
 
     data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=4)

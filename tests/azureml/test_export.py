@@ -335,7 +335,8 @@ def _split(store: Path, task: str, key: str = "c0ffee" * 10 + "abcd") -> Path:
     """A split dataset of `task` in a store at `store`, signed as the split stage signs it."""
     import pyarrow as pa
 
-    from platforms.store import Store, table_info, write_table
+    from platforms.manifest import table_info
+    from platforms.store import Store, write_table
     from tasks.approve import ApprovalConfig
 
     schema = pa.schema([("id", pa.string())])

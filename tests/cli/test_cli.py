@@ -107,7 +107,7 @@ def test_an_ingest_that_kept_nothing_exits_2_with_its_top_reasons(tmp_path: Path
 def test_a_hundred_copies_of_one_line_stop_before_training_saying_why(tmp_path: Path) -> None:
     """100 identical records are one distinct record: the split has nothing to test a model on,
     and the run stops there with a reason (issue 27: it ended at evaluate, "no test records")."""
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
     from tasks.records import NoUsableRecords, require_trainable
 
     line = json.dumps({"id": "x", "question": "Who?", "context": "Ana did.",

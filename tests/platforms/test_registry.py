@@ -14,7 +14,8 @@ import pytest
 
 from platforms import tracking
 from platforms.lineage import Lineage
-from platforms.registry import MlflowRegistry, ModelFilesChanged
+from platforms.model_version import ModelFilesChanged
+from platforms.registry import MlflowRegistry
 
 
 def _model(tmp: Path, name: str) -> Path:

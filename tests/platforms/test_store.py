@@ -9,7 +9,9 @@ import pyarrow as pa
 import pytest
 
 from platforms.compute import shared_client
-from platforms.store import MultisetHash, Store, sha256_text, table_info, write_table
+from platforms.hashing import MultisetHash, sha256_text
+from platforms.manifest import table_info
+from platforms.store import Store, write_table
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
@@ -193,7 +195,8 @@ def test_a_reused_dataset_whose_file_changed_stops_the_stage_naming_it(
     from typer.testing import CliRunner
 
     from cli.main import app
-    from platforms.store import DatasetCorrupt, read_table
+    from platforms.manifest import DatasetCorrupt
+    from platforms.store import read_table
     from tasks.split import run_split
     from tests.tickets import qa_tickets
 
@@ -248,7 +251,7 @@ def test_a_file_re_hashed_into_its_manifest_is_caught_and_a_moved_store_verifies
     from typer.testing import CliRunner
 
     from cli.main import app
-    from platforms.store import DatasetCorrupt
+    from platforms.manifest import DatasetCorrupt
 
     cfg = make_config()
     store = cfg.open_store()  # signs with the approval key, which lives outside the store

@@ -9,7 +9,7 @@ import pytest
 
 from cli.endpoint import MASKER
 from serving.client import EndpointClient, RunningEndpoint, serve_in_thread
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 
 MAX_BODY = 64 * 1024  # small, so the oversized-payload test sends little
 MAX_RECORDS, MAX_TOKENS = 500, 10_000  # per request: small, for the same reason

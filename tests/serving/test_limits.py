@@ -18,7 +18,7 @@ from platforms.endpoint import ensure_local_endpoint, stop_local_endpoint
 from serving.api import DEPLOYMENT_HEADER, FaultSpec
 from serving.auth import admin_key_file, read_key
 from serving.client import RunningEndpoint, serve_in_thread
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from tests.serving.conftest import MAX_RECORDS, MAX_TOKENS
 
 QA = {"question": "How long did it take?", "context": "Order 7 arrived after 4 days."}

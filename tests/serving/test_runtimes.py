@@ -14,7 +14,7 @@ import pytest
 
 from flows.config import ConfigError, load_config
 from platforms.evaluation import EvalReport
-from platforms.store import DatasetRef
+from platforms.manifest import DatasetRef
 from platforms.training import Evaluation, TrainingJob
 from screening.policy import ScreenConfig
 from serving import runtimes

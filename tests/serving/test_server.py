@@ -12,7 +12,7 @@ import pytest
 
 from serving.api import DEPLOYMENT_HEADER, FaultSpec
 from serving.client import EndpointClient, EndpointError, RunningEndpoint, serve_in_thread
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from tests.serving.conftest import MAX_BODY
 
 CONTEXT = "Order 7 left the warehouse in Porto and arrived after 4 days."

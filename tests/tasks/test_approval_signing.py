@@ -11,7 +11,8 @@ import pytest
 
 from platforms.approvals import ApprovalMode, ApprovalRecord, find_decisions, save_approval
 from platforms.keys import private_key
-from platforms.store import DatasetRef, Store
+from platforms.manifest import DatasetRef
+from platforms.store import Store
 from tasks.approve import ApprovalConfig
 
 KEY = b"the reviewers' signing key......"

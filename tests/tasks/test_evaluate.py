@@ -81,8 +81,8 @@ def test_the_gate_judges_the_evaluation_jobs_scores_and_screen(
     outputs is what the gate judges: nothing is scored or screened again here, and the paired
     bootstrap resamples the job's per-record scores. A screen under another screen config than
     the run's is not taken: the outputs are screened here."""
-    from platforms.registry import ModelVersion
-    from platforms.store import DatasetRef
+    from platforms.manifest import DatasetRef
+    from platforms.model_version import ModelVersion
     from platforms.training import Evaluation, TrainingJob
     from tasks import evaluate as stage
     from tasks.gate import paired_bootstrap

@@ -22,7 +22,8 @@ from cli.main import app
 from flows.config import validate_config
 from platforms.compute import shared_client
 from platforms.store import read_table
-from tasks.ingest import expand_inputs, run_ingest
+from tasks.ingest import run_ingest
+from tasks.ingest_inputs import expand_inputs
 from tasks.screen import run_screen
 from tasks.split import SPLITS, run_split
 from tests.conftest import DASK, write_jsonl
@@ -473,7 +474,8 @@ def test_metrics_reads_every_input_format_and_a_split_directory_s_test_table(
     """Issue 24 item 5: `tunegate metrics` reads what `run` and `predict` read: a CSV with the
     answer's text and offset in columns, a SQuAD file, a `datasets` folder, and a split dataset
     directory, which means its test table (never train and validation with it)."""
-    from platforms.store import Store, table_info, write_table
+    from platforms.manifest import table_info
+    from platforms.store import Store, write_table
 
     texts = [(CTX_A, "How long did the outage last?", "3 days"), (CTX_B, "Who?", "Maria Santos")]
     rows = [

@@ -148,7 +148,7 @@ def test_a_device_or_fifo_input_is_refused_not_read_forever(tmp_path: Path, kind
     import os
 
     from platforms.blob import AzureStorageConfig
-    from tasks.ingest import expand_inputs
+    from tasks.ingest_inputs import expand_inputs
 
     if kind == "fifo":
         path = str(tmp_path / "pipe")

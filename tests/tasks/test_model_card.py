@@ -19,7 +19,7 @@ from flows.config import validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord
 from platforms.evaluation import Check, EvalReport, GateDecision
 from platforms.lineage import Lineage
-from platforms.registry import with_card
+from platforms.version_files import with_card
 from screening.report import EntityCount, ScreenReport
 from tasks.model_card import base_model_name, model_card
 from tasks.register import run_register

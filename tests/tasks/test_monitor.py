@@ -25,11 +25,11 @@ from typer.testing import CliRunner
 from flows.config import PipelineConfig, validate_config
 from flows.monitor import DRIFT_CLEAR, DRIFT_DETECTED, drift_event, result_markdown
 from platforms.lineage import Lineage
-from platforms.store import TableInfo
+from platforms.manifest import TableInfo
 from samples.generate import valid_records
 from screening.outputs import traffic_masker
 from serving.collect import COLLECTED, Exchange, JsonlSink, mask_exchange
-from tasks.drift import not_english, oov_share, stable_sample, vocabulary
+from tasks.drift_features import not_english, oov_share, stable_sample, vocabulary
 from tasks.monitor import monitor_model, parse_time
 from tests.flows.test_ui_approval import page
 from trainer.taskspec import task_spec

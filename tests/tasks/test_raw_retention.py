@@ -14,7 +14,8 @@ from cli.main import app
 from platforms.approvals import ApprovalMode
 from platforms.compute import shared_client
 from platforms.keys import KeyMismatch
-from platforms.store import Store, TableRemoved, read_table
+from platforms.manifest import TableRemoved
+from platforms.store import Store, read_table
 from samples.values import secret_value
 from tasks.approve import make_record
 from tasks.ingest import retire_raw, run_ingest

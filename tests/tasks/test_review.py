@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from cli.main import app
 from platforms.approvals import ApprovalMode, save_approval
 from platforms.compute import shared_client
-from platforms.store import MultisetHash, Store, read_table
+from platforms.hashing import MultisetHash
+from platforms.store import Store, read_table
 from samples.templates import TOXIC_LINES
 from screening.report import report_markdown
 from tasks.approve import ApprovalInput, make_record, review_summary

@@ -7,7 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from platforms.approvals import ApprovalMode, save_approval
-from platforms.store import DatasetRef, Store, table_info, write_table
+from platforms.manifest import DatasetRef, table_info
+from platforms.store import Store, write_table
 from screening.report import EntityCount, ScreenReport, report_markdown
 from tasks.approve import make_record
 from tasks.review_changes import changes_markdown, compare

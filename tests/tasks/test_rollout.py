@@ -21,10 +21,11 @@ from platforms.endpoint import (
     local_endpoint_dir,
 )
 from platforms.lineage import Lineage
-from platforms.registry import MlflowRegistry, ModelVersion
+from platforms.model_version import ModelVersion
+from platforms.registry import MlflowRegistry
 from serving.api import FaultSpec
 from serving.client import serve_in_thread
-from serving.server import ServerSettings
+from serving.settings import ServerSettings
 from tasks.rollout import (
     RolloutConfig,
     Timeline,
@@ -333,7 +334,7 @@ def _exited_pid() -> int:
 def test_a_version_whose_files_changed_is_never_deployed(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path
 ) -> None:
-    from platforms.registry import ModelFilesChanged
+    from platforms.model_version import ModelFilesChanged
 
     registry, (v1, v2) = _versions(tmp_path, qa_model_dir, 2)
     backend = LocalEndpointBackend(*endpoint)

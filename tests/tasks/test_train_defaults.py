@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from flows.config import load_config
-from platforms.store import DatasetRef
+from platforms.manifest import DatasetRef
 from tasks.train import TrainConfig, job_name
 from trainer import taskspec
 from trainer.args import TrainArgs, parse_args

@@ -1,0 +1,112 @@
+"""What an ingest keeps and what its dataset records: duplicates decided across every file (the
+first occurrence in file and line order is kept), and every file's outcome added up, checked so
+that each record read is accepted, quarantined or a duplicate."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from platforms.hashing import MultisetHash
+from platforms.manifest import table_info
+from tasks.data_stage import Contents
+from tasks.ingest_files import Drops, FileTally, FileWritten
+from tasks.records import QUARANTINE_SCHEMA, TaskType
+from trainer.taskspec import task_spec
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Every file's outcome added up: what the dataset's manifest records."""
+
+    counts: dict[str, int]  # files, read, blank, accepted, quarantined, duplicates[, unanswerable]
+    reasons: dict[str, int]  # quarantine rows per kind of reason, most common first
+    content_hash: str  # order-independent hash of every accepted record
+    accepted_files: list[str]  # the accepted table's files, in input order
+    quarantine_files: list[str]  # the quarantine table's files, in input order
+
+
+def decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]:
+    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts.
+
+    The first occurrence in (file, line) order is kept. A later record with the same content is a
+    duplicate; a later record with a known id but other content is quarantined, so ids stay unique.
+    """
+    seen_hash: set[str] = set()
+    first_id: dict[str, str] = {}
+    drops: list[Drops] = []
+    for source, tally in zip(files, tallies, strict=True):
+        duplicates: set[int] = set()
+        conflicts: dict[int, str] = {}
+        for row, key in enumerate(tally.keys):
+            if key.content in seen_hash:
+                duplicates.add(row)
+            elif key.record_id in first_id:
+                conflicts[row] = (
+                    f"duplicate id {key.record_id!r} with other content "
+                    f"(first at {first_id[key.record_id]})"
+                )
+            else:
+                seen_hash.add(key.content)
+                first_id[key.record_id] = f"{source}:{key.line}"
+        drops.append(Drops(duplicates=frozenset(duplicates), conflicts=conflicts))
+    return drops
+
+
+def add_up(
+    files: list[str], tallies: list[FileTally], written: list[FileWritten], task_type: TaskType
+) -> Totals:
+    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate.
+
+    QA datasets also count the accepted records that are unanswerable questions, apart, and
+    those whose answer offsets were found in the context (`answers_located`).
+    """
+    counts = Counter({"files": len(files)})
+    reasons: Counter[str] = Counter()
+    content = MultisetHash()
+    accepted_files: list[str] = []
+    quarantine_files: list[str] = []
+    for tally, out in zip(tallies, written, strict=True):
+        counts.update(
+            read=tally.read,
+            blank=tally.blank,
+            accepted=out.accepted,
+            quarantined=out.quarantined,
+            duplicates=out.duplicates,
+        )
+        reasons.update(out.reasons)
+        content.merge(MultisetHash(out.content))
+        accepted_files += out.accepted_files
+        quarantine_files += out.quarantine_files
+    for name in ("accepted", "quarantined", "duplicates"):
+        counts.setdefault(name, 0)
+    if "answers" in task_spec(task_type).fields:
+        counts["unanswerable"] = sum(out.unanswerable for out in written)
+        if located := sum(tally.located for tally in tallies):
+            counts["answers_located"] = located  # offsets found in the context
+    if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
+        raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
+    return Totals(
+        counts=dict(counts),
+        reasons=dict(reasons.most_common()),
+        content_hash=content.hexdigest(),
+        accepted_files=accepted_files,
+        quarantine_files=quarantine_files,
+    )
+
+
+def ingest_contents(task_type: TaskType, totals: Totals, files: list[str]) -> Contents:
+    """The dataset's accepted and quarantine tables and what its manifest records."""
+    return Contents(
+        content_hash=totals.content_hash,
+        counts=totals.counts,
+        tables={
+            "accepted": table_info(
+                totals.counts["accepted"], totals.accepted_files, task_spec(task_type).record_schema
+            ),
+            "quarantine": table_info(
+                totals.counts["quarantined"], totals.quarantine_files, QUARANTINE_SCHEMA
+            ),
+        },
+        extra={"inputs": files, "quarantine_reasons": totals.reasons},
+    )
