@@ -67,12 +67,16 @@ class MonitorRequest(BaseModel):
 
 
 def served_models(config: PipelineConfig) -> list[str]:
-    """Registered models with a champion and a local endpoint folder."""
+    """Registered models with a champion and a local endpoint folder; with monitor.source
+    azureml, the config's model (registry.model_name) when it has a champion."""
     from platforms.endpoint import local_endpoints
 
     registry = config.backends().registry
-    folders = local_endpoints(Path(config.open_store().uri))
-    return [name for name in folders if registry.alias(name, "champion") is not None]
+    if config.monitor.source == "azureml":
+        names = [config.registry.name_for(config.task.value)]
+    else:
+        names = list(local_endpoints(Path(config.open_store().uri)))
+    return [name for name in names if registry.alias(name, "champion") is not None]
 
 
 def drift_event(result: DriftResult, report: str | None) -> dict[str, Any] | None:
@@ -170,7 +174,13 @@ def monitor(request: MonitorRequest | None = None) -> list[DriftResult]:
     results = []
     for model in request.models or served_models(config):
         run = monitor_task(
-            backends, model, config.monitor, entities, since=since, report_dir=report_dir
+            backends,
+            model,
+            config.monitor,
+            entities,
+            since=since,
+            report_dir=report_dir,
+            azure=config.azure,
         )
         publish(config, run)
         log.info("monitor %s v%s: %s", model, run.result.version, run.result.reason)

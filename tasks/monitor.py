@@ -2,9 +2,11 @@
 data, a typed `DriftResult`, and the report a person reads.
 
 Where things come from:
-- the traffic: the model's local endpoint folder (`{store}/endpoints/{model}/collected/`, masked
-  by the collector as it was written), the champion's records of the window
-  (`--since`..now; default the last `monitor.window_hours`);
+- the traffic: the champion's collected records of the window (`--since`..now; default the
+  last `monitor.window_hours`), masked by the collector as they were written: with
+  `monitor.source: local`, the model's local endpoint folder (`{store}/endpoints/{model}/
+  collected/`); with `azureml`, what Azure ML's data collector wrote for the model's managed
+  online endpoint on Blob storage (tasks/monitor_azure.py);
 - the reference: the champion's lineage names its split dataset by content hash; its test
   records' requests and reference answers are what its users were expected to send and get,
   its training records' words are the vocabulary it knows;
@@ -22,13 +24,14 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.backends import Backends
+from platforms.blob import AzureStorageConfig
 from platforms.registry import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED, read_records
@@ -42,6 +45,7 @@ from tasks.drift import (
     strings,
     vocabulary,
 )
+from tasks.monitor_azure import AzureCollected, AzureCollectedConfig, azure_collected
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,16 @@ class MonitorConfig(BaseModel):
     """What the monitor reads, how much of it, and when a window has drifted."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    source: Literal["local", "azureml"] = Field(
+        "local",
+        description="Where the collected traffic is read: local (the model's local endpoint's "
+        "collected/ folder) or azureml (Azure ML's data collector output on Blob storage, "
+        "monitor.azureml).",
+    )
+    azureml: AzureCollectedConfig = Field(
+        default_factory=AzureCollectedConfig,
+        description="Where Azure ML's data collector writes (monitor.source: azureml).",
+    )
     window_hours: float = Field(
         24.0, gt=0, description="The window read when no --since is given: the last N hours."
     )
@@ -226,28 +240,24 @@ def monitor_model(
     endpoint_folder: Path | None = None,
     report_dir: Path | None = None,
     storage_options: dict[str, Any] | None = None,
+    collected: AzureCollected | None = None,
 ) -> MonitorRun:
     """One window of `model`'s champion traffic against its reference; with `report_dir`, the
-    HTML report is written there (`monitor-<model>-<until>.html`)."""
+    HTML report is written there (`monitor-<model>-<until>.html`). The traffic: `collected`
+    (Azure ML's data collector output) when given, else the local endpoint's folder."""
     champion = registry.alias(model, "champion")
     if champion is None:
         raise ValueError(f"{model} has no champion: nothing is served to monitor")
     until = until or datetime.now(UTC)
     since = since or until - timedelta(hours=config.window_hours)
-    if endpoint_folder is None:
-        from platforms.endpoint import local_endpoints
-
-        folders = local_endpoints(Path(store.uri))
-        if model not in folders:
-            raise ValueError(
-                f"no local endpoint of {model} in {store.uri} (endpoints: "
-                f"{', '.join(folders) or 'none yet'}): a rollout starts one"
-            )
-        endpoint_folder = folders[model]
+    if collected is not None:
+        records = collected.records(since, until)
+    else:
+        records = read_records(_endpoint_folder(store, model, endpoint_folder) / COLLECTED)
     reference, task_name = champion_reference(store, champion, config, entities, storage_options)
     current = Sample(reference.known_words, entities, config.sample_size)
     baseline = read_window(
-        read_records(endpoint_folder / COLLECTED),
+        records,
         champion.version,
         since,
         until,
@@ -266,6 +276,11 @@ def monitor_model(
             f"{len(current)} requests of v{champion.version} in the window, fewer than "
             f"monitor.min_requests ({config.min_requests}): not judged"
         )
+        if collected is not None and collected.counts.unversioned:
+            reason += (
+                f" ({collected.counts.unversioned} collected requests carry no version label: "
+                "their deployment predates it, deploy it again)"
+            )
     else:
         reason = (
             f"drift in {', '.join(drifted)}" if drifted else "every signal within its threshold"
@@ -282,8 +297,37 @@ def monitor_model(
         drifted=drifted,
         signals=signals,
         reason=reason,
+        source="local" if collected is None else "azureml",
+        read={} if collected is None else collected.counts.as_dict(),
     )
     return MonitorRun(result=result, report=_write(report_dir, result, plots))
+
+
+def _endpoint_folder(store: Store, model: str, folder: Path | None) -> Path:
+    if folder is not None:
+        return folder
+    from platforms.endpoint import local_endpoints
+
+    folders = local_endpoints(Path(store.uri))
+    if model not in folders:
+        raise ValueError(
+            f"no local endpoint of {model} in {store.uri} (endpoints: "
+            f"{', '.join(folders) or 'none yet'}): a rollout starts one, or set "
+            "monitor.source=azureml to read an Azure ML deployment's collected data"
+        )
+    return folders[model]
+
+
+def traffic_source(
+    backends: Backends, model: str, config: MonitorConfig, azure: AzureStorageConfig
+) -> AzureCollected | None:
+    """Where `model`'s traffic is read: None for the local endpoint's folder, else the Azure ML
+    data collector's output of its endpoint (monitor.azureml)."""
+    if config.source != "azureml":
+        return None
+    return azure_collected(
+        config.azureml, model, backends.settings.azureml.endpoint, azure, lambda: backends.workspace
+    )
 
 
 def _write(report_dir: Path | None, result: DriftResult, plots: str) -> str | None:
@@ -304,9 +348,11 @@ def monitor_task(
     entities: frozenset[str],
     since: datetime | None = None,
     report_dir: Path | None = None,
+    azure: AzureStorageConfig | None = None,
 ) -> MonitorRun:
     """One window of one served model (its logic: `monitor_model`)."""
     store = backends.store
+    collected = traffic_source(backends, model, config, azure or AzureStorageConfig())
     return monitor_model(
         store,
         backends.registry,
@@ -316,4 +362,5 @@ def monitor_task(
         since=since,
         report_dir=report_dir,
         storage_options=store.storage_options,
+        collected=collected,
     )

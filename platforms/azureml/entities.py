@@ -50,7 +50,7 @@ from platforms.azureml.environment import (
     staged_context,
 )
 from platforms.training import TrainSpec, trainer_arguments
-from serving.collect import INPUTS, OUTPUTS
+from serving.collect import INPUTS, OUTPUTS, VERSION_ENV
 from trainer.args import MIXED_PRECISION, TrainArgs
 from trainer.tracking import job_variables
 
@@ -511,6 +511,8 @@ def online_deployment(
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
             "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
+            # the version label the collected records carry (serving.collect.AzureMLSink)
+            **({VERSION_ENV: str(tags["tunegate.version"])} if "tunegate.version" in tags else {}),
             "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
         },
         tags=tags,
