@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from flows.config import PipelineConfig, load_config
 from tasks.drift import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
+from tasks.monitor import served_models as find_served
 
 log = logging.getLogger(__name__)
 DRIFT_DETECTED = "tunegate.drift.detected"
@@ -67,16 +68,10 @@ class MonitorRequest(BaseModel):
 
 
 def served_models(config: PipelineConfig) -> list[str]:
-    """Registered models with a champion and a local endpoint folder; with monitor.source
-    azureml, the config's model (registry.model_name) when it has a champion."""
-    from platforms.endpoint import local_endpoints
-
-    registry = config.backends().registry
-    if config.monitor.source == "azureml":
-        names = [config.registry.name_for(config.task.value)]
-    else:
-        names = list(local_endpoints(Path(config.open_store().uri)))
-    return [name for name in names if registry.alias(name, "champion") is not None]
+    """Registered models with a champion served where monitor.source reads (locally: every
+    model with an endpoint folder; on Azure ML: the config's model, registry.model_name)."""
+    own = config.registry.name_for(config.task.value)
+    return find_served(config.backends(), config.monitor, own)
 
 
 def drift_event(result: DriftResult, report: str | None) -> dict[str, Any] | None:

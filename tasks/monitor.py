@@ -34,7 +34,7 @@ from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig
 from platforms.registry import ModelRegistry, ModelVersion
 from platforms.store import Store
-from serving.collect import COLLECTED, read_records
+from serving.collect import COLLECTED
 from tasks.drift import (
     DriftResult,
     DriftSignals,
@@ -45,7 +45,8 @@ from tasks.drift import (
     strings,
     vocabulary,
 )
-from tasks.monitor_azure import AzureCollected, AzureCollectedConfig, azure_collected
+from tasks.monitor_azure import AzureCollectedConfig
+from tasks.traffic_sources import TRAFFIC_SOURCES, CollectedTraffic, LocalCollected
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
@@ -240,20 +241,20 @@ def monitor_model(
     endpoint_folder: Path | None = None,
     report_dir: Path | None = None,
     storage_options: dict[str, Any] | None = None,
-    collected: AzureCollected | None = None,
+    collected: CollectedTraffic | None = None,
 ) -> MonitorRun:
     """One window of `model`'s champion traffic against its reference; with `report_dir`, the
     HTML report is written there (`monitor-<model>-<until>.html`). The traffic: `collected`
-    (Azure ML's data collector output) when given, else the local endpoint's folder."""
+    (tasks/traffic_sources.py) when given, else the local endpoint's folder."""
     champion = registry.alias(model, "champion")
     if champion is None:
         raise ValueError(f"{model} has no champion: nothing is served to monitor")
     until = until or datetime.now(UTC)
     since = since or until - timedelta(hours=config.window_hours)
-    if collected is not None:
-        records = collected.records(since, until)
-    else:
-        records = read_records(_endpoint_folder(store, model, endpoint_folder) / COLLECTED)
+    if collected is None:
+        folder = endpoint_folder / COLLECTED if endpoint_folder else None
+        collected = LocalCollected(folder, store.uri, model)
+    records = collected.records(since, until)
     reference, task_name = champion_reference(store, champion, config, entities, storage_options)
     current = Sample(reference.known_words, entities, config.sample_size)
     baseline = read_window(
@@ -276,10 +277,10 @@ def monitor_model(
             f"{len(current)} requests of v{champion.version} in the window, fewer than "
             f"monitor.min_requests ({config.min_requests}): not judged"
         )
-        if collected is not None and collected.counts.unversioned:
+        if unversioned := collected.read_counts().get("unversioned"):
             reason += (
-                f" ({collected.counts.unversioned} collected requests carry no version label: "
-                "their deployment predates it, deploy it again)"
+                f" ({unversioned} collected requests carry no version label: their deployment "
+                "predates it, deploy it again)"
             )
     else:
         reason = (
@@ -297,37 +298,24 @@ def monitor_model(
         drifted=drifted,
         signals=signals,
         reason=reason,
-        source="local" if collected is None else "azureml",
-        read={} if collected is None else collected.counts.as_dict(),
+        source=collected.source,
+        read=collected.read_counts(),
     )
     return MonitorRun(result=result, report=_write(report_dir, result, plots))
 
 
-def _endpoint_folder(store: Store, model: str, folder: Path | None) -> Path:
-    if folder is not None:
-        return folder
-    from platforms.endpoint import local_endpoints
-
-    folders = local_endpoints(Path(store.uri))
-    if model not in folders:
-        raise ValueError(
-            f"no local endpoint of {model} in {store.uri} (endpoints: "
-            f"{', '.join(folders) or 'none yet'}): a rollout starts one, or set "
-            "monitor.source=azureml to read an Azure ML deployment's collected data"
-        )
-    return folders[model]
-
-
 def traffic_source(
     backends: Backends, model: str, config: MonitorConfig, azure: AzureStorageConfig
-) -> AzureCollected | None:
-    """Where `model`'s traffic is read: None for the local endpoint's folder, else the Azure ML
-    data collector's output of its endpoint (monitor.azureml)."""
-    if config.source != "azureml":
-        return None
-    return azure_collected(
-        config.azureml, model, backends.settings.azureml.endpoint, azure, lambda: backends.workspace
-    )
+) -> CollectedTraffic:
+    """Where `model`'s traffic is read (monitor.source)."""
+    return TRAFFIC_SOURCES[config.source].traffic(backends, model, config.azureml, azure)
+
+
+def served_models(backends: Backends, config: MonitorConfig, own_model: str) -> list[str]:
+    """The models served where monitor.source reads that have a champion (`own_model`: the
+    config's model, registry.model_name)."""
+    names = TRAFFIC_SOURCES[config.source].served(backends, own_model)
+    return [name for name in names if backends.registry.alias(name, "champion") is not None]
 
 
 def _write(report_dir: Path | None, result: DriftResult, plots: str) -> str | None:

@@ -113,6 +113,11 @@ class AzureCollected:
     deployments: tuple[str, ...] = ()
     baseline_hours: float = 48.0
     counts: AzureReadCounts = field(default_factory=AzureReadCounts)
+    source: str = "azureml"
+
+    def read_counts(self) -> dict[str, int]:
+        """What the last `records` found (every line accounted for)."""
+        return self.counts.as_dict()
 
     def records(self, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
         """The records of the hours from `baseline_hours` before `since` to `until`, an hour at
@@ -309,7 +314,16 @@ def azure_collected(
     connection string), else the datastore's account through DefaultAzureCredential."""
 
     def datastore(name: str) -> tuple[str, str | None]:
-        found = workspace().datastores.get(name)
+        from azure.core.exceptions import ResourceNotFoundError
+
+        try:
+            found = workspace().datastores.get(name)
+        except ResourceNotFoundError:
+            raise ValueError(
+                f"the workspace has no datastore {name} (monitor.azureml.path): name the one the "
+                "data collector writes to (workspaceblobstore unless the deployment's "
+                "data_collector says otherwise)"
+            ) from None
         container = getattr(found, "container_name", None)
         if not container:
             raise ValueError(

@@ -4,9 +4,9 @@ there, laid out as Azure ML writes it, on a real Blob API (Azurite).
 The records are made by the scoring path's own code: each exchange masked by the screen's
 traffic masker (`mask_exchange`), then handed to `serving.collect.AzureMLSink`, whose
 `azureml-ai-monitoring` Collector posts it to the deployment's data collector sidecar. The test
-plays that sidecar (an HTTP receiver on the collector's port): each payload becomes one line of
-the documented schema in `{endpoint}/{deployment}/{collection}/{yyyy}/{MM}/{dd}/{HH}/
-{instance}.jsonl` (Microsoft Learn, "Collect production data from models for real-time
+plays that sidecar (tests/serving/test_collect.py's receiver on the collector's port) and lays
+each payload out as Azure ML does: one line of the documented schema in
+`{endpoint}/{deployment}/{collection}/{yyyy}/{MM}/{dd}/{HH}/{instance}.jsonl` (Microsoft Learn, "Collect production data from models for real-time
 inferencing", "Store collected data in Blob Storage"), uploaded to Azurite. The same exchanges
 are written by the local endpoint's JSON-lines sink, so the two readers can be compared.
 """
@@ -14,12 +14,9 @@ are written by the local endpoint's JSON-lines sink, so the two readers can be c
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +27,7 @@ from flows.config import PipelineConfig, validate_config
 from screening.outputs import traffic_masker
 from serving.collect import COLLECTED, VERSION_ENV, AzureMLSink, Exchange, JsonlSink, mask_exchange
 from tasks.monitor_azure import AzureCollected, hours, parse_event
+from tests.serving.test_collect import Sidecar
 from tests.tasks.test_monitor import MODEL, _in_distribution, _monitor, _shifted, champion
 
 __all__ = ["champion"]
@@ -39,54 +37,41 @@ ENDPOINT = "monitored-qa-ep"
 START = datetime(2026, 11, 10, tzinfo=UTC)
 
 
-class Sidecar:
-    """What a deployment's data collector does with the Collector's posts: one line of the
-    documented schema a payload, grouped by blob path (hour of the payload's time)."""
+class Layout:
+    """What the data collector writes of the posts a deployment's sidecar received: one line of
+    the documented schema a payload, in the blob folder of the payload's hour."""
 
     def __init__(self) -> None:
-        self.deployment = ""
         self.blobs: dict[str, list[str]] = defaultdict(list)  # {folder}/{instance}: lines
         self.posts: Counter[str] = Counter()
-        sidecar = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                sidecar.receive(dict(self.headers.items()), body)
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def receive(self, headers: dict[str, str], body: bytes) -> None:
-        headers = {k.lower(): v for k, v in headers.items()}
-        at = datetime.fromtimestamp(int(headers["ce-time"]), UTC)
-        collection = headers["ce-type"].removeprefix("azureml.inference.")
-        line = {
-            "specversion": "1.0",
-            "id": headers["trace-id"],
-            "source": f"/subscriptions/s/resourceGroups/g/providers/Microsoft.MachineLearning"
-            f"Services/workspaces/w/onlineEndpoints/{ENDPOINT}/deployments/{self.deployment}",
-            "type": headers["ce-type"],
-            "datacontenttype": headers["content-type"],
-            "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "data": json.loads(body),
-            "correlationid": headers.get("ce-x-request-id", ""),
-            "xrequestid": headers.get("ce-x-request-id", ""),
-            "modelversion": headers.get("ce-model-version", "default"),
-            "collectdatatype": headers["ce-collect-data-type"],
-            "agent": headers["ce-agent"],
-            "contentrange": f"bytes 0-{len(body) - 1}/{len(body)}",
-        }
-        folder = f"{ROOT}/{ENDPOINT}/{self.deployment}/{collection}/{at:%Y/%m/%d/%H}"
-        # two instances write each hour: payloads alternate between their files
-        self.posts[folder] += 1
-        self.blobs[f"{folder}/{'ab'[self.posts[folder] % 2]}"].append(json.dumps(line))
+    def add(self, deployment: str, received: list[tuple[str, dict[str, str], Any]]) -> None:
+        for _, sent, data in received:
+            headers = {k.lower(): v for k, v in sent.items()}
+            at = datetime.fromtimestamp(int(headers["ce-time"]), UTC)
+            size = len(json.dumps(data))
+            line = {
+                "specversion": "1.0",
+                "id": headers["trace-id"],
+                "source": "/subscriptions/s/resourceGroups/g/providers/Microsoft."
+                f"MachineLearningServices/workspaces/w/onlineEndpoints/{ENDPOINT}/"
+                f"deployments/{deployment}",
+                "type": headers["ce-type"],
+                "datacontenttype": headers["content-type"],
+                "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "data": data,
+                "correlationid": headers.get("ce-x-request-id", ""),
+                "xrequestid": headers.get("ce-x-request-id", ""),
+                "modelversion": headers.get("ce-model-version", "default"),
+                "collectdatatype": headers["ce-collect-data-type"],
+                "agent": headers["ce-agent"],
+                "contentrange": f"bytes 0-{size - 1}/{size}",
+            }
+            collection = headers["ce-type"].removeprefix("azureml.inference.")
+            folder = f"{ROOT}/{ENDPOINT}/{deployment}/{collection}/{at:%Y/%m/%d/%H}"
+            # two instances write each hour: payloads alternate between their files
+            self.posts[folder] += 1
+            self.blobs[f"{folder}/{'ab'[self.posts[folder] % 2]}"].append(json.dumps(line))
 
     def upload(self, connection: str, extra: dict[str, list[str]] | None = None) -> None:
         from azure.storage.blob import BlobServiceClient
@@ -100,9 +85,6 @@ class Sidecar:
         }
         for path, lines in {**files, **(extra or {})}.items():
             container.upload_blob(path, "\n".join(lines) + "\n", overwrite=True)
-
-    def close(self) -> None:
-        self.server.shutdown()
 
 
 def _exchanges(
@@ -138,7 +120,7 @@ def _exchanges(
 
 
 def _collect(
-    sidecar: Sidecar,
+    layout: Layout,
     exchanges: list[Exchange],
     local: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -152,14 +134,16 @@ def _collect(
         by_deployment[exchange.deployment or ""].append(exchange)
     monkeypatch.setenv("AZUREML_MDC_ENABLED", "true")
     monkeypatch.setenv("AZUREML_MDC_HOST", "127.0.0.1")
-    monkeypatch.setenv("AZUREML_MDC_PORT", str(sidecar.port))
     for deployment, found in by_deployment.items():
-        sidecar.deployment = deployment
+        sidecar = Sidecar()  # each deployment has its own
+        monkeypatch.setenv("AZUREML_MDC_PORT", str(sidecar.port))
         monkeypatch.setenv(VERSION_ENV, found[0].version or "")
         sink = AzureMLSink()
         for exchange in found:
             sink.write(exchange)
         sink.close()
+        sidecar.server.shutdown()
+        layout.add(deployment, sidecar.received)
     jsonl = JsonlSink(local)
     for exchange in sorted(masked, key=lambda e: e.time):
         jsonl.write(exchange)
@@ -170,11 +154,11 @@ def collected(
     champion: tuple[PipelineConfig, list[dict[str, Any]]],
     azurite: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[PipelineConfig, list[Exchange], Sidecar]]:
+) -> tuple[PipelineConfig, list[Exchange], Layout]:
     """Two deployments' traffic over five hours, blue serving the champion (v1), green v2:
     hours 0-1 in distribution, hour 2 shifted, hours 3-4 in distribution again; uploaded."""
     config, unseen = champion
-    sidecar = Sidecar()
+    layout = Layout()
     exchanges = []
     for hour, requests in enumerate(
         [
@@ -189,10 +173,9 @@ def collected(
         exchanges += _exchanges(requests, at, "blue", 1)
         exchanges += _exchanges(requests[:12], at + timedelta(minutes=20), "green", 2)
     local = Path(config.store) / "endpoints" / MODEL / COLLECTED
-    _collect(sidecar, exchanges, local, monkeypatch)
-    sidecar.upload(azurite)
-    yield config, exchanges, sidecar
-    sidecar.close()
+    _collect(layout, exchanges, local, monkeypatch)
+    layout.upload(azurite)
+    return config, exchanges, layout
 
 
 def _reader(azurite: str, baseline_hours: float = 0.0) -> AzureCollected:
@@ -209,9 +192,9 @@ def _in(exchanges: list[Exchange], since: datetime, until: datetime) -> set[str]
 
 @pytest.mark.slow  # Azurite
 def test_a_window_reads_exactly_its_hours_of_both_deployments(
-    collected: tuple[PipelineConfig, list[Exchange], Sidecar], azurite: str
+    collected: tuple[PipelineConfig, list[Exchange], Layout], azurite: str
 ) -> None:
-    _, exchanges, sidecar = collected
+    _, exchanges, layout = collected
     since, until = START + timedelta(hours=1), START + timedelta(hours=3)
     reader = _reader(azurite)
     records = list(reader.records(since, until))
@@ -231,7 +214,7 @@ def test_a_window_reads_exactly_its_hours_of_both_deployments(
     counts = reader.counts
     assert counts.files == 16 and counts.requests == len(records)
     assert counts.lines == sum(
-        len(v) for k, v in sidecar.blobs.items() if "/2026/11/10/01/" in k or "/2026/11/10/02/" in k
+        len(v) for k, v in layout.blobs.items() if "/2026/11/10/01/" in k or "/2026/11/10/02/" in k
     )
     assert counts.malformed == counts.unmatched_outputs == counts.unpaired == 0
     assert counts.unanswered == len(refused)
@@ -241,15 +224,15 @@ def test_a_window_reads_exactly_its_hours_of_both_deployments(
 
 @pytest.mark.slow  # Azurite
 def test_a_malformed_line_is_counted_and_the_rest_read(
-    collected: tuple[PipelineConfig, list[Exchange], Sidecar], azurite: str
+    collected: tuple[PipelineConfig, list[Exchange], Layout], azurite: str
 ) -> None:
-    _, exchanges, sidecar = collected
+    _, exchanges, layout = collected
     hour = f"{ROOT}/{ENDPOINT}/blue/model_inputs/2026/11/10/04"
-    [path] = [k for k in sidecar.blobs if k.startswith(hour) and k.endswith("/a")]
-    good = sidecar.blobs[path]
+    [path] = [k for k in layout.blobs if k.startswith(hour) and k.endswith("/a")]
+    good = layout.blobs[path]
     torn = good[-1][: len(good[-1]) // 2]  # a line cut short
     lines = [*good[:-1], torn, '{"specversion":"1.0","data":[{"question":"q"}]}', "[1, 2]"]
-    sidecar.upload(azurite, {f"{hour}/{uuid.uuid5(uuid.NAMESPACE_URL, path)}.jsonl": lines})
+    layout.upload(azurite, {f"{hour}/{uuid.uuid5(uuid.NAMESPACE_URL, path)}.jsonl": lines})
 
     reader = _reader(azurite)
     since, until = START + timedelta(hours=4), START + timedelta(hours=5)
@@ -263,7 +246,7 @@ def test_a_malformed_line_is_counted_and_the_rest_read(
 
 @pytest.mark.slow  # Azurite
 def test_the_monitor_judges_azure_records_as_it_judges_the_same_records_read_locally(
-    collected: tuple[PipelineConfig, list[Exchange], Sidecar], azurite: str
+    collected: tuple[PipelineConfig, list[Exchange], Layout], azurite: str
 ) -> None:
     config, _, _ = collected
     for since in (START + timedelta(hours=1), START + timedelta(hours=2)):
@@ -280,7 +263,7 @@ def test_the_monitor_judges_azure_records_as_it_judges_the_same_records_read_loc
 
 @pytest.mark.slow  # Azurite
 def test_tunegate_monitor_reads_the_azure_collector_output(
-    collected: tuple[PipelineConfig, list[Exchange], Sidecar],
+    collected: tuple[PipelineConfig, list[Exchange], Layout],
     azurite: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
