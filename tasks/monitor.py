@@ -35,6 +35,7 @@ from platforms.blob import AzureStorageConfig
 from platforms.registry import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED
+from tasks.collector_root import AzureCollectedConfig
 from tasks.drift import (
     DriftResult,
     DriftSignals,
@@ -45,7 +46,6 @@ from tasks.drift import (
     strings,
     vocabulary,
 )
-from tasks.monitor_azure import AzureCollectedConfig
 from tasks.traffic_sources import TRAFFIC_SOURCES, CollectedTraffic, LocalCollected
 from trainer.taskspec import task_spec
 

@@ -4,7 +4,7 @@ in the shape the local collector writes them (`serving/collect.py`).
 
 - `local`: the model's local endpoint folder, `{store}/endpoints/{model}/collected/`;
 - `azureml`: Azure ML's data collector output of the model's managed online endpoint on Blob
-  storage (tasks/monitor_azure.py).
+  storage (tasks/monitor_azure.py; its root: tasks/collector_root.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig
 from serving.collect import COLLECTED, read_records
-from tasks.monitor_azure import AzureCollectedConfig, azure_collected
+from tasks.collector_root import AzureCollectedConfig, azure_collected
 
 
 class CollectedTraffic(Protocol):

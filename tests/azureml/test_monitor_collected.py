@@ -8,7 +8,7 @@ import pytest
 
 from platforms.azureml.config import EndpointConfig, endpoint_name
 from platforms.blob import AzureStorageConfig
-from tasks.monitor_azure import AzureCollectedConfig, azure_collected
+from tasks.collector_root import AzureCollectedConfig, azure_collected
 from tests.azureml.fake_service import FakeAzureML, ml_client
 
 MODEL = "tunegate-extractive-qa"
