@@ -201,7 +201,7 @@ def _time(value: Any) -> datetime | None:
         found = datetime.fromisoformat(str(value))
     except (ValueError, OverflowError, OSError):
         return None
-    return found if found.tzinfo else found.replace(tzinfo=UTC)
+    return found.astimezone(UTC) if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def hours(start: datetime, end: datetime) -> list[datetime]:

@@ -309,3 +309,15 @@ def test_hours_and_config() -> None:
     assert hours(at, at) == []
     config = validate_config({"monitor": {"source": "azureml"}})
     assert config.monitor.azureml.path.endswith("/paths/modelDataCollector")
+
+
+def test_a_collector_line_is_read_or_refused() -> None:
+    line = {"correlationid": "c1", "time": "2026-11-10T03:00:05+02:00", "data": [{"q": "a"}]}
+    event = parse_event(json.dumps(line).encode())
+    assert event is not None and event.time == datetime(2026, 11, 10, 1, 0, 5, tzinfo=UTC)
+    assert event.rows == [{"q": "a"}] and event.version is None
+    url = {**line, "data": "https://account.blob.core.windows.net/x", "datainblob": "true"}
+    assert parse_event(json.dumps(url).encode()).in_blob  # type: ignore[union-attr]
+    for bad in ({**line, "correlationid": ""}, {**line, "time": "noon"}, {**line, "data": {}}):
+        assert parse_event(json.dumps(bad).encode()) is None
+    assert parse_event(b"not json") is None
