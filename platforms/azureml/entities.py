@@ -7,6 +7,7 @@ exactly what would be submitted.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -460,6 +461,17 @@ def online_endpoint(
     return endpoint
 
 
+def _version_label(model: str | Model, tags: dict[str, Any]) -> str | None:
+    """The `name:version` a deployment's collected records are labelled with: its tunegate
+    version tag (a rollout's), else its model asset reference (`azureml:name:version`, an
+    export's); None for a reference to no one version (`@latest`)."""
+    if "tunegate.version" in tags:
+        return str(tags["tunegate.version"])
+    if isinstance(model, str) and re.fullmatch(r"azureml:[^:@/]+:[^:@/]+", model):
+        return model.removeprefix("azureml:")
+    return None
+
+
 def online_deployment(
     name: str,
     config: EndpointConfig,
@@ -512,7 +524,7 @@ def online_deployment(
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
             "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
             # the version label the collected records carry (serving.collect.AzureMLSink)
-            **({VERSION_ENV: str(tags["tunegate.version"])} if "tunegate.version" in tags else {}),
+            **({VERSION_ENV: label} if (label := _version_label(model, tags)) else {}),
             "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
         },
         tags=tags,
