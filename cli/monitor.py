@@ -44,12 +44,13 @@ def monitor(
     config: ConfigOpt = None,
     set: SetOpt = None,
 ) -> None:
-    """Compare one window of the champion's collected, masked traffic with its own screened
+    """Compare one window of the champion's collected, masked traffic (the local endpoint's, or
+    with monitor.source=azureml Azure ML's data collector output) with its own screened
     test and training data: input drift (length, vocabulary, out-of-vocabulary words, sentence
     embeddings), output drift (answer length, empty answers, score) and data quality (personal
     data, other languages, malformed requests, failures), each against its threshold
     (monitor.signals). Prints `drift`, `judged` and every signal with its value and threshold."""
-    from tasks.monitor import monitor_model, parse_time
+    from tasks.monitor import monitor_model, parse_time, traffic_source
 
     cfg = load_cli_config(config, set)
     name = model or cfg.registry.name_for(cfg.task.value)
@@ -61,6 +62,7 @@ def monitor(
     store = backends.store
     folder = report or (Path(store.uri) / "monitoring" if store.is_local else None)
     try:
+        collected = traffic_source(backends, name, cfg.monitor, cfg.azure)
         run = monitor_model(
             store,
             backends.registry,
@@ -71,6 +73,7 @@ def monitor(
             until=window[1],
             report_dir=folder,
             storage_options=store.storage_options,
+            collected=collected,
         )
     except ValueError as exc:
         fail(str(exc))

@@ -27,6 +27,7 @@ from flows.config import PipelineConfig, load_config
 from platforms.notify import model_resource
 from tasks.drift_signals import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
+from tasks.monitor import served_models as find_served
 
 log = logging.getLogger(__name__)
 DRIFT_DETECTED = "tunegate.drift.detected"
@@ -63,12 +64,10 @@ class MonitorRequest(BaseModel):
 
 
 def served_models(config: PipelineConfig) -> list[str]:
-    """Registered models with a champion and a local endpoint folder."""
-    from platforms.endpoint import local_endpoints
-
-    registry = config.backends().registry
-    folders = local_endpoints(Path(config.open_store().uri))
-    return [name for name in folders if registry.alias(name, "champion") is not None]
+    """Registered models with a champion served where monitor.source reads (locally: every
+    model with an endpoint folder; on Azure ML: the config's model, registry.model_name)."""
+    own = config.registry.name_for(config.task.value)
+    return find_served(config.backends(), config.monitor, own)
 
 
 def drift_event(result: DriftResult, report: str | None) -> dict[str, Any] | None:
@@ -166,7 +165,13 @@ def monitor(request: MonitorRequest | None = None) -> list[DriftResult]:
     results = []
     for model in request.models or served_models(config):
         run = monitor_task(
-            backends, model, config.monitor, entities, since=since, report_dir=report_dir
+            backends,
+            model,
+            config.monitor,
+            entities,
+            since=since,
+            report_dir=report_dir,
+            azure=config.azure,
         )
         publish(config, run)
         log.info("monitor %s v%s: %s", model, run.result.version, run.result.reason)

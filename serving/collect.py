@@ -55,6 +55,7 @@ RECORDS = "requests.jsonl"
 INPUTS, OUTPUTS = "model_inputs", "model_outputs"  # Azure ML's collection names
 WRITER_NICE = 10
 AZUREML_SINK = "mdc"  # the `--sink` of Azure ML's model data collector (AzureMLSink)
+VERSION_ENV = "TUNEGATE_VERSION"  # an Azure ML deployment's version label (`name:version`)
 
 Masker = Callable[[Any], Any]  # a JSON value -> the same value with personal data masked
 
@@ -245,10 +246,17 @@ class JsonlSink:
 
 class AzureMLSink:
     """Azure ML's data collector: each exchange's records in `model_inputs`, its answers in
-    `model_outputs` (one row per record), correlated. `available()` says whether it can run."""
+    `model_outputs` (one row per record), under one correlation id (the exchange's id) and time
+    (when it was answered), labelled with the deployment's version (`VERSION_ENV`, the
+    collector's `modelversion`); tasks/monitor_azure.py reads them back. `available()` says
+    whether it can run."""
 
     def __init__(self) -> None:
         from azureml.ai.monitoring import Collector
+        from azureml.ai.monitoring.init import init
+
+        # before the first Collector, which would start the SDK with the version "default"
+        init(model_version=os.environ.get(VERSION_ENV) or None)
 
         reported: set[str] = set()
 
@@ -269,8 +277,11 @@ class AzureMLSink:
 
     def write(self, exchange: Exchange) -> None:
         import pandas as pd
+        from azureml.ai.monitoring.context import BasicCorrelationContext
 
-        context = self.inputs.collect(pd.DataFrame(_rows(exchange.inputs)))
+        at = int(datetime.fromisoformat(exchange.time).timestamp())
+        context = BasicCorrelationContext(id=exchange.id, timestamp=at)
+        self.inputs.collect(pd.DataFrame(_rows(exchange.inputs)), context)
         if exchange.outputs is not None:
             self.outputs.collect(pd.DataFrame(_rows(exchange.outputs)), context)
 

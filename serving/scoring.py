@@ -26,7 +26,14 @@ from typing import Any
 import torch
 
 from serving import runtimes
-from serving.collect import AZUREML_SINK, AzureMLSink, Collection, Exchange, ms_since
+from serving.collect import (
+    AZUREML_SINK,
+    VERSION_ENV,
+    AzureMLSink,
+    Collection,
+    Exchange,
+    ms_since,
+)
 from serving.payloads import parse_json, parse_payload, record_size, record_tokens
 from trainer.modeling import (
     DTYPES,
@@ -176,6 +183,7 @@ def _collect(
 ) -> None:
     if _collection is not None:  # queued: masked and sent off the request path
         deployment = os.environ.get("AZUREML_DEPLOYMENT_NAME")  # not set off Azure ML
+        version = os.environ.get(VERSION_ENV) or None  # set by the deployment (tunegate's)
         _collection.submit(
-            Exchange(deployment, None, status, ms_since(started), records, outputs, error)
+            Exchange(deployment, version, status, ms_since(started), records, outputs, error)
         )

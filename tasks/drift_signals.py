@@ -121,6 +121,12 @@ class DriftResult(BaseModel):
     drifted: list[str] = Field(default_factory=list, description="Names of the drifted signals.")
     signals: list[SignalResult] = Field(default_factory=list)
     reason: str = Field(description="One line: what was found, or why nothing was judged.")
+    source: str = Field("local", description="Where the traffic was read (monitor.source).")
+    read: dict[str, int] = Field(
+        default_factory=dict,
+        description="What reading the collected lines found (monitor.source azureml): files, "
+        "lines, requests, malformed lines and the rest (tasks/monitor_azure.py).",
+    )
 
     def signal(self, name: str) -> SignalResult | None:
         return next((s for s in self.signals if s.name == name), None)

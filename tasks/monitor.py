@@ -2,9 +2,11 @@
 data, a typed `DriftResult`, and the report a person reads.
 
 Where things come from:
-- the traffic: the model's local endpoint folder (`{store}/endpoints/{model}/collected/`, masked
-  by the collector as it was written), the champion's records of the window
-  (`--since`..now; default the last `monitor.window_hours`);
+- the traffic: the champion's collected records of the window (`--since`..now; default the
+  last `monitor.window_hours`), masked by the collector as they were written: with
+  `monitor.source: local`, the model's local endpoint folder (`{store}/endpoints/{model}/
+  collected/`); with `azureml`, what Azure ML's data collector wrote for the model's managed
+  online endpoint on Blob storage (tasks/monitor_azure.py);
 - the reference: the champion's lineage names its split dataset by content hash; its test
   records' requests and reference answers are what its users were expected to send and get,
   its training records' words are the vocabulary it knows;
@@ -23,20 +25,23 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.backends import Backends
+from platforms.blob import AzureStorageConfig
 from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
-from serving.collect import COLLECTED, read_records
+from serving.collect import COLLECTED
+from tasks.collector_root import AzureCollectedConfig
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, stable_sample, strings, vocabulary
 from tasks.drift_report import drift_report_html
 from tasks.drift_signals import DriftResult, DriftSignals
+from tasks.traffic_sources import TRAFFIC_SOURCES, CollectedTraffic, LocalCollected
 from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
@@ -48,6 +53,16 @@ class MonitorConfig(BaseModel):
     """What the monitor reads, how much of it, and when a window has drifted."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    source: Literal["local", "azureml"] = Field(
+        "local",
+        description="Where the collected traffic is read: local (the model's local endpoint's "
+        "collected/ folder) or azureml (Azure ML's data collector output on Blob storage, "
+        "monitor.azureml).",
+    )
+    azureml: AzureCollectedConfig = Field(
+        default_factory=AzureCollectedConfig,
+        description="Where Azure ML's data collector writes (monitor.source: azureml).",
+    )
     window_hours: float = Field(
         24.0, gt=0, description="The window read when no --since is given: the last N hours."
     )
@@ -221,28 +236,24 @@ def monitor_model(
     endpoint_folder: Path | None = None,
     report_dir: Path | None = None,
     storage_options: dict[str, Any] | None = None,
+    collected: CollectedTraffic | None = None,
 ) -> MonitorRun:
     """One window of `model`'s champion traffic against its reference; with `report_dir`, the
-    HTML report is written there (`monitor-<model>-<until>.html`)."""
+    HTML report is written there (`monitor-<model>-<until>.html`). The traffic: `collected`
+    (tasks/traffic_sources.py) when given, else the local endpoint's folder."""
     champion = registry.alias(model, "champion")
     if champion is None:
         raise ValueError(f"{model} has no champion: nothing is served to monitor")
     until = until or datetime.now(UTC)
     since = since or until - timedelta(hours=config.window_hours)
-    if endpoint_folder is None:
-        from platforms.endpoint import local_endpoints
-
-        folders = local_endpoints(Path(store.uri))
-        if model not in folders:
-            raise ValueError(
-                f"no local endpoint of {model} in {store.uri} (endpoints: "
-                f"{', '.join(folders) or 'none yet'}): a rollout starts one"
-            )
-        endpoint_folder = folders[model]
+    if collected is None:
+        folder = endpoint_folder / COLLECTED if endpoint_folder else None
+        collected = LocalCollected(folder, store.uri, model)
+    records = collected.records(since, until)
     reference, task_name = champion_reference(store, champion, config, entities, storage_options)
     current = Sample(reference.known_words, entities, config.sample_size)
     baseline = read_window(
-        read_records(endpoint_folder / COLLECTED),
+        records,
         champion.version,
         since,
         until,
@@ -261,6 +272,11 @@ def monitor_model(
             f"{len(current)} requests of v{champion.version} in the window, fewer than "
             f"monitor.min_requests ({config.min_requests}): not judged"
         )
+        if unversioned := collected.read_counts().get("unversioned"):
+            reason += (
+                f" ({unversioned} collected requests carry no version label: their deployment "
+                "predates it, deploy it again)"
+            )
     else:
         reason = (
             f"drift in {', '.join(drifted)}" if drifted else "every signal within its threshold"
@@ -277,8 +293,24 @@ def monitor_model(
         drifted=drifted,
         signals=signals,
         reason=reason,
+        source=collected.source,
+        read=collected.read_counts(),
     )
     return MonitorRun(result=result, report=_write(report_dir, result, plots))
+
+
+def traffic_source(
+    backends: Backends, model: str, config: MonitorConfig, azure: AzureStorageConfig
+) -> CollectedTraffic:
+    """Where `model`'s traffic is read (monitor.source)."""
+    return TRAFFIC_SOURCES[config.source].traffic(backends, model, config.azureml, azure)
+
+
+def served_models(backends: Backends, config: MonitorConfig, own_model: str) -> list[str]:
+    """The models served where monitor.source reads that have a champion (`own_model`: the
+    config's model, registry.model_name)."""
+    names = TRAFFIC_SOURCES[config.source].served(backends, own_model)
+    return [name for name in names if backends.registry.alias(name, "champion") is not None]
 
 
 def _write(report_dir: Path | None, result: DriftResult, plots: str) -> str | None:
@@ -299,9 +331,11 @@ def monitor_task(
     entities: frozenset[str],
     since: datetime | None = None,
     report_dir: Path | None = None,
+    azure: AzureStorageConfig | None = None,
 ) -> MonitorRun:
     """One window of one served model (its logic: `monitor_model`)."""
     store = backends.store
+    collected = traffic_source(backends, model, config, azure or AzureStorageConfig())
     return monitor_model(
         store,
         backends.registry,
@@ -311,4 +345,5 @@ def monitor_task(
         since=since,
         report_dir=report_dir,
         storage_options=store.storage_options,
+        collected=collected,
     )

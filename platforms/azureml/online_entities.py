@@ -6,6 +6,7 @@ azureml export`, so what is exported is exactly what would be created.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from azure.ai.ml.entities import (
 from platforms.azureml.config import EndpointConfig
 from platforms.azureml.entities import SCORE_SCRIPT, environment
 from platforms.azureml.environment import serving_spec
-from serving.collect import INPUTS, OUTPUTS
+from serving.collect import INPUTS, OUTPUTS, VERSION_ENV
 
 
 def online_endpoint(
@@ -39,6 +40,17 @@ def online_endpoint(
     if mirror is not None:
         endpoint.mirror_traffic = mirror
     return endpoint
+
+
+def _version_label(model: str | Model, tags: dict[str, Any]) -> str | None:
+    """The `name:version` a deployment's collected records are labelled with: its tunegate
+    version tag (a rollout's), else its model asset reference (`azureml:name:version`, an
+    export's); None for a reference to no one version (`@latest`)."""
+    if "tunegate.version" in tags:
+        return str(tags["tunegate.version"])
+    if isinstance(model, str) and re.fullmatch(r"azureml:[^:@/]+:[^:@/]+", model):
+        return model.removeprefix("azureml:")
+    return None
 
 
 def online_deployment(
@@ -92,6 +104,8 @@ def online_deployment(
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
             "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
+            # the version label the collected records carry (serving.collect.AzureMLSink)
+            **({VERSION_ENV: label} if (label := _version_label(model, tags)) else {}),
             "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",  # the masker's: the bundled list, offline
         },
         tags=tags,

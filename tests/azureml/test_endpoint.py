@@ -137,3 +137,13 @@ def test_scoring_sends_the_key_and_measures_the_deployment_that_answered(
     metrics = backend.metrics()
     assert (metrics["blue"].requests, metrics["blue"].errors) == (1, 0)
     assert (metrics["green"].requests, metrics["green"].errors) == (1, 1)
+
+
+def test_a_deployment_tells_its_collector_the_version_it_serves(
+    blue_and_green: AzureMLEndpointBackend, fake_azureml: FakeAzureML
+) -> None:
+    """What its data collector writes is labelled `name:version` (the collector's
+    `modelversion`), which the monitor reads to keep the champion's requests apart."""
+    sent = fake_azureml.last_body("PUT", "/onlineEndpoints/tunegate-qa/deployments/blue")
+    assert sent["properties"]["environmentVariables"]["TUNEGATE_VERSION"] == "tunegate-qa:1"
+    assert sent["tags"]["tunegate.version"] == "tunegate-qa:1"

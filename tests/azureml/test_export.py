@@ -119,6 +119,8 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert deployment.liveness_probe.initial_delay >= 500  # slow-loading models are not killed
     assert deployment.request_settings.request_timeout_ms == cfg.azureml.endpoint.request_timeout_ms
     assert deployment.environment_variables["WORKER_COUNT"] == str(cfg.azureml.endpoint.workers)
+    # what its data collector writes is labelled with the version (the monitor reads it)
+    assert deployment.environment_variables["TUNEGATE_VERSION"] == f"{cfg.azureml.model_name}:1"
     serve_code = (out / deployment.code_configuration.code).resolve()
     score = serve_code / deployment.code_configuration.scoring_script
     imported = [

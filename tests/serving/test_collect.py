@@ -5,6 +5,7 @@ same masked records to Azure ML's data collector."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +19,15 @@ from cli.endpoint import MASKER
 from cli.main import app
 from serving import scoring
 from serving.client import EndpointClient, RunningEndpoint
-from serving.collect import COLLECTED, Collection, Exchange, JsonlSink, jsonl_sink, read_records
+from serving.collect import (
+    COLLECTED,
+    VERSION_ENV,
+    Collection,
+    Exchange,
+    JsonlSink,
+    jsonl_sink,
+    read_records,
+)
 
 EMAIL = "dana.whitfield@example.org"
 QUESTION = f"Which depot shipped parcel 81 for {EMAIL}?"
@@ -173,6 +182,7 @@ def test_the_azure_ml_scoring_script_collects_masked_records(
     sidecar: Sidecar, qa_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AZUREML_MODEL_DIR", str(qa_model_dir))
+    monkeypatch.setenv(VERSION_ENV, "tunegate-extractive-qa:3")  # set on tunegate's deployments
     scoring.init(MASKER)  # what the deployment's score.py calls
     try:
         answer = scoring.run(json.dumps({"question": QUESTION, "context": CONTEXT}))
@@ -195,5 +205,10 @@ def test_the_azure_ml_scoring_script_collects_masked_records(
         }
     ]
     assert len(outputs) == 1 and answer["answer"] and EMAIL not in json.dumps(outputs)
-    # one request's rows, joined by its correlation id
+    # one request's rows, joined by its correlation id (the exchange's id), stamped with the
+    # time it was answered and labelled with the deployment's version (tasks/monitor_azure.py)
     assert inputs_headers["ce-x-request-id"] == outputs_headers["ce-x-request-id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", inputs_headers["ce-x-request-id"])
+    assert inputs_headers["ce-time"] == outputs_headers["ce-time"]
+    assert abs(int(inputs_headers["ce-time"]) - time.time()) < 600
+    assert inputs_headers["ce-model-version"] == "tunegate-extractive-qa:3"
