@@ -308,7 +308,12 @@ def _stages(
 
         with summary.stage("rollout"):
             rollout = rollout_task(
-                backends, version, config.task.value, evaluation.samples, config.rollout
+                backends,
+                version,
+                config.task.value,
+                evaluation.samples,
+                config.rollout,
+                frozenset(config.screen.all_entities()),
             )
     except PrefectException:
         raise  # pauses, cancellations and crashes are Prefect's to handle

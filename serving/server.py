@@ -19,14 +19,16 @@ goes on.
 - `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
   `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
   is smoke-tested). The response header of the same name says who answered. A share of live
-  (not header-routed) requests is copied to the mirror deployment, its answer discarded.
+  (not header-routed) requests is copied to the mirror deployment: its answer is returned to no
+  one, only collected.
 - `GET /health/live`: the process is up. `GET /health/ready[?deployment=NAME]`: a deployment
   with traffic (or the named one) is loaded.
 - `GET /deployments`, `PUT /deployments/{name}` (loads the model, answers when it serves),
   `DELETE /deployments/{name}` (409 while it has traffic), `PUT /traffic`, `GET /metrics`.
 
 Every request a deployment answers (or fails, or refuses) is collected, masked, off the request
-path, as Azure ML's data collector collects a managed deployment's (`serving.collect`).
+path, as Azure ML's data collector collects a managed deployment's (`serving.collect`), with how
+it was routed: by the traffic weights (a user's), by the header (named), or as a mirrored copy.
 
 Client mistakes get a 4xx with `{"detail": message}`; 500 means the model itself failed.
 """
@@ -66,7 +68,15 @@ from serving.auth import (
     load_or_create_key,
 )
 from serving.collect import COLLECTED, Collection, Exchange, jsonl_sink, ms_since
-from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
+from serving.endpoint import (
+    Conflict,
+    Deployment,
+    Endpoint,
+    Mirrored,
+    ModelFailure,
+    NoRoute,
+    NotFound,
+)
 from serving.payloads import most_tokens, parse_json
 from serving.scoring import Scorer
 from serving.traffic import TrafficSettings
@@ -249,22 +259,41 @@ def _scoring_routes(
             raise HTTPException(503, str(exc)) from None
         records: list[dict[str, Any]] = []
 
-        def collect(status: int, outputs: list[Any] | None, error: str | None = None) -> None:
-            if collection is not None:  # queued: masked and written off the request path
+        routed = "traffic" if forced is None else "named"  # by the weights, or by the header
+
+        def collect(
+            status: int,
+            outputs: list[Any] | None,
+            error: str | None = None,
+            mirror: Deployment | None = None,
+            ms: float | None = None,
+        ) -> None:
+            """Queue the exchange, masked and written off the request path (`mirror`: the
+            deployment a copy of the request went to, whose answer no client got)."""
+            if collection is not None:
+                to = mirror or deployment
                 collection.submit(
                     Exchange(
-                        deployment.name,
-                        deployment.spec.version,
+                        to.name,
+                        to.spec.version,
                         status,
-                        ms_since(started),
+                        ms_since(started) if ms is None else ms,
                         records,
                         outputs,
                         error,
+                        routed="mirror" if mirror else routed,
                     )
                 )
 
+        def mirrored(
+            to: Deployment, status: int, ms: float, outputs: list[Any] | None, error: str | None
+        ) -> None:
+            collect(status, outputs, error, to, ms)
+
         try:
-            is_batch, outputs = await _answer(endpoint, settings, deployment, body, forced, records)
+            is_batch, outputs = await _answer(
+                endpoint, settings, deployment, body, forced, records, mirrored
+            )
         except HTTPException as exc:
             collect(exc.status_code, None, str(exc.detail))
             raise
@@ -285,9 +314,11 @@ async def _answer(
     body: bytes,
     forced: str | None,
     records: list[dict[str, Any]],
+    mirrored: Mirrored,
 ) -> tuple[bool, list[Any]]:
     """(is_batch, answers) of a request to `deployment`, its records added to `records` once
-    they are within the limits; HTTPException when it is refused or times out, ModelFailure
+    they are within the limits (a live one copied to the mirror deployment, if any, whose
+    answer goes to `mirrored`); HTTPException when it is refused or times out, ModelFailure
     when the model fails."""
 
     def admit() -> tuple[list[dict[str, Any]], bool]:
@@ -303,7 +334,7 @@ async def _answer(
         raise HTTPException(400, str(exc)) from None
     records.extend(parsed)
     if forced is None:
-        endpoint.mirror(records)
+        endpoint.mirror(records, mirrored)
     try:
         outputs = await asyncio.wait_for(
             endpoint.score(deployment, records), settings.score_timeout_s

@@ -144,7 +144,7 @@ def read_window(
             continue
         outputs = record.get("outputs")
         if at < since:
-            baseline.extend(_scores(outputs))
+            baseline.extend(answer_scores(outputs))
             del baseline[:-BASELINE_SCORES]
             continue
         if at >= until:
@@ -154,12 +154,13 @@ def read_window(
         answers = outputs if isinstance(outputs, list) else [None] * len(inputs)
         for request, answer in zip(inputs, answers, strict=False):
             text = "\n".join(strings(request)) if request is not None else ""
-            window.add(text, _answer(answer, response_key), status)
-        window.scores.extend(_scores(outputs))
+            window.add(text, answer_text(answer, response_key), status)
+        window.scores.extend(answer_scores(outputs))
     return baseline
 
 
-def _answer(answer: Any, response_key: str) -> str | None:
+def answer_text(answer: Any, response_key: str) -> str | None:
+    """The text of one collected answer (its `response_key` field), None when it has none."""
     if answer is None:
         return None
     if isinstance(answer, dict):
@@ -168,7 +169,8 @@ def _answer(answer: Any, response_key: str) -> str | None:
     return answer if isinstance(answer, str) else None
 
 
-def _scores(outputs: Any) -> list[float]:
+def answer_scores(outputs: Any) -> list[float]:
+    """The numeric `score`s of a collected record's answers (none for a failed request)."""
     if not isinstance(outputs, list):
         return []
     return [
