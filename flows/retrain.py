@@ -345,7 +345,12 @@ def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision
 
 def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRecord) -> State:
     summary.endpoint = rollout.endpoint
-    summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
+    summary.note(
+        "rollout",
+        outcome=rollout.outcome,
+        deployment=rollout.new_deployment,
+        **({"live": rollout.live_windows()} if rollout.live_windows() else {}),
+    )
     if rollout.outcome == "rolled-back":
         message = f"rolled back {rollout.version}: {rollout.events[-1].message}"
         notify_task(config.notify, "rolled-back", message, {"endpoint": rollout.endpoint})

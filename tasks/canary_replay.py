@@ -29,31 +29,19 @@ def hold_step(
     hold_requests: int,
     hold_seconds: float,
 ) -> tuple[DeploymentHealth, DeploymentHealth]:
-    """(challenger, champion) health of one held window: of the replayed `requests` when there
-    are any, else of everything the endpoint served in it."""
-    if requests:
-        return _replay(backend, new, live, requests, hold_requests, hold_seconds)
-    before = backend.metrics()
+    """(challenger, champion) health of one held window: of the replayed `requests`, sent in
+    turn to each deployment by name and measured here, when there are any; else of everything
+    the endpoint served in it."""
     deadline = time.monotonic() + hold_seconds
-    while time.monotonic() < deadline:
-        if _delta(backend.metrics().get(new), before.get(new)).requests >= hold_requests:
-            break
-        time.sleep(0.5)
-    after = backend.metrics()
-    return _delta(after.get(new), before.get(new)), _delta(after.get(live), before.get(live))
-
-
-def _replay(
-    backend: EndpointBackend,
-    new: str,
-    live: str,
-    requests: list[Any],
-    hold_requests: int,
-    hold_seconds: float,
-) -> tuple[DeploymentHealth, DeploymentHealth]:
-    """Send `requests` in turn to the challenger and the champion by name, measured here."""
+    if not requests:
+        before = backend.metrics()
+        while time.monotonic() < deadline:
+            if _delta(backend.metrics().get(new), before.get(new)).requests >= hold_requests:
+                break
+            time.sleep(0.5)
+        after = backend.metrics()
+        return _delta(after.get(new), before.get(new)), _delta(after.get(live), before.get(live))
     sides = {new: DeploymentMetrics(), live: DeploymentMetrics()}
-    deadline = time.monotonic() + hold_seconds
     payloads, names = itertools.cycle(requests), itertools.cycle((new, live))
     while time.monotonic() < deadline and sides[new].requests < hold_requests:
         name, started = next(names), time.perf_counter()

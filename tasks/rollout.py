@@ -20,6 +20,7 @@ canarying against them.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -167,8 +168,10 @@ def run_rollout(
         backend.set_traffic({new: 100})
         timeline.add("first deployment", {new: 100}, "no live deployment: 100% at once")
     else:
-        args = (backend, version, new, live, task_type, samples, policy, entities, timeline)
-        failed = _shadow_step(*args) or _canary_steps(*args)
+        canary = _Canary(
+            backend, version, new, live, task_type, samples, policy, entities, timeline
+        )
+        failed = _shadow_step(canary) or _canary_steps(canary)
         if failed:
             return _roll_back(backend, version, new, live.name, failed, timeline)
         backend.delete(live.name)
@@ -178,69 +181,78 @@ def run_rollout(
     return _record(backend, version, "promoted", new, live and live.name, timeline)
 
 
-def _shadow_step(
-    backend: EndpointBackend,
-    version: ModelVersion,
-    new: str,
-    live: DeploymentInfo,
-    task_type: str,
-    samples: list[dict[str, Any]],
-    policy: RolloutConfig,
-    entities: frozenset[str],
-    timeline: Timeline,
-) -> list[str]:
+@dataclass(frozen=True)
+class _Canary:
+    """What the canary steps of one rollout work with: the new deployment beside the live one."""
+
+    backend: EndpointBackend
+    version: ModelVersion
+    new: str
+    live: DeploymentInfo
+    task_type: str
+    samples: list[dict[str, Any]]
+    policy: RolloutConfig
+    entities: frozenset[str]
+    timeline: Timeline
+
+    def judge_live(self, since: datetime, shadow: bool = False) -> LiveVerdict:
+        """The live window since `since` (`shadow`: the mirrored copies, at 0%)."""
+        return judge_live_window(
+            self.backend.live_records,
+            (self.new, label(self.version)),
+            (self.live.name, self.live.version),
+            since,
+            self.policy.live,
+            task_spec(self.task_type).response_key,
+            self.entities,
+            shadow=shadow,
+        )
+
+
+def _shadow_step(canary: _Canary) -> list[str]:
     """With `rollout.live.mirror_percent`, before any user is answered by the new deployment:
     a share of live requests copied to it at 0%, its answers collected and judged against the
     champion's, never returned. Reasons to roll back (empty: go on to the canary steps)."""
-    mirror = policy.live.mirror_percent
-    if not mirror or policy.live.enabled is False:
+    backend, new, live = canary.backend, canary.new, canary.live.name
+    mirror, policy = canary.policy.live.mirror_percent, canary.policy.live
+    if not mirror or policy.enabled is False:
         return []
-    idle = {live.name: 100, new: 0}
+    idle = {live: 100, new: 0}
     backend.set_traffic(idle, {new: mirror})
-    since = datetime.now(UTC)
     try:
-        verdict = _judge_live(backend, version, new, live, since, task_type, entities, policy, True)
+        verdict = canary.judge_live(datetime.now(UTC), shadow=True)
     finally:
         backend.set_traffic(idle)  # no mirror left behind, whatever happened
-    step, reasons = step_after_live(None, verdict, policy.live)
-    timeline.add(f"shadow {mirror}%", idle, "; ".join(reasons), live=verdict)
+    step, reasons = step_after_live(None, verdict, policy)
+    canary.timeline.add(f"shadow {mirror}%", idle, "; ".join(reasons), live=verdict)
     return reasons if step is Step.rollback else []
 
 
-def _canary_steps(
-    backend: EndpointBackend,
-    version: ModelVersion,
-    new: str,
-    live: DeploymentInfo,
-    task_type: str,
-    samples: list[dict[str, Any]],
-    policy: RolloutConfig,
-    entities: frozenset[str],
-    timeline: Timeline,
-) -> list[str]:
+def _canary_steps(canary: _Canary) -> list[str]:
     """Each step of the policy held, judged on the replayed requests (`decide_rollout_step`),
     then on its live window (`tasks.canary_live`). Reasons to roll back (empty: all passed)."""
-    replayed = [s["request"] for s in samples] if policy.replay else []
+    backend, new, live, policy = canary.backend, canary.new, canary.live.name, canary.policy
+    replayed = [s["request"] for s in canary.samples] if policy.replay else []
     for percent in policy.steps:
-        traffic = {new: percent, live.name: 100 - percent}
+        traffic = {new: percent, live: 100 - percent}
         backend.set_traffic(traffic)
         since = datetime.now(UTC)  # the live window of this step starts here
         breaches = 0
         while True:
             candidate, baseline = hold_step(
-                backend, new, live.name, replayed, policy.hold_requests, policy.hold_seconds
+                backend, new, live, replayed, policy.hold_requests, policy.hold_seconds
             )
             decision = decide_rollout_step(candidate, baseline, policy, breaches)
             if decision.step is not Step.hold_again:
                 break
             reasons = "; ".join(decision.reasons)
-            timeline.add(f"canary {percent}%", traffic, reasons, decision=decision)
+            canary.timeline.add(f"canary {percent}%", traffic, reasons, decision=decision)
             breaches += 1
         verdict = None
         if decision.step is Step.proceed and policy.live.enabled is not False:
-            verdict = _judge_live(backend, version, new, live, since, task_type, entities, policy)
+            verdict = canary.judge_live(since)
         step, reasons = step_after_live(decision, verdict, policy.live)
-        timeline.add(
+        canary.timeline.add(
             f"canary {percent}%", traffic, "; ".join(reasons), decision=decision, live=verdict
         )
         if step is Step.rollback:
@@ -300,30 +312,6 @@ def smoke_check(
             f"{policy.smoke_min_agreement:.0%} must agree)"
         ]
     return []
-
-
-def _judge_live(
-    backend: EndpointBackend,
-    version: ModelVersion,
-    new: str,
-    live: DeploymentInfo,
-    since: datetime,
-    task_type: str,
-    entities: frozenset[str],
-    policy: RolloutConfig,
-    shadow: bool = False,
-) -> LiveVerdict:
-    """The live window of a step since `since` (`shadow`: the mirrored copies, at 0%)."""
-    return judge_live_window(
-        backend.live_records,
-        (new, label(version)),
-        (live.name, live.version),
-        since,
-        policy.live,
-        task_spec(task_type).response_key,
-        entities,
-        shadow=shadow,
-    )
 
 
 def _roll_back(

@@ -38,6 +38,11 @@ class RolloutRecord(BaseModel):
     events: list[RolloutEvent]
     endpoint: dict[str, Any]
 
+    def live_windows(self) -> list[str]:
+        """One line per step judged on live traffic: its action, verdict and both sides'
+        numbers (the run summary's; every number is in `events`)."""
+        return [f"{e.action}: {live_markdown(e.live)}" for e in self.events if e.live is not None]
+
 
 class Timeline:
     """The rollout's events in order, each stamped with the time it happened."""

@@ -22,7 +22,7 @@ import pytest
 
 from platforms.endpoint import LocalEndpointBackend
 from platforms.lineage import Lineage
-from platforms.registry import MlflowRegistry
+from platforms.registry import MlflowRegistry, ModelVersion
 from serving.client import EndpointClient, EndpointError, RunningEndpoint, serve_in_thread
 from serving.collect import COLLECTED, read_records
 from serving.server import ServerSettings
@@ -33,12 +33,10 @@ MASKER = "screening.outputs:traffic_masker"
 ENTITIES = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"})
 CONTEXT = "The VPN token for the Porto office was reset; the outage lasted 3 days."
 SHORT = {"question": "Which office was affected?", "context": CONTEXT}
-# ~1100 tokens: several 512-token windows for the champion, one too long for the challenger
-LONG = {
-    "question": "How long did the outage last?",
-    "context": " ".join([CONTEXT] * 60),
-}
-LIVE = LiveCanaryConfig(min_requests=6, wait_seconds=30, p95_allowance_ms=2000)
+# ~720 tokens: two 512-token windows for the champion, one too long for the challenger
+LONG = {"question": "How long did the outage last?", "context": " ".join([CONTEXT] * 40)}
+# the collector's writer is niced: on a busy machine its records come late, so the window waits
+LIVE = LiveCanaryConfig(min_requests=6, wait_seconds=90, p95_allowance_ms=2000)
 POLICY = RolloutConfig(
     steps=[50, 100],
     hold_requests=4,
@@ -98,20 +96,24 @@ def users(running: RunningEndpoint, requests: list[dict]) -> Iterator[list[int]]
         thread.join(60)
 
 
-def _registry(tmp_path: Path) -> MlflowRegistry:
-    return MlflowRegistry.local(tmp_path / "store")
+def _challenger(
+    backend: LocalEndpointBackend, champion: Path, challenger: Path, samples, tmp_path: Path
+) -> tuple[MlflowRegistry, ModelVersion]:
+    """A registry whose version 1 (`champion`) serves alone at 100%, and its version 2."""
+    registry = MlflowRegistry.local(tmp_path / "store")
+    v1 = registry.register("qa", champion, {}, Lineage())
+    v2 = registry.register("qa", challenger, {}, Lineage())
+    assert (
+        run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY).outcome == "promoted"
+    )
+    return registry, v2
 
 
 def test_a_challenger_that_errors_on_live_traffic_rolls_back_though_its_smoke_test_passed(
     endpoint, qa_model_dir: Path, long_inputs_break: Path, samples, tmp_path: Path
 ) -> None:
     running, backend = endpoint
-    registry = _registry(tmp_path)
-    v1 = registry.register("qa", qa_model_dir, {}, Lineage())
-    v2 = registry.register("qa", long_inputs_break, {}, Lineage())
-    assert (
-        run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY).outcome == "promoted"
-    )
+    registry, v2 = _challenger(backend, qa_model_dir, long_inputs_break, samples, tmp_path)
 
     with users(running, [LONG, SHORT]) as statuses:
         record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY, ENTITIES)
@@ -131,17 +133,18 @@ def test_a_challenger_that_errors_on_live_traffic_rolls_back_though_its_smoke_te
     assert record.endpoint["traffic"] == {"blue": 100}
     assert record.endpoint["deployments"] == {"blue": "qa:1"}
     assert registry.alias("qa", "champion").version == 1
-    table = timeline_markdown(record)
-    assert "| live window |" in table and "fail:" in table
+    table = timeline_markdown(record)  # the rollout's Prefect artifact
+    assert "| live window |" in table and "fail: " in table
+    [line] = record.live_windows()  # the run summary's
+    assert line.startswith("canary 50%: fail: ")
+    assert f"5xx {live.challenger.health.error_rate:.3f} vs 0.000" in line
 
 
 def test_a_healthy_challenger_advances_on_live_traffic(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path
 ) -> None:
     running, backend = endpoint
-    registry = _registry(tmp_path)
-    v1, v2 = (registry.register("qa", qa_model_dir, {}, Lineage()) for _ in range(2))
-    run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    registry, v2 = _challenger(backend, qa_model_dir, qa_model_dir, samples, tmp_path)
 
     with users(running, [LONG, SHORT]):
         record = run_rollout(backend, registry, v2, "extractive-qa", samples, POLICY, ENTITIES)
@@ -169,9 +172,7 @@ def test_a_window_without_live_traffic_waits_then_cannot_judge(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path, action: str
 ) -> None:
     _, backend = endpoint
-    registry = _registry(tmp_path)
-    v1, v2 = (registry.register("qa", qa_model_dir, {}, Lineage()) for _ in range(2))
-    run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    registry, v2 = _challenger(backend, qa_model_dir, qa_model_dir, samples, tmp_path)
     live = LIVE.model_copy(update={"wait_seconds": 3.0, "on_cannot_judge": action})
     policy = POLICY.model_copy(update={"steps": [100], "live": live})
 
@@ -196,10 +197,7 @@ def test_a_mirrored_shadow_step_catches_the_failing_challenger_before_any_user_s
     endpoint, qa_model_dir: Path, long_inputs_break: Path, samples, tmp_path: Path
 ) -> None:
     running, backend = endpoint
-    registry = _registry(tmp_path)
-    v1 = registry.register("qa", qa_model_dir, {}, Lineage())
-    v2 = registry.register("qa", long_inputs_break, {}, Lineage())
-    run_rollout(backend, registry, v1, "extractive-qa", samples, POLICY)
+    registry, v2 = _challenger(backend, qa_model_dir, long_inputs_break, samples, tmp_path)
     policy = POLICY.model_copy(update={"live": LIVE.model_copy(update={"mirror_percent": 50})})
 
     with users(running, [LONG, SHORT]) as statuses:
