@@ -14,9 +14,10 @@ the live window is not judged unless `rollout.live.enabled` is true (then it can
 
 `decide_live_window` (pure) compares the two sides with the thresholds of `rollout.live`: 5xx
 error rate and p95 latency (the same rules as the replayed step, `tasks.rollout_policy`), the
-answer scores (lower, and different by a two-sample Kolmogorov-Smirnov test), and the share of answers carrying personal data (a placeholder such as
-`<EMAIL_ADDRESS>` the collector's masker, the screen's recognizers, put in the answer). Too few
-challenger requests: it cannot judge. `judge_live_window` polls the collected records until the
+answer scores (lower, and different by a two-sample Kolmogorov-Smirnov test), and the share of
+answers carrying personal data (a placeholder such as `<EMAIL_ADDRESS>` that the collector's
+masker, the screen's recognizers, put in the answer). Too few challenger requests: it cannot
+judge. `judge_live_window` polls the collected records until the
 window can be judged or `wait_seconds` ran out; `step_after_live` turns the replayed step's
 decision and the live verdict into what the rollout does, `on_cannot_judge` deciding a window
 it could not judge: never an advance that nobody sees.
