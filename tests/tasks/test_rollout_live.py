@@ -51,7 +51,9 @@ POLICY = RolloutConfig(
 @pytest.fixture
 def endpoint(tmp_path: Path) -> Iterator[tuple[RunningEndpoint, LocalEndpointBackend]]:
     state = tmp_path / "state"
-    settings = ServerSettings(key_file=tmp_path / "key", state_dir=state)
+    # one request per model call: a micro-batch fails as a whole, so a user's long request would
+    # fail a replayed short one batched with it, and the replayed half would catch it instead
+    settings = ServerSettings(key_file=tmp_path / "key", state_dir=state, max_batch_size=1)
     with serve_in_thread(settings, masker=MASKER) as running:
         backend = LocalEndpointBackend(running.url, settings.key_file, collected=state / COLLECTED)
         yield running, backend
