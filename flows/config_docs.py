@@ -191,11 +191,26 @@ size (NC, ND, NV but NVv4).
 """,
     "rollout": """\
 A canary step is held until the new deployment served `hold_requests` requests, or
-`hold_seconds`; fewer than `min_requests` after a hold is no evidence: roll back. Its p95 may be
-at most `max_p95_ratio` x the live p95 + `p95_allowance_ms`, both p95s of the requests in that
-held window only (from the endpoint's latency histogram, within 10%), and the p95 rule must fail
-`latency_windows` consecutive windows before it rolls back (a busy machine slows one window, a
-slower model every one); errors and too few requests roll back at once.
+`hold_seconds`; fewer than `min_requests` after a hold is no evidence: roll back. With `replay`,
+the rollout sends the smoke requests itself, to each deployment in turn by name, and measures
+them; without, the endpoint's counters of the window are read. The new deployment's p95 may be
+at most `max_p95_ratio` x the live p95 + `p95_allowance_ms`, both p95s of that held window only,
+and the p95 rule must fail `latency_windows` consecutive windows before it rolls back (a busy
+machine slows one window, a slower model every one); errors and too few requests roll back at
+once.
+
+Then the step's live window (`rollout.live`): what the endpoint's users sent to each side since
+the step began, read from the requests the endpoint collected (routed by its traffic weights;
+the rollout's own named requests are not in it). The step advances only when the challenger's
+5xx rate, p95, answer scores and personal data in its answers are within `rollout.live`'s limits
+of the champion's. Fewer than `live.min_requests` challenger requests after `live.wait_seconds`
+cannot be judged: `live.on_cannot_judge` rolls back (the default) or advances on the replayed
+requests alone (`smoke-only`, for an endpoint without users), and the step's record says which.
+`live.enabled` unset judges live windows where the endpoint's traffic can be read as it is
+served (the local endpoint), not on Azure ML, whose data collector lands in blob storage minutes
+later; `live.mirror_percent` adds a shadow step before the first canary step: a share of live
+requests copied to the new deployment at 0%, its answers collected and judged, never returned
+([monitoring.md](monitoring.md#the-canary-on-live-traffic)).
 
 The smoke test: `smoke_min_agreement` of the new deployment's answers must agree with the
 evaluation's, an answer agreeing when its token F1 (SQuAD's normalisation) against the

@@ -305,7 +305,12 @@ def _stages(
 
         with summary.stage("rollout"):
             rollout = rollout_task(
-                backends, version, config.task.value, evaluation.samples, config.rollout
+                backends,
+                version,
+                config.task.value,
+                evaluation.samples,
+                config.rollout,
+                frozenset(config.screen.all_entities()),
             )
     except PrefectException:
         raise  # pauses, cancellations and crashes are Prefect's to handle
@@ -348,7 +353,12 @@ def _gate_failed(config: PipelineConfig, summary: RunSummary, gate: GateDecision
 
 def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRecord) -> State:
     summary.endpoint = rollout.endpoint
-    summary.note("rollout", outcome=rollout.outcome, deployment=rollout.new_deployment)
+    summary.note(
+        "rollout",
+        outcome=rollout.outcome,
+        deployment=rollout.new_deployment,
+        **({"live": rollout.live_windows()} if rollout.live_windows() else {}),
+    )
     version = int(rollout.version.rpartition(":")[2])  # the record's label is name:version
     if rollout.outcome == "rolled-back":
         message = f"rolled back {rollout.version}: {rollout.events[-1].message}"

@@ -139,11 +139,12 @@ class LocalPlatform:
 
     def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
         from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
+        from serving.collect import COLLECTED
 
         settings = backends.settings
         state = backends.endpoint_state(model_name)
         url, key_file = ensure_local_endpoint(state, settings.endpoint_port)
-        return LocalEndpointBackend(url, key_file, settings.endpoint_workers)
+        return LocalEndpointBackend(url, key_file, settings.endpoint_workers, state / COLLECTED)
 
     def endpoint_state(self, backends: Backends, model_name: str) -> Path:
         from platforms.endpoint import local_endpoint_dir

@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ from platforms.locks import file_lock, process_alive, write_text_atomic
 from serving.api import STATE_FILE, EndpointStatus
 from serving.auth import admin_key_file, read_key
 from serving.client import EndpointClient, ScoreResult
+from serving.collect import read_records
 from serving.metrics import MetricsSnapshot
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -170,14 +172,19 @@ class EndpointBackend(Protocol):
     ) -> None: ...
     def metrics(self) -> dict[str, MetricsSnapshot]: ...
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult: ...
+    def live_records(self) -> Iterator[dict[str, Any]] | None: ...
 
 
 class LocalEndpointBackend:
-    """Drives a local endpoint server through its admin API."""
+    """Drives a local endpoint server through its admin API; `collected`: the folder its
+    traffic is collected in (masked, `serving.collect`), which `live_records` reads."""
 
-    def __init__(self, url: str, key_file: Path, workers: int = 1) -> None:
+    def __init__(
+        self, url: str, key_file: Path, workers: int = 1, collected: Path | None = None
+    ) -> None:
         self.url, self.key_file = url, str(key_file)
         self.workers = workers  # scoring processes of each deployment it makes
+        self.collected = collected
         admin = read_key(admin_key_file(Path(key_file)))  # the admin API; clients get key_file
         self.client = EndpointClient(url, admin, timeout=300)
 
@@ -198,6 +205,11 @@ class LocalEndpointBackend:
 
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
         return self.client.score(payload, deployment)
+
+    def live_records(self) -> Iterator[dict[str, Any]] | None:
+        """Every request the endpoint collected (masked), oldest first; None when it collects
+        none (no `collected` folder given)."""
+        return None if self.collected is None else read_records(self.collected)
 
     def close(self) -> None:
         self.client.close()

@@ -73,6 +73,10 @@ class Exchange:
     error: str | None = None  # why it failed (the message the client got)
     time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # how it reached the deployment: "traffic" (the endpoint's weights chose it: a user's
+    # request), "named" (the request named the deployment in its header: a smoke test, a probe),
+    # "mirror" (a copy of a live request; its answer went to no one)
+    routed: str = "traffic"
 
 
 class Sink(Protocol):
@@ -161,6 +165,7 @@ def mask_exchange(mask: Masker, exchange: Exchange) -> Exchange:
         masked["error"],
         exchange.time,
         exchange.id,
+        exchange.routed,
     )
 
 

@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,10 @@ class ModelFailure(RuntimeError):
 
 class InjectedFault(RuntimeError):
     """A failure injected by a deployment's `fault.error_rate` (a drill, not a bug)."""
+
+
+# what a mirrored copy got: (deployment, status, latency ms, answers or None, error or None)
+Mirrored = Callable[["Deployment", int, float, list[Any] | None, str | None], None]
 
 
 @dataclass
@@ -223,23 +228,32 @@ class Endpoint:
         deployment.metrics.record(_ms_since(started), failed=False)
         return outputs
 
-    def mirror(self, records: list[dict[str, Any]]) -> None:
-        """Maybe copy a live request to the mirror deployment; its answer is discarded."""
+    def mirror(self, records: list[dict[str, Any]], answered: Mirrored | None = None) -> None:
+        """Maybe copy a live request to the mirror deployment; its answer goes to no client,
+        only to `answered` (the collection's), with the status and latency it had."""
         name = mirror_target(self.traffic, self._rng.uniform(0, 100))
         if name is None:
             return
         target = self.deployments[name]
         target.metrics.record_mirrored()
-        task = asyncio.create_task(self._mirror(target, records))
+        task = asyncio.create_task(self._mirror(target, records, answered))
         self._mirrors.add(task)
         task.add_done_callback(self._mirrors.discard)
 
-    async def _mirror(self, target: Deployment, records: list[dict[str, Any]]) -> None:
+    async def _mirror(
+        self, target: Deployment, records: list[dict[str, Any]], answered: Mirrored | None
+    ) -> None:
+        started = time.perf_counter()
         try:
-            await self._run(target, records)
-        except Exception:
+            outputs = await self._run(target, records)
+        except Exception as exc:
             target.metrics.record_mirror_error()
             log.warning("mirror deployment %s failed to score", target.name, exc_info=True)
+            if answered is not None:
+                answered(target, 500, _ms_since(started), None, f"{type(exc).__name__}: {exc}")
+            return
+        if answered is not None:
+            answered(target, 200, _ms_since(started), outputs, None)
 
     async def _run(self, deployment: Deployment, records: list[dict[str, Any]]) -> list[Any]:
         fault = deployment.spec.fault

@@ -25,7 +25,15 @@ from serving.api import (
 )
 from serving.auth import IDENTITY_PATH, identity_proof
 from serving.collect import Collection, Exchange, ms_since
-from serving.endpoint import Conflict, Deployment, Endpoint, ModelFailure, NoRoute, NotFound
+from serving.endpoint import (
+    Conflict,
+    Deployment,
+    Endpoint,
+    Mirrored,
+    ModelFailure,
+    NoRoute,
+    NotFound,
+)
 from serving.settings import ServerSettings
 from serving.traffic import TrafficSettings
 
@@ -95,22 +103,41 @@ def scoring_routes(
             raise HTTPException(503, str(exc)) from None
         records: list[dict[str, Any]] = []
 
-        def collect(status: int, outputs: list[Any] | None, error: str | None = None) -> None:
-            if collection is not None:  # queued: masked and written off the request path
+        routed = "traffic" if forced is None else "named"  # by the weights, or by the header
+
+        def collect(
+            status: int,
+            outputs: list[Any] | None,
+            error: str | None = None,
+            mirror: Deployment | None = None,
+            ms: float | None = None,
+        ) -> None:
+            """Queue the exchange, masked and written off the request path (`mirror`: the
+            deployment a copy of the request went to, whose answer no client got)."""
+            if collection is not None:
+                to = mirror or deployment
                 collection.submit(
                     Exchange(
-                        deployment.name,
-                        deployment.spec.version,
+                        to.name,
+                        to.spec.version,
                         status,
-                        ms_since(started),
+                        ms_since(started) if ms is None else ms,
                         records,
                         outputs,
                         error,
+                        routed="mirror" if mirror else routed,
                     )
                 )
 
+        def mirrored(
+            to: Deployment, status: int, ms: float, outputs: list[Any] | None, error: str | None
+        ) -> None:
+            collect(status, outputs, error, to, ms)
+
         try:
-            is_batch, outputs = await _answer(endpoint, settings, deployment, body, forced, records)
+            is_batch, outputs = await _answer(
+                endpoint, settings, deployment, body, forced, records, mirrored
+            )
         except HTTPException as exc:
             collect(exc.status_code, None, str(exc.detail))
             raise
@@ -131,9 +158,11 @@ async def _answer(
     body: bytes,
     forced: str | None,
     records: list[dict[str, Any]],
+    mirrored: Mirrored,
 ) -> tuple[bool, list[Any]]:
     """(is_batch, answers) of a request to `deployment`, its records added to `records` once
-    they are within the limits; HTTPException when it is refused or times out, ModelFailure
+    they are within the limits (a live one copied to the mirror deployment, if any, whose
+    answer goes to `mirrored`); HTTPException when it is refused or times out, ModelFailure
     when the model fails."""
 
     def admit() -> tuple[list[dict[str, Any]], bool]:
@@ -149,7 +178,7 @@ async def _answer(
         raise HTTPException(400, str(exc)) from None
     records.extend(parsed)
     if forced is None:
-        endpoint.mirror(records)
+        endpoint.mirror(records, mirrored)
     try:
         outputs = await asyncio.wait_for(
             endpoint.score(deployment, records), settings.score_timeout_s

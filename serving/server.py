@@ -19,14 +19,16 @@ goes on.
 - `POST /score`: answered by a deployment chosen by traffic weights, or the one named in the
   `azureml-model-deployment` header (any deployment, even with 0% traffic: that is how a new one
   is smoke-tested). The response header of the same name says who answered. A share of live
-  (not header-routed) requests is copied to the mirror deployment, its answer discarded.
+  (not header-routed) requests is copied to the mirror deployment: its answer is returned to no
+  one, only collected.
 - `GET /health/live`: the process is up. `GET /health/ready[?deployment=NAME]`: a deployment
   with traffic (or the named one) is loaded.
 - `GET /deployments`, `PUT /deployments/{name}` (loads the model, answers when it serves),
   `DELETE /deployments/{name}` (409 while it has traffic), `PUT /traffic`, `GET /metrics`.
 
 Every request a deployment answers (or fails, or refuses) is collected, masked, off the request
-path, as Azure ML's data collector collects a managed deployment's (`serving.collect`).
+path, as Azure ML's data collector collects a managed deployment's (`serving.collect`), with how
+it was routed: by the traffic weights (a user's), by the header (named), or as a mirrored copy.
 
 Client mistakes get a 4xx with `{"detail": message}`; 500 means the model itself failed.
 """

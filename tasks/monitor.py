@@ -141,10 +141,13 @@ def read_window(
 ) -> list[float]:
     """Add the `version`'s collected records of [since, until) to `window`, one request at a
     time; returns its answer scores before the window (the score reference, the latest
-    BASELINE_SCORES). Records of other versions are skipped."""
+    BASELINE_SCORES). Records of other versions are skipped, and so are requests users did not
+    send: a rollout's smoke and replayed requests (`routed: named`) and mirrored copies."""
     baseline: list[float] = []
     wanted = None if version is None else str(version)
     for record in records:
+        if record.get("routed", "traffic") != "traffic":
+            continue
         # the endpoint labels a deployment's version `name:version` (tasks/rollout.py `label`)
         if wanted is not None and str(record.get("version")).rpartition(":")[2] != wanted:
             continue
@@ -154,7 +157,7 @@ def read_window(
             continue
         outputs = record.get("outputs")
         if at < since:
-            baseline.extend(_scores(outputs))
+            baseline.extend(answer_scores(outputs))
             del baseline[:-BASELINE_SCORES]
             continue
         if at >= until:
@@ -164,12 +167,13 @@ def read_window(
         answers = outputs if isinstance(outputs, list) else [None] * len(inputs)
         for request, answer in zip(inputs, answers, strict=False):
             text = "\n".join(strings(request)) if request is not None else ""
-            window.add(text, _answer(answer, response_key), status)
-        window.scores.extend(_scores(outputs))
+            window.add(text, answer_text(answer, response_key), status)
+        window.scores.extend(answer_scores(outputs))
     return baseline
 
 
-def _answer(answer: Any, response_key: str) -> str | None:
+def answer_text(answer: Any, response_key: str) -> str | None:
+    """The text of one collected answer (its `response_key` field), None when it has none."""
     if answer is None:
         return None
     if isinstance(answer, dict):
@@ -178,7 +182,8 @@ def _answer(answer: Any, response_key: str) -> str | None:
     return answer if isinstance(answer, str) else None
 
 
-def _scores(outputs: Any) -> list[float]:
+def answer_scores(outputs: Any) -> list[float]:
+    """The numeric `score`s of a collected record's answers (none for a failed request)."""
     if not isinstance(outputs, list):
         return []
     return [

@@ -1,12 +1,16 @@
 """rollout: blue/green with canary steps on an online endpoint, automatic rollback, repair.
 
 The new version goes to the idle colour at 0% traffic, must answer the evaluation's smoke
-samples as the offline evaluation did (within a token-F1 tolerance), then takes the canary steps of the policy. After each step
-is held, `decide_rollout_step` compares it with the live deployment; on `rollback` traffic goes
-back to 100% on the live deployment and the new one is deleted (aliases untouched); after the
-last step the `champion` alias moves to the new version and the old deployment, now at 0%, is
-deleted. A local endpoint has no users, so the stage replays the smoke requests as traffic while
-a step is held (`replay`). Every action is an event in the `RolloutRecord`.
+samples as the offline evaluation did (within a token-F1 tolerance), then takes the canary steps
+of the policy. Each step is judged twice: on the smoke requests the rollout replays to both
+deployments by name while the step is held (`tasks.canary_replay`, `decide_rollout_step`), and
+on the step's live window, the requests the endpoint's users sent to each side
+(`tasks.canary_live`); it advances only when both pass. With `rollout.live.mirror_percent`, a
+shadow step comes first: copies of live requests answered by the new deployment at 0%, judged,
+never returned. On `rollback` traffic goes back to 100% on the live deployment and the new one
+is deleted (aliases untouched); after the last step the `champion` alias moves to the new
+version and the old deployment, now at 0%, is deleted. Every action is an event in the
+`RolloutRecord` (`tasks.rollout_record`), with the numbers each decision compared.
 
 Each model name has its own endpoint (`Backends.open_endpoint(name)`); a rollout, repair or
 manual rollback refuses an endpoint that serves another model's deployments, never deleting or
@@ -15,29 +19,25 @@ canarying against them.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
 from platforms.endpoint import EndpointBackend, check_own
 from platforms.model_version import ModelRegistry, ModelVersion
+from serving.api import DeploymentInfo
 from serving.client import EndpointError
-from serving.metrics import MetricsSnapshot, interval_percentile
-from tasks.rollout_policy import (
-    DeploymentHealth,
-    RolloutPolicy,
-    Step,
-    StepDecision,
-    decide_rollout_step,
-)
+from tasks.canary_live import LiveCanaryConfig, LiveVerdict, judge_live_window, step_after_live
+from tasks.canary_replay import hold_step
+from tasks.rollout_policy import RolloutPolicy, Step, decide_rollout_step
+from tasks.rollout_record import RolloutRecord, Timeline, timeline_markdown
 from trainer.metrics.scores import token_f1
 from trainer.taskspec import task_spec
 
@@ -62,7 +62,9 @@ class RolloutConfig(RolloutPolicy):
         "the model (1: scored in the server process). During a rollout two deployments run.",
     )
     replay: bool = Field(
-        True, description="Replay the smoke requests as traffic while a step is held."
+        True,
+        description="Replay the smoke requests to both deployments (by name) while a step is "
+        "held, and judge the step on them as well as on the live window.",
     )
     smoke_min_agreement: float = Field(
         0.8,
@@ -80,42 +82,10 @@ class RolloutConfig(RolloutPolicy):
         "in the endpoint's dtype, yet another batch shape can turn a long reply's greedy path; a "
         "different model shares few words.",
     )
-
-
-class RolloutEvent(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    at: str
-    action: str
-    traffic: dict[str, int]
-    message: str = ""
-    decision: StepDecision | None = None
-
-
-class RolloutRecord(BaseModel):
-    """What the rollout did, step by step, and where it left the endpoint."""
-
-    model_config = ConfigDict(frozen=True)
-    version: str
-    outcome: Literal["promoted", "rolled-back", "unchanged"]
-    new_deployment: str | None
-    previous_deployment: str | None
-    events: list[RolloutEvent]
-    endpoint: dict[str, Any]
-
-
-class Timeline:
-    """The rollout's events in order, each stamped with the time it happened."""
-
-    def __init__(self) -> None:
-        self.events: list[RolloutEvent] = []
-
-    def add(self, action: str, traffic: dict[str, int], message: str = "", **kw: Any) -> None:
-        at = datetime.now(UTC).isoformat(timespec="seconds")
-        shares = ", ".join(f"{k} {v}%" for k, v in traffic.items())
-        log.info("rollout: %s (%s)%s", action, shares, f": {message}" if message else "")
-        self.events.append(
-            RolloutEvent(at=at, action=action, traffic=traffic, message=message, **kw)
-        )
+    live: LiveCanaryConfig = Field(
+        default_factory=LiveCanaryConfig,
+        description="Each canary step judged on the endpoint's live traffic of its window.",
+    )
 
 
 def _idle_colour(live: str | None) -> str:
@@ -164,8 +134,11 @@ def run_rollout(
     task_type: str,
     samples: list[dict[str, Any]],
     policy: RolloutConfig,
+    entities: frozenset[str] = frozenset(),
 ) -> RolloutRecord:
-    """Deploy `version` beside the live deployment and shift traffic to it, or roll back."""
+    """Deploy `version` beside the live deployment and shift traffic to it, or roll back.
+    `entities`: the placeholders of masked personal data (the screen's) that the live window
+    looks for in the answers."""
     timeline = Timeline()
     check_own(backend.status(), version.name, backend.url)
     repair(backend, registry.alias(version.name, "champion"), timeline)
@@ -195,26 +168,96 @@ def run_rollout(
         backend.set_traffic({new: 100})
         timeline.add("first deployment", {new: 100}, "no live deployment: 100% at once")
     else:
-        for percent in policy.steps:
-            traffic = {new: percent, live.name: 100 - percent}
-            backend.set_traffic(traffic)
-            breaches = 0
-            while True:
-                candidate, baseline = _hold(backend, new, live.name, samples, policy)
-                decision = decide_rollout_step(candidate, baseline, policy, breaches)
-                timeline.add(
-                    f"canary {percent}%", traffic, "; ".join(decision.reasons), decision=decision
-                )
-                if decision.step is not Step.hold_again:
-                    break
-                breaches += 1
-            if decision.step is Step.rollback:
-                return _roll_back(backend, version, new, live.name, decision.reasons, timeline)
+        canary = _Canary(
+            backend, version, new, live, task_type, samples, policy, entities, timeline
+        )
+        failed = _shadow_step(canary) or _canary_steps(canary)
+        if failed:
+            return _roll_back(backend, version, new, live.name, failed, timeline)
         backend.delete(live.name)
         timeline.add("retire", {new: 100}, f"{live.name} ({live.version}) deleted at 0%")
     registry.set_alias(version.name, "champion", version.version)
     timeline.add("promote", {new: 100}, f"champion is now {label(version)}")
     return _record(backend, version, "promoted", new, live and live.name, timeline)
+
+
+@dataclass(frozen=True)
+class _Canary:
+    """What the canary steps of one rollout work with: the new deployment beside the live one."""
+
+    backend: EndpointBackend
+    version: ModelVersion
+    new: str
+    live: DeploymentInfo
+    task_type: str
+    samples: list[dict[str, Any]]
+    policy: RolloutConfig
+    entities: frozenset[str]
+    timeline: Timeline
+
+    def judge_live(self, since: datetime, shadow: bool = False) -> LiveVerdict:
+        """The live window since `since` (`shadow`: the mirrored copies, at 0%)."""
+        return judge_live_window(
+            self.backend.live_records,
+            (self.new, label(self.version)),
+            (self.live.name, self.live.version),
+            since,
+            self.policy.live,
+            task_spec(self.task_type).response_key,
+            self.entities,
+            shadow=shadow,
+        )
+
+
+def _shadow_step(canary: _Canary) -> list[str]:
+    """With `rollout.live.mirror_percent`, before any user is answered by the new deployment:
+    a share of live requests copied to it at 0%, its answers collected and judged against the
+    champion's, never returned. Reasons to roll back (empty: go on to the canary steps)."""
+    backend, new, live = canary.backend, canary.new, canary.live.name
+    mirror, policy = canary.policy.live.mirror_percent, canary.policy.live
+    if not mirror or policy.enabled is False:
+        return []
+    idle = {live: 100, new: 0}
+    backend.set_traffic(idle, {new: mirror})
+    try:
+        verdict = canary.judge_live(datetime.now(UTC), shadow=True)
+    finally:
+        backend.set_traffic(idle)  # no mirror left behind, whatever happened
+    step, reasons = step_after_live(None, verdict, policy)
+    canary.timeline.add(f"shadow {mirror}%", idle, "; ".join(reasons), live=verdict)
+    return reasons if step is Step.rollback else []
+
+
+def _canary_steps(canary: _Canary) -> list[str]:
+    """Each step of the policy held, judged on the replayed requests (`decide_rollout_step`),
+    then on its live window (`tasks.canary_live`). Reasons to roll back (empty: all passed)."""
+    backend, new, live, policy = canary.backend, canary.new, canary.live.name, canary.policy
+    replayed = [s["request"] for s in canary.samples] if policy.replay else []
+    for percent in policy.steps:
+        traffic = {new: percent, live: 100 - percent}
+        backend.set_traffic(traffic)
+        since = datetime.now(UTC)  # the live window of this step starts here
+        breaches = 0
+        while True:
+            candidate, baseline = hold_step(
+                backend, new, live, replayed, policy.hold_requests, policy.hold_seconds
+            )
+            decision = decide_rollout_step(candidate, baseline, policy, breaches)
+            if decision.step is not Step.hold_again:
+                break
+            reasons = "; ".join(decision.reasons)
+            canary.timeline.add(f"canary {percent}%", traffic, reasons, decision=decision)
+            breaches += 1
+        verdict = None
+        if decision.step is Step.proceed and policy.live.enabled is not False:
+            verdict = canary.judge_live(since)
+        step, reasons = step_after_live(decision, verdict, policy.live)
+        canary.timeline.add(
+            f"canary {percent}%", traffic, "; ".join(reasons), decision=decision, live=verdict
+        )
+        if step is Step.rollback:
+            return reasons
+    return []
 
 
 def roll_back_to_previous(
@@ -271,45 +314,6 @@ def smoke_check(
     return []
 
 
-def _hold(
-    backend: EndpointBackend,
-    new: str,
-    live: str,
-    samples: list[dict[str, Any]],
-    policy: RolloutConfig,
-) -> tuple[DeploymentHealth, DeploymentHealth]:
-    """Hold the step until the new deployment served enough requests or time ran out."""
-    before = backend.metrics()
-    deadline = time.monotonic() + policy.hold_seconds
-    requests = itertools.cycle([s["request"] for s in samples]) if samples else None
-    while time.monotonic() < deadline:
-        served = _delta(backend.metrics().get(new), before.get(new)).requests
-        if served >= policy.hold_requests:
-            break
-        if policy.replay and requests is not None:
-            try:
-                backend.score(next(requests))
-            except EndpointError as exc:
-                if exc.status < 500:
-                    raise
-        else:
-            time.sleep(0.5)
-    after = backend.metrics()
-    return _delta(after.get(new), before.get(new)), _delta(after.get(live), before.get(live))
-
-
-def _delta(after: MetricsSnapshot | None, before: MetricsSnapshot | None) -> DeploymentHealth:
-    if after is None:
-        return DeploymentHealth(requests=0, errors=0)
-    requests = after.requests - (before.requests if before else 0)
-    errors = after.errors - (before.errors if before else 0)
-    # p95 of this window's requests only, so one busy window does not colour the next
-    p95 = interval_percentile(after, before, 95) if after.latency_buckets else None
-    if p95 is None:
-        p95 = after.latency_ms.get("p95")
-    return DeploymentHealth(requests=requests, errors=errors, p95_ms=p95)
-
-
 def _roll_back(
     backend: EndpointBackend,
     version: ModelVersion,
@@ -351,28 +355,6 @@ def _record(
     )
 
 
-def timeline_markdown(record: RolloutRecord) -> str:
-    lines = [
-        f"### Rollout of {record.version}: {record.outcome}",
-        "",
-        "| time | action | traffic | compared | note |",
-        "|---|---|---|---|---|",
-    ]
-    for e in record.events:
-        compared = ""
-        if e.decision is not None:
-            d = e.decision
-            compared = (
-                f"errors {d.candidate.error_rate:.3f} vs {d.live.error_rate:.3f} "
-                f"(limit {d.error_rate_limit:.3f}); p95 {d.candidate.p95_ms or 0:.0f} ms vs "
-                f"{d.live.p95_ms or 0:.0f} ms (limit {d.p95_limit_ms or 0:.0f}); "
-                f"{d.candidate.requests} requests"
-            )
-        traffic = ", ".join(f"{k} {v}%" for k, v in e.traffic.items())
-        lines.append(f"| {e.at} | {e.action} | {traffic} | {compared} | {e.message} |")
-    return "\n".join(lines)
-
-
 @task(name="rollout", cache_policy=NONE)
 def rollout_task(
     backends: Backends,
@@ -380,13 +362,16 @@ def rollout_task(
     task_type: str,
     samples: list[dict[str, Any]],
     config: RolloutConfig,
+    entities: frozenset[str] = frozenset(),
 ) -> RolloutRecord:
     """Blue/green canary rollout of the registered version; rolls back on its own."""
     log.info("rollout: version %s, waiting for the endpoint lock", version.version)
     with backends.endpoint_lock(version.name):  # two runs never pick the same idle colour
         backend = backends.open_endpoint(version.name)
         try:
-            record = run_rollout(backend, backends.registry, version, task_type, samples, config)
+            record = run_rollout(
+                backend, backends.registry, version, task_type, samples, config, entities
+            )
             if record.outcome != "rolled-back":
                 # the task's one documented request (what the docs and the MLflow model's input
                 # example show), answered by the model now serving

@@ -92,6 +92,35 @@ class StepDecision(BaseModel):
     error_rate_limit: float
 
 
+def error_rate_check(
+    candidate: DeploymentHealth, live: DeploymentHealth, max_increase: float
+) -> tuple[float, list[str]]:
+    """(the candidate's error-rate limit, [the reason] when it is above it)."""
+    limit = live.error_rate + max_increase
+    if candidate.error_rate <= limit:
+        return limit, []
+    return limit, [
+        f"candidate error rate {candidate.error_rate:.3f} above {limit:.3f} "
+        f"(live {live.error_rate:.3f} + {max_increase})"
+    ]
+
+
+def p95_check(
+    candidate: DeploymentHealth, live: DeploymentHealth, ratio: float, allowance_ms: float
+) -> tuple[float | None, list[str]]:
+    """(the candidate's p95 limit, None when the live side has no p95; [the reason] when the
+    candidate's p95 is above it)."""
+    if live.p95_ms is None:
+        return None, []
+    limit = live.p95_ms * ratio + allowance_ms
+    if candidate.p95_ms is None or candidate.p95_ms <= limit:
+        return limit, []
+    return limit, [
+        f"candidate p95 {candidate.p95_ms:.1f} ms above {limit:.1f} ms "
+        f"(live {live.p95_ms:.1f} ms x {ratio} + {allowance_ms} ms)"
+    ]
+
+
 def decide_rollout_step(
     candidate: DeploymentHealth,
     live: DeploymentHealth,
@@ -107,22 +136,11 @@ def decide_rollout_step(
         reasons.append(
             f"candidate served {candidate.requests} requests, fewer than {policy.min_requests}"
         )
-    error_limit = live.error_rate + policy.max_error_rate_increase
-    if candidate.error_rate > error_limit:
-        reasons.append(
-            f"candidate error rate {candidate.error_rate:.3f} above {error_limit:.3f} "
-            f"(live {live.error_rate:.3f} + {policy.max_error_rate_increase})"
-        )
-    p95_limit, slow = None, False
-    if live.p95_ms is not None:
-        p95_limit = live.p95_ms * policy.max_p95_ratio + policy.p95_allowance_ms
-        if candidate.p95_ms is not None and candidate.p95_ms > p95_limit:
-            slow = True
-            reasons.append(
-                f"candidate p95 {candidate.p95_ms:.1f} ms above {p95_limit:.1f} ms "
-                f"(live {live.p95_ms:.1f} ms x {policy.max_p95_ratio} + "
-                f"{policy.p95_allowance_ms} ms)"
-            )
+    error_limit, too_many = error_rate_check(candidate, live, policy.max_error_rate_increase)
+    reasons += too_many
+    p95_limit, too_slow = p95_check(candidate, live, policy.max_p95_ratio, policy.p95_allowance_ms)
+    reasons += too_slow
+    slow = bool(too_slow)
     if not reasons:
         step = Step.proceed
     elif slow and len(reasons) == 1 and latency_breaches + 1 < policy.latency_windows:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,11 @@ class AzureMLEndpointBackend:
         if mlflow:
             answer = payloads.mlflow_response(payload, answer)
         return ScoreResult(answered, answer)
+
+    def live_records(self) -> Iterator[dict[str, Any]] | None:
+        """None: Azure ML's data collector writes the deployments' traffic to the workspace's
+        blob storage minutes later, too late to judge a canary step by (the monitor reads it)."""
+        return None
 
     def close(self) -> None:
         self._http.close()

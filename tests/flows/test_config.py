@@ -52,6 +52,14 @@ def test_overrides_apply_after_the_file() -> None:
         ),
         (["dask.n_workers=0"], "dask.n_workers: Input should be greater than or equal to 1"),
         (["rollout.workers=9"], "rollout.workers: Input should be less than or equal to 8"),
+        (
+            ["rollout.live.on_cannot_judge=hold"],
+            "rollout.live.on_cannot_judge: Input should be 'rollback' or 'smoke-only'",
+        ),
+        (
+            ["rollout.live.mirror_percent=60"],
+            "rollout.live.mirror_percent: Input should be less than or equal to 50",
+        ),
         (["train.learning_rate=5"], "train.learning_rate: Input should be less than 1"),
         (["train.args={lora_rank: 4}"], "train.args: unknown trainer argument(s) ['lora_rank']"),
         (

@@ -72,6 +72,9 @@ def _command(data: Path, store: Path, summary: Path, *more: str) -> list[str]:
         # worker trains must not roll back the rollout this test kills and resumes
         "rollout.max_p95_ratio=10",
         "rollout.p95_allowance_ms=2000",
+        # no users on this endpoint: each step's live window advances on the replay, at once
+        "rollout.live.on_cannot_judge=smoke-only",
+        "rollout.live.wait_seconds=0",
         *more,
     ]
     command = [str(TUNEGATE), "run", "--input", str(data), "--approval", "auto"]

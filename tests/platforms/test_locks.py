@@ -137,7 +137,9 @@ def test_two_rollouts_to_one_endpoint_take_turns(
     cfg = make_config(
         until="rollout",
         rollout={"steps": [50, 100], "hold_requests": 4, "min_requests": 2, "hold_seconds": 20,
-                 "max_p95_ratio": 10.0, "p95_allowance_ms": 500.0},
+                 "max_p95_ratio": 10.0, "p95_allowance_ms": 500.0,
+                 # no users: each step's live window advances on the replay, at once
+                 "live": {"on_cannot_judge": "smoke-only", "wait_seconds": 0}},
     )  # fmt: skip
     backends = cfg.backends()  # its registry signs the versions with the approval key
     registry = backends.registry

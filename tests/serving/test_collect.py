@@ -72,6 +72,7 @@ def test_a_request_is_collected_masked_and_summarised(
         }
     ]
     assert (record["deployment"], record["version"], record["status"]) == ("blue", "qa:1", 200)
+    assert record["routed"] == "traffic"  # the weights chose it: a user's request
     # the answer, masked as well (this model answers with the e-mail and the phone)
     masked = (
         answer["answer"]

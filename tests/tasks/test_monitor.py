@@ -98,8 +98,10 @@ def _serve(
     at: datetime,
     status: int = 200,
     version: int = 1,
+    routed: str = "traffic",
 ) -> None:
-    """What the endpoint's collector writes for each request answered at `at` (masked)."""
+    """What the endpoint's collector writes for each request answered at `at` (masked);
+    `routed`: a user's request (traffic), a rollout's (named) or a mirrored copy."""
     folder = Path(config.store) / "endpoints" / MODEL / COLLECTED
     sink, mask = JsonlSink(folder), traffic_masker()
     rng = random.Random(len(requests))
@@ -120,6 +122,7 @@ def _serve(
             outputs=outputs,
             error="bad request" if status >= 400 else None,
             time=(at + timedelta(seconds=i)).isoformat(timespec="milliseconds"),
+            routed=routed,
         )
         sink.write(mask_exchange(mask, exchange))
     sink.close()
@@ -215,6 +218,20 @@ def test_a_window_with_too_few_requests_is_not_judged(
     assert not result.judged and not result.drift and result.requests == 5
     assert "min_requests" in result.reason
     assert drift_event(result, None) is None  # nothing to trigger on
+
+
+def test_a_rollouts_own_requests_are_not_users_traffic(
+    champion: tuple[PipelineConfig, list[dict[str, Any]]],
+) -> None:
+    """The smoke and replayed requests a rollout sends the champion by name (and mirrored
+    copies) are not what its users sent: the window counts only the users' requests."""
+    config, unseen = champion
+    start = datetime(2026, 11, 4, tzinfo=UTC)
+    _serve(config, _in_distribution(unseen[:5]), start)
+    _serve(config, _shifted(40), start + timedelta(minutes=5), routed="named")
+    _serve(config, _shifted(10), start + timedelta(minutes=9), routed="mirror")
+    result = _monitor(config, start, start + timedelta(hours=1)).result
+    assert result.requests == 5 and not result.judged
 
 
 def test_malformed_requests_are_a_quality_signal(

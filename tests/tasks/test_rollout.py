@@ -38,8 +38,6 @@ from trainer.modeling import load_trained
 from trainer.predict import predict
 from trainer.taskspec import task_spec
 
-CONTEXT = "Agent Rui reset the VPN token for the Porto office; the outage lasted 3 days."
-QUESTIONS = ["How long did the outage last?", "What was reset?", "Which office was affected?"]
 POLICY = RolloutConfig(steps=[50, 100], hold_requests=8, min_requests=4, hold_seconds=30)
 # Two healthy copies of one model still differ in p95 on a busy 2-core machine: the tests that
 # expect a promotion allow for that noise; the 400 ms drill below stays far outside it.
@@ -64,20 +62,6 @@ class DrillBackend(LocalEndpointBackend):
                 self.client.put_deployment(name, model_dir, version=version, fault=self.fault)
                 del self.deployed[name]
         super().set_traffic(traffic, mirror)
-
-
-@pytest.fixture(scope="module")
-def samples(qa_model_dir: Path) -> list[dict]:
-    records = [
-        {"question": q, "context": CONTEXT, "answers": {"text": [""], "answer_start": [0]}}
-        for q in QUESTIONS
-    ]
-    model, tokenizer, _ = load_trained(qa_model_dir)
-    answers = predict(model, tokenizer, "extractive-qa", records)
-    return [
-        {"request": task_spec("extractive-qa").request_of(r), "expected": a}
-        for r, a in zip(records, answers, strict=True)
-    ]
 
 
 @pytest.fixture
