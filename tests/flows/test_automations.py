@@ -155,7 +155,11 @@ def test_a_failed_run_reaches_the_webhook_through_the_block(
     prefect_server, no_automations_after, make_config, webhook, tmp_path: Path
 ) -> None:
     apply_notifications(NotifyConfig(webhook_url=webhook.url))
-    cfg = make_config(ingest={"inputs": [str(tmp_path / "nowhere" / "tickets.jsonl")]})
+    # a file that is there but holds no Arrow data: ingest fails inside the run
+    broken = tmp_path / "nowhere" / "tickets.arrow"
+    broken.parent.mkdir()
+    broken.write_bytes(b"not an Arrow stream")
+    cfg = make_config(ingest={"inputs": [str(broken)]})
     with tunegate_run(cfg, prefect_server, tmp_path / "run") as (proc, summary):
         assert proc.wait(RUN_SECONDS) == 1, (tmp_path / "run" / "run.log").read_text()
     run_id = json.loads(summary.read_text())["flow_run_id"]
