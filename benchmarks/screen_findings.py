@@ -6,9 +6,9 @@
 
 Each text of each corpus under `--corpora` (every `*.jsonl` and `*.json` file: its `text`,
 `question`, `document`, `summary`, `context` and message `content` strings, answers included)
-and of the generated sample corpora (`samples.generate` for every task, `samples.names_corpus`,
-`samples.credential_corpus`) goes through what the screen stage does to a text with the default
-config: `Detectors.analyze` (Presidio, the screen's recognizers, the person reader), the
+and of the generated sample corpora (`samples.generate` for every task,
+`benchmarks.corpora.names_corpus`, `benchmarks.corpora.credential_corpus`) goes through what the
+screen stage does to a text with the default config: `Detectors.analyze` (Presidio, the screen's recognizers, the person reader), the
 toxicity of `screening.scan` and `apply_policy` on the text as a one-field record. A line holds
 the corpus, the text's index in it, its findings as sorted `(entity, start, end, score)` (score
 rounded to 4 places), the record the policy keeps (redacted) or its masked copy and quarantine
@@ -69,7 +69,7 @@ def corpus_texts(path: Path) -> list[str]:
 
 def generated_texts(n: int) -> list[str]:
     """The generated sample corpora: every task's sample (its valid lines), names, credentials."""
-    from samples import credential_corpus, names_corpus
+    from benchmarks.corpora import credential_corpus, names_corpus
     from samples.generate import TASKS, generate_sample
 
     texts: list[str] = []
