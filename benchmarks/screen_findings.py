@@ -8,8 +8,9 @@ Each text of each corpus under `--corpora` (every `*.jsonl` and `*.json` file: i
 `question`, `document`, `summary`, `context` and message `content` strings, answers included)
 and of the generated sample corpora (`samples.generate` for every task,
 `benchmarks.corpora.names_corpus`, `benchmarks.corpora.credential_corpus`) goes through what the
-screen stage does to a text with the default config: `Detectors.analyze` (Presidio, the screen's recognizers, the person reader), the
-toxicity of `screening.scan` and `apply_policy` on the text as a one-field record. A line holds
+screen stage does to a text with the default config: `Detectors.analyze` (Presidio, the screen's
+recognizers, the person reader), the toxicity of `screening.scan` and `apply_policy` on the text
+as a one-field record. A line holds
 the corpus, the text's index in it, its findings as sorted `(entity, start, end, score)` (score
 rounded to 4 places), the record the policy keeps (redacted) or its masked copy and quarantine
 reason, the flags, and the toxicity score, reason and decision.
