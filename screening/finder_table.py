@@ -128,6 +128,14 @@ FINDERS: tuple[Finder, ...] = (
         replaces="EmailRecognizer",
     ),
     Finder(
+        "ImeiRecognizer",
+        ("IMEI",),
+        find="screening.finders.imeis:find_imeis",
+        rule=Rule("redact"),
+        surrogate=f"{_MAKERS}:card",  # the same length and first digit, a valid Luhn digit
+        context=("imei", "handset", "serial"),
+    ),
+    Finder(
         "StreetAddressRecognizer",
         ("STREET_ADDRESS",),
         find="screening.finders.addresses:find_addresses",
