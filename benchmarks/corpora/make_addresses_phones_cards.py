@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.corpora.build import formatted_cases
+from benchmarks.corpora.readers.opencage import formatted_cases
 
 OUT = Path(__file__).with_name("addresses_phones_cards_dev.jsonl")
 CARRIERS = {

@@ -123,15 +123,15 @@ def test_product_lines_of_an_address_parser_are_no_addresses() -> None:
 def test_the_dev_only_address_corpus_holds_no_line_of_another() -> None:
     """usaddress's other training lines (`usaddress-training`) are dev only, and none of their
     texts or street values is a text or value of an address corpus with a test half."""
-    from benchmarks.corpora.build import _plain
+    from benchmarks.corpora.readers.usaddress import plain
 
     extra = load("usaddress-training")
     assert len(extra) > 1000 and {r["split"] for r in extra} == {"dev"}
     others = {
-        _plain(x)
+        plain(x)
         for name in ADDRESS_CORPORA
         for r in load(name)
         for x in (r["text"], *(s["value"] for s in r["spans"]))
     }
-    mine = {_plain(x) for r in extra for x in (r["text"], r["spans"][0]["value"])}
+    mine = {plain(x) for r in extra for x in (r["text"], r["spans"][0]["value"])}
     assert not mine & others
