@@ -2,9 +2,9 @@
 
     python benchmarks/person_recall.py --n 5000
 
-Generates `--n` tickets with `benchmarks.corpora.names_corpus` (names of many Faker locales in 13 placement
-and surface forms, plus clean tickets full of product names and name-like common words) and runs
-three analyzers over them:
+Generates `--n` tickets with `benchmarks.corpora.names` (names of many Faker locales in 13
+placement and surface forms, plus clean tickets full of product names and name-like common
+words) and runs three analyzers over them:
 - before: Presidio's spaCy recognizer alone (the screen before `screening.persons.names`);
 - after: the screen's analyzer (`screening.detectors.build_analyzer`);
 - held-out: the same, with the name list built without the held-out names, on a second corpus of
@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from presidio_analyzer import AnalyzerEngine
 
-from benchmarks.corpora.names_corpus import FORMS, covered, generate, measure, overlaps
+from benchmarks.corpora.names.corpus import FORMS, generate
+from benchmarks.corpora.names.rates import covered, measure, overlaps
 from screening.detectors import Detectors, build_analyzer, spacy_engine
 from screening.persons.names import install
 

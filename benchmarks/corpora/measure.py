@@ -239,12 +239,13 @@ def run(records: list[dict[str, Any]], config: Any = None) -> Measured:
 
 
 def generated(names: int, credentials: int, seed: int = 101) -> dict[str, list[dict[str, Any]]]:
-    """This project's own corpora (benchmarks/corpora/names_corpus.py, benchmarks/corpora/credential_corpus.py) in the
-    same format, for contrast: what the published figures were measured on."""
-    from benchmarks.corpora import credential_corpus, names_corpus
+    """This project's own corpora (benchmarks/corpora/names/, benchmarks/corpora/credential_corpus.py)
+    in the same format, for contrast: what the published figures were measured on."""
+    from benchmarks.corpora import credential_corpus
+    from benchmarks.corpora.names.corpus import generate as generate_names
 
     out: dict[str, list[dict[str, Any]]] = {"generated-names": [], "generated-credentials": []}
-    for i, t in enumerate(names_corpus.generate(names, seed=seed)):
+    for i, t in enumerate(generate_names(names, seed=seed)):
         spans = [{"type": "PERSON", "value": t.text[a:b], "start": a, "end": b} for a, b in t.names]
         out["generated-names"].append(_generated("generated-names", i, t.text, spans))
     planted, clean = credential_corpus.corpus(credentials, credentials, seed)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.corpora.names_corpus import covered, overlaps
+from benchmarks.corpora.names.rates import covered, overlaps
 from screening.detectors import Detectors, build_analyzer, detectors_for
 from screening.persons.person_model import PersonModelRecognizer, shared_model
 from screening.policy import DEFAULT_PII_RULES

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.corpora.names_corpus import FORMS, generate, measure
+from benchmarks.corpora.names.corpus import FORMS, generate
+from benchmarks.corpora.names.rates import measure
 from screening.detectors import detectors_for
 from screening.policy import DEFAULT_PII_RULES
 

@@ -1,15 +1,5 @@
-"""A seeded corpus for measuring person-name recall and product false positives.
-
-Every ticket knows the character spans of the names planted in it (`names`) and of the product
-names in it (`products`). Names are drawn from the Latin-script first and last names of Faker's
-person providers of `LOCALES`; a name is put in a ticket in one of `FORMS` (a placement and a
-surface: greeting, sign-off, question, list, all caps, lower case, possessive...). Clean tickets
-(form `clean`) hold no name, only products and common words that are also names (Will, May,
-Mark...).
-
-`held_out=True` draws only names that `screening.persons.faker_names.held_out` keeps out of the recognizer's
-list when it is built with `exclude_held_out=True`: recall on names the list has never seen.
-"""
+"""The names corpus's tickets: each form places a person's name (or, `clean`, none) in a ticket
+and records the spans of the names and products it wrote; `generate` draws a seeded corpus."""
 
 from __future__ import annotations
 
@@ -17,167 +7,13 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from screening.persons.faker_names import held_out as is_held_out
-from screening.persons.faker_names import locale_names
-from screening.persons.name_words import PRODUCT_NAMES, words
-
-LOCALES = [
-    "en_US",
-    "en_GB",
-    "en_IN",
-    "en_IE",
-    "en_NZ",
-    "en_KE",
-    "de_DE",
-    "de_AT",
-    "fr_FR",
-    "fr_CA",
-    "es_ES",
-    "es_MX",
-    "it_IT",
-    "pt_BR",
-    "pt_PT",
-    "nl_NL",
-    "pl_PL",
-    "sv_SE",
-    "da_DK",
-    "no_NO",
-    "fi_FI",
-    "cs_CZ",
-    "sk_SK",
-    "hu_HU",
-    "ro_RO",
-    "hr_HR",
-    "sl_SI",
-    "tr_TR",
-    "vi_VN",
-    "id_ID",
-    "ja_JP",
-    "zh_CN",
-    "yo_NG",
-    "sw",
-    "zu_ZA",
-    "et_EE",
-    "lv_LV",
-    "lt_LT",
-]
-
-_PRODUCT_WORDS = words(PRODUCT_NAMES)
-
-# Products and brands, several of them also names somewhere (Ruby, Alexa, Jenkins, Hudson, Sage).
-PRODUCTS = [
-    "Azure",
-    "Teams",
-    "Excel",
-    "Outlook",
-    "Jira",
-    "Slack",
-    "Zoom",
-    "Alexa",
-    "Siri",
-    "Cortana",
-    "Dell",
-    "Mac",
-    "Ruby",
-    "Jenkins",
-    "Kafka",
-    "Hudson",
-    "Sage",
-    "Oracle",
-    "Ubuntu",
-    "Windows",
-    "Chrome",
-    "Firefox",
-    "Safari",
-    "SharePoint",
-    "OneDrive",
-    "Power BI",
-    "Salesforce",
-    "Zendesk",
-    "Okta",
-    "Docker",
-    "Kubernetes",
-    "Redis",
-    "Django",
-    "Flask",
-    "Pandas",
-    "Grafana",
-    "Splunk",
-    "Tableau",
-    "Confluence",
-    "Trello",
-    "Asana",
-    "Dropbox",
-    "Webex",
-    "Skype",
-    "Intune",
-    "Android",
-    "ThinkPad",
-    "Lenovo",
-    "Cisco",
-    "Citrix",
-    "Xero",
-    "QuickBooks",
-    "Workday",
-    "ServiceNow",
-    "HubSpot",
-    "Stripe",
-    "Shopify",
-    "Twilio",
-    "Heroku",
-    "Nginx",
-    "Apache",
-    "Airflow",
-    "Snowflake",
-    "Databricks",
-    "Terraform",
-]
-
-# Common words that are also first or last names somewhere, used as words.
-WORD_SENTENCES = [
-    "Will you reset my password before Monday?",
-    "May I get access to the shared drive?",
-    "Mark the ticket as resolved once the fix is deployed.",
-    "Bill me for the annual plan, not the monthly one.",
-    "Grant read access to the finance folder, please.",
-    "Hope this helps, the logs are attached.",
-    "I had to chase the vendor for three weeks.",
-    "The invoice was due on June 3 and paid in May.",
-    "Our summer sale page shows the wrong prices.",
-    "The sky-blue theme rose to the top of the feedback list.",
-    "Please page the on-call engineer if the queue grows.",
-    "We will grant a refund if the order has not shipped.",
-    "Can you mark all alerts from the staging cluster as read?",
-    "The king-size monitor arrived with a dead pixel.",
-    "Frost on the outdoor camera lens blurs the night view.",
-    "Long waits on the phone line are hurting our rating.",
-    "Young users find the onboarding flow confusing.",
-    "Rich text formatting is lost when I paste from the browser.",
-]
-PRODUCT_SENTENCES = [
-    "{p} crashes every time I open the quarterly report.",
-    "After the update {p} no longer syncs with {q}.",
-    "Can you reinstall {p} on my laptop?",
-    "The {p} integration stopped sending notifications to {q}.",
-    "We moved from {p} to {q} last month and lost some settings.",
-    "{p} says my licence has expired but it was renewed.",
-    "Is {p} supported on the new {q} build?",
-    "Please add me to the {p} workspace.",
-    "the {p} connector times out after 30 seconds.",
-    "{p} and {q} both show the same error code.",
-    "I get a 403 when {p} calls the {q} API.",
-    "Our {p} pipeline fails at the deploy step since {q} was upgraded.",
-]
-FILLER = [
-    "The export has been failing since Tuesday.",
-    "I cannot log in to the billing portal.",
-    "The invoice total does not match the order.",
-    "My laptop keeps dropping the VPN connection.",
-    "The dashboard shows no data for last week.",
-    "Two-factor codes arrive several minutes late.",
-    "The refund has not reached my account yet.",
-    "Printing to the third-floor printer fails with a timeout.",
-]
+from benchmarks.corpora.names.people import NameSource
+from benchmarks.corpora.names.words import (
+    FILLER,
+    PRODUCT_SENTENCES,
+    PRODUCTS,
+    WORD_SENTENCES,
+)
 
 
 @dataclass
@@ -221,55 +57,6 @@ class _Builder:
 
     def ticket(self, form: str) -> NameTicket:
         return NameTicket("".join(self.parts), form, self.names, self.products)
-
-
-@dataclass(frozen=True)
-class Person:
-    first: str
-    last: str
-
-    @property
-    def full(self) -> str:
-        return f"{self.first} {self.last}"
-
-
-class NameSource:
-    """Draws people from Faker's lists of `LOCALES` (held-out names only, or none of them)."""
-
-    def __init__(self, rng: random.Random, held_out: bool = False) -> None:
-        self.rng = rng
-        self.pools: list[tuple[list[str], list[str]]] = []
-        for locale in LOCALES:
-            firsts, lasts = locale_names(locale)
-            keep = [n for n in firsts if _simple(n) and _all_held(n) == held_out]
-            keep_last = [n for n in lasts if _simple(n) and _all_held(n) == held_out]
-            if held_out:  # a held-out first name may pair with any surname, and vice versa
-                keep_last = keep_last or [n for n in lasts if _simple(n)]
-            if keep and keep_last:
-                self.pools.append((keep, keep_last))
-
-    def person(self, pick: Callable[[str], bool] | None = None) -> Person:
-        for _ in range(200):
-            firsts, lasts = self.rng.choice(self.pools)
-            person = Person(self.rng.choice(firsts), self.rng.choice(lasts))
-            if pick is None or pick(person.full):
-                return person
-        return person
-
-
-def _simple(name: str) -> bool:
-    """One word (hyphens and apostrophes allowed), at least two letters, no product's name: a
-    person called Siri or Jenkins alone is a known miss (products are never a person alone)."""
-    return (
-        " " not in name
-        and len(name) > 1
-        and "." not in name
-        and name.casefold() not in _PRODUCT_WORDS
-    )
-
-
-def _all_held(name: str) -> bool:
-    return all(is_held_out(p) for p in name.split("-"))
 
 
 def _lower(text: str) -> str:
@@ -568,51 +355,3 @@ def generate(
             )
         out.append(ticket)
     return out
-
-
-# --- measurement --------------------------------------------------------------------------------
-def covered(span: tuple[int, int], text: str, findings: list[tuple[int, int]]) -> bool:
-    """Every non-space character of `span` lies inside some finding (a partial cover leaks)."""
-    return all(text[i].isspace() or any(s <= i < e for s, e in findings) for i in range(*span))
-
-
-def overlaps(span: tuple[int, int], findings: list[tuple[int, int]]) -> bool:
-    return any(s < span[1] and span[0] < e for s, e in findings)
-
-
-@dataclass
-class Rates:
-    planted: dict[str, int] = field(default_factory=dict)
-    found: dict[str, int] = field(default_factory=dict)
-    products: int = 0
-    products_flagged: int = 0
-    flagged_products: list[str] = field(default_factory=list)
-    missed: list[tuple[str, str, str]] = field(default_factory=list)  # (form, name, text)
-    clean: int = 0
-    clean_flagged: int = 0
-
-    def recall(self, form: str | None = None) -> float:
-        planted = self.planted.get(form, 0) if form else sum(self.planted.values())
-        found = self.found.get(form, 0) if form else sum(self.found.values())
-        return found / planted if planted else 1.0
-
-
-def measure(tickets: list[NameTicket], findings: list[list[tuple[int, int]]]) -> Rates:
-    """Recall per form, product false positives, clean tickets with any PERSON finding."""
-    rates = Rates()
-    for ticket, spans in zip(tickets, findings, strict=True):
-        for name in ticket.names:
-            rates.planted[ticket.form] = rates.planted.get(ticket.form, 0) + 1
-            if covered(name, ticket.text, spans):
-                rates.found[ticket.form] = rates.found.get(ticket.form, 0) + 1
-            else:
-                rates.missed.append((ticket.form, ticket.text[name[0] : name[1]], ticket.text))
-        for product in ticket.products:
-            rates.products += 1
-            if overlaps(product, spans):
-                rates.products_flagged += 1
-                rates.flagged_products.append(ticket.text[product[0] : product[1]])
-        if ticket.form == "clean":
-            rates.clean += 1
-            rates.clean_flagged += bool(spans)
-    return rates
