@@ -2,9 +2,9 @@
 
     python benchmarks/credentials.py --planted 5000 --clean 5000 --code-windows 3000
 
-Generates a corpus (`benchmarks.corpora.credential_corpus`: tickets with credentials planted in each surface
-form, and clean tickets full of identifiers), runs `screening.finders.credentials.find_credentials` over
-it and prints
+Generates a corpus (`benchmarks.corpora.credentials`: tickets with credentials planted in each
+surface form, and clean tickets full of identifiers), runs
+`screening.finders.credentials.find_credentials` over it and prints
 - the catch rate per form and overall: a planted credential counts as caught only when every
   character of every occurrence lies inside a secret finding scored >= 0.5;
 - the false-drop rate: clean tickets with any secret finding scored >= 0.5 (the default rules drop
@@ -35,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.corpora.credential_corpus import Ticket, corpus, covered, measure
+from benchmarks.corpora.credentials.corpus import Ticket, corpus
+from benchmarks.corpora.credentials.rates import covered, measure
 from screening.detectors import Detectors, build_analyzer
 from screening.finders.credentials import find_credentials
 from screening.policy import ScreenConfig

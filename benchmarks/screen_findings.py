@@ -7,7 +7,7 @@
 Each text of each corpus under `--corpora` (every `*.jsonl` and `*.json` file: its `text`,
 `question`, `document`, `summary`, `context` and message `content` strings, answers included)
 and of the generated sample corpora (`samples.generate` for every task,
-`benchmarks.corpora.names`, `benchmarks.corpora.credential_corpus`) goes through what the
+`benchmarks.corpora.names`, `benchmarks.corpora.credentials`) goes through what the
 screen stage does to a text with the default config: `Detectors.analyze` (Presidio, the screen's
 recognizers, the person reader), the toxicity of `screening.scan` and `apply_policy` on the text
 as a one-field record. A line holds
@@ -70,7 +70,7 @@ def corpus_texts(path: Path) -> list[str]:
 
 def generated_texts(n: int) -> list[str]:
     """The generated sample corpora: every task's sample (its valid lines), names, credentials."""
-    from benchmarks.corpora import credential_corpus
+    from benchmarks.corpora.credentials.corpus import corpus as credential_corpus
     from benchmarks.corpora.names.corpus import generate as generate_names
     from samples.generate import TASKS, generate_sample
 
@@ -83,7 +83,7 @@ def generated_texts(n: int) -> list[str]:
                 continue  # a malformed line on purpose: ingest rejects it before the screen
             texts += texts_of(record)
     texts += [t.text for t in generate_names(n, seed=101)]
-    planted, clean = credential_corpus.corpus(n, n, 101)
+    planted, clean = credential_corpus(n, n, 101)
     texts += [t.text for t in planted + clean]
     return texts
 

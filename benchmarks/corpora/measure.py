@@ -239,16 +239,16 @@ def run(records: list[dict[str, Any]], config: Any = None) -> Measured:
 
 
 def generated(names: int, credentials: int, seed: int = 101) -> dict[str, list[dict[str, Any]]]:
-    """This project's own corpora (benchmarks/corpora/names/, benchmarks/corpora/credential_corpus.py)
+    """This project's own corpora (benchmarks/corpora/names/, benchmarks/corpora/credentials/)
     in the same format, for contrast: what the published figures were measured on."""
-    from benchmarks.corpora import credential_corpus
+    from benchmarks.corpora.credentials.corpus import corpus as credential_corpus
     from benchmarks.corpora.names.corpus import generate as generate_names
 
     out: dict[str, list[dict[str, Any]]] = {"generated-names": [], "generated-credentials": []}
     for i, t in enumerate(generate_names(names, seed=seed)):
         spans = [{"type": "PERSON", "value": t.text[a:b], "start": a, "end": b} for a, b in t.names]
         out["generated-names"].append(_generated("generated-names", i, t.text, spans))
-    planted, clean = credential_corpus.corpus(credentials, credentials, seed)
+    planted, clean = credential_corpus(credentials, credentials, seed)
     for i, t in enumerate(planted + clean):
         spans = []
         for value in dict.fromkeys(t.secrets):

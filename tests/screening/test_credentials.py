@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.corpora.credential_corpus import FORMS, Rates, corpus, measure
+from benchmarks.corpora.credentials.corpus import corpus
+from benchmarks.corpora.credentials.forms import FORMS
+from benchmarks.corpora.credentials.rates import Rates, measure
 from screening.entities import SECRET_ENTITIES
 from screening.finders.credentials import find_credentials
 from screening.policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
@@ -342,7 +344,7 @@ def test_recall_on_credentials_written_by_others() -> None:
 
     path = Path(__file__).resolve().parents[2] / "benchmarks/corpora/credentials_dev.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    from benchmarks.corpora.credential_corpus import covered
+    from benchmarks.corpora.credentials.rates import covered
 
     caught = sum(
         covered(r["text"], secret, _spans(r["text"]), 0.5)
