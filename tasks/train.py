@@ -12,6 +12,7 @@ import math
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from prefect import get_run_logger, task
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from platforms.backends import Backends, PlatformKind, check_base_model
 from platforms.hashing import combine_hashes, sha256_text, stable_json
+from platforms.job_failures import diagnose
 from platforms.manifest import DatasetRef
 from platforms.training import TrainingBackend, TrainingJob, TrainSpec
 from trainer.args import ARGUMENTS, Argument, TrainArgs, with_task_defaults
@@ -71,6 +73,15 @@ class _Launch(BaseModel):
     nproc: int = Field(1, ge=1, le=64, description="Processes on this machine (>1: torchrun DDP).")
     accelerate_config: str | None = Field(
         None, description="An accelerate config from trainer/configs/ (ddp, fsdp, deepspeed_zero*)."
+    )
+    resubmits: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="Within one run, how many times a training job that failed for a cause "
+        "outside it (a preempted or lost node, killed processes, ranks that lost each other) is "
+        "submitted again; it resumes from its newest complete checkpoint. A job whose trainer "
+        "raised an error of its own is not (it would fail the same way). 0: never.",
     )
 
 
@@ -132,7 +143,9 @@ def job_name_for(data: str, task: str, config: TrainConfig) -> str:
     reads, e.g. `azureml:tunegate-split@latest`) with `config`."""
     resolved = dataclasses.asdict(config.resolved_args(task))
     del resolved["data_dir"], resolved["output_dir"], resolved["checkpoint_dir"]
-    config_hash = sha256_text(stable_json([config.model_dump(mode="json"), resolved]))
+    # how often a failed job is submitted again is no part of what it trains
+    launch = config.model_dump(mode="json", exclude={"resubmits"})
+    config_hash = sha256_text(stable_json([launch, resolved]))
     return "train-" + combine_hashes([data, config_hash])[:20]
 
 
@@ -142,9 +155,14 @@ def run_training(
     config: TrainConfig,
     on_log: Any = log.info,
     tracking: tuple[str, str] | None = None,
+    say: Callable[[str], None] = log.warning,
 ) -> TrainingJob:
     """Submit (or reattach to, or reuse) the job for this data and config; wait for it. With
-    `tracking` (tracking URI, run id) the trainer logs its curves into that MLflow run."""
+    `tracking` (tracking URI, run id) the trainer logs its curves into that MLflow run.
+
+    A job that fails for a cause outside it (`platforms.job_failures`) is submitted again, up to
+    `config.resubmits` times, and resumes from its newest complete checkpoint; `say` tells the
+    run why and that it waits."""
     uri, run_id = tracking or (None, None)
     spec = TrainSpec(
         name=job_name(split, config),
@@ -155,9 +173,41 @@ def run_training(
         tracking_uri=uri,
         tracking_run_id=run_id,
     )
+    return train_until_done(backend, spec, config.resubmits, on_log, say)
+
+
+def train_until_done(
+    backend: TrainingBackend,
+    spec: TrainSpec,
+    resubmits: int,
+    on_log: Callable[[str], None],
+    say: Callable[[str], None],
+) -> TrainingJob:
+    """Submit `spec` (or reattach to, or reuse its job) and wait; a job that failed for a cause
+    outside it is submitted again, up to `resubmits` times. Raises when it did not complete."""
+    tail: deque[str] = deque(maxlen=50)
+
+    def follow(line: str) -> None:
+        tail.append(line)
+        on_log(line)
+
     job = backend.submit(spec)
-    if job.status == "running":
-        job = backend.wait(job, on_log)
+    for resubmitted in range(resubmits + 1):
+        if job.status == "running":
+            job = backend.wait(job, follow)
+        if job.status != "failed" or resubmitted == resubmits:
+            break
+        failure = diagnose(tail)
+        if not failure.transient:
+            say(f"training job {job.name} failed: {failure.reason}; not submitted again")
+            break
+        tail.clear()
+        say(
+            f"training job {job.name} failed: {failure.reason}; submitting it again "
+            f"({resubmitted + 1} of {resubmits}, train.resubmits): it resumes from its "
+            "newest complete checkpoint, and this run waits for it"
+        )
+        job = backend.submit(spec)
     backend.fetch_outputs(job)  # raises with the log's path when training failed
     return job
 
@@ -281,7 +331,7 @@ def train_task(
     tracking = (backends.tracking_uri, tracking_run_id) if tracking_run_id else None
     output = TrainerOutput(logger, artifact=True)
     try:
-        return run_training(backends.training, split, config, output, tracking)
+        return run_training(backends.training, split, config, output, tracking, logger.warning)
     except RuntimeError:  # the job failed: its error (its last line) here, the rest in its log
         if output.tail:
             logger.error("trainer | %s", output.tail[-1])

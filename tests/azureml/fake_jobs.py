@@ -33,6 +33,13 @@ class JobsPart(WorkspaceState):
         with self._lock:
             self._status_plans[name] = list(statuses)
 
+    def fail_job(self, name: str, code: str, message: str, *before: str) -> None:
+        """The job reads as each of `before` (like `progress_job`), then Failed with run
+        history's error `{"code": code, "message": message}` (what `jobs.stream` raises)."""
+        with self._lock:
+            self.job_errors[name] = {"code": code, "message": message}
+        self.progress_job(name, *before, "Failed")
+
     def write_log(self, job: str, log_name: str, text: str) -> None:
         """Append to a job log that run history lists (`user_logs/std_log.txt` is streamed)."""
         with self._lock:
@@ -144,6 +151,8 @@ class JobsPart(WorkspaceState):
             "logFiles": logs,
             "warnings": [],
         }
+        if details["status"] == "Failed" and name in self.job_errors:
+            details["error"] = {"error": self.job_errors[name]}
         return Reply(200, details)
 
     def _run_data(self, request: RecordedRequest) -> Reply:

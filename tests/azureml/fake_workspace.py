@@ -93,6 +93,7 @@ class WorkspaceState:
         }
         self.jobs: dict[str, dict[str, Any]] = {}
         self.logs: dict[str, dict[str, str]] = {}
+        self.job_errors: dict[str, dict[str, str]] = {}  # run history's error of a failed run
         self.endpoints: dict[str, dict[str, Any]] = {}
         self.endpoint_keys: dict[str, dict[str, str]] = {}
         self.deployments: dict[tuple[str, str], dict[str, Any]] = {}

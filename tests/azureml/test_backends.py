@@ -30,6 +30,7 @@ from platforms.training import TrainSpec
 from serving.api import DEPLOYMENT_HEADER
 from tasks.records import TaskType
 from tasks.rollout import RolloutConfig, roll_back_to_previous, run_rollout
+from tasks.train import train_until_done
 from tests.azureml.fake_service import FakeAzureML, ml_client
 
 IMAGE = "mcr.microsoft.com/azureml/curated/acft-hf-nlp-gpu:latest"
@@ -176,6 +177,69 @@ def test_a_failed_job_is_an_error_naming_the_job(
     assert backend.status(job) == "failed"
     with pytest.raises(RuntimeError, match=spec.name):
         backend.fetch_outputs(job.model_copy(update={"status": "failed"}))
+
+
+PREEMPTED = (
+    "AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the "
+    "run has failed or restarted. Reason: Received pre-emption warning signal"
+)  # what Azure ML reports for a job on a preempted low-priority node
+
+
+EXITED = (
+    "Execution failed. User process 'python' exited with status code 1. Please check log file "
+    "'user_logs/std_log.txt' for more details."
+)
+
+
+@pytest.mark.slow
+def test_a_preempted_job_is_submitted_again_within_the_run_and_its_rerun_completes(
+    fake_azureml_on_azurite: FakeAzureML,
+    tmp_path: Path,
+    spec: TrainSpec,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The job's node is preempted mid-training: the run's wait reads Azure ML's error, submits
+    the job again as `<name>-r2` over the same checkpoint folder (it resumes there), waits for
+    it and fetches its model. A job whose trainer raised is not submitted again."""
+    monkeypatch.setattr(RunHistoryConstants, "_WAIT_COMPLETION_POLLING_INTERVAL_MIN", 0)
+    fake = fake_azureml_on_azurite
+    backend = _backend(fake, tmp_path)
+    fake.fail_job(spec.name, "UserError", PREEMPTED, "Queued", "Running", "Running")
+    rerun = f"{spec.name}-r2"
+    fake.progress_job(rerun, "Queued", "Running", "Running", "Completed")
+    fake.write_job_output(rerun, "model", {"model_info.json": b'{"task": "extractive-qa"}'})
+    said: list[str] = []
+
+    job = train_until_done(backend, spec, 2, lambda _: None, said.append)
+
+    assert (job.name, job.status) == (rerun, "completed")
+    assert len(said) == 1 and f"training job {spec.name} failed: a cause outside" in said[0]
+    assert "PreemptionError" in said[0] and "submitting it again (1 of 2" in said[0]
+    first, again = (
+        fake.last_body("PUT", f"/jobs/{name}")["properties"] for name in job_names(spec)
+    )
+    assert again["outputs"]["checkpoints"]["uri"] == first["outputs"]["checkpoints"]["uri"]
+    assert again["command"] == first["command"]  # the same trainer arguments: it resumes
+    assert json.loads((backend.fetch_outputs(job) / "model_info.json").read_text())
+
+    # the trainer's own error: the same job would fail again, and the run says so
+    broken = spec.model_copy(update={"name": "train-broken"})
+    fake.fail_job(broken.name, "UserError", EXITED, "Running", "Running", "Running")
+    fake.write_log(
+        broken.name,
+        "user_logs/std_log.txt",
+        'Traceback (most recent call last):\n  File "trainer/train.py", line 9\n'
+        "[rank0]: ValueError: --max-length 1 is shorter than the question\n",
+    )
+    said.clear()
+    with pytest.raises(RuntimeError, match="train-broken is failed"):
+        train_until_done(backend, broken, 2, lambda _: None, said.append)
+    assert len(said) == 1 and "the trainer raised ValueError" in said[0], said
+    assert fake.bodies("PUT", "/jobs/train-broken-r2") == []
+
+
+def job_names(spec: TrainSpec) -> tuple[str, str]:
+    return spec.name, f"{spec.name}-r2"
 
 
 def test_only_transient_errors_are_retried() -> None:

@@ -1,13 +1,14 @@
-"""The local training backend: reattach instead of resubmitting, cancel, failures name the log."""
+"""The local training backend: reattach instead of resubmitting, cancel, failures name the log;
+a killed job submitted again within the run resumes where it stopped."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -15,8 +16,10 @@ import pytest
 
 from platforms.training import LocalTrainingBackend, TrainSpec, trainer_arguments
 from tasks.records import TaskType
+from tasks.train import train_until_done
+from tests.trainer.adapters import assert_same_adapter
 from tests.trainer.tiny import qa_record, tiny_model, write_dataset
-from trainer.checkpoints import newest_complete
+from trainer.checkpoints import Checkpoint, newest_complete
 from trainer.progress import parse_progress
 from trainer.train import main
 
@@ -81,10 +84,13 @@ def test_a_finished_job_is_reused_and_a_failed_one_names_its_log(tmp_path: Path)
     broken = TrainSpec(
         name="broken", data_dir=spec.data_dir, args={**spec.args, "model": str(tmp_path / "none")}
     )
-    failed = backend.wait(backend.submit(broken), lambda _: None)
-    assert failed.status == "failed"
+    said: list[str] = []
+    # the trainer's own error would come again: the job is not submitted again
     with pytest.raises(RuntimeError, match=r"broken is failed; see .*broken/train.log"):
-        backend.fetch_outputs(failed)
+        train_until_done(backend, broken, 2, lambda _: None, said.append)
+    assert len(said) == 1 and "failed: the trainer raised" in said[0], said
+    assert said[0].endswith("the same job would fail again; not submitted again")
+    assert "Traceback" in (tmp_path / "jobs" / "broken" / "train.log").read_text()
 
 
 def test_launch_commands(tmp_path: Path) -> None:
@@ -119,47 +125,65 @@ def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_killed_job_resumes_from_its_newest_complete_checkpoint(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_checkpoint(
+    tmp_path: Path,
 ) -> None:
     """A preempted node, here: the job's processes SIGKILLed mid-epoch once a checkpoint exists,
-    and a later checkpoint left torn. The trainer started again with the job's own arguments
-    (a rerun: same folder, same command) resumes from the newest complete checkpoint and ends
-    at an uninterrupted run's step count, its checkpoints gone from the model's folder."""
+    and a later checkpoint left torn. The run's wait sees the job end without an error of its
+    own and submits it again (`train.resubmits`); the rerun resumes from the newest complete
+    checkpoint and ends where an uninterrupted run ends: same step count, same adapter."""
     backend = LocalTrainingBackend(tmp_path / "jobs")
     args = {"max_length": 64, "doc_stride": 16, "batch_size": 3, "epochs": 1, "save_steps": 2}
     spec = _spec(tmp_path, "preempted", **args)  # 24 records: 8 steps
-    job = backend.submit(spec)
     folder = tmp_path / "jobs" / "preempted"
-    checkpoints = Path(job.output_dir) / "checkpoints"
-    deadline = time.monotonic() + 300
-    while (saved := newest_complete(checkpoints, remove_torn=False)) is None:
-        assert backend.status(job) == "running", Path(job.log_path).read_text()[-3000:]
-        assert time.monotonic() < deadline, "no checkpoint written"
-        time.sleep(0.02)
-    os.killpg(json.loads((folder / "job.json").read_text())["pid"], signal.SIGKILL)
-    while backend.status(job) == "running":
-        time.sleep(0.05)
-    assert not (Path(job.output_dir) / "metrics.json").exists(), "finished before the kill"
-    saved = newest_complete(checkpoints, remove_torn=False)
-    assert saved is not None
-    # LoRA: a checkpoint holds the adapter (and its optimizer's state), not the model's weights
-    files = {p.name: p.stat().st_size for p in saved.path.iterdir()}
-    assert "adapter_model.safetensors" in files and "model.safetensors" not in files
-    base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
-    assert sum(files.values()) < base / 4
-    # a later checkpoint cut short mid-save: no trainer state, half an optimizer
-    torn = checkpoints / f"checkpoint-{saved.step + 1}"
-    shutil.copytree(saved.path, torn)
-    (torn / "trainer_state.json").unlink()
-    (torn / "optimizer.pt").write_bytes((torn / "optimizer.pt").read_bytes()[:100])
+    checkpoints = folder / "outputs" / "checkpoints"
+    killed: list[int] = []
 
-    caplog.set_level(logging.INFO, logger="trainer")
-    command = json.loads((folder / "job.json").read_text())["command"]
-    resumed = main(command[command.index("trainer.train") + 1 :])  # the job's own arguments
-    assert f"resuming from step {saved.step} ({saved.path})" in caplog.messages
-    assert f"skipping incomplete checkpoint {torn} (cut short while saving)" in caplog.messages
-    assert resumed["resumed_from_step"] == saved.step and 0 < saved.step < resumed["steps"]
+    def preempt() -> None:
+        deadline = time.monotonic() + 300
+        while newest_complete(checkpoints, remove_torn=False) is None:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        killed.append(json.loads((folder / "job.json").read_text())["pid"])
+        os.killpg(killed[0], signal.SIGKILL)
+
+    said: list[str] = []
+    saved: list[Checkpoint] = []
+
+    def tear_and_say(message: str) -> None:
+        """Called once the job has ended, before it is submitted again: a later checkpoint cut
+        short mid-save (no trainer state, half an optimizer) is left beside the newest one."""
+        said.append(message)
+        if not saved and (newest := newest_complete(checkpoints, remove_torn=False)):
+            saved.append(newest)
+            # LoRA: a checkpoint holds the adapter (and its optimizer's state), not the weights
+            files = {p.name: p.stat().st_size for p in newest.path.iterdir()}
+            assert "adapter_model.safetensors" in files and "model.safetensors" not in files
+            base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
+            assert sum(files.values()) < base / 4
+            torn = checkpoints / f"checkpoint-{newest.step + 1}"
+            shutil.copytree(newest.path, torn)
+            (torn / "trainer_state.json").unlink()
+            (torn / "optimizer.pt").write_bytes((torn / "optimizer.pt").read_bytes()[:100])
+
+    killer = threading.Thread(target=preempt)
+    killer.start()
+    lines: list[str] = []
+    job = train_until_done(backend, spec, 2, lines.append, tear_and_say)
+    killer.join()
+
+    assert killed, "finished before the kill"
+    assert len(said) == 1 and saved, said
+    assert said[0].startswith(
+        "training job preempted failed: its processes ended without an error of their own"
+    )
+    assert "submitting it again (1 of 2, train.resubmits)" in said[0]
+    step, torn = saved[0].step, checkpoints / f"checkpoint-{saved[0].step + 1}"
+    assert any(f"resuming from step {step} ({saved[0].path})" in line for line in lines)
+    assert any(f"skipping incomplete checkpoint {torn} (cut short" in line for line in lines)
+    resumed = json.loads((Path(job.output_dir) / "metrics.json").read_text())
+    assert resumed["resumed_from_step"] == step and 0 < step < resumed["steps"]
     assert (
         not checkpoints.exists() and (Path(job.output_dir) / "adapter_model.safetensors").exists()
     )
@@ -168,3 +192,4 @@ def test_a_killed_job_resumes_from_its_newest_complete_checkpoint(
     uninterrupted = main(flags)
     assert uninterrupted["resumed_from_step"] == 0
     assert resumed["steps"] == uninterrupted["steps"] == 8
+    assert_same_adapter(Path(job.output_dir), tmp_path / "whole")
