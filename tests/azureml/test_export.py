@@ -155,6 +155,9 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert compute.max_instances >= launch.instance_count
     evaluation = load_job(out / "evaluate-job.yml")
     assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+    model = load_model(out / "model.yml")  # the version the deployment serves
+    assert (model.type, model.path) == ("custom_model", f"azureml://jobs/{job.name}/outputs/model")
+    assert f"{model.name}:{model.version}" == deployment.model
     for environment in out.glob("*environment*.yml"):
         assert load_environment(environment).build is not None
 
