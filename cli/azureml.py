@@ -103,7 +103,7 @@ def write_export(
     flags, missing = workspace_flags(cfg.azureml.workspace)
     if missing:
         console.print(f"[yellow]{missing}; the commands below say <resource-group>.[/]")
-    steps = next_steps(written, azureml, name, model_version, flags)
+    steps = next_steps(written, azureml, name, flags)
     banner = textwrap.wrap(BANNER, 96)
     typer.echo("\n".join(["", *(f"# {line}" for line in banner), f"cd {out}", *steps]))
     script = out / "steps.sh"

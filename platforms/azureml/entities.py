@@ -50,6 +50,8 @@ _ROOT = Path(__file__).resolve().parents[2]
 TRAINING_PACKAGES = ("trainer",)
 # The evaluation job screens the candidate's outputs after predicting (python -m screening.outputs)
 EVALUATION_PACKAGES = ("trainer", "screening")
+# ... and, for an MLflow model's export, writes the candidate as one (python -m serving.mlflow_model)
+MLFLOW_PACKAGES = ("serving",)
 SCREEN_CONFIG = "screen.json"  # the run's screen config in the evaluation job's code
 PERSON_READER = "person_reader"  # screen.person_model_dir's folder in the evaluation job's code
 SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks collected traffic
@@ -68,6 +70,7 @@ def init() -> None:
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"
+MLFLOW_OUTPUT = "mlflow_model"  # the evaluation job's MLflow model of the candidate (export only)
 CHECKPOINT_OUTPUT = "checkpoints"
 
 
@@ -100,14 +103,19 @@ def stage_training_code(dest: Path, packages: tuple[str, ...] = TRAINING_PACKAGE
     return dest
 
 
-def stage_evaluation_code(dest: Path, screen: dict[str, Any] | None = None) -> Path:
+def stage_evaluation_code(
+    dest: Path, screen: dict[str, Any] | None = None, mlflow_output: bool = False
+) -> Path:
     """The evaluation job's code: `trainer/`, `screening/` (the candidate's outputs are screened
-    on the node), the hub token's reader, and `screen.json`, the run's screen config (`screen`,
-    a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens under. A person
+    on the node), with `mlflow_output` `serving/` too (the job writes the candidate as an MLflow
+    model: `evaluation_job`), the hub token's reader, and `screen.json`, the run's screen config
+    (`screen`, a `ScreenConfig` as JSON; None: the screen's defaults), which the job screens
+    under. A person
     reader of the run's own (`person_model_dir`, a folder here) goes up with the code, as
     `PERSON_READER`, and the job's config names it there; a toxicity classifier of its own
     (`toxicity.model_dir`) stays here: the job screens outputs for personal data only."""
-    stage_training_code(dest, EVALUATION_PACKAGES)
+    packages = EVALUATION_PACKAGES + (MLFLOW_PACKAGES if mlflow_output else ())
+    stage_training_code(dest, packages)
     screen = dict(screen or {})
     if screen.get("person_model_dir"):
         shutil.copytree(Path(screen["person_model_dir"]).expanduser(), dest / PERSON_READER)
@@ -275,6 +283,7 @@ def evaluation_job(
     batch_size: int = 32,
     env_context: Path | None = None,
     model_type: base_model.ModelType | None = None,
+    mlflow_output: bool = False,
 ) -> Command:
     """The evaluation command job: `trainer.evaluate` predicts the test split of `data` with the
     base model, the candidate (a training job's output) and the champion (a model asset or a
@@ -284,7 +293,14 @@ def evaluation_job(
     `trainer.args.EVALUATION_FILES` (predictions, scores, the screen's findings) and nothing
     else. The base model is mounted and reached as in the training job. The models predict on
     the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), one at a time, so the
-    predictions are the answers the endpoint will give."""
+    predictions are the answers the endpoint will give.
+
+    `mlflow_output` (an export with azureml.model_type mlflow_model, which has no tunegate
+    process between the jobs to build it): the job then also writes the candidate as an MLflow
+    pyfunc model (`python -m serving.mlflow_model`: the folder the registry would build and
+    upload) to its `mlflow_model` output, of type `mlflow_model`, which the export registers as
+    is; `code_dir` then holds `serving/` (`stage_evaluation_code`). A run's own evaluation job
+    does not: its registry builds the MLflow model after the gate (platforms/azureml/registry.py)."""
     base_model.check_model(base)
     inputs: dict[str, Any] = {
         "data": Input(type=AssetTypes.URI_FOLDER, path=data, mode=InputOutputModes.RO_MOUNT),
@@ -316,6 +332,16 @@ def evaluation_job(
     if base is not None and base_model.is_model_asset(base):
         kind = model_type or base_model.default_type(base, config.job.model_input_type)
         inputs[base_model.MODEL_INPUT] = base_model.model_input(base, kind)
+    steps = [
+        ["python", "-m", "trainer.evaluate", *flags],
+        ["python", "-m", "screening.outputs", *screen_flags],
+    ]
+    outputs = {EVAL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)}
+    if mlflow_output:
+        target = "${{outputs." + MLFLOW_OUTPUT + "}}"
+        writer = ["python", "-m", "serving.mlflow_model", "--model-dir", "${{inputs.candidate}}"]
+        steps.append([*writer, "--output-dir", target])
+        outputs[MLFLOW_OUTPUT] = Output(type=AssetTypes.MLFLOW_MODEL, mode=InputOutputModes.UPLOAD)
     return command(
         name=name,
         display_name=name,
@@ -323,15 +349,13 @@ def evaluation_job(
         description="tunegate evaluation: base, candidate and champion on the test split",
         code=str(code_dir),
         command=base_model.command_prefix(base, config.job)
-        + shlex.join(["python", "-m", "trainer.evaluate", *flags])
-        + " && "
-        + shlex.join(["python", "-m", "screening.outputs", *screen_flags]),
+        + " && ".join(shlex.join(step) for step in steps),
         environment=environment(config.environment, env_context),
         environment_variables=base_model.environment_variables(base, config.job),
         compute=config.compute.name,
         instance_count=1,
         inputs=inputs,
-        outputs={EVAL_OUTPUT: Output(type=AssetTypes.URI_FOLDER, mode=InputOutputModes.UPLOAD)},
+        outputs=outputs,
         timeout=config.launch.timeout_minutes * 60,
         tags={"tunegate.evaluates": candidate},
     )
@@ -364,9 +388,9 @@ def data_asset(name: str, version: str, path: str, description: str) -> Data:
     )
 
 
-def job_output(job_name: str) -> str:
-    """The URI of a training job's uploaded model folder."""
-    return f"azureml://jobs/{job_name}/outputs/{MODEL_OUTPUT}"
+def job_output(job_name: str, output: str = MODEL_OUTPUT) -> str:
+    """The URI of a job's uploaded output: by default a training job's model folder."""
+    return f"azureml://jobs/{job_name}/outputs/{output}"
 
 
 def model_asset(

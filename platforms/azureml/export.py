@@ -14,14 +14,23 @@ azureml.create_datastore is false: then that datastore must exist). For a split 
 `data.yml` registers it as the data asset the jobs read (`<data_asset>:<content hash>`, as a run
 registers it).
 
+`model.yml` is the model version the deployment serves (`<model_name>:<version>`, the `model`
+reference), registered from a job's output by reference: the training job's model folder as a
+`custom_model`.
+
 `next_steps` is the order a person runs them in (`steps.sh`): environments, datastore, data,
-compute, the training job, its evaluation job, the model registered from the job's output, the
-endpoint and its deployment; every command names the workspace (`--resource-group`,
+compute, the training job, its evaluation job, the model (`model.yml`), the endpoint and its
+deployment; every command names the workspace (`--resource-group`,
 `--workspace-name`), none relies on `az configure --defaults`. Run by hand, they skip the
 approval and the gate that `tunegate run` applies (`BANNER`).
 
 With `azureml.model_type: mlflow_model` the deployment names no code or environment (Azure ML's
-no-code MLflow deployment of the model it names): no `serve-code/` or serving environment.
+no-code MLflow deployment of the model it names): no `serve-code/` or serving environment. Its
+model must then be an MLflow model, which no tunegate process is there to build between the
+jobs (a run's registry builds it from the downloaded model folder): the evaluation job writes
+the candidate as one (`serving.mlflow_model`, its code staged with `serving/`) to its
+`mlflow_model` output, of type `mlflow_model`, and `model.yml` registers that output as an
+`mlflow_model`.
 
 A deployment that collects its requests and answers also gets `monitor-schedule.yml`, Azure ML's
 model-monitoring schedule over what it collects (platforms/azureml/monitoring.py), created after
@@ -31,12 +40,13 @@ the deployment.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any
 
 import yaml
-from azure.ai.ml.entities import Environment, Resource
+from azure.ai.ml.entities import Environment, Model, Resource
 
 from platforms.azureml import datastores, entities, online_entities
 from platforms.azureml.config import AzureMLConfig, WorkspaceConfig
@@ -95,7 +105,8 @@ def export(
         written["data"] = _write(asset, out_dir / "data.yml")
         data = f"azureml:{config.data_asset}:{data_version}"
     train_code = entities.stage_training_code(out_dir / TRAIN_CODE)
-    # an MLflow model's deployment has no scoring code or environment of its own
+    # an MLflow model's deployment has no scoring code or environment of its own; the evaluation
+    # job writes the MLflow model it deploys
     custom = config.model_type == "custom_model"
     serve_code = None
     if custom:
@@ -124,17 +135,19 @@ def export(
     # registered champion when there is one).
     evaluation = entities.evaluation_job(
         config,
-        entities.stage_evaluation_code(out_dir / EVAL_CODE, screen),
+        entities.stage_evaluation_code(out_dir / EVAL_CODE, screen, mlflow_output=not custom),
         data,
         entities.job_output(spec.name),
         None,
         spec.args.get("model"),
         name=evaluation_name(spec.name),
         env_context=contexts[TRAINING],
+        mlflow_output=not custom,
     )._to_job()
     written["evaluate-job"] = _write(
         evaluation, out_dir / "evaluate-job.yml", f"./{EVAL_CODE}", environments.get("job")
     )
+    written["model"] = _write(registered_model(config, spec.name, model), out_dir / "model.yml")
     written["endpoint"] = _write(
         online_entities.online_endpoint(config.endpoint), out_dir / "endpoint.yml"
     )
@@ -163,6 +176,24 @@ def evaluation_name(job_name: str) -> str:
     return f"eval-{job_name}"
 
 
+def registered_model(config: AzureMLConfig, job_name: str, model: str) -> Model:
+    """The version `model` (`azureml:<name>:<version>`, what the deployment serves) from
+    training job `job_name`: its model output as a custom model, or with
+    azureml.model_type mlflow_model, its evaluation job's MLflow model output as an MLflow
+    model (`entities.evaluation_job`)."""
+    found = re.fullmatch(r"azureml:([^:@/]+):([^:@/]+)", model)
+    if found is None:
+        raise ValueError(f"the deployed model must be azureml:<name>:<version>, got {model}")
+    source = entities.job_output(job_name)
+    if config.model_type == "mlflow_model":
+        source = entities.job_output(evaluation_name(job_name), entities.MLFLOW_OUTPUT)
+    asset = entities.model_asset(
+        found[1], source, {"training_job": job_name}, {}, config.model_type
+    )
+    asset.version = found[2]
+    return asset
+
+
 BANNER = (
     "Running these commands by hand skips tunegate's approval and gate: nothing checks that a "
     "person approved the data, nor that the model beats the base model and the champion before "
@@ -189,11 +220,7 @@ def workspace_flags(workspace: WorkspaceConfig) -> tuple[list[str], str | None]:
 
 
 def next_steps(
-    written: dict[str, Path],
-    config: AzureMLConfig,
-    job_name: str,
-    model_version: str,
-    workspace: list[str],
+    written: dict[str, Path], config: AzureMLConfig, job_name: str, workspace: list[str]
 ) -> list[str]:
     """The commands that take the exported files from an empty workspace to a serving
     deployment, in order, each naming the workspace; `#` lines say what a step waits for."""
@@ -214,7 +241,6 @@ def next_steps(
             f"# az ml data create --name {config.data_asset} --version <its content hash> "
             f"--type uri_folder --path <split folder> {flags}",
         ]
-    output = entities.job_output(job_name)
     steps += [
         f"az ml compute create -f compute.yml {flags}",
         f"az ml job create -f job.yml {flags}",
@@ -224,14 +250,18 @@ def next_steps(
         f"az ml job download --name {evaluation} --output-name {entities.EVAL_OUTPUT} "
         f"--download-path {evaluation} {flags}  # predictions, scores.json, "
         "output-screen.json: nothing gates them here",
-        f"az ml model create --name {config.model_name} --version {model_version} "
-        f"--type custom_model --path {output} {flags}",
+        f"az ml model create -f model.yml {flags}  # {config.model_type}: {_source(written)}",
         f"az ml online-endpoint create -f endpoint.yml {flags}",
         f"az ml online-deployment create -f deployment.yml --all-traffic {flags}",
     ]
     if "monitor" in written:  # its data assets exist once the deployment collects
         steps.append(f"az ml schedule create -f {written['monitor'].name} {flags}")
     return steps
+
+
+def _source(written: dict[str, Path]) -> str:
+    """The job output `model.yml` registers."""
+    return str(yaml.safe_load(written["model"].read_text())["path"])
 
 
 def _write(

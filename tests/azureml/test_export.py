@@ -16,6 +16,7 @@ from azure.ai.ml import (
     load_data,
     load_environment,
     load_job,
+    load_model,
     load_online_deployment,
     load_online_endpoint,
 )
@@ -154,6 +155,9 @@ def test_every_scenario_exports_yaml_the_sdk_loads_back(tmp_path: Path, scenario
     assert compute.max_instances >= launch.instance_count
     evaluation = load_job(out / "evaluate-job.yml")
     assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+    model = load_model(out / "model.yml")  # the version the deployment serves
+    assert (model.type, model.path) == ("custom_model", f"azureml://jobs/{job.name}/outputs/model")
+    assert f"{model.name}:{model.version}" == deployment.model
     for environment in out.glob("*environment*.yml"):
         assert load_environment(environment).build is not None
 
@@ -225,18 +229,42 @@ def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:
 def test_an_mlflow_model_type_exports_a_deployment_without_code_or_environment(
     tmp_path: Path,
 ) -> None:
-    out = _export(
-        tmp_path, ROOT / "configs" / "azureml.yaml", "--set", "azureml.model_type=mlflow_model"
+    """The deployment names no code or environment and serves the MLflow model the evaluation
+    job writes of the candidate, registered as an `mlflow_model` (test_job_command.py runs that
+    step of the job); training is unchanged."""
+    result = _run_export(
+        tmp_path,
+        ROOT / "configs" / "azureml.yaml",
+        "--set",
+        "azureml.model_type=mlflow_model",
+        "--model-version",
+        "4",
     )
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "export"
+    job, evaluation = load_job(out / "job.yml"), load_job(out / "evaluate-job.yml")
+    assert evaluation.inputs["candidate"].path == f"azureml://jobs/{job.name}/outputs/model"
+    assert evaluation.outputs["mlflow_model"].type == "mlflow_model"
+    assert evaluation.command.split(" && ")[-1] == (
+        "python -m serving.mlflow_model --model-dir '${{inputs.candidate}}' "
+        "--output-dir '${{outputs.mlflow_model}}'"
+    )
+    assert (out / "eval-code" / "serving" / "mlflow_model.py").is_file()  # what that runs
+    model = load_model(out / "model.yml")
+    assert model.type == "mlflow_model"
+    assert model.path == f"azureml://jobs/{evaluation.name}/outputs/mlflow_model"
+    [register] = [step for step in _steps(result.output) if step[2:4] == ["model", "create"]]
+    assert register[4:6] == ["-f", "model.yml"]
     deployment = load_online_deployment(out / "deployment.yml")
-    assert deployment.model.endswith(":1")  # the registered version it deploys
+    assert deployment.model == f"{model.name}:{model.version}" == "phi35-mini-tunegate:4"
     assert deployment.code_configuration is None
     assert deployment.environment is None
     # nothing of ours would mask what a no-code deployment collects: watched by App Insights only
     assert deployment.data_collector is None and deployment.app_insights_enabled
     assert not (out / "serve-code").exists()
     assert not list(out.glob("serving-environment*"))
-    assert load_job(out / "job.yml").code  # training is unchanged
+    assert job.code and set(job.outputs) == {"model", "checkpoints"}  # training is unchanged
+    assert job.outputs["model"].type == "uri_folder"
 
 
 def test_bad_azureml_config_names_the_field() -> None:
@@ -430,9 +458,10 @@ def test_the_printed_steps_go_from_an_empty_workspace_to_a_deployment(tmp_path: 
     job = load_job(out / "job.yml")
     assert job.inputs["data"].path == f"tunegate-split:{'f00d' * 8}"  # the SDK drops azureml:
     [register] = [step for step in steps if step[2:4] == ["model", "create"]]
-    options = dict(zip(register[4::2], register[5::2], strict=False))
-    assert options["--path"] == f"azureml://jobs/{job.name}/outputs/model"
-    assert (options["--name"], options["--version"]) == ("phi35-mini-tunegate", "3")
+    assert register[4:6] == ["-f", "model.yml"]
+    model = load_model(out / "model.yml")  # the training job's model folder, as it wrote it
+    assert (model.type, model.path) == ("custom_model", f"azureml://jobs/{job.name}/outputs/model")
+    assert (model.name, model.version) == ("phi35-mini-tunegate", "3")
     assert load_online_deployment(out / "deployment.yml").model == "phi35-mini-tunegate:3"
     assert (out / "steps.sh").read_text().count("az ml") == len(steps)
 

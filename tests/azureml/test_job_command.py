@@ -296,6 +296,56 @@ def test_the_evaluation_job_scores_and_screens_what_it_predicted(tmp_path: Path)
     assert address not in " ".join(screen.masked)
 
 
+@pytest.mark.slow  # 10 s in-process
+def test_the_evaluation_job_writes_the_mlflow_model_an_export_registers(tmp_path: Path) -> None:
+    """With azureml.model_type mlflow_model, the exported evaluation job's last step on a node,
+    from its staged code alone: the candidate as an MLflow model in its `mlflow_model` output,
+    which `mlflow.pyfunc` loads and which answers as the scoring code does."""
+    import mlflow.pyfunc
+
+    from serving.mlflow_model import model_files
+    from serving.runtimes import sha256_path
+    from serving.scoring import Scorer
+    from tests.trainer.tiny import chat_model
+    from trainer.taskspec import task_spec
+
+    config = {
+        "task": "chat",
+        "store": str(tmp_path / "store"),
+        "train": {"backend": "azureml", "epochs": 1},
+        "azureml": {"model_type": "mlflow_model"},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "export"
+    exported = CliRunner().invoke(
+        app, ["azureml", "export", "-c", str(tmp_path / "config.yaml"), "--out", str(out)]
+    )
+    assert exported.exit_code == 0, exported.output
+    job = yaml.safe_load((out / "evaluate-job.yml").read_text())
+    job["command"] = job["command"].split(" && ")[-1]  # the MLflow model's step, as exported
+    job["inputs"] = {"candidate": job["inputs"]["candidate"]}
+    job["outputs"] = {"mlflow_model": job["outputs"]["mlflow_model"]}
+    (out / "evaluate-job.yml").write_text(yaml.safe_dump(job))
+    candidate = chat_model(tmp_path / "candidate", "packaged:minilm-decoder")
+
+    run = run_job(
+        out / "evaluate-job.yml",
+        inputs={"candidate": candidate},
+        outputs={"mlflow_model": tmp_path / "mlflow"},
+        workdir=tmp_path / "eval-job",
+        timeout=120,
+    )
+
+    assert run.ok, run.tails()
+    assert "MLmodel" in run.node_outputs[0]["mlflow_model"]
+    assert sha256_path(model_files(tmp_path / "mlflow")) == sha256_path(candidate)
+    requirements = (tmp_path / "mlflow" / "requirements.txt").read_text().split()
+    assert any(r.startswith("mlflow==") for r in requirements)
+    model = mlflow.pyfunc.load_model(str(tmp_path / "mlflow"))
+    requests = [task_spec("chat").request_example]
+    assert model.predict(requests) == Scorer(candidate).score(requests)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stage", [2, 3])
 def test_deepspeed_zero_on_two_cpu_processes(tmp_path: Path, stage: int) -> None:

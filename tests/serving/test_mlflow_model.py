@@ -90,6 +90,26 @@ def test_mlflow_model_holds_the_model_folder_unchanged_and_answers_as_the_scorer
         model.predict([{"question": "no context"}])
 
 
+def test_mlflow_is_pinned_at_mlflow_skinny_s_version_where_only_that_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Azure ML job's image has mlflow-skinny (MLflow's code) and no `mlflow`: the MLflow
+    model its evaluation job writes still pins the MLflow it was written with."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from serving import mlflow_model
+
+    def installed(name: str) -> str:
+        if name == "mlflow":
+            raise PackageNotFoundError(name)
+        return version(name)
+
+    monkeypatch.setattr(mlflow_model, "version", installed)
+    pins = mlflow_model.requirements()
+    assert f"mlflow=={version('mlflow-skinny')}" in pins
+    assert not any(pin.startswith("mlflow-skinny") for pin in pins)
+
+
 def test_serving_files_changed_since_registration_are_refused(
     qa_model_dir: Path, tmp_path: Path
 ) -> None:
