@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.table import Table
 
-from cli.azureml import write_export
+from cli.azureml import check_gpu_memory, write_export
 from cli.common import (
     ConfigOpt,
     ExcludeOpt,
@@ -78,6 +78,14 @@ def _run(
     run_stage(
         lambda: expand_inputs(cfg.ingest.inputs, cfg.azure, cfg.task)
     )  # a bad path exits 2 here
+    if dry_run is not None:
+        check_gpu_memory(cfg)  # a job that cannot fit exits 2 before any stage runs
+    else:
+        memory = run_stage(
+            lambda: cfg.backend_settings().training_memory(cfg.train.trainer_args(cfg.task.value))
+        )
+        if memory:
+            console.print(memory)
 
     try:
         state = retrain(cfg, return_state=True)
@@ -97,7 +105,7 @@ def _run(
         unusable = getattr(result, "status", None) == "no-usable-records"
         fail(f"retrain {state.type.value.lower()}: {state.message}", 2 if unusable else 1)
     if dry_run is not None:
-        write_export(cfg, dry_run, result.stages["split"].details["uri"])
+        write_export(cfg, dry_run, result.stages["split"].details["uri"], check_memory=False)
 
 
 def _cancelled(stop: RunStop) -> NoReturn:
