@@ -64,6 +64,7 @@ def _run(
     dry_run: Path | None,
 ) -> None:
     cfg = load_cli_config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
+    _check_memory(cfg, dry_run is not None)
     if dry_run is not None:
         cfg = cfg.model_copy(update={"until": "split"})
     if not cfg.ingest.inputs:
@@ -78,14 +79,6 @@ def _run(
     run_stage(
         lambda: expand_inputs(cfg.ingest.inputs, cfg.azure, cfg.task)
     )  # a bad path exits 2 here
-    if dry_run is not None:
-        check_gpu_memory(cfg)  # a job that cannot fit exits 2 before any stage runs
-    else:
-        memory = run_stage(
-            lambda: cfg.backend_settings().training_memory(cfg.train.trainer_args(cfg.task.value))
-        )
-        if memory:
-            console.print(memory)
 
     try:
         state = retrain(cfg, return_state=True)
@@ -106,6 +99,18 @@ def _run(
         fail(f"retrain {state.type.value.lower()}: {state.message}", 2 if unusable else 1)
     if dry_run is not None:
         write_export(cfg, dry_run, result.stages["split"].details["uri"], check_memory=False)
+
+
+def _check_memory(cfg: PipelineConfig, exported: bool) -> None:
+    """A training job that cannot fit in its GPUs' memory exits 2 before any stage runs: the
+    exported Azure ML job's (--dry-run), else the training platform's (none for local)."""
+    if exported:
+        check_gpu_memory(cfg)
+        return
+    settings = cfg.backend_settings()
+    memory = run_stage(lambda: settings.training_memory(cfg.train.trainer_args(cfg.task.value)))
+    if memory:
+        console.print(memory)
 
 
 def _cancelled(stop: RunStop) -> NoReturn:

@@ -222,3 +222,14 @@ def test_a_job_that_cannot_fit_is_refused_before_it_is_submitted(
         backend.submit(spec)
     # it looked for an earlier job of that name, and created nothing: no cluster, no job
     assert [r.method for r in fake_azureml.requests] == ["GET"]
+
+
+def test_tunegate_run_refuses_a_job_that_cannot_fit_before_any_stage(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    sets = [f"store={store}", *ONE_A100, "azureml.launch.accelerate_config=single"]
+    result = CliRunner().invoke(
+        app, ["run", "-c", str(SCENARIO_70B), *(w for s in sets for w in ("--set", s))]
+    )
+    assert result.exit_code == 2, result.output
+    assert "azureml.compute.size Standard_NC24ads_A100_v4" in " ".join(result.output.split())
+    assert not store.exists()  # no sample generated, nothing ingested
