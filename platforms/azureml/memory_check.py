@@ -69,6 +69,11 @@ def check_memory(trainer_args: dict[str, Any], config: AzureMLConfig) -> MemoryC
             "architecture (platforms/azureml/known_models.py); whether it fits a "
             f"{size.gpu} {size.gpu_memory_gb} GB is not checked",
         )
+    if args.lora and not shape.lora_params:
+        raise ValueError(
+            f"train.args.lora_target_modules: {args.model} has no default LoRA target modules "
+            "(trainer.args.LORA_TARGETS): set them, or train.lora false"
+        )
     sharding = sharding_of(config)
     method: Method = "lora" if args.lora else "full"
     work = workload_of(args)
@@ -170,21 +175,16 @@ def _what_fits(
                 lambda: estimate(shape, method, offload, work),
             )
         )
-    lora_shape = shape
-    if method == "full":
-        lora_shape = _with_default_adapter(shape)
-        tries.append(("train.lora true", lambda: estimate(lora_shape, "lora", sharding, work)))
+    if method == "full" and shape.lora_params:
+        tries.append(("train.lora true", lambda: estimate(shape, "lora", sharding, work)))
         tries.append(
-            (
-                "train.lora true with deepspeed_zero3",
-                lambda: estimate(lora_shape, "lora", zero3, work),
-            )
+            ("train.lora true with deepspeed_zero3", lambda: estimate(shape, "lora", zero3, work))
         )
-    if method != "qlora":
+    if method != "qlora" and shape.lora_params:
         tries.append(
             (
                 "QLoRA, a 4-bit base (not in tunegate's trainer yet)",
-                lambda: estimate(lora_shape, "qlora", sharding, work),
+                lambda: estimate(shape, "qlora", sharding, work),
             )
         )
     if work.gradient_checkpointing is False:
@@ -218,12 +218,6 @@ def _what_fits(
 def _needs(found: MemoryEstimate) -> str:
     cpu = found.offloaded_per_node
     return f"{gib(found.total)} GiB per GPU" + (f", {gib(cpu)} GiB CPU per node" if cpu else "")
-
-
-def _with_default_adapter(shape: ModelShape) -> ModelShape:
-    """A full fine-tune's shape with a rank-8 adapter on every Linear layer, about what the
-    trainer's per-architecture defaults add (an estimate of LoRA's cost when none was asked)."""
-    return replace(shape, lora_params=8 * 2 * shape.linear_params // max(shape.hidden, 1))
 
 
 def _nodes_that_fit(

@@ -35,17 +35,18 @@ class ModelShape:
     params: int
     largest_layer_params: int
     linear_params: int  # in Linear layers other than the output head: what 4-bit quantizes
-    lora_params: int  # the adapter's (0: no LoRA asked)
+    lora_params: int  # a LoRA adapter's, asked for or not (0: no target modules known)
     hidden: int
     layers: int
     logits: int  # the output's width per token: the vocabulary of a language model, else 0
     weight_bytes: int  # bytes per weight as stored (2: bf16/fp16, 4: fp32)
 
 
-def model_shape(model: str, task: str, lora_r: int | None, targets: list[str]) -> ModelShape | None:
-    """The shape of `model` with `task`'s head and, with `lora_r`, a LoRA adapter of that rank on
-    `targets` (empty: the trainer's per-architecture defaults); None when its config is nowhere
-    to be found (not a folder, packaged, cached or a known architecture)."""
+def model_shape(model: str, task: str, lora_r: int, targets: list[str]) -> ModelShape | None:
+    """The shape of `model` with `task`'s head and the LoRA adapter of rank `lora_r` on
+    `targets` (empty: the trainer's per-architecture defaults, trainer.args.LORA_TARGETS),
+    counted whether LoRA is asked for or not (what it would cost); None when its config is
+    nowhere to be found (not a folder, packaged, cached or a known architecture)."""
     found = _config(model)
     if found is None:
         return None
@@ -57,19 +58,12 @@ def model_shape(model: str, task: str, lora_r: int | None, targets: list[str]) -
     element = next(meta.parameters()).element_size()
     head = meta.get_output_embeddings() if hasattr(meta, "get_output_embeddings") else None
     linears = _linear_layers(meta)
-    lora = 0
-    if lora_r is not None:
-        wanted = targets or LORA_TARGETS.get(config.model_type, [])
-        if not wanted:
-            raise ValueError(
-                f"train.args.lora_target_modules: no default LoRA target modules for model_type "
-                f"{config.model_type!r} ({model}); set them"
-            )
-        lora = sum(
-            lora_r * (fan_in + fan_out)
-            for name, (fan_in, fan_out) in linears.items()
-            if any(name == t or name.endswith(f".{t}") for t in wanted)
-        )
+    wanted = targets or LORA_TARGETS.get(config.model_type, [])
+    lora = sum(
+        lora_r * (fan_in + fan_out)
+        for name, (fan_in, fan_out) in linears.items()
+        if any(name == t or name.endswith(f".{t}") for t in wanted)
+    )
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     return ModelShape(
         source=source,

@@ -43,14 +43,16 @@ def test_70b_shape_is_llama3_70b_counted_on_the_meta_device() -> None:
     shape = model_shape(
         "azureml://registries/azureml-meta/models/Meta-Llama-3-70B-Instruct/versions/1",
         "causal-lm",
-        None,
+        16,
         [],
     )
     assert shape is not None
-    # the published count, within the few rotary buffers a meta model may count besides
-    assert abs(shape.params - LLAMA3_70B_PARAMS) < 1e6
+    assert shape.params == LLAMA3_70B_PARAMS  # parameters only: the rotary buffers left out
     assert shape.largest_layer_params == 128256 * 8192  # the embedding (lm_head is not tied)
     assert (shape.hidden, shape.layers, shape.logits, shape.weight_bytes) == (8192, 80, 128256, 2)
+    # a rank-16 adapter on the 7 projections of each of 80 layers, as peft counts it
+    per_layer = 16 * ((8192 + 8192) * 2 + (8192 + 1024) * 2 + (8192 + 28672) * 2 + (28672 + 8192))
+    assert shape.lora_params == 80 * per_layer
 
 
 def test_a_70b_full_fine_tune_on_one_80gb_gpu_is_refused_with_figures(tmp_path: Path) -> None:
@@ -77,7 +79,7 @@ def test_the_70b_scenario_fits_under_zero3_on_80_gpus() -> None:
     assert (cfg.azureml.launch.instance_count, cfg.azureml.launch.gpus_per_node) == (10, 8)
     found = check_memory(cfg.train.trainer_args(cfg.task.value), cfg.azureml)
     assert found.estimate is not None, found.message
-    shape = model_shape(cfg.train.model or "", "causal-lm", None, [])
+    shape = model_shape(cfg.train.model or "", "causal-lm", 8, [])
     assert shape is not None
     _, states, largest = estimate_zero3_model_states_mem_needs(
         shape.params, 128256 * 8192, num_gpus_per_node=8, num_nodes=10, cpu_offload=False
