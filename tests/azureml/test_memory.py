@@ -235,3 +235,19 @@ def test_tunegate_run_refuses_a_job_that_cannot_fit_before_any_stage(tmp_path: P
     assert result.exit_code == 2, result.output
     assert "azureml.compute.size Standard_NC24ads_A100_v4" in " ".join(result.output.split())
     assert not store.exists()  # no sample generated, nothing ingested
+
+
+def test_lora_on_an_architecture_without_default_targets_names_the_field(tmp_path: Path) -> None:
+    from transformers import OPTConfig
+
+    small = OPTConfig(hidden_size=32, ffn_dim=64, num_hidden_layers=1, num_attention_heads=2)
+    (tmp_path / "config.json").write_text(json.dumps(small.to_dict()))
+    cfg = load_config(SCENARIO_70B, [f"train.model={tmp_path}", "train.lora=true"])
+    with pytest.raises(ValueError, match=r"train\.args\.lora_target_modules: .* set them"):
+        check_memory(cfg.train.trainer_args(cfg.task.value), cfg.azureml)
+    targeted = load_config(
+        SCENARIO_70B,
+        [f"train.model={tmp_path}", "train.lora=true", "train.args.lora_target_modules=[q_proj]"],
+    )
+    found = check_memory(targeted.train.trainer_args("chat"), targeted.azureml)
+    assert found.estimate is not None and "adapter 0.0M" in found.message
