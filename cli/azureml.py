@@ -51,12 +51,33 @@ def export_command(
     write_export(load_cli_config(config, set), out, data, model_version)
 
 
+def check_gpu_memory(cfg: PipelineConfig) -> None:
+    """Print the training job's memory per GPU against its GPUs' (platforms/azureml/
+    memory_check.py); exit 2, saying what would fit, when it cannot fit; a model or size the
+    estimate does not know is a warning."""
+    from platforms.azureml.memory_check import check_memory
+
+    try:
+        found = check_memory(cfg.train.trainer_args(cfg.task.value), cfg.azureml)
+    except ValueError as error:
+        fail(str(error))
+    if found.estimate is None:
+        console.print(f"[yellow]{found.message}[/]")
+    else:
+        console.print(found.message)
+
+
 def write_export(
-    cfg: PipelineConfig, out: Path, data: str | None, model_version: str = "1"
+    cfg: PipelineConfig,
+    out: Path,
+    data: str | None,
+    model_version: str = "1",
+    check_memory: bool = True,
 ) -> None:
     """Export what a run with `cfg` submits; `data` is a split folder or an Azure ML reference.
     Prints the files and the next steps (also written to `steps.sh`); a mistake in the config
-    or the data exits 2 with one line."""
+    or the data, or a job that cannot fit in its GPUs' memory (`check_gpu_memory`, unless
+    `check_memory` is false: the caller checked), exits 2 with one line."""
     import os
 
     from platforms.azureml.datastores import account_of
@@ -66,6 +87,8 @@ def write_export(
     from tasks.train import job_name, job_name_for
 
     split = _split(cfg, data) if data and not _is_reference(data) else None
+    if check_memory:  # after the data's one line, when it cannot be read
+        check_gpu_memory(cfg)
     if split is None:
         data_ref, version = data or f"azureml:{cfg.azureml.data_asset}@latest", None
         name = job_name_for(data_ref, cfg.task.value, cfg.train)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.table import Table
 
-from cli.azureml import write_export
+from cli.azureml import check_gpu_memory, write_export
 from cli.common import (
     ConfigOpt,
     ExcludeOpt,
@@ -64,6 +64,7 @@ def _run(
     dry_run: Path | None,
 ) -> None:
     cfg = load_cli_config(config, set, **{"ingest.inputs": input, "approval.mode": approval})
+    _check_memory(cfg, dry_run is not None)
     if dry_run is not None:
         cfg = cfg.model_copy(update={"until": "split"})
     if not cfg.ingest.inputs:
@@ -97,7 +98,19 @@ def _run(
         unusable = getattr(result, "status", None) == "no-usable-records"
         fail(f"retrain {state.type.value.lower()}: {state.message}", 2 if unusable else 1)
     if dry_run is not None:
-        write_export(cfg, dry_run, result.stages["split"].details["uri"])
+        write_export(cfg, dry_run, result.stages["split"].details["uri"], check_memory=False)
+
+
+def _check_memory(cfg: PipelineConfig, exported: bool) -> None:
+    """A training job that cannot fit in its GPUs' memory exits 2 before any stage runs: the
+    exported Azure ML job's (--dry-run), else the training platform's (none for local)."""
+    if exported:
+        check_gpu_memory(cfg)
+        return
+    settings = cfg.backend_settings()
+    memory = run_stage(lambda: settings.training_memory(cfg.train.trainer_args(cfg.task.value)))
+    if memory:
+        console.print(memory)
 
 
 def _cancelled(stop: RunStop) -> NoReturn:

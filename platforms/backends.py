@@ -79,6 +79,12 @@ class BackendSettings:
         if self.tracking_uri is None:
             PLATFORMS[self.tracking or self.training].check_tracking(self)
 
+    def training_memory(self, trainer_args: dict[str, Any]) -> str | None:
+        """The training platform's check that a job with `trainer_args` fits in its GPUs'
+        memory: the figures (or why there are none), None where nothing is checked; a
+        ValueError naming the field, with what would fit, when it cannot fit."""
+        return PLATFORMS[self.training].training_memory(self, trainer_args)
+
     @property
     def endpoint_on_gpu(self) -> bool:
         """Whether the endpoint's instances have GPUs (serving.gpu follows it)."""
@@ -100,6 +106,9 @@ class Platform(Protocol):
     def check_tracking(self, settings: BackendSettings) -> None: ...
     def check_base_model(self, model: str | None) -> None: ...
     def serves_on_gpu(self, settings: BackendSettings) -> bool: ...
+    def training_memory(
+        self, settings: BackendSettings, trainer_args: dict[str, Any]
+    ) -> str | None: ...
 
 
 class LocalPlatform:
@@ -195,6 +204,11 @@ class LocalPlatform:
     def serves_on_gpu(self, settings: BackendSettings) -> bool:
         return False  # the local endpoint scores on this machine's CPU
 
+    def training_memory(
+        self, settings: BackendSettings, trainer_args: dict[str, Any]
+    ) -> str | None:
+        return None  # this machine's GPUs (if any) are not in the table of sizes
+
 
 class AzureMLPlatform:
     """Azure ML: one `MLClient` of `azureml.workspace` for every part; local state (downloaded
@@ -267,6 +281,13 @@ class AzureMLPlatform:
 
     def serves_on_gpu(self, settings: BackendSettings) -> bool:
         return settings.azureml.endpoint.gpu
+
+    def training_memory(
+        self, settings: BackendSettings, trainer_args: dict[str, Any]
+    ) -> str | None:
+        from platforms.azureml.memory_check import check_memory
+
+        return check_memory(trainer_args, settings.azureml).message
 
 
 def _model_here(backends: Backends, model_dir: str, job: str | None) -> Path:

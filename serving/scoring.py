@@ -5,7 +5,8 @@ On Azure ML this file is the deployment's scoring script: `init()` loads the mod
 read gets a 400 naming the field, through the inference server's `AMLResponse`). The local server
 uses the same `Scorer`, through a micro-batcher that hands `score()` several records at once.
 On a GPU the model is placed there in `TUNEGATE_DTYPE` (auto: bfloat16 where the GPU has it
-natively, else float16: `trainer.precision`); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
+natively, else float16: `trainer.precision`), spread over the instance's GPUs when it has several
+or in 4 bits (`TUNEGATE_DEVICE_MAP`, `TUNEGATE_LOAD_IN_4BIT`: trainer/spread.py); on a CPU it scores in float32 (`trainer.modeling.placement`, which the evaluation job
 places its models by too).
 
 Given a masker (the deployment's `score.py` names the screen's, `screening.outputs`), `init()`
@@ -45,6 +46,7 @@ from trainer.modeling import (
     placement,
 )
 from trainer.predict import model_lengths
+from trainer.spread import Spread
 from trainer.taskspec import task_spec
 
 __all__ = ["DTYPES", "Scorer", "init", "load_served", "placement", "run"]
@@ -52,15 +54,20 @@ log = logging.getLogger(__name__)
 
 
 def load_served(
-    model_dir: Path, threads: int = 0, runtime: str = "served", dtype: torch.dtype | None = None
+    model_dir: Path,
+    threads: int = 0,
+    runtime: str = "served",
+    dtype: torch.dtype | None = None,
+    spread: dict[str, Any] | None = None,
 ) -> tuple[Any, Any, dict[str, Any], runtimes.Runtime]:
     """(model, tokenizer, model_info, runtime) of a model folder as it serves: the runtime its
     `serving.json` names (files hash-checked), from the exported graphs and the tokenizer alone,
     the torch weights never loaded; torch when it names none or `runtime` is "torch" (its
-    weights loaded in `dtype`, None: float32)."""
+    weights loaded in `dtype`, None: float32, and onto the GPUs `spread` maps them to:
+    trainer/spread.py)."""
     served, exported = runtimes.served_runtime(model_dir)
     if exported is None or runtime == "torch":
-        model, tokenizer, info = load_trained(model_dir, dtype=dtype)
+        model, tokenizer, info = load_trained(model_dir, dtype=dtype, spread=spread)
         return model, tokenizer, info, "torch"
     tokenizer, info = load_tokenizer_and_info(model_dir)
     return runtimes.load(exported, threads), tokenizer, info, served
@@ -73,12 +80,15 @@ class Scorer:
         self.model_dir = find_model_dir(Path(model_dir))
         # trainer.modeling.placement: the evaluation job placed the models it judged the same way
         device, dtype = placement(os.environ.get("TUNEGATE_DTYPE", "auto"))
+        # over the instance's GPUs, or in 4 bits (TUNEGATE_DEVICE_MAP, TUNEGATE_LOAD_IN_4BIT)
+        on_gpus = Spread.from_env().load_kwargs(device, dtype, torch.cuda.device_count())
         # the runtime the evaluation chose and the registry recorded (serving.json), hash checked
         try:
             self.model, self.tokenizer, info, self.runtime = load_served(
                 self.model_dir,
                 threads=torch.get_num_threads(),
                 dtype=None if device == "cpu" else dtype,  # no float32 copy of a 7B model first
+                spread=on_gpus,
             )
         except KeyError as exc:  # model_info.json without a task, or a task with no model class
             raise ValueError(

@@ -15,8 +15,9 @@ per-record primary scores for the gate's paired bootstrap); the job then screens
 candidate's outputs for personal data (`python -m screening.outputs`, `output-screen.json`).
 The gate on the orchestrator takes those numbers and findings as they are: only these files
 come back. The models predict as the endpoint serves: on the GPU in its
-dtype (`--dtype`, the endpoint's `TUNEGATE_DTYPE`; `trainer.modeling.placement`), loaded one at
-a time, each freed before the next, generative ones in batches padded on the left; so the
+dtype (`--dtype`, the endpoint's `TUNEGATE_DTYPE`; `trainer.modeling.placement`), spread over
+the node's GPUs or in 4 bits as the endpoint is (`--device-map`, `--load-in-4bit`:
+trainer/spread.py), loaded one at a time, each freed before the next, generative ones in batches padded on the left; so the
 candidate's answers are the rollout's smoke answers.
 Every model reads and writes as many tokens as the candidate was trained to; the base model
 reads through the candidate's tokenizer (the same vocabulary, with the chat template and
@@ -45,6 +46,7 @@ from trainer.modeling import (
     release_memory,
 )
 from trainer.predict import lengths, predict
+from trainer.spread import DEVICE_MAPS, Spread
 from trainer.taskspec import task_spec
 
 
@@ -54,6 +56,7 @@ def predict_models(
     champion_dir: str | Path | None = None,
     batch_size: int = 32,
     dtype: str = "auto",
+    spread: Spread | None = None,
 ) -> dict[str, list[str] | None]:
     """{"base", "candidate", "champion"}: each model's prediction of every record (champion None
     when there is none).
@@ -61,9 +64,12 @@ def predict_models(
     The models are placed as the endpoint places its model (`placement(dtype)`, the endpoint's
     `TUNEGATE_DTYPE`: on a GPU in bfloat16 where supported, else float16; float32 on a CPU) and
     loaded one at a time, each freed before the next loads: a GPU that serves one 7B model holds
-    one here too."""
+    one here too. `spread`: the endpoint's too (spread over the node's GPUs, 4-bit)."""
+    import torch
+
     device, torch_dtype = placement(dtype)
     in_dtype = None if device == "cpu" else torch_dtype
+    on_gpus = (spread or Spread()).load_kwargs(device, torch_dtype, torch.cuda.device_count())
     candidate_dir = find_model_dir(Path(candidate_dir))
     made: dict[str, list[str] | None] = {"base": None, "candidate": None, "champion": None}
     sizes: dict[str, Any] = {}  # the candidate's (max_length, max_new_tokens) and tokenizer
@@ -87,7 +93,7 @@ def predict_models(
         release_memory()
 
     def trained(folder: Path) -> tuple[Any, Any]:
-        model, tokenizer, _ = load_trained(folder, dtype=in_dtype)
+        model, tokenizer, _ = load_trained(folder, dtype=in_dtype, spread=on_gpus)
         return model, tokenizer
 
     info = json.loads((candidate_dir / MODEL_INFO).read_text())
@@ -96,7 +102,10 @@ def predict_models(
     # the base model reads through the candidate's tokenizer
     run(
         "base",
-        lambda: (load_base(task, info["base_model"], seed=42, dtype=in_dtype), sizes["tokenizer"]),
+        lambda: (
+            load_base(task, info["base_model"], seed=42, dtype=in_dtype, spread=on_gpus),
+            sizes["tokenizer"],
+        ),
     )
     if champion_dir:  # a mounted model asset holds the registered folder one level down
         run("champion", lambda: trained(find_model_dir(Path(champion_dir))))
@@ -146,12 +155,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="The models' dtype on a GPU, the endpoint's TUNEGATE_DTYPE (auto: bfloat16 where "
         "supported, else float16); float32 on a CPU.",
     )
+    parser.add_argument(
+        "--device-map",
+        choices=DEVICE_MAPS,
+        default="auto",
+        help="The endpoint's azureml.endpoint.device_map: auto spreads a model over the node's "
+        "GPUs when there are several; single puts it whole on the first.",
+    )
+    parser.add_argument(
+        "--load-in-4bit",
+        action="store_true",
+        help="The endpoint's azureml.endpoint.load_in_4bit: 4-bit weights (needs bitsandbytes).",
+    )
     args = parser.parse_args(argv)
     records = read_split(args.data_dir, "test", args.max_test_records)
     if not records:
         raise SystemExit(f"{args.data_dir} has no test records to evaluate on")
     predictions = predict_models(
-        records, args.candidate, args.champion, args.batch_size, args.dtype
+        records,
+        args.candidate,
+        args.champion,
+        args.batch_size,
+        args.dtype,
+        Spread(args.device_map, args.load_in_4bit),
     )
     task = json.loads((find_model_dir(Path(args.candidate)) / MODEL_INFO).read_text())["task"]
     device, dtype = placement(args.dtype)

@@ -28,6 +28,7 @@ from trainer.args import LORA_TARGETS
 from trainer.model_paths import Part
 from trainer.pointer_generator import PointerGeneratorModel  # registers its Auto classes
 from trainer.precision import auto_precision, device_capability
+from trainer.spread import is_placed
 from trainer.taskspec import PACKAGED_DECODER, PACKAGED_MODELS, PACKAGED_SEQ2SEQ, task_spec
 
 MODEL_INFO = "model_info.json"
@@ -55,8 +56,9 @@ def placement(dtype: str = "auto") -> tuple[str, torch.dtype]:
 
 
 def place(model: Any, device: str, dtype: torch.dtype) -> Any:
-    """`model` on `device` in `dtype` (left as it is on the CPU: float32 there)."""
-    if device != "cpu":
+    """`model` on `device` in `dtype` (left as it is on the CPU: float32 there, and where it was
+    loaded onto its GPUs: spread by a device map or 4-bit, trainer/spread.py)."""
+    if device != "cpu" and not is_placed(model):
         model.to(device=device, dtype=dtype)
     return model
 
@@ -97,9 +99,16 @@ def with_pad_token(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def load_base(task: str, name: str, seed: int, dtype: torch.dtype | None = None) -> Any:
+def load_base(
+    task: str,
+    name: str,
+    seed: int,
+    dtype: torch.dtype | None = None,
+    spread: dict[str, Any] | None = None,
+) -> Any:
     """The base model with the task's head; a new head is initialised from `seed`; its weights
-    loaded in `dtype` (None: as transformers loads them, float32 for the packaged ones).
+    loaded in `dtype` (None: as transformers loads them, float32 for the packaged ones) and,
+    with `spread` (`Spread.load_kwargs`: a device map, 4-bit), onto the GPUs it names.
 
     transformers' loading report (a table of every new and unused weight, logged as a warning) is
     expected here, where a pretrained body gets a new head: it is replaced by one line naming the
@@ -119,6 +128,7 @@ def load_base(task: str, name: str, seed: int, dtype: torch.dtype | None = None)
         extra: dict[str, Any] = {"is_decoder": True} if name == PACKAGED_DECODER else {}
         if dtype is not None:
             extra["dtype"] = dtype
+        extra.update(spread or {})
         model, info = model_class(task).from_pretrained(
             resolve_model(name), output_loading_info=True, **extra
         )
@@ -250,24 +260,31 @@ def load_tokenizer_and_info(model_dir: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def load_trained(
-    model_dir: str | Path, seed: int = 42, dtype: torch.dtype | None = None
+    model_dir: str | Path,
+    seed: int = 42,
+    dtype: torch.dtype | None = None,
+    spread: dict[str, Any] | None = None,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, model_info) of a trained model directory, ready for inference: the
     tokenizer's `model_max_length` and the model's `generation_config.max_new_tokens` are the
     lengths it was trained with. An adapter whose merged weights are beside it (`merged/`,
     `--merge-adapter`) loads those, so the base model is not needed (nor the hub). `dtype`: the
-    weights are loaded in it (never a float32 copy of a bf16 model first)."""
+    weights are loaded in it (never a float32 copy of a bf16 model first); `spread`
+    (`Spread.load_kwargs`): onto the GPUs its device map names, or in 4 bits."""
     model_dir = Path(model_dir)
     tokenizer, info = load_tokenizer_and_info(model_dir)
     in_dtype: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
+    in_dtype.update(spread or {})
     if info.get("adapter") and (model_dir / MERGED).is_dir():  # no base model needed
         model = model_class(info["task"]).from_pretrained(model_dir / MERGED, **in_dtype)
     elif info.get("adapter"):
         from peft import PeftModel
 
-        base = load_base(info["task"], info["base_model"], seed, dtype)
+        base = load_base(info["task"], info["base_model"], seed, dtype, spread)
         model = PeftModel.from_pretrained(base, model_dir)
-        if dtype is not None:  # peft keeps a half-precision base's adapter in float32
+        # peft keeps a half-precision base's adapter in float32: cast, unless the base was
+        # loaded onto its GPUs (spread: its adapter layers sit there, 4-bit ones cast inputs)
+        if dtype is not None and not is_placed(base):
             model.to(dtype=dtype)
     else:
         model = model_class(info["task"]).from_pretrained(model_dir, **in_dtype)

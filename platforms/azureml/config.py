@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from platforms.azureml import cuda_lines, vm_sizes
+from platforms.azureml.four_bit import check_4bit
 from platforms.azureml.job_config import JobConfig
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
@@ -169,6 +170,20 @@ class EndpointConfig(BaseModel):
         description="The model's dtype on a GPU instance (auto: bfloat16 where the GPU has it "
         "natively, compute capability 8.0+, else float16); a CPU instance scores in float32.",
     )
+    device_map: Literal["auto", "single"] = Field(
+        "auto",
+        description="On a GPU instance with several GPUs, auto spreads the model over them "
+        "(transformers' device_map='auto': a 70B model's 141 GB of bf16 weights on 8 x 80 GB), "
+        "single puts it whole on the first; the evaluation job places its models the same way "
+        "on its node (trainer/spread.py).",
+    )
+    load_in_4bit: bool = Field(
+        False,
+        description="Load the weights in 4 bits (bitsandbytes NF4) on the GPU, a quarter of "
+        "bf16's memory, for the deployment and the evaluation job; bitsandbytes is not in "
+        "tunegate's environments: set azureml.endpoint.environment and azureml.environment to "
+        "images that have it.",
+    )
     workers: int = Field(
         1,
         ge=1,
@@ -306,6 +321,11 @@ class AzureMLConfig(BaseModel):
                 "azureml.endpoint.instance_type",
                 "azureml.endpoint.environment",
             )
+        return self
+
+    @model_validator(mode="after")
+    def _four_bits_where_they_load(self) -> AzureMLConfig:
+        check_4bit(self)
         return self
 
 

@@ -292,7 +292,8 @@ def evaluation_job(
     (`code_dir` is `stage_evaluation_code`'s). Its `evaluation` output holds
     `trainer.args.EVALUATION_FILES` (predictions, scores, the screen's findings) and nothing
     else. The base model is mounted and reached as in the training job. The models predict on
-    the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), one at a time, so the
+    the node's GPU in the endpoint's dtype (azureml.endpoint.dtype), spread over its GPUs and
+    in 4 bits as the endpoint's are (device_map, load_in_4bit), one at a time, so the
     predictions are the answers the endpoint will give.
 
     `mlflow_output` (an export with azureml.model_type mlflow_model, which has no tunegate
@@ -310,6 +311,7 @@ def evaluation_job(
         "max_test_records": max_test_records,
         "batch_size": batch_size,
         "dtype": config.endpoint.dtype,
+        "device_map": config.endpoint.device_map,
     }
     flags = [
         *("--data-dir", "${{inputs.data}}", "--candidate", "${{inputs.candidate}}"),
@@ -317,6 +319,9 @@ def evaluation_job(
         *("--batch-size", "${{inputs.batch_size}}"),
         # the endpoint's dtype: the smoke check compares the endpoint's answers with these
         *("--dtype", "${{inputs.dtype}}"),
+        # and its spread over the node's GPUs, and 4 bits (trainer/spread.py)
+        *("--device-map", "${{inputs.device_map}}"),
+        *(["--load-in-4bit"] if config.endpoint.load_in_4bit else []),
         *("--output-dir", "${{outputs." + EVAL_OUTPUT + "}}"),
     ]
     screen_flags = [

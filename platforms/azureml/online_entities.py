@@ -25,6 +25,7 @@ from platforms.azureml.config import EndpointConfig
 from platforms.azureml.entities import SCORE_SCRIPT, environment
 from platforms.azureml.environment import serving_spec
 from serving.collect import INPUTS, OUTPUTS, VERSION_ENV
+from trainer.spread import DEVICE_MAP_ENV, LOAD_IN_4BIT_ENV
 
 
 def online_endpoint(
@@ -103,6 +104,8 @@ def online_deployment(
             "TOKENIZERS_PARALLELISM": "false",
             "WORKER_COUNT": str(config.workers),  # Azure ML's inference server reads it
             "TUNEGATE_DTYPE": config.dtype,  # serving/scoring.py: the model's dtype on a GPU
+            DEVICE_MAP_ENV: config.device_map,  # trainer/spread.py: over the instance's GPUs
+            LOAD_IN_4BIT_ENV: "1" if config.load_in_4bit else "0",
             "TUNEGATE_COLLECT": "1" if config.collect else "0",  # serving/scoring.py
             # the version label the collected records carry (serving.collect.AzureMLSink)
             **({VERSION_ENV: label} if (label := _version_label(model, tags)) else {}),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from platforms.azureml import base_model, entities
 from platforms.azureml.client import retrying, status_text
 from platforms.azureml.config import AzureMLConfig
 from platforms.azureml.job_logs import LOG_DRAIN_SECONDS, LogStreamer
+from platforms.azureml.memory_check import check_memory
 from platforms.azureml.workspace_assets import WorkspaceAssets
 from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.training import Evaluation, JobStatus, TrainingJob, TrainSpec
@@ -36,6 +38,7 @@ _STATUS: dict[str, JobStatus] = {
     "NotResponding": "failed",
     "Canceled": "cancelled",
 }
+log = logging.getLogger(__name__)
 MAX_RESUBMITS = 20
 OUTPUTS_FETCHED = "OUTPUTS_FETCHED"  # what the stages read, weights left out, is here
 MODEL_DOWNLOADED = "MODEL_DOWNLOADED"  # the whole model output, weights included, is here
@@ -280,6 +283,8 @@ class AzureMLTrainingBackend(WorkspaceAssets):
     def _create(self, spec: TrainSpec, name: str) -> TrainingJob:
         model = spec.args.get("model")
         base_model.check_model(model)
+        # a job that cannot fit in its GPUs' memory is refused before it is submitted
+        log.info("%s", check_memory(spec.args, self.config).message)
         model_type = self._model_type(model)
         self._ensure_compute()
         data = self._data_input(spec.data_dir)
