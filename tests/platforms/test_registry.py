@@ -74,7 +74,7 @@ def test_rollback_history_survives_a_new_client(tmp_path: Path) -> None:
     assert again.previous("qa", "challenger") is None
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_concurrent_registrations_get_distinct_versions(tmp_path: Path) -> None:
     sources = [str(_model(tmp_path, f"s{i}")) for i in range(4)]
     with multiprocessing.get_context("spawn").Pool(2) as pool:
@@ -85,7 +85,7 @@ def test_concurrent_registrations_get_distinct_versions(tmp_path: Path) -> None:
     assert files == {f"s{i}".encode() for i in range(4)}  # no version over another's files
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_one_training_job_is_registered_once_even_by_concurrent_runs(tmp_path: Path) -> None:
     source, root = str(_model(tmp_path, "job-output")), str(tmp_path / "store")
     with multiprocessing.get_context("spawn").Pool(2) as pool:
@@ -128,7 +128,7 @@ r.MlflowRegistry.local(Path(sys.argv[1])).register("qa", Path(sys.argv[2]), {}, 
 """
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_killed_registration_is_invisible_and_cleaned_by_the_next(tmp_path: Path) -> None:
     store = tmp_path / "store"
     registry = MlflowRegistry.local(store)

@@ -172,7 +172,7 @@ def _facts(text: str, ignore_case: bool = False) -> set[str]:
     return found | {n.lower() for n in numbers}
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_the_last_reply_follows_from_the_conversation(big: Sample) -> None:
     """Learnable: the reply restates what the customer named and never names a fact (product,
     plan, amount, order...) the conversation does not hold."""
@@ -393,7 +393,7 @@ def _alone(sample: Sample) -> list[tuple[str, str, str, str]]:
     return out
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_screen_redacts_planted_values_in_every_message(screened) -> None:
     sample, store, ingested, (ref, report), _ = screened
     assert report.records_in == ingested.counts["accepted"] == report.kept + report.quarantined

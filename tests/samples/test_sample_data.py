@@ -318,7 +318,7 @@ def test_toxic_ids_match_toxic_text(big: tuple[str, Sample]) -> None:
 
 
 @pytest.mark.parametrize("task", [QA, SUM])
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_large_sample_has_its_size_and_tickets_never_share_text(task: str) -> None:
     sample = generate_sample(task, 20000, seed=0)
     assert len(sample.lines) == 20000

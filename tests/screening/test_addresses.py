@@ -420,7 +420,7 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_each_format_is_found_and_redacted_by_the_default_screen() -> None:
     records, expected = [], []
     for entity, values in FOUND.items():

@@ -121,7 +121,7 @@ def saved_reader(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_saved_token_classifier_reads_names_in_place_of_the_shipped_one(
     saved_reader: Path,
 ) -> None:
@@ -257,7 +257,7 @@ def toxicity_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_saved_text_classifier_drops_what_it_scores_toxic_and_says_so(
     toxicity_folder: Path,
 ) -> None:

@@ -94,7 +94,7 @@ def test_a_batch_and_one_text_give_the_same_spans() -> None:
     ]
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_names_left_whole_on_a_slice_of_tweets_others_wrote(detectors) -> None:
     """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/corpora/): the
     screen with the reader leaves at most half the names the rules alone leave whole, and at most

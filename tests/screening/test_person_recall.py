@@ -26,7 +26,7 @@ def _person(detectors, text: str) -> list[str]:
     return [text[s.start : s.end] for s in spans if s.score >= MIN_SCORE]
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_recall_per_form_and_no_product_flagged(detectors) -> None:
     corpus = generate(400, seed=3)
     found = detectors.analyze([t.text for t in corpus])

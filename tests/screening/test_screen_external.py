@@ -71,7 +71,7 @@ def test_slice_is_small_and_holds_every_type() -> None:
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=LEFT_TODAY.get(k, ())) for k in PER_TYPE])
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_values_left_whole_within_target(measured: Measured, kind: str) -> None:
     count = measured.types[kind]
     assert count.left_rate <= MAX_LEFT[kind], (

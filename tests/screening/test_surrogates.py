@@ -132,7 +132,7 @@ def test_salt_lives_outside_datasets_owner_only_and_env_wins(tmp_path, monkeypat
     assert key_id(first) != key_id(b"a team-wide salt from the vault")
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_screen_with_surrogates_leaves_no_planted_name_and_a_new_salt_is_a_new_dataset(
     make_config, tmp_path, monkeypatch
 ) -> None:

@@ -179,7 +179,7 @@ def sidecar(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sidecar]:
     receiver.server.shutdown()
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_the_azure_ml_scoring_script_collects_masked_records(
     sidecar: Sidecar, qa_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

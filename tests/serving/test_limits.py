@@ -207,7 +207,7 @@ def test_no_key_reaches_the_server_log_and_the_log_is_private(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_record_over_the_token_limit_gets_413_naming_it(
     qa_model_dir: Path, tmp_path: Path, workers: int
 ) -> None:

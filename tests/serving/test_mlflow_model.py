@@ -144,7 +144,7 @@ def test_every_tasks_request_passes_its_mlflow_signature_unchanged(task: str) ->
     assert [parse_record(spec.trainer_task, r) for r in requests_of(enforced)] == requests
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_mlflow_models_serve_answers_the_readme_request_as_the_endpoint(
     store: Path, client: EndpointClient, tmp_path: Path
 ) -> None:

@@ -52,7 +52,7 @@ def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     return task, model_dir, model, tokenizer, folders
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_fp32_graphs_write_what_torch_generate_writes(exported) -> None:  # type: ignore[no-untyped-def]
     task, _, model, tokenizer, folders = exported
     records = valid_records(task, 8, seed=1)
@@ -64,7 +64,7 @@ def test_fp32_graphs_write_what_torch_generate_writes(exported) -> None:  # type
     assert predict(onnx, tokenizer, task, records[:1], batch_size=1) == expected[:1]
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_int8_answers_a_request_the_same_alone_and_in_a_batch(exported) -> None:  # type: ignore[no-untyped-def]
     task, _, _, tokenizer, folders = exported
     records = valid_records(task, 6, seed=2)
@@ -92,7 +92,7 @@ def test_the_summarizer_with_its_copy_head_serves_in_torch(tmp_path: Path) -> No
         export(tiny_pointer_generator(), None, tmp_path / "onnx", runtimes.OPSET)
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_the_scoring_code_serves_from_the_graphs_alone(exported, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Staged as registration stages it and without the torch weights (which an ONNX-served
     model never loads), the model answers a request as the graphs do offline (as the evaluation

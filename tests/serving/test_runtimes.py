@@ -144,7 +144,7 @@ def test_the_fastest_runtime_within_the_allowed_loss_is_chosen() -> None:
     assert choose(scores, "torch", 1.0).runtime == "torch"
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
     exported: Path, tmp_path: Path
 ) -> None:
@@ -182,7 +182,7 @@ def test_an_int8_model_that_loses_quality_is_refused_and_the_fallback_served(
         Scorer(registered)
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_gpu_instances_serve_onnx_on_cuda_and_never_int8(
     exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -257,7 +257,7 @@ def _evaluate_in_a_process(exported: Path, data: Path, folder: Path) -> str:
     return report.model_dump_json()
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_two_evaluations_of_one_candidate_export_into_their_own_folders(
     exported: Path, tmp_path: Path
 ) -> None:

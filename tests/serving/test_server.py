@@ -36,7 +36,7 @@ def test_qa_scoring_returns_a_span_of_the_context(client: EndpointClient) -> Non
     assert [len(o["answer"]) > 0 for o in batch.body["outputs"]] == [True, True]
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_traffic_is_split_by_weight(client: EndpointClient) -> None:
     client.set_traffic({"blue": 80, "green": 20})
     try:

@@ -33,7 +33,7 @@ def _scoring_processes() -> set[int]:
     }
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_deployment_with_workers_scores_in_its_own_processes(
     client: EndpointClient, running: RunningEndpoint, qa_model_dir: Path
 ) -> None:
@@ -58,7 +58,7 @@ def test_a_deployment_with_workers_scores_in_its_own_processes(
     assert not started & _scoring_processes()  # deleting the deployment stopped them
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_dead_scoring_process_fails_its_batch_and_is_replaced(qa_model_dir: Path) -> None:
     scorer = ProcessScorer(qa_model_dir, workers=1)
     try:
@@ -75,7 +75,7 @@ def test_a_dead_scoring_process_fails_its_batch_and_is_replaced(qa_model_dir: Pa
     assert not _scoring_processes()
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_model_no_worker_can_load_is_refused_with_the_reason(tmp_path: Path) -> None:
     (tmp_path / "model_info.json").write_text(
         json.dumps({"task": "extractive-qa", "base_model": "x", "adapter": False})

@@ -245,7 +245,7 @@ def test_a_file_that_is_no_squad_is_quarantined_and_a_squad_file_needs_qa(
         _ingest(make_config, [str(squad)], task="summarization")
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_unanswerable_questions_go_through_screen_and_split(make_config, tmp_path: Path) -> None:
     path = tmp_path / "squad.json"
     path.write_text(json.dumps(_squad()))

@@ -163,7 +163,7 @@ def _monitor(config: PipelineConfig, since: datetime, until: datetime, **kw: Any
     )
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_in_distribution_traffic_is_no_drift_and_shifted_traffic_is(
     champion: tuple[PipelineConfig, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
@@ -235,7 +235,7 @@ def test_a_rollouts_own_requests_are_not_users_traffic(
     assert result.requests == 5 and not result.judged
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_malformed_requests_are_a_quality_signal(
     champion: tuple[PipelineConfig, list[dict[str, Any]]],
 ) -> None:

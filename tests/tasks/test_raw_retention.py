@@ -68,7 +68,7 @@ def _bytes(folder: str) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file())
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_ingest_keeps_no_raw_value_readable_and_the_screen_sees_the_same(
     make_config, inputs: Path, tmp_path: Path
 ) -> None:

@@ -109,7 +109,7 @@ def test_first_rollout_then_a_canary_that_promotes(
     [(FaultSpec(error_rate=1.0), "error rate"), (FaultSpec(delay_ms=400), "p95")],
     ids=["errors", "slow"],
 )
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_an_unhealthy_canary_rolls_back(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path, fault: FaultSpec, reason: str
 ) -> None:

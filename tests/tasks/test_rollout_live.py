@@ -112,7 +112,7 @@ def _challenger(
     return registry, v2
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_challenger_that_errors_on_live_traffic_rolls_back_though_its_smoke_test_passed(
     endpoint, qa_model_dir: Path, long_inputs_break: Path, samples, tmp_path: Path
 ) -> None:
@@ -144,7 +144,7 @@ def test_a_challenger_that_errors_on_live_traffic_rolls_back_though_its_smoke_te
     assert f"5xx {live.challenger.health.error_rate:.3f} vs 0.000" in line
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_healthy_challenger_advances_on_live_traffic(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path
 ) -> None:
@@ -173,7 +173,7 @@ def test_a_healthy_challenger_advances_on_live_traffic(
 
 
 @pytest.mark.parametrize("action", ["rollback", "smoke-only"])
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_window_without_live_traffic_waits_then_cannot_judge(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path, action: str
 ) -> None:
@@ -199,7 +199,7 @@ def test_a_window_without_live_traffic_waits_then_cannot_judge(
         assert "advanced on the replayed requests alone" in step.message
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_mirrored_shadow_step_catches_the_failing_challenger_before_any_user_sees_it(
     endpoint, qa_model_dir: Path, long_inputs_break: Path, samples, tmp_path: Path
 ) -> None:

@@ -33,7 +33,7 @@ def _screen(make_config, tmp_path: Path, task: str, n: int, seed: int, **section
 
 
 @pytest.mark.parametrize(("task", "seed"), [("extractive-qa", 5), ("summarization", 9)])
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, seed) -> None:
     sample, _, report, kept, quarantined, report_text = _screen(
         make_config, tmp_path, task, 400, seed
@@ -63,7 +63,7 @@ def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, see
     assert report.flagged > 0 and report.needs_review  # LOCATION is flagged by default
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_policy_can_drop_or_flag_instead_of_redacting(make_config, tmp_path) -> None:
     screen = {
         "entities": {"EMAIL_ADDRESS": {"action": "drop"}, "PERSON": {"action": "flag"}},

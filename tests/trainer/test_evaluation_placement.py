@@ -18,7 +18,7 @@ from trainer.modeling import load_trained, placement
 from trainer.predict import predict
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_one_model_at_a_time_loaded_in_the_endpoints_dtype_and_placed_on_the_gpu(
     monkeypatch: pytest.MonkeyPatch, qa_model_dir: Path
 ) -> None:

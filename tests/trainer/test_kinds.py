@@ -115,7 +115,7 @@ def test_the_text_kind_serves_in_torch() -> None:
         exporter_of("text-generation").check("packaged:minilm-decoder")
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_a_text_model_trained_here_completes_a_prompt_as_it_predicts(tmp_path) -> None:
     from serving.scoring import Scorer
     from tasks.records import TaskType

@@ -111,7 +111,7 @@ def _evaluate_load_calls(source: str) -> int:
     )
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_only_load_metric_calls_evaluate_load() -> None:
     """Every metric load goes through `load_metric` (by path, offline): a hub name passed to
     `evaluate.load` anywhere else would fetch from the Hub at run time. Every Python file of the
@@ -157,7 +157,7 @@ print(load_metric(ROUGE_MODULE).compute(predictions=["a b"], references=["a b"])
 """
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_metrics_load_and_score_with_no_network_at_all() -> None:
     """Offline at run time: loading and computing both metrics opens no connection (a hub name
     would try the Hub first), with none of the HF offline variables set."""

@@ -53,7 +53,7 @@ def test_every_argument_round_trips_through_the_command_line() -> None:
     assert dataclasses.asdict(parse_args(flags)) == OTHER
 
 
-@pytest.mark.slow  # 3 s or more in-process: not in `make test-fast`
+@pytest.mark.slow
 def test_every_trainer_argument_is_described_in_help() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "trainer.train", "--help"],
