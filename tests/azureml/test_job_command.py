@@ -347,15 +347,15 @@ def test_the_evaluation_job_writes_the_mlflow_model_an_export_registers(tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stage", [2, 3])
-def test_deepspeed_zero_on_two_cpu_processes(tmp_path: Path, stage: int) -> None:
-    """`accelerate_config: deepspeed_zeroN` on a node with 2 processes (DeepSpeed's CPU
-    accelerator, gloo): under ZeRO-3 each rank loads only its shard of the model
-    (zero3_init_flag: the model is created after TrainingArguments), and the model the job
-    writes, its adapter and its merged weights, is whole."""
-    config = f"deepspeed_zero{stage}"
+def test_deepspeed_zero3_on_two_cpu_processes(tmp_path: Path) -> None:
+    """`accelerate_config: deepspeed_zero3` on a node with 2 processes (DeepSpeed's CPU
+    accelerator, gloo): each rank loads only its shard of the model (zero3_init_flag: the model
+    is created after TrainingArguments), and the model the job writes, its adapter and its
+    merged weights, is whole. (ZeRO-2 on two processes, killed and resumed: the local training
+    backend's tests.)"""
     job_yml = _export(
-        tmp_path, {"launcher": "accelerate", "gpus_per_node": 2, "accelerate_config": config}
+        tmp_path,
+        {"launcher": "accelerate", "gpus_per_node": 2, "accelerate_config": "deepspeed_zero3"},
     )
 
     run = _run(tmp_path, job_yml)
@@ -364,8 +364,5 @@ def test_deepspeed_zero_on_two_cpu_processes(tmp_path: Path, stage: int) -> None
         assert f"process {rank} of 2 (local {rank}) on cpu" in run.log(), run.tails()
     line = next(x for x in run.log().splitlines() if "DeepSpeed ZeRO stage" in x)
     held, total = map(int, re.search(r"holds (\d+) of the model's (\d+)", line).groups())
-    if stage == 3:
-        assert "partitioned at load: yes" in line and held < 0.6 * total, line
-    else:
-        assert "partitioned at load: no" in line and held == total, line
+    assert "partitioned at load: yes" in line and held < 0.6 * total, line
     _assert_the_model_loads_and_answers(tmp_path / "model")

@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from platforms.training import LocalTrainingBackend, TrainSpec, trainer_arguments
@@ -124,17 +126,31 @@ def test_wait_cancels_the_job_when_interrupted(tmp_path: Path) -> None:
     assert backend.status(job) == "cancelled"
 
 
+# How a job runs its processes: (processes, accelerate config); per-process batch 3 on one
+# process, 2 on two: 8 or 6 optimizer steps over the 24 records
+LAUNCHES = {
+    "one process": (1, None),
+    "DDP (torchrun, two processes)": (2, None),
+    "DeepSpeed ZeRO-2 (accelerate, two processes)": (2, "trainer/configs/deepspeed_zero2.yaml"),
+}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("launch", list(LAUNCHES))
 def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_checkpoint(
-    tmp_path: Path,
+    tmp_path: Path, launch: str
 ) -> None:
     """A preempted node, here: the job's processes SIGKILLed mid-epoch once a checkpoint exists,
     and a later checkpoint left torn. The run's wait sees the job end without an error of its
     own and submits it again (`train.resubmits`); the rerun resumes from the newest complete
-    checkpoint and ends where an uninterrupted run ends: same step count, same adapter."""
+    checkpoint (adapter, optimizer, scheduler, RNG and data position: under DeepSpeed its own
+    engine's state) and ends where an uninterrupted run ends: same steps, same adapter."""
+    nproc, accelerate_config = LAUNCHES[launch]
     backend = LocalTrainingBackend(tmp_path / "jobs")
-    args = {"max_length": 64, "doc_stride": 16, "batch_size": 3, "epochs": 1, "save_steps": 2}
-    spec = _spec(tmp_path, "preempted", **args)  # 24 records: 8 steps
+    args = {"max_length": 64, "doc_stride": 16, "batch_size": 3 if nproc == 1 else 2}
+    spec = _spec(tmp_path, "preempted", **args, epochs=1, save_steps=2).model_copy(
+        update={"nproc": nproc, "accelerate_config": accelerate_config}
+    )
     folder = tmp_path / "jobs" / "preempted"
     checkpoints = folder / "outputs" / "checkpoints"
     killed: list[int] = []
@@ -146,26 +162,32 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
                 return
             time.sleep(0.02)
         killed.append(json.loads((folder / "job.json").read_text())["pid"])
-        os.killpg(killed[0], signal.SIGKILL)
+        # every process of the job at once, as a lost node takes them: torchrun starts its
+        # workers in sessions of their own, out of the job's process group
+        job = psutil.Process(killed[0])
+        for process in [job, *job.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
 
     said: list[str] = []
     saved: list[Checkpoint] = []
 
     def tear_and_say(message: str) -> None:
         """Called once the job has ended, before it is submitted again: a later checkpoint cut
-        short mid-save (no trainer state, half an optimizer) is left beside the newest one."""
+        short mid-save (no trainer state, a file half written) is left beside the newest one."""
         said.append(message)
         if not saved and (newest := newest_complete(checkpoints, remove_torn=False)):
             saved.append(newest)
-            # LoRA: a checkpoint holds the adapter (and its optimizer's state), not the weights
             files = {p.name: p.stat().st_size for p in newest.path.iterdir()}
             assert "adapter_model.safetensors" in files and "model.safetensors" not in files
-            base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
-            assert sum(files.values()) < base / 4
+            if accelerate_config is None:  # LoRA: the adapter and its optimizer, not the weights
+                base = (Path(spec.args["model"]) / "model.safetensors").stat().st_size
+                assert sum(files.values()) < base / 4
             torn = checkpoints / f"checkpoint-{newest.step + 1}"
             shutil.copytree(newest.path, torn)
             (torn / "trainer_state.json").unlink()
-            (torn / "optimizer.pt").write_bytes((torn / "optimizer.pt").read_bytes()[:100])
+            half = torn / "adapter_model.safetensors"
+            half.write_bytes(half.read_bytes()[:100])
 
     killer = threading.Thread(target=preempt)
     killer.start()
@@ -184,12 +206,26 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
     assert any(f"skipping incomplete checkpoint {torn} (cut short" in line for line in lines)
     resumed = json.loads((Path(job.output_dir) / "metrics.json").read_text())
     assert resumed["resumed_from_step"] == step and 0 < step < resumed["steps"]
+    assert resumed["world_size"] == nproc
+    if accelerate_config is not None:  # ZeRO-2: every rank holds the whole model
+        zero = [line for line in lines if "DeepSpeed ZeRO stage 2" in line]
+        assert len(zero) == 2 * nproc, zero  # each rank, before the kill and after
+        for line in zero:
+            held, total = map(int, re.search(r"holds (\d+) of the model's (\d+)", line).groups())
+            assert "partitioned at load: no" in line and held == total, line
     assert (
         not checkpoints.exists() and (Path(job.output_dir) / "adapter_model.safetensors").exists()
     )
 
-    flags = trainer_arguments(spec.data_dir, str(tmp_path / "whole"), spec.args)
-    uninterrupted = main(flags)
+    whole = spec.model_copy(update={"name": "uninterrupted"})
+    if nproc == 1:  # in this process: cheaper than another job
+        uninterrupted = main(trainer_arguments(spec.data_dir, str(tmp_path / "whole"), spec.args))
+        output = tmp_path / "whole"
+    else:
+        done = backend.wait(backend.submit(whole), lambda _: None)
+        assert done.status == "completed"
+        output = Path(done.output_dir)
+        uninterrupted = json.loads((output / "metrics.json").read_text())
     assert uninterrupted["resumed_from_step"] == 0
-    assert resumed["steps"] == uninterrupted["steps"] == 8
-    assert_same_adapter(Path(job.output_dir), tmp_path / "whole")
+    assert resumed["steps"] == uninterrupted["steps"] == (8 if nproc == 1 else 6)
+    assert_same_adapter(Path(job.output_dir), output)

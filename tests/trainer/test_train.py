@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -148,42 +146,6 @@ def test_mlflow_only_with_a_tracking_uri_and_the_package(monkeypatch, capsys) ->
     assert report_to() == (["mlflow"] if installed else "none")
     if not installed:
         assert "mlflow is not installed" in capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_two_process_ddp_on_cpu(tmp_path: Path) -> None:
-    data = write_dataset(tmp_path, TaskType.extractive_qa, qa_record, n=32)
-    model = tiny_model(tmp_path, "bert")
-    out = tmp_path / "ddp"
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",  # a free rendezvous port on this machine
-        "--nproc_per_node",
-        "2",
-        "-m",
-        "trainer.train",
-        "--model",
-        str(model),
-        "--data-dir",
-        str(data),
-        "--output-dir",
-        str(out),
-        "--epochs",
-        "1",
-        "--batch-size",
-        "4",
-        "--max-length",
-        "64",
-        "--doc-stride",
-        "16",
-    ]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["world_size"] == 2
-    assert (out / "adapter_model.safetensors").exists()
 
 
 def test_arguments_layer_defaults_yaml_flags_and_reject_unknown_keys(tmp_path: Path) -> None:
