@@ -28,6 +28,7 @@ Another `OVERHEAD` covers the CUDA context, NCCL's buffers and the allocator's f
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Literal
 
@@ -124,8 +125,14 @@ def _model_states(shape: ModelShape, method: Method, sharding: Sharding) -> tupl
 def _trainable(params: int, largest_layer: int, sharding: Sharding) -> tuple[int, int]:
     """DeepSpeed's estimate of one GPU's model states for `params` trainable parameters, and
     of the CPU memory per node that goes with it."""
-    from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs
-    from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
+    # DeepSpeed looks for an accelerator as it loads and warns, on a machine without a GPU, that
+    # it fell back to the CPU: nothing here runs on one, so a user is not told so
+    logging.disable(logging.WARNING)
+    try:
+        from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs
+        from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
+    finally:
+        logging.disable(logging.NOTSET)
 
     if sharding.zero_stage == 3:
         cpu, gpu, _ = estimate_zero3_model_states_mem_needs(
