@@ -41,7 +41,8 @@ MAX_MIRROR_PERCENT = 50
 
 class AzureMLEndpointBackend:
     """`EndpointBackend` over `ml_client.online_endpoints` / `online_deployments`; `collected`:
-    where the deployments' collected traffic is read back (None: not read, no live window)."""
+    where the deployments' collected traffic is read back (None, or deployments that collect
+    nothing: not read, no live window)."""
 
     live_wait_seconds = 600.0  # the data collector lands requests in blob storage minutes later
 
@@ -55,7 +56,10 @@ class AzureMLEndpointBackend:
         collected: CollectedReader | None = None,
     ) -> None:
         self.client = ml_client
-        self.collected = collected
+        # only the scoring code collects (masked); an MLflow model's deployment, or one with
+        # azureml.endpoint.collect off, collects nothing to read back
+        collects = config.collect and model_type == "custom_model"
+        self.collected = collected if collects else None
         self._mirrored: set[str] = set()  # deployments taking mirror traffic and none of their own
         self.config = config
         self.model_type = model_type  # mlflow_model: deployments without scoring code
