@@ -206,11 +206,12 @@ the rollout's own named requests are not in it). The step advances only when the
 of the champion's. Fewer than `live.min_requests` challenger requests after `live.wait_seconds`
 cannot be judged: `live.on_cannot_judge` rolls back (the default) or advances on the replayed
 requests alone (`smoke-only`, for an endpoint without users), and the step's record says which.
-`live.enabled` unset judges live windows where the endpoint's traffic can be read as it is
-served (the local endpoint), not on Azure ML, whose data collector lands in blob storage minutes
-later; `live.mirror_percent` adds a shadow step before the first canary step: a share of live
-requests copied to the new deployment at 0%, its answers collected and judged, never returned
-([monitoring.md](monitoring.md#the-canary-on-live-traffic)).
+`live.enabled` unset judges live windows where the endpoint's traffic can be read: the local
+endpoint's records, and on Azure ML the data collector's output on Blob storage (where
+`monitor.azureml` says), which lands minutes later, so a step waits up to `live.wait_seconds`
+(unset: 600 s there, 120 s locally); `live.mirror_percent` adds a shadow step before the
+first canary step: a share of live requests copied to the new deployment at 0%, its answers
+collected and judged, never returned ([monitoring.md](monitoring.md#the-canary-on-live-traffic)).
 
 The smoke test: `smoke_min_agreement` of the new deployment's answers must agree with the
 evaluation's, an answer agreeing when its token F1 (SQuAD's normalisation) against the

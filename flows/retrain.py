@@ -41,6 +41,7 @@ from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, run_logger
 from platforms.azureml.config import local_cache
 from platforms.backends import Backends
+from platforms.endpoint import CollectedReader
 from platforms.evaluation import GateDecision
 from platforms.hashing import sha256_text, stable_json
 from platforms.notify import emit_decision
@@ -54,6 +55,7 @@ from tasks.reuse import reread_needed, trained_before
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
+from tasks.traffic_sources import endpoint_traffic
 from tasks.train import train_task
 
 DESCRIPTION = (
@@ -311,6 +313,7 @@ def _stages(
                 evaluation.samples,
                 config.rollout,
                 frozenset(config.screen.all_entities()),
+                _live_traffic(config, backends, version.name),
             )
     except PrefectException:
         raise  # pauses, cancellations and crashes are Prefect's to handle
@@ -321,6 +324,15 @@ def _stages(
         raise
     tracker.rolled_out(rollout.outcome)
     return _rolled_out(config, summary, rollout)
+
+
+def _live_traffic(config: PipelineConfig, backends: Backends, model: str) -> CollectedReader | None:
+    """Where the rollout reads the endpoint's traffic back for its live windows: on Azure ML,
+    the data collector's output where the monitor reads it (monitor.azureml); None when the
+    live window is off or the endpoint reads its own (local)."""
+    if config.rollout.live.enabled is False:
+        return None
+    return endpoint_traffic(backends, model, config.monitor.azureml, config.azure)
 
 
 def _model(config: PipelineConfig) -> str:

@@ -33,7 +33,7 @@ from platforms.store import Store
 if TYPE_CHECKING:
     from distributed import Client
 
-    from platforms.endpoint import EndpointBackend
+    from platforms.endpoint import CollectedReader, EndpointBackend
     from platforms.model_version import ModelRegistry, ModelVersion
     from platforms.training import TrainingBackend
 
@@ -97,7 +97,9 @@ class Platform(Protocol):
     def registry(self, backends: Backends) -> ModelRegistry: ...
     def training(self, backends: Backends) -> TrainingBackend: ...
     def evaluation(self, backends: Backends) -> TrainingBackend: ...
-    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend: ...
+    def open_endpoint(
+        self, backends: Backends, model_name: str, collected: CollectedReader | None = None
+    ) -> EndpointBackend: ...
     def endpoint_state(self, backends: Backends, model_name: str) -> Path: ...
     def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None: ...
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str: ...
@@ -146,7 +148,10 @@ class LocalPlatform:
             model_of=backends.training.fetch_model,  # its weights, fetched from where it ran
         )
 
-    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
+    def open_endpoint(
+        self, backends: Backends, model_name: str, collected: CollectedReader | None = None
+    ) -> EndpointBackend:
+        """`collected` is not read: the local endpoint collects into its own folder."""
         from platforms.endpoint import LocalEndpointBackend, ensure_local_endpoint
         from serving.collect import COLLECTED
 
@@ -234,13 +239,19 @@ class AzureMLPlatform:
     def evaluation(self, backends: Backends) -> TrainingBackend:
         return backends.training  # an evaluation job on the training job's cluster
 
-    def open_endpoint(self, backends: Backends, model_name: str) -> EndpointBackend:
+    def open_endpoint(
+        self, backends: Backends, model_name: str, collected: CollectedReader | None = None
+    ) -> EndpointBackend:
         from platforms.azureml.endpoint import AzureMLEndpointBackend
 
         endpoint = backends.settings.azureml.endpoint.for_model(model_name)
         state = backends.endpoint_state(model_name)
         return AzureMLEndpointBackend(
-            backends.workspace, endpoint, state, model_type=backends.settings.azureml.model_type
+            backends.workspace,
+            endpoint,
+            state,
+            model_type=backends.settings.azureml.model_type,
+            collected=collected,
         )
 
     def endpoint_state(self, backends: Backends, model_name: str) -> Path:
@@ -380,11 +391,14 @@ class Backends:
             return self.training
         return PLATFORMS[kind].evaluation(self)
 
-    def open_endpoint(self, model_name: str) -> EndpointBackend:
+    def open_endpoint(
+        self, model_name: str, collected: CollectedReader | None = None
+    ) -> EndpointBackend:
         """The endpoint of the model `model_name`, the caller's to `close()`: its Azure ML managed
         online endpoint, or its local one under `{store}/endpoints/{model_name}`, started when it
-        is not running."""
-        return PLATFORMS[self.settings.endpoint].open_endpoint(self, model_name)
+        is not running. `collected`: where an Azure ML endpoint's traffic is read back (its data
+        collector's output), for the live window of a canary step."""
+        return PLATFORMS[self.settings.endpoint].open_endpoint(self, model_name, collected)
 
     def endpoint_lock(self, model_name: str) -> AbstractContextManager[None]:
         """Held by a rollout: one rollout at a time per endpoint (between the processes of this

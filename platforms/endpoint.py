@@ -25,8 +25,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -160,9 +161,17 @@ def _move_legacy(store_root: Path, model_name: str) -> None:
                 log.warning("the moved endpoint %s did not start again: %s", target, exc)
 
 
+# a served model's collected records from `since` to `until` at least (the endpoint's traffic
+# where it is collected away from the endpoint: Azure ML's data collector output on Blob storage)
+CollectedReader = Callable[[datetime, datetime], Iterator[dict[str, Any]]]
+
+
 class EndpointBackend(Protocol):
     url: str
     key_file: str
+    # how long a canary step waits for its live window by default (rollout.live.wait_seconds
+    # unset): longer where collected records land late
+    live_wait_seconds: float
 
     def status(self) -> EndpointStatus: ...
     def deploy(self, name: str, model_dir: str, version: str) -> None: ...
@@ -172,12 +181,14 @@ class EndpointBackend(Protocol):
     ) -> None: ...
     def metrics(self) -> dict[str, MetricsSnapshot]: ...
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult: ...
-    def live_records(self) -> Iterator[dict[str, Any]] | None: ...
+    def live_records(self, since: datetime) -> Iterator[dict[str, Any]] | None: ...
 
 
 class LocalEndpointBackend:
     """Drives a local endpoint server through its admin API; `collected`: the folder its
     traffic is collected in (masked, `serving.collect`), which `live_records` reads."""
+
+    live_wait_seconds = 120.0  # its records are written as it serves
 
     def __init__(
         self, url: str, key_file: Path, workers: int = 1, collected: Path | None = None
@@ -206,9 +217,9 @@ class LocalEndpointBackend:
     def score(self, payload: Any, deployment: str | None = None) -> ScoreResult:
         return self.client.score(payload, deployment)
 
-    def live_records(self) -> Iterator[dict[str, Any]] | None:
-        """Every request the endpoint collected (masked), oldest first; None when it collects
-        none (no `collected` folder given)."""
+    def live_records(self, since: datetime) -> Iterator[dict[str, Any]] | None:
+        """Every request the endpoint collected (masked), oldest first (the caller keeps those
+        since `since`); None when it collects none (no `collected` folder given)."""
         return None if self.collected is None else read_records(self.collected)
 
     def close(self) -> None:

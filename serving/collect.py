@@ -23,6 +23,10 @@ Sinks (`--sink` of the writer):
 - `mdc` (`AzureMLSink`): Azure ML's data collector (`azureml-ai-monitoring`'s `Collector`),
   the deployment's `model_inputs` and `model_outputs` collections (`data_collector` of the
   deployment), rows correlated by request; the collector sends them to the deployment's sidecar.
+  Its lines have no field of tunegate's own, so how a request was routed rides in the
+  correlation id (`correlation_id`, read back by `routed_of`): the bare id for a user's request,
+  `named-<id>` for one that named its deployment; the rows stay the request's and answers' own,
+  which Azure ML's model monitoring reads.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ INPUTS, OUTPUTS = "model_inputs", "model_outputs"  # Azure ML's collection names
 WRITER_NICE = 10
 AZUREML_SINK = "mdc"  # the `--sink` of Azure ML's model data collector (AzureMLSink)
 VERSION_ENV = "TUNEGATE_VERSION"  # an Azure ML deployment's version label (`name:version`)
+
+ROUTED = ("traffic", "named", "mirror")  # how a request reached its deployment (Exchange.routed)
 
 Masker = Callable[[Any], Any]  # a JSON value -> the same value with personal data masked
 
@@ -285,7 +291,7 @@ class AzureMLSink:
         from azureml.ai.monitoring.context import BasicCorrelationContext
 
         at = int(datetime.fromisoformat(exchange.time).timestamp())
-        context = BasicCorrelationContext(id=exchange.id, timestamp=at)
+        context = BasicCorrelationContext(id=correlation_id(exchange), timestamp=at)
         self.inputs.collect(pd.DataFrame(_rows(exchange.inputs)), context)
         if exchange.outputs is not None:
             self.outputs.collect(pd.DataFrame(_rows(exchange.outputs)), context)
@@ -295,6 +301,18 @@ class AzureMLSink:
         from azureml.ai.monitoring.init import teardown
 
         teardown(wait_for_flush=True)
+
+
+def correlation_id(exchange: Exchange) -> str:
+    """The id an exchange is collected under on Azure ML: its own for a user's request, with
+    how it was routed in front otherwise (`named-<id>`), as `routed_of` reads it back."""
+    return exchange.id if exchange.routed == "traffic" else f"{exchange.routed}-{exchange.id}"
+
+
+def routed_of(correlation: str) -> str:
+    """How the request collected under `correlation` was routed (`correlation_id`)."""
+    prefix, dash, _ = correlation.partition("-")
+    return prefix if dash and prefix in ROUTED else "traffic"
 
 
 def _rows(values: list[Any]) -> list[dict[str, Any]]:
@@ -348,8 +366,8 @@ def summarise(records: Iterator[dict[str, Any]], examples: int = 3) -> list[Traf
         status = int(r.get("status", 0))
         s.client_errors += 400 <= status < 500
         s.errors += status >= 500
-        if status < 400:
-            latencies.setdefault(key, []).append(float(r.get("latency_ms", 0.0)))
+        if status < 400 and r.get("latency_ms") is not None:  # Azure ML's: not collected
+            latencies.setdefault(key, []).append(float(r["latency_ms"]))
         s.first = s.first or r.get("time")
         s.last = r.get("time")
         s.examples = [*s.examples, r][-examples:] if examples else []

@@ -12,7 +12,12 @@ places its models by too).
 Given a masker (the deployment's `score.py` names the screen's, `screening.outputs`), `init()`
 collects every request and its answer, masked off the request path, into Azure ML's data
 collector (`serving.collect.AzureMLSink`: the deployment's `model_inputs` / `model_outputs`)
-when `azureml-ai-monitoring` imports and `TUNEGATE_COLLECT` is not 0.
+when `azureml-ai-monitoring` imports and `TUNEGATE_COLLECT` is not 0. The deployment's `score.py`
+takes the request's headers too (`routed_by`; Azure ML's inference server passes them to a
+`run` with a `request_headers` parameter), so that a request naming its
+deployment in the `azureml-model-deployment` header (a rollout's smoke and replayed requests) is
+collected as `routed: named`, apart from the users' requests the endpoint's traffic weights
+sent (`routed: traffic`).
 """
 
 from __future__ import annotations
@@ -20,13 +25,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from serving import runtimes
+from serving.api import DEPLOYMENT_HEADER
 from serving.collect import (
     AZUREML_SINK,
     VERSION_ENV,
@@ -157,8 +163,17 @@ def init(masker: str | None = None) -> None:
     _collection = Collection(masker, [AZUREML_SINK])
 
 
-def run(raw_json: str) -> Any:
-    """Azure ML entry point: the response to one request (see `serving.payloads` for shapes).
+def routed_by(headers: Mapping[str, str]) -> str:
+    """How a request reached this deployment, from its HTTP headers: named when it named the
+    deployment (`azureml-model-deployment`: a rollout's smoke and replayed requests), else
+    traffic (the endpoint's weights chose it)."""
+    named = any(k.lower() == DEPLOYMENT_HEADER and v for k, v in headers.items())
+    return "named" if named else "traffic"
+
+
+def run(raw_json: str | bytes, routed: str = "traffic") -> Any:
+    """Azure ML entry point: the response to one request (see `serving.payloads` for shapes);
+    `routed`: how it reached this deployment, as collected (`serving.collect.Exchange`).
 
     A request that is not JSON or lacks a field is the client's error: under Azure ML's inference
     server it gets a 400 with the reason (the server would answer any exception with a 500);
@@ -171,21 +186,22 @@ def run(raw_json: str) -> Any:
         records, is_batch = _scorer.parse(parse_json(raw_json))
         outputs = _scorer.score(records)
     except ValueError as exc:
-        _collect(started, 400, [], None, str(exc))
+        _collect(started, routed, 400, [], None, str(exc))
         try:
             from azureml_inference_server_http.api.aml_response import AMLResponse
         except ImportError:
             raise exc from None
         return AMLResponse({"error": str(exc)}, 400, json_str=True)
     except Exception as exc:
-        _collect(started, 500, records, None, f"{type(exc).__name__}: {exc}")
+        _collect(started, routed, 500, records, None, f"{type(exc).__name__}: {exc}")
         raise
-    _collect(started, 200, records, outputs)
+    _collect(started, routed, 200, records, outputs)
     return {"outputs": outputs} if is_batch else outputs[0]
 
 
 def _collect(
     started: float,
+    routed: str,
     status: int,
     records: list[dict[str, Any]],
     outputs: list[Any] | None,
@@ -195,5 +211,14 @@ def _collect(
         deployment = os.environ.get("AZUREML_DEPLOYMENT_NAME")  # not set off Azure ML
         version = os.environ.get(VERSION_ENV) or None  # set by the deployment (tunegate's)
         _collection.submit(
-            Exchange(deployment, version, status, ms_since(started), records, outputs, error)
+            Exchange(
+                deployment,
+                version,
+                status,
+                ms_since(started),
+                records,
+                outputs,
+                error,
+                routed=routed,
+            )
         )

@@ -8,9 +8,16 @@ the `azureml-model-deployment` header (`routed: named`) and are left out here: t
 what the endpoint's traffic weights sent to each side (`routed: traffic`), or, in a shadow step,
 the copies sent to the challenger at 0% (`routed: mirror`, answers returned to no one).
 
-The endpoint's traffic is read where it is collected as it is served (the local endpoint's
-`collected/` folder); Azure ML's data collector lands in blob storage minutes later, so there
-the live window is not judged unless `rollout.live.enabled` is true (then it cannot judge).
+The endpoint's traffic is read where it is collected: the local endpoint's `collected/` folder,
+as it is served; on Azure ML the data collector's output on Blob storage
+(`tasks.monitor_azure`, the monitor's reader), which lands minutes after a request, so a step
+there waits longer for its window (`wait_seconds` unset: the backend's `live_wait_seconds`, 600 s
+on Azure ML, 120 s locally). The scoring script collects a request that named its deployment as
+named there too (`serving.scoring.routed_by`); Azure ML does not say which requests are mirrored
+copies, so a deployment that takes mirror traffic and no traffic of its own has its users'
+requests read as mirrored (`AzureMLEndpointBackend.live_records`). Azure ML's collector keeps no
+latency: the live window compares errors, scores and personal data there, the replayed requests
+latency.
 
 `decide_live_window` (pure) compares the two sides with the thresholds of `rollout.live`: 5xx
 error rate and p95 latency (the same rules as the replayed step, `tasks.rollout_policy`), the
@@ -55,20 +62,22 @@ class LiveCanaryConfig(BaseModel):
         None,
         description="Judge each canary step on the requests the endpoint's users sent in its "
         "window too; a step advances only when the replayed requests and the live window pass. "
-        "null: where the rollout can read the endpoint's traffic as it is served (the local "
-        "endpoint's collected records), not on Azure ML (its data collector lands in blob "
-        "storage minutes later), said so in each step's record; true: required everywhere (no "
-        "traffic to read: on_cannot_judge); false: off.",
+        "null: where the rollout can read the endpoint's traffic (the local endpoint's "
+        "collected records; on Azure ML the data collector's output, monitor.azureml), not "
+        "where it cannot (an endpoint collecting nothing), said so in each step's record; true: "
+        "required everywhere (no traffic to read: on_cannot_judge); false: off.",
     )
     min_requests: int = Field(
         20, ge=1, description="Live requests the challenger must serve in a step's window."
     )
-    wait_seconds: float = Field(
-        120.0,
+    wait_seconds: float | None = Field(
+        None,
         ge=0,
         le=86_400,
         description="Longest a step waits, after its hold, for min_requests live requests; "
-        "then the window cannot be judged (on_cannot_judge).",
+        "then the window cannot be judged (on_cannot_judge). null: 120 on the local endpoint "
+        "(its records are written as it serves), 600 on Azure ML (its data collector lands "
+        "requests in blob storage minutes later; raise it where yours lags more).",
     )
     on_cannot_judge: Literal["rollback", "smoke-only"] = Field(
         "rollback",
@@ -264,7 +273,7 @@ def window_records(
 
 
 def judge_live_window(
-    read: Callable[[], Iterator[dict[str, Any]] | None],
+    read: Callable[[datetime], Iterator[dict[str, Any]] | None],
     challenger: tuple[str, str],
     champion: tuple[str, str | None],
     since: datetime,
@@ -272,22 +281,24 @@ def judge_live_window(
     response_key: str,
     entities: frozenset[str],
     shadow: bool = False,
+    default_wait: float = 120.0,
 ) -> LiveVerdict:
     """The verdict on the window from `since` to now, read again every POLL_SECONDS until it
-    can be judged or `config.wait_seconds` ran out. `read()`: the endpoint's collected records
+    can be judged or `config.wait_seconds` (unset: `default_wait`, the backend's) ran out.
+    `read(since)`: the endpoint's collected records from `since` on at least
     (`EndpointBackend.live_records`), None when it keeps none the rollout can read. `shadow`:
     the challenger's side is the mirrored copies, not traffic routed to it."""
-    deadline = time.monotonic() + config.wait_seconds
+    wait = default_wait if config.wait_seconds is None else config.wait_seconds
+    deadline = time.monotonic() + wait
+    # from the step's whole second: Azure ML's data collector stamps a request to the second
+    since = since.replace(microsecond=0)
     routed = "mirror" if shadow else "traffic"
     while True:
         until = datetime.now(UTC)
         stamps = since.isoformat(timespec="seconds"), until.isoformat(timespec="seconds")
-        records = read()
+        records = read(since)
         if records is None:  # nothing to read: required (enabled: true) or not judged
-            unread = (
-                "live: this endpoint keeps no traffic records a rollout can read while a step "
-                "is held (Azure ML's data collector lands in blob storage minutes later)"
-            )
+            unread = "live: this endpoint keeps no traffic records a rollout can read"
             if config.enabled:
                 return LiveVerdict(
                     verdict="cannot-judge", reasons=[unread], since=stamps[0], until=stamps[1]

@@ -14,9 +14,11 @@ kept elsewhere and its line's `data` is that file's URL (`datainblob`).
 What tunegate's scoring script logs there (`serving.collect.AzureMLSink`): the request's records
 in `model_inputs` and its answers in `model_outputs`, both masked first, under one correlation
 id (the exchange's id) and one time (when it was answered), with `modelversion` the deployment's
-version label (`name:version`). A request with inputs and no outputs got no answer: refused
-(400) when it had no readable record, failed (500) otherwise. Latency and error text are not
-collected there.
+version label (`name:version`), and how the request was routed in the correlation id
+(`serving.collect.correlation_id`: `named-<id>` for a request that named its deployment, such as
+a rollout's smoke and replayed requests; read back as the record's `routed`). A request with
+inputs and no outputs got no answer: refused (400) when it had no readable record, failed (500)
+otherwise. Latency and error text are not collected there.
 
 Reading a window [since, until) lists only the hour folders it covers (and those of
 `baseline_hours` before it, for the score reference), hour by hour, joins each hour's inputs and
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from serving.collect import INPUTS, OUTPUTS
+from serving.collect import INPUTS, OUTPUTS, routed_of
 
 HOUR = timedelta(hours=1)
 
@@ -153,6 +155,7 @@ class AzureCollected:
             "error": None,
             "time": first.time.isoformat(),
             "id": correlation,
+            "routed": routed_of(correlation),
         }
 
 

@@ -30,7 +30,7 @@ from prefect.cache_policies import NONE
 from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
-from platforms.endpoint import EndpointBackend, check_own
+from platforms.endpoint import CollectedReader, EndpointBackend, check_own
 from platforms.model_version import ModelRegistry, ModelVersion
 from serving.api import DeploymentInfo
 from serving.client import EndpointError
@@ -206,6 +206,7 @@ class _Canary:
             task_spec(self.task_type).response_key,
             self.entities,
             shadow=shadow,
+            default_wait=self.backend.live_wait_seconds,
         )
 
 
@@ -363,11 +364,14 @@ def rollout_task(
     samples: list[dict[str, Any]],
     config: RolloutConfig,
     entities: frozenset[str] = frozenset(),
+    collected: CollectedReader | None = None,
 ) -> RolloutRecord:
-    """Blue/green canary rollout of the registered version; rolls back on its own."""
+    """Blue/green canary rollout of the registered version; rolls back on its own. `collected`:
+    where an Azure ML endpoint's traffic is read back for the live windows
+    (`tasks.traffic_sources.endpoint_traffic`)."""
     log.info("rollout: version %s, waiting for the endpoint lock", version.version)
     with backends.endpoint_lock(version.name):  # two runs never pick the same idle colour
-        backend = backends.open_endpoint(version.name)
+        backend = backends.open_endpoint(version.name, collected)
         try:
             record = run_rollout(
                 backend, backends.registry, version, task_type, samples, config, entities

@@ -5,6 +5,9 @@ in the shape the local collector writes them (`serving/collect.py`).
 - `local`: the model's local endpoint folder, `{store}/endpoints/{model}/collected/`;
 - `azureml`: Azure ML's data collector output of the model's managed online endpoint on Blob
   storage (tasks/monitor_azure.py; its root: tasks/collector_root.py).
+
+A rollout on Azure ML reads the same output for its canary steps' live windows
+(`endpoint_traffic`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, NamedTuple, Protocol
 
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig
+from platforms.endpoint import CollectedReader
 from serving.collect import COLLECTED, read_records
 from tasks.collector_root import AzureCollectedConfig, azure_collected
 
@@ -66,6 +70,9 @@ class TrafficSource(NamedTuple):
 
     served: Callable[[Backends, str], list[str]]
     traffic: Callable[[Backends, str, AzureCollectedConfig, AzureStorageConfig], CollectedTraffic]
+    # a rollout on this platform's endpoint reads its live windows here (not where the endpoint
+    # reads its own records back)
+    read_back: bool = False
 
 
 def _local_served(backends: Backends, own_model: str) -> list[str]:
@@ -90,5 +97,18 @@ def _azureml(
 TRAFFIC_SOURCES: dict[str, TrafficSource] = {
     "local": TrafficSource(_local_served, _local),
     # one endpoint a model on Azure ML: the config's model is the one its folders belong to
-    "azureml": TrafficSource(lambda backends, own_model: [own_model], _azureml),
+    "azureml": TrafficSource(lambda backends, own_model: [own_model], _azureml, read_back=True),
 }
+
+
+def endpoint_traffic(
+    backends: Backends, model: str, config: AzureCollectedConfig, azure: AzureStorageConfig
+) -> CollectedReader | None:
+    """Where a rollout reads `model`'s endpoint traffic back for its live windows when it is
+    collected away from the endpoint: on Azure ML, its data collector's output (the window's
+    hours only, no baseline before them); None for the local endpoint, which reads its own."""
+    source = TRAFFIC_SOURCES[backends.settings.endpoint]  # rollout.backend: where it serves
+    if not source.read_back:
+        return None
+    window_only = config.model_copy(update={"baseline_hours": 0.0})
+    return source.traffic(backends, model, window_only, azure).records

@@ -4,6 +4,10 @@ Every long-running operation is awaited before the next call (an unawaited deplo
 races the traffic update), and a deployment is deleted only once its traffic is 0. Latency and
 errors are measured on the requests this backend sends (the rollout's canary traffic): Azure
 Monitor's endpoint metrics lag by minutes, too late for a canary step.
+
+The endpoint's users' requests are read back from its data collector's output on Blob storage
+(`collected`, the monitor's reader, tasks/monitor_azure.py), which lands minutes after each
+request: a canary step's live window waits for it (`live_wait_seconds`).
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from azure.core.exceptions import ResourceNotFoundError
@@ -28,11 +33,18 @@ from serving.client import EndpointError, ScoreResult
 from serving.metrics import DeploymentMetrics, MetricsSnapshot
 from serving.traffic import TrafficSettings
 
+if TYPE_CHECKING:
+    from platforms.endpoint import CollectedReader
+
 MAX_MIRROR_PERCENT = 50
 
 
 class AzureMLEndpointBackend:
-    """`EndpointBackend` over `ml_client.online_endpoints` / `online_deployments`."""
+    """`EndpointBackend` over `ml_client.online_endpoints` / `online_deployments`; `collected`:
+    where the deployments' collected traffic is read back (None, or deployments that collect
+    nothing: not read, no live window)."""
+
+    live_wait_seconds = 600.0  # the data collector lands requests in blob storage minutes later
 
     def __init__(
         self,
@@ -41,8 +53,14 @@ class AzureMLEndpointBackend:
         state_dir: Path,
         http: httpx.Client | None = None,
         model_type: ModelType = "custom_model",
+        collected: CollectedReader | None = None,
     ) -> None:
         self.client = ml_client
+        # only the scoring code collects (masked); an MLflow model's deployment, or one with
+        # azureml.endpoint.collect off, collects nothing to read back
+        collects = config.collect and model_type == "custom_model"
+        self.collected = collected if collects else None
+        self._mirrored: set[str] = set()  # deployments taking mirror traffic and none of their own
         self.config = config
         self.model_type = model_type  # mlflow_model: deployments without scoring code
         self.state_dir = state_dir
@@ -131,6 +149,7 @@ class AzureMLEndpointBackend:
             lambda: self.client.online_endpoints.begin_create_or_update(endpoint).result(),
             "update traffic",
         )
+        self._mirrored = {n for n, v in mirror.items() if v and not traffic.get(n)}
 
     def metrics(self) -> dict[str, MetricsSnapshot]:
         with self._lock:
@@ -158,10 +177,21 @@ class AzureMLEndpointBackend:
             answer = payloads.mlflow_response(payload, answer)
         return ScoreResult(answered, answer)
 
-    def live_records(self) -> Iterator[dict[str, Any]] | None:
-        """None: Azure ML's data collector writes the deployments' traffic to the workspace's
-        blob storage minutes later, too late to judge a canary step by (the monitor reads it)."""
-        return None
+    def live_records(self, since: datetime) -> Iterator[dict[str, Any]] | None:
+        """The deployments' requests the data collector landed since `since`, in time order
+        (None without `collected`). Azure ML does not tell a mirrored copy from a user's request,
+        so a deployment this backend mirrors to while it takes no traffic of its own (a shadow
+        step) has its users' requests read as mirrored; those that named it stay named."""
+        if self.collected is None:
+            return None
+        mirrored = frozenset(self._mirrored)
+        records = self.collected(since, datetime.now(UTC))
+        return (
+            {**r, "routed": "mirror"}
+            if r.get("deployment") in mirrored and r.get("routed", "traffic") == "traffic"
+            else r
+            for r in records
+        )
 
     def close(self) -> None:
         self._http.close()

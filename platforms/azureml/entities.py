@@ -58,15 +58,20 @@ SERVING_PACKAGES = ("serving", "trainer", "screening")  # screening: masks colle
 SCORE_SCRIPT = "score.py"
 _SCORE_SOURCE = '''"""Azure ML scoring entry point: tunegate's serving code, the same as the local endpoint's.
 
-Requests and answers are collected masked by the screen's recognizers (serving/collect.py).
+Requests and answers are collected masked by the screen's recognizers (serving/collect.py); the
+request's headers (the inference server passes them to a `run` that takes `request_headers`)
+tell a request that named this deployment from the users' traffic.
 """
 
 from serving import scoring
-from serving.scoring import run  # noqa: F401
 
 
 def init() -> None:
     scoring.init("screening.outputs:traffic_masker")  # the writer process imports it
+
+
+def run(raw_json: str, request_headers: dict[str, str]) -> object:
+    return scoring.run(raw_json, routed=scoring.routed_by(request_headers))
 '''
 MODEL_OUTPUT = "model"
 EVAL_OUTPUT = "evaluation"

@@ -9,7 +9,10 @@ through this backend, with scoring code, is in tests/azureml/test_backends.py.""
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -147,3 +150,47 @@ def test_a_deployment_tells_its_collector_the_version_it_serves(
     sent = fake_azureml.last_body("PUT", "/onlineEndpoints/tunegate-qa/deployments/blue")
     assert sent["properties"]["environmentVariables"]["TUNEGATE_VERSION"] == "tunegate-qa:1"
     assert sent["tags"]["tunegate.version"] == "tunegate-qa:1"
+
+
+def test_the_live_window_is_read_back_from_the_collector_and_mirrored_copies_told_apart(
+    blue_and_green: AzureMLEndpointBackend, fake_azureml: FakeAzureML, tmp_path: Path
+) -> None:
+    """What the data collector landed since the step began (`collected`, the monitor's reader
+    on Azure ML); a deployment mirrored to at 0% has its users' requests read as mirrored
+    copies (Azure ML does not mark them), its named ones stay named; a deployment that collects
+    nothing (an MLflow model's, or azureml.endpoint.collect off) has no live window."""
+    landed = [
+        {"deployment": "green", "routed": "traffic"},
+        {"deployment": "green", "routed": "named"},
+        {"deployment": "blue", "routed": "traffic"},
+    ]
+    asked: list[tuple[datetime, datetime]] = []
+
+    def collected(since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
+        asked.append((since, until))
+        return iter(landed)
+
+    def backend(config: EndpointConfig, model_type: str) -> AzureMLEndpointBackend:
+        return AzureMLEndpointBackend(
+            ml_client(fake_azureml),
+            config,
+            tmp_path / model_type,
+            model_type=model_type,  # type: ignore[arg-type]
+            collected=collected,
+        )
+
+    scored = backend(CONFIG, "custom_model")
+    since = datetime.now(UTC)
+    scored.set_traffic({"blue": 100}, {"green": 20})  # a shadow step
+    records = list(scored.live_records(since) or [])
+    assert [r["routed"] for r in records] == ["mirror", "named", "traffic"]
+    assert asked[0][0] == since and asked[0][1] >= since
+    scored.set_traffic({"blue": 50, "green": 50})  # a canary step: green's users are its own
+    assert [r["routed"] for r in scored.live_records(since) or []] == [
+        "traffic",
+        "named",
+        "traffic",
+    ]
+    assert backend(CONFIG, "mlflow_model").live_records(since) is None
+    no_collector = CONFIG.model_copy(update={"collect": False})
+    assert backend(no_collector, "custom_model").live_records(since) is None

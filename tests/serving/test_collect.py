@@ -25,8 +25,10 @@ from serving.collect import (
     Collection,
     Exchange,
     JsonlSink,
+    correlation_id,
     jsonl_sink,
     read_records,
+    routed_of,
 )
 
 EMAIL = "dana.whitfield@example.org"
@@ -214,3 +216,18 @@ def test_the_azure_ml_scoring_script_collects_masked_records(
     assert inputs_headers["ce-time"] == outputs_headers["ce-time"]
     assert abs(int(inputs_headers["ce-time"]) - time.time()) < 600
     assert inputs_headers["ce-model-version"] == "tunegate-extractive-qa:3"
+
+
+@pytest.mark.parametrize("routed", ["traffic", "named", "mirror"])
+def test_how_a_request_was_routed_survives_the_azure_ml_correlation_id(routed: str) -> None:
+    exchange = Exchange("green", "m:2", 200, 1.0, [{"q": 1}], [{"a": 1}], routed=routed)
+    collected = correlation_id(exchange)
+    assert routed_of(collected) == routed
+    assert collected == (exchange.id if routed == "traffic" else f"{routed}-{exchange.id}")
+
+
+def test_the_scoring_script_reads_a_named_request_from_its_headers() -> None:
+    # the inference server hands `request_headers` as Flask spells them
+    assert scoring.routed_by({"Azureml-Model-Deployment": "green", "Content-Type": "x"}) == "named"
+    assert scoring.routed_by({"Content-Type": "application/json"}) == "traffic"
+    assert scoring.routed_by({"azureml-model-deployment": ""}) == "traffic"
