@@ -383,3 +383,24 @@ def ms_since(started: float) -> float:
 
 if __name__ == "__main__":
     sys.exit(writer())
+
+
+def answer_text(answer: Any, response_key: str) -> str | None:
+    """The text of one collected answer (its `response_key` field), None when it has none."""
+    if answer is None:
+        return None
+    if isinstance(answer, dict):
+        value = answer.get(response_key)
+        return value if isinstance(value, str) else None
+    return answer if isinstance(answer, str) else None
+
+
+def answer_scores(outputs: Any) -> list[float]:
+    """The numeric `score`s of a collected record's answers (none for a failed request)."""
+    if not isinstance(outputs, list):
+        return []
+    return [
+        float(o["score"])
+        for o in outputs
+        if isinstance(o, dict) and isinstance(o.get("score"), int | float)
+    ]

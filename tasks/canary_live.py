@@ -40,9 +40,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from serving.collect import summarise
+from serving.collect import answer_scores, answer_text, summarise
 from tasks.drift_features import has_personal_data
-from tasks.monitor import answer_scores, answer_text, parse_time
+from tasks.monitor import parse_time
 from tasks.rollout_policy import (
     DeploymentHealth,
     Step,

@@ -35,7 +35,7 @@ from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig
 from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
-from serving.collect import COLLECTED
+from serving.collect import COLLECTED, answer_scores, answer_text
 from tasks.collector_root import AzureCollectedConfig
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, stable_sample, strings, vocabulary
@@ -170,27 +170,6 @@ def read_window(
             window.add(text, answer_text(answer, response_key), status)
         window.scores.extend(answer_scores(outputs))
     return baseline
-
-
-def answer_text(answer: Any, response_key: str) -> str | None:
-    """The text of one collected answer (its `response_key` field), None when it has none."""
-    if answer is None:
-        return None
-    if isinstance(answer, dict):
-        value = answer.get(response_key)
-        return value if isinstance(value, str) else None
-    return answer if isinstance(answer, str) else None
-
-
-def answer_scores(outputs: Any) -> list[float]:
-    """The numeric `score`s of a collected record's answers (none for a failed request)."""
-    if not isinstance(outputs, list):
-        return []
-    return [
-        float(o["score"])
-        for o in outputs
-        if isinstance(o, dict) and isinstance(o.get("score"), int | float)
-    ]
 
 
 def champion_reference(
