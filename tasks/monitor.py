@@ -37,6 +37,7 @@ from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED
 from tasks.collector_root import AzureCollectedConfig
+from tasks.domain_auc import ChanceConfig
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, stable_sample, strings, vocabulary
 from tasks.drift_report import drift_report_html
@@ -93,6 +94,11 @@ class MonitorConfig(BaseModel):
     )
     signals: DriftSignals = Field(
         default_factory=DriftSignals, description="Each signal's method and threshold."
+    )
+    chance: ChanceConfig = Field(
+        default_factory=ChanceConfig,
+        description="What chance gives the vocabulary and embedding signals' domain classifiers "
+        "at a window's size: they drift only above it.",
     )
     alert_emails: list[str] = Field(
         default_factory=list,
@@ -267,7 +273,14 @@ def monitor_model(
     )
     judged = len(current) >= config.min_requests
     signals, plots = (
-        measure_drift(reference, current, config.signals, baseline, plots=report_dir is not None)
+        measure_drift(
+            reference,
+            current,
+            config.signals,
+            baseline,
+            plots=report_dir is not None,
+            chance=config.chance,
+        )
         if judged
         else ([], "")
     )
