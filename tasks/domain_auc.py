@@ -20,29 +20,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CHANCE_SEED = 0  # the shuffles' seed: the same window always gets the same bound
+from tasks.chance import CHANCE_SEED, ChanceConfig
+
 SPLIT_SEED = 42  # the halves' seed (Evidently's domain classifiers use 42 too)
 
 # Fits a classifier on (train samples, train labels: 1 the window, 0 the reference) and returns
 # its scores of the held-out samples (higher: more like the window).
 FitScore = Callable[[Any, Any, Any], Any]
-
-
-class ChanceConfig(BaseModel):
-    """What chance gives a domain classifier's ROC AUC at a window's size (a permutation null)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    quantile: float = Field(
-        0.99,
-        gt=0.5,
-        lt=1.0,
-        description="The vocabulary and embedding signals drift only when their ROC AUC is above "
-        "this quantile of the AUCs the same held-out scores get with shuffled labels (and at or "
-        "above the signal's threshold): what chance gives at the window's size.",
-    )
-    permutations: int = Field(
-        1000, ge=100, le=100_000, description="Label shuffles behind that quantile (seeded)."
-    )
 
 
 class DomainAuc(BaseModel):

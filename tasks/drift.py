@@ -10,13 +10,15 @@ its training split's vocabulary. Three kinds of signal, each with a threshold in
 
 - input: request length (words), vocabulary (Evidently's text domain classifier), the share of
   words the model never saw in training, sentence embeddings of the requests (the packaged
-  MiniLM encoder; Evidently's embedding domain classifier); the two classifiers' ROC AUC must
-  also beat what chance gives at the window's size (tasks/domain_auc.py);
+  MiniLM encoder; Evidently's embedding domain classifier);
 - output: answer length, empty answers, the answer's score (against the same version's earlier
   traffic, Azure ML's default reference for prediction drift);
 - data quality: requests carrying personal data or credentials (the collector masks them with the
   screen's own recognizers, so a placeholder such as `<EMAIL_ADDRESS>` in a collected request is a
   finding), requests that are not English, malformed requests (4xx) and failed answers (5xx).
+
+A classifier's ROC AUC and a distance must also beat what chance gives at the window's size
+(tasks/chance.py), so a small window's sampling noise is not drift.
 
 `measure_drift` measures every signal. The signals' settings and the typed `DriftResult`:
 tasks/drift_signals.py; what they read of each request: tasks/drift_features.py; the page a
@@ -29,8 +31,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tasks.chance import ChanceConfig
+from tasks.distance_chance import distance_chance
 from tasks.domain_auc import (
-    ChanceConfig,
     DomainAuc,
     domain_auc,
     fit_score_embeddings,
@@ -53,10 +56,10 @@ def measure_drift(
     chance: ChanceConfig | None = None,
 ) -> tuple[list[SignalResult], str]:
     """Every enabled signal of `current` against `reference`; `baseline_scores`: the same
-    version's earlier answer scores. Text and embedding signals read each side's sampled texts,
-    and drift only above what `chance` gives their domain classifier at the window's size
-    (tasks/domain_auc.py). Returns the signals and, with `plots`, the figures of the measured distributions (HTML, for
-    `drift_report_html`)."""
+    version's earlier answer scores. Text and embedding signals read each side's sampled texts.
+    The classifier signals and the distances drift only above what `chance` gives them at the
+    window's size (tasks/domain_auc.py, tasks/distance_chance.py). Returns the signals and,
+    with `plots`, the figures of the measured distributions (HTML, for `drift_report_html`)."""
     import numpy as np
     import pandas as pd
 
@@ -110,17 +113,25 @@ def measure_drift(
                 pd.DataFrame({name: np.asarray(now, dtype=float)}),
                 pd.DataFrame({name: np.asarray(before, dtype=float)}),
             )
+    chance = chance or ChanceConfig()
     values = _evidently_values(frames, signals)
     for name in ("input_length", "answer_length", "score"):
         setting = getattr(signals, name)
         if not setting.enabled:
             continue
         value = values.get(name)
+        bound = None
+        if value is not None and name in frames:
+            now, before = (frame[name].tolist() for frame in frames[name])
+            bound = distance_chance(now, before, setting.method, chance)
         drift = value is not None and (
             value < setting.threshold
             if setting.method in P_VALUE_METHODS
-            else value >= setting.threshold
+            else value >= setting.threshold and (bound is None or value > bound)
         )
+        note = notes.get(name, _EVIDENTLY_NOTES[setting.method])
+        if bound is not None:
+            note += f"; chance gives up to {bound:.3f} (the {chance.quantile:g} quantile, shuffled)"
         results.append(
             SignalResult(
                 name=name,
@@ -129,10 +140,11 @@ def measure_drift(
                 value=None if value is None else round(float(value), 4),
                 threshold=setting.threshold,
                 drift=drift,
-                note=notes.get(name, _EVIDENTLY_NOTES[setting.method]),
+                chance=None if bound is None else round(bound, 4),
+                note=note,
             )
         )
-    results.extend(_classifier_signals(reference, current, signals, chance or ChanceConfig()))
+    results.extend(_classifier_signals(reference, current, signals, chance))
     order = list(KINDS)
     results.sort(key=lambda s: order.index(s.name))
     plotted = {n: (list(map(float, a)), list(map(float, b))) for n, (a, b) in numeric.items()}

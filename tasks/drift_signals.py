@@ -103,8 +103,8 @@ class SignalResult(BaseModel):
     drift: bool
     chance: float | None = Field(
         None,
-        description="For a domain classifier's ROC AUC: what chance gives at the window's size "
-        "(monitor.chance); drift needs a value above it too.",
+        description="For a domain classifier's ROC AUC or a distance: what chance gives at the "
+        "window's size (monitor.chance); drift needs a value above it too.",
     )
     current: float | None = Field(None, description="For a rate: the window's rate.")
     reference: float | None = Field(None, description="For a rate: the reference's rate.")

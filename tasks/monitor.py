@@ -36,8 +36,8 @@ from platforms.blob import AzureStorageConfig
 from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED
+from tasks.chance import ChanceConfig
 from tasks.collector_root import AzureCollectedConfig
-from tasks.domain_auc import ChanceConfig
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, stable_sample, strings, vocabulary
 from tasks.drift_report import drift_report_html
@@ -97,8 +97,8 @@ class MonitorConfig(BaseModel):
     )
     chance: ChanceConfig = Field(
         default_factory=ChanceConfig,
-        description="What chance gives the vocabulary and embedding signals' domain classifiers "
-        "at a window's size: they drift only above it.",
+        description="What chance gives the classifier and distance signals at a window's size: "
+        "they drift only above it.",
     )
     alert_emails: list[str] = Field(
         default_factory=list,

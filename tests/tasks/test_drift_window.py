@@ -1,6 +1,7 @@
-"""Small windows: the vocabulary and embedding signals (domain classifiers' ROC AUC) judge a
-window of a few requests against what chance gives at its size (tasks/domain_auc.py), so
-requests from the reference's own distribution are no drift and another domain still is.
+"""Small windows: the vocabulary and embedding signals (domain classifiers' ROC AUC) and the
+length distances judge a window of a few requests against what chance gives at its size
+(tasks/domain_auc.py, tasks/distance_chance.py), so requests from the reference's own
+distribution are no drift and another domain still is.
 
 Public text the repo bundles (benchmarks/corpora): the first user turns of Topical-Chat
 conversations are the reference (150 of them, the sample these tests' monitor reads a side)
@@ -9,7 +10,9 @@ task-oriented dialogues (films, flights, restaurants) and of code questions are 
 ones. Before the chance bound, a threshold alone called some in-distribution windows drift:
 vocabulary 0.943 and 0.962 (windows 5 and 9 of 10 requests), embedding 0.766, 0.785 and 0.810
 (windows 1, 2 and 5 of 10) and 0.772 (window 7 of 20): Evidently's unstratified split had left
-one to three window texts in the held-out half, so the AUC was a few ranks.
+one to three window texts in the held-out half, so the AUC was a few ranks. And the normed
+Wasserstein distance of request lengths read 0.31-0.48 against its 0.3 threshold in 8 of these
+18 in-distribution windows of 10, 20 and 30 requests (`_LENGTH_ALARMS`).
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.domain_auc import ChanceConfig, domain_auc, fit_score_texts
+from tasks.chance import ChanceConfig
+from tasks.distance_chance import distance_chance
+from tasks.domain_auc import domain_auc, fit_score_texts
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, vocabulary
 from tasks.drift_signals import DriftSignals, SignalResult, SignalThreshold
 
 CORPORA = Path(__file__).resolve().parents[2] / "benchmarks" / "corpora"
 REFERENCE = 150
-CLASSIFIERS = ("vocabulary", "embedding")
+# in-distribution windows (size, index) whose request lengths drifted by the threshold alone
+_LENGTH_ALARMS = [(10, 1), (10, 2), (10, 3), (10, 4), (20, 1), (20, 2), (30, 1), (30, 5)]
 
 
 @cache
@@ -131,3 +137,29 @@ def test_too_few_texts_are_not_judged() -> None:
     window, reference = ["a film about dogs", "the dogs film"], ["rain in paris", "london rain"]
     tiny = domain_auc(window, reference, fit_score_texts, ChanceConfig())
     assert tiny is not None and not tiny.judgeable and not tiny.exceeds(0.75)
+
+
+@pytest.mark.slow
+def test_small_windows_of_request_lengths_drift_only_when_shifted() -> None:
+    for size, index in _LENGTH_ALARMS:
+        calm = _signal("input_length", _window(size, index))
+        assert calm.value is not None and calm.value >= calm.threshold  # the threshold alone
+        assert not calm.drift and calm.chance is not None, (size, index, calm.value, calm.chance)
+    code = _requests("code_chat.jsonl")
+    for size in (10, 30):
+        shifted = _signal("input_length", list(code[:size]))
+        assert shifted.drift, (size, shifted.value, shifted.chance)
+
+
+def test_a_distance_of_a_small_window_is_judged_against_chance_at_its_size() -> None:
+    rng = np.random.default_rng(7)
+    reference = rng.poisson(12, 300).tolist()
+    chance = ChanceConfig(permutations=200)
+    small, large = (
+        distance_chance(rng.poisson(12, n).tolist(), reference, "wasserstein", chance)
+        for n in (10, 100)
+    )
+    assert small is not None and large is not None and small > 0.3 and small > 2 * large
+    again = distance_chance(reference[:10], reference, "wasserstein", chance)
+    assert again == distance_chance(reference[:10], reference, "wasserstein", chance)
+    assert distance_chance(reference[:10], reference, "ks", chance) is None  # a p-value knows
