@@ -82,7 +82,10 @@ def drift_event(result: DriftResult, report: str | None) -> dict[str, Any] | Non
         "requests": result.requests,
         "drifted": result.drifted,
         "signals": {
-            s.name: {"value": s.value, "threshold": s.threshold} for s in result.signals if s.drift
+            s.name: {"value": s.value, "threshold": s.threshold}
+            | ({} if s.chance is None else {"chance": s.chance})
+            for s in result.signals
+            if s.drift
         },
         "report": report,
     }
@@ -121,7 +124,9 @@ def result_markdown(result: DriftResult, report: str | None) -> str:
     for s in sorted(result.signals, key=lambda s: not s.drift):
         value = "-" if s.value is None else f"{s.value:g}"
         mark = "**drift**" if s.drift else "ok"
-        lines.append(f"| {s.name} | {s.kind} | {value} | {s.threshold:g} | {mark} |")
+        # a domain classifier's AUC must also beat chance at the window's size
+        limit = f"{s.threshold:g}" + ("" if s.chance is None else f", chance {s.chance:g}")
+        lines.append(f"| {s.name} | {s.kind} | {value} | {limit} | {mark} |")
     if report:
         lines += ["", f"Report with plots: `{report}`"]
     return "\n".join(lines)

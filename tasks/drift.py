@@ -10,12 +10,15 @@ its training split's vocabulary. Three kinds of signal, each with a threshold in
 
 - input: request length (words), vocabulary (Evidently's text domain classifier), the share of
   words the model never saw in training, sentence embeddings of the requests (the packaged
-  MiniLM encoder; Evidently's embedding drift, a domain classifier's ROC AUC);
+  MiniLM encoder; Evidently's embedding domain classifier);
 - output: answer length, empty answers, the answer's score (against the same version's earlier
   traffic, Azure ML's default reference for prediction drift);
 - data quality: requests carrying personal data or credentials (the collector masks them with the
   screen's own recognizers, so a placeholder such as `<EMAIL_ADDRESS>` in a collected request is a
   finding), requests that are not English, malformed requests (4xx) and failed answers (5xx).
+
+A classifier's ROC AUC and a distance must also beat what chance gives at the window's size
+(tasks/chance.py), so a small window's sampling noise is not drift.
 
 `measure_drift` measures every signal. The signals' settings and the typed `DriftResult`:
 tasks/drift_signals.py; what they read of each request: tasks/drift_features.py; the page a
@@ -28,10 +31,18 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tasks.chance import ChanceConfig
+from tasks.distance_chance import distance_chance
+from tasks.domain_auc import (
+    DomainAuc,
+    domain_auc,
+    fit_score_embeddings,
+    fit_score_texts,
+)
 from tasks.drift_features import Sample
 from tasks.drift_report import distribution_plots
 from tasks.drift_signals import KINDS, P_VALUE_METHODS, DriftSignals, SignalResult, SignalThreshold
-from tasks.embedding import EMBEDDING_DIMS, embed
+from tasks.embedding import embed
 
 os.environ.setdefault("DO_NOT_TRACK", "1")  # Evidently's usage telemetry: offline, never sent
 
@@ -42,11 +53,13 @@ def measure_drift(
     signals: DriftSignals,
     baseline_scores: Sequence[float] = (),
     plots: bool = True,
+    chance: ChanceConfig | None = None,
 ) -> tuple[list[SignalResult], str]:
     """Every enabled signal of `current` against `reference`; `baseline_scores`: the same
     version's earlier answer scores. Text and embedding signals read each side's sampled texts.
-    Returns the signals and, with `plots`, the figures of the measured distributions (HTML, for
-    `drift_report_html`)."""
+    The classifier signals and the distances drift only above what `chance` gives them at the
+    window's size (tasks/domain_auc.py, tasks/distance_chance.py). Returns the signals and,
+    with `plots`, the figures of the measured distributions (HTML, for `drift_report_html`)."""
     import numpy as np
     import pandas as pd
 
@@ -100,29 +113,25 @@ def measure_drift(
                 pd.DataFrame({name: np.asarray(now, dtype=float)}),
                 pd.DataFrame({name: np.asarray(before, dtype=float)}),
             )
-    cur_texts, ref_texts = current.texts, reference.texts
-    if signals.vocabulary.enabled:
-        frames["vocabulary"] = (
-            pd.DataFrame({"vocabulary": cur_texts}),
-            pd.DataFrame({"vocabulary": ref_texts}),
-        )
-    if signals.embedding.enabled:
-        dims = [f"e{i}" for i in range(EMBEDDING_DIMS)]
-        frames["embedding"] = (
-            pd.DataFrame(embed(cur_texts), columns=dims),
-            pd.DataFrame(embed(ref_texts), columns=dims),
-        )
+    chance = chance or ChanceConfig()
     values = _evidently_values(frames, signals)
-    for name in ("input_length", "vocabulary", "embedding", "answer_length", "score"):
+    for name in ("input_length", "answer_length", "score"):
         setting = getattr(signals, name)
         if not setting.enabled:
             continue
         value = values.get(name)
+        bound = None
+        if value is not None and name in frames:
+            now, before = (frame[name].tolist() for frame in frames[name])
+            bound = distance_chance(now, before, setting.method, chance)
         drift = value is not None and (
             value < setting.threshold
             if setting.method in P_VALUE_METHODS
-            else value >= setting.threshold
+            else value >= setting.threshold and (bound is None or value > bound)
         )
+        note = notes.get(name, _EVIDENTLY_NOTES[setting.method])
+        if bound is not None:
+            note += f"; chance gives up to {bound:.3f} (the {chance.quantile:g} quantile, shuffled)"
         results.append(
             SignalResult(
                 name=name,
@@ -131,9 +140,11 @@ def measure_drift(
                 value=None if value is None else round(float(value), 4),
                 threshold=setting.threshold,
                 drift=drift,
-                note=notes.get(name, _EVIDENTLY_NOTES[setting.method]),
+                chance=None if bound is None else round(bound, 4),
+                note=note,
             )
         )
+    results.extend(_classifier_signals(reference, current, signals, chance))
     order = list(KINDS)
     results.sort(key=lambda s: order.index(s.name))
     plotted = {n: (list(map(float, a)), list(map(float, b))) for n, (a, b) in numeric.items()}
@@ -142,13 +153,76 @@ def measure_drift(
     ) if plots else ""
 
 
+def _classifier_signals(
+    reference: Sample, current: Sample, signals: DriftSignals, chance: ChanceConfig
+) -> list[SignalResult]:
+    """The vocabulary and embedding signals: each a domain classifier's held-out ROC AUC on
+    the sampled texts (their words; their sentence embeddings), drifting only at or above the
+    threshold and above chance at this window's size."""
+    results = []
+    cur_texts, ref_texts = current.texts, reference.texts
+    for name, fit_score in (("vocabulary", fit_score_texts), ("embedding", fit_score_embeddings)):
+        setting: SignalThreshold = getattr(signals, name)
+        if not setting.enabled:
+            continue
+        now, before = (
+            (embed(cur_texts), embed(ref_texts))
+            if name == "embedding"
+            else (
+                cur_texts,
+                ref_texts,
+            )
+        )
+        try:
+            found = domain_auc(now, before, fit_score, chance)
+        except ValueError as error:  # e.g. texts of stop words only: an empty vocabulary
+            found, why = None, f"not measured: {error}"
+        else:
+            why = "too few texts to hold half of each side out"
+        results.append(_classifier_result(name, setting, found, why, chance))
+    return results
+
+
+def _classifier_result(
+    name: str, setting: SignalThreshold, found: DomainAuc | None, why: str, chance: ChanceConfig
+) -> SignalResult:
+    if found is None:
+        return SignalResult(
+            name=name,
+            kind=KINDS[name],
+            method=setting.method,
+            value=None,
+            threshold=setting.threshold,
+            drift=False,
+            note=why,
+        )
+    held = f"{found.window} window and {found.reference} reference texts held out"
+    if found.judgeable:
+        note = (
+            f"{_EVIDENTLY_NOTES[setting.method]}; chance gives up to {found.chance:.3f} "
+            f"(the {chance.quantile:g} quantile with shuffled labels, {held})"
+        )
+    else:
+        note = f"cannot judge: {held}, too few for any AUC to beat chance"
+    return SignalResult(
+        name=name,
+        kind=KINDS[name],
+        method=setting.method,
+        value=round(found.auc, 4),
+        threshold=setting.threshold,
+        drift=found.exceeds(setting.threshold),
+        chance=round(found.chance, 4),
+        note=note,
+    )
+
+
 _EVIDENTLY_NOTES = {
     "wasserstein": "Evidently: normed Wasserstein distance",
     "psi": "Evidently: population stability index",
     "jensenshannon": "Evidently: Jensen-Shannon distance",
     "ks": "Evidently: Kolmogorov-Smirnov p-value",
-    "text": "Evidently: ROC AUC of a classifier telling window from reference by their words",
-    "embedding": "Evidently: ROC AUC of a classifier telling window from reference embeddings",
+    "text": "ROC AUC of Evidently's classifier telling window from reference by their words",
+    "embedding": "ROC AUC of Evidently's classifier telling window from reference embeddings",
     "rate": "",
 }
 
@@ -156,25 +230,16 @@ _EVIDENTLY_NOTES = {
 def _evidently_values(
     frames: dict[str, tuple[Any, Any]], signals: DriftSignals
 ) -> dict[str, float]:
-    """Each signal's drift value by Evidently: its column drift test (`ValueDrift`, one report a
-    signal since the columns' lengths differ) or, for embeddings, its domain-classifier method
-    called directly (the metric would also draw a t-SNE map: a minute of CPU for a picture)."""
+    """Each numeric signal's drift value by Evidently's column drift test (`ValueDrift`, one
+    report a signal since the columns' lengths differ)."""
     from evidently import DataDefinition, Dataset, Report
-    from evidently.legacy.metrics.data_drift.embedding_drift_methods import model
     from evidently.metrics import ValueDrift
 
     values: dict[str, float] = {}
     for name, (now, before) in frames.items():
         setting: SignalThreshold = getattr(signals, name)
-        if setting.method == "embedding":
-            values[name] = float(model(threshold=setting.threshold)(now, before)[0])
-            continue
-        if setting.method == "text":
-            definition = DataDefinition(text_columns=[name])
-            metric = ValueDrift(column=name, threshold=setting.threshold)
-        else:
-            definition = DataDefinition(numerical_columns=[name])
-            metric = ValueDrift(column=name, method=setting.method, threshold=setting.threshold)
+        definition = DataDefinition(numerical_columns=[name])
+        metric = ValueDrift(column=name, method=setting.method, threshold=setting.threshold)
         snapshot = Report([metric]).run(
             Dataset.from_pandas(now, data_definition=definition),
             Dataset.from_pandas(before, data_definition=definition),

@@ -101,6 +101,11 @@ class SignalResult(BaseModel):
     value: float | None = Field(description="The measured value; None when it was not measured.")
     threshold: float
     drift: bool
+    chance: float | None = Field(
+        None,
+        description="For a domain classifier's ROC AUC or a distance: what chance gives at the "
+        "window's size (monitor.chance); drift needs a value above it too.",
+    )
     current: float | None = Field(None, description="For a rate: the window's rate.")
     reference: float | None = Field(None, description="For a rate: the reference's rate.")
     note: str | None = Field(None, description="Why it was not measured, or what it compared.")

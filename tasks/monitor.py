@@ -36,6 +36,7 @@ from platforms.blob import AzureStorageConfig
 from platforms.model_version import ModelRegistry, ModelVersion
 from platforms.store import Store
 from serving.collect import COLLECTED, answer_scores, answer_text
+from tasks.chance import ChanceConfig
 from tasks.collector_root import AzureCollectedConfig
 from tasks.drift import measure_drift
 from tasks.drift_features import Sample, stable_sample, strings, vocabulary
@@ -93,6 +94,11 @@ class MonitorConfig(BaseModel):
     )
     signals: DriftSignals = Field(
         default_factory=DriftSignals, description="Each signal's method and threshold."
+    )
+    chance: ChanceConfig = Field(
+        default_factory=ChanceConfig,
+        description="What chance gives the classifier and distance signals at a window's size: "
+        "they drift only above it.",
     )
     alert_emails: list[str] = Field(
         default_factory=list,
@@ -246,7 +252,14 @@ def monitor_model(
     )
     judged = len(current) >= config.min_requests
     signals, plots = (
-        measure_drift(reference, current, config.signals, baseline, plots=report_dir is not None)
+        measure_drift(
+            reference,
+            current,
+            config.signals,
+            baseline,
+            plots=report_dir is not None,
+            chance=config.chance,
+        )
         if judged
         else ([], "")
     )

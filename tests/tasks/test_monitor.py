@@ -205,8 +205,11 @@ def test_in_distribution_traffic_is_no_drift_and_shifted_traffic_is(
     event = drift_event(shifted, run.report)
     assert event is not None and event["event"] == DRIFT_DETECTED
     assert set(event["payload"]["drifted"]) == set(shifted.drifted)
+    embedding = event["payload"]["signals"]["embedding"]
+    assert embedding["value"] > embedding["chance"] and embedding["value"] >= 0.75
     assert drift_event(calm, None)["event"] == DRIFT_CLEAR  # type: ignore[index]
     assert "| personal_data | quality |" in result_markdown(shifted, run.report)
+    assert "| 0.75, chance " in result_markdown(shifted, run.report)
 
 
 def test_a_window_with_too_few_requests_is_not_judged(
