@@ -33,7 +33,9 @@ def distance_chance(
 
     if method in P_VALUE_METHODS or method not in DISTANCES:
         return None
-    pooled = np.asarray([*now, *before], dtype=float)
+    # sorted: the bound depends on the values, not on the order they were read in (a window
+    # read from Azure's collector and the same window read locally give the same bound)
+    pooled = np.sort(np.asarray([*now, *before], dtype=float))
     size = len(now)
     distance = get_stattest(
         pd.Series(before, dtype=float), pd.Series(now, dtype=float), ColumnType.Numerical, method

@@ -69,10 +69,17 @@ def check_memory(trainer_args: dict[str, Any], config: AzureMLConfig) -> MemoryC
             "architecture (platforms/azureml/known_models.py); whether it fits a "
             f"{size.gpu} {size.gpu_memory_gb} GB is not checked",
         )
-    if args.lora and not shape.lora_params:
+    if args.lora and not shape.lora_params and not args.lora_target_modules:
         raise ValueError(
             f"train.args.lora_target_modules: {args.model} has no default LoRA target modules "
             "(trainer.args.LORA_TARGETS): set them, or train.lora false"
+        )
+    if args.lora and not shape.lora_params:  # named, but no layer here: the trainer will say
+        return MemoryCheck(
+            None,
+            f"no memory estimate: train.args.lora_target_modules {args.lora_target_modules} "
+            f"match no layer of {args.model} as known here; whether it fits a {size.gpu} "
+            f"{size.gpu_memory_gb} GB is not checked",
         )
     sharding = sharding_of(config)
     method: Method = "lora" if args.lora else "full"

@@ -133,7 +133,7 @@ def test_a_workspace_model_s_input_type_is_its_registered_type(
 
 
 def _spec(data: str) -> TrainSpec:
-    return TrainSpec(name="train-x", data_dir=data, args={"task": "chat", "model": CATALOG})
+    return TrainSpec(name="train-x", data_dir=data, args={"task": "causal-lm", "model": CATALOG})
 
 
 def test_the_export_writes_the_datastore_the_job_reads_through(tmp_path: Path) -> None:
