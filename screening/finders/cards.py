@@ -62,6 +62,7 @@ _CONTEXT = 40
 
 
 def luhn_valid(digits: str) -> bool:
+    """Whether the last digit of `digits` is their Luhn check digit (cards, IMEIs)."""
     total = 0
     for i, d in enumerate(reversed(digits)):
         n = int(d) * (2 if i % 2 else 1)

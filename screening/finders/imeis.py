@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from screening.finders.cards import luhn_valid
 from screening.redact import Span
 
 ENTITY = "IMEI"
@@ -33,15 +34,6 @@ REPORTING_BODIES = frozenset({"01", "30", "33", "35", "44", "45", "49", "50", "5
 _CANDIDATE = re.compile(
     r"(?<![\w-])(?:\d{15}|\d{2}([- /])\d{6}\1\d{6}\1\d)(?![\w-]|[.,]\d)", re.ASCII
 )
-
-
-def luhn_valid(digits: str) -> bool:
-    """Whether the last digit of `digits` is their Luhn check digit."""
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        n = int(d) * (2 if i % 2 else 1)
-        total += n - 9 if n > 9 else n
-    return total % 10 == 0
 
 
 def find_imeis(text: str) -> list[Span]:
