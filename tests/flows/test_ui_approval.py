@@ -116,9 +116,18 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     shots.append(tmp_path / "pause-form-decision.png")
     page.screenshot(path=str(shots[-1]))
     page.locator(".p-select-option", has_text="approve").click()
-    expect(field("Decision")).to_contain_text("approve")
+    # the chosen value itself (the field's description says "approve" too)
+    expect(field("Decision").locator(".p-select-button__value")).to_have_text("approve")
+    expect(page.locator(".p-select-option")).to_have_count(0)  # the pop-over closed
     field("Comment").locator("textarea").fill("checked the masked samples in the browser")
     form.get_by_role("button", name="Submit").click()
+    # The submission resumes the run: judged on the API, which a loaded machine answers later
+    # than the dialog's own wait; what the page said is kept if it never does.
+    try:
+        wait_for_state(run_id, lambda r: not (r.state and r.state.is_paused()), 180)
+    except AssertionError as e:
+        page.screenshot(path=str(tmp_path / "pause-form-submitted.png"))
+        raise AssertionError(f"{e}; the page says: {page.locator('body').inner_text()}") from e
     expect(form).to_be_hidden()
     print("screenshots:", *shots)
 
