@@ -50,6 +50,7 @@ def monitor(
     embeddings), output drift (answer length, empty answers, score) and data quality (personal
     data, other languages, malformed requests, failures), each against its threshold
     (monitor.signals). Prints `drift`, `judged` and every signal with its value and threshold."""
+    from screening.outputs import traffic_entities
     from tasks.monitor import monitor_model, parse_time, traffic_source
 
     cfg = load_cli_config(config, set)
@@ -68,7 +69,7 @@ def monitor(
             backends.registry,
             name,
             cfg.monitor,
-            frozenset(cfg.screen.all_entities()),
+            traffic_entities(cfg.screen),
             since=window[0],
             until=window[1],
             report_dir=folder,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flows.config import PipelineConfig, load_config
 from platforms.notify import model_resource
+from screening.outputs import traffic_entities
 from tasks.drift_signals import DriftResult
 from tasks.monitor import MonitorRun, monitor_task, parse_time
 from tasks.monitor import served_models as find_served
@@ -165,7 +166,7 @@ def monitor(request: MonitorRequest | None = None) -> list[DriftResult]:
     backends = config.backends()
     store = backends.store
     since = parse_time(request.since) if request.since.strip() else None
-    entities = frozenset(config.screen.all_entities())
+    entities = traffic_entities(config.screen)
     report_dir = Path(store.uri) / REPORTS if store.is_local else None
     results = []
     for model in request.models or served_models(config):

@@ -210,6 +210,18 @@ def traffic_masker(screen: ScreenConfig | None = None) -> Callable[[Any], Any]:
     return mask
 
 
+def traffic_entities(screen: ScreenConfig) -> frozenset[str]:
+    """The entity types `traffic_masker(screen)` can find: those of the screen's rules that a
+    recognizer without spaCy supports (no person names or places). A monitor comparing
+    collected traffic with screened data counts only these placeholders on both sides: a
+    `<PERSON>` the screen put in the reference has no counterpart the collector could write."""
+    from screening.detectors import pattern_detectors
+
+    detectors = pattern_detectors(screen.language, screen.all_entities())
+    supported = {e for r in detectors.recognizers for e in r.supported_entities}
+    return frozenset(e for e in screen.all_entities() if e in supported and screen.rule(e))
+
+
 def _cut(text: str, value: str, entity: str) -> list[Span]:
     """Where `text` holds a piece of `value` cut by its own start or end (at least
     MIN_PROPAGATED_LENGTH characters): all of it when `text` lies inside `value`."""

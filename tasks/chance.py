@@ -20,7 +20,9 @@ class ChanceConfig(BaseModel):
         gt=0.5,
         lt=1.0,
         description="The vocabulary, embedding and distance signals (input_length, "
-        "answer_length, score) drift only when their value is above this quantile of the values "
+        "answer_length, score) and the rates read against the reference (out_of_vocabulary, "
+        "empty_answers, personal_data, not_english) drift only when their value is above this "
+        "quantile of the values "
         "the same data gets with the window's and reference's labels shuffled (and at or above "
         "the signal's threshold): what chance gives at the window's size.",
     )

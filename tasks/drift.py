@@ -17,8 +17,8 @@ its training split's vocabulary. Three kinds of signal, each with a threshold in
   screen's own recognizers, so a placeholder such as `<EMAIL_ADDRESS>` in a collected request is a
   finding), requests that are not English, malformed requests (4xx) and failed answers (5xx).
 
-A classifier's ROC AUC and a distance must also beat what chance gives at the window's size
-(tasks/chance.py), so a small window's sampling noise is not drift.
+A classifier's ROC AUC, a distance and a rate's rise must also beat what chance gives at the
+window's size (tasks/chance.py), so a small window's sampling noise is not drift.
 
 `measure_drift` measures every signal. The signals' settings and the typed `DriftResult`:
 tasks/drift_signals.py; what they read of each request: tasks/drift_features.py; the page a
@@ -32,14 +32,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tasks.chance import ChanceConfig
-from tasks.distance_chance import distance_chance
+from tasks.distance_chance import distance_chance, rise_chance
 from tasks.domain_auc import (
     DomainAuc,
     domain_auc,
     fit_score_embeddings,
     fit_score_texts,
 )
-from tasks.drift_features import Sample
+from tasks.drift_features import Sample, request_group
 from tasks.drift_report import distribution_plots
 from tasks.drift_signals import KINDS, P_VALUE_METHODS, DriftSignals, SignalResult, SignalThreshold
 from tasks.embedding import embed
@@ -63,6 +63,7 @@ def measure_drift(
     import numpy as np
     import pandas as pd
 
+    chance = chance or ChanceConfig()
     results: list[SignalResult] = []
     rates = {
         "out_of_vocabulary": (current.oov, reference.oov),
@@ -81,6 +82,15 @@ def measure_drift(
             float(np.mean(before)) if before else 0.0,
         )
         rise = ours - theirs
+        # A rise over a rate the reference shows is bounded by chance. What the reference never
+        # shows (personal data in a model trained on none, another language) is a finding at
+        # any count, and so is a rate of failures (no reference).
+        bound = rise_chance(now, before, chance) if now and any(before) else None
+        note = "the window's rate minus the reference's"
+        if bound is not None:
+            note += (
+                f"; chance gives up to {bound:+.3f} (the {chance.quantile:g} quantile, shuffled)"
+            )
         results.append(
             SignalResult(
                 name=name,
@@ -88,10 +98,11 @@ def measure_drift(
                 method="rate",
                 value=round(rise, 4),
                 threshold=setting.threshold,
-                drift=rise >= setting.threshold,
+                drift=rise >= setting.threshold and (bound is None or rise > bound),
+                chance=None if bound is None else round(bound, 4),
                 current=round(ours, 4),
                 reference=round(theirs, 4),
-                note="the window's rate minus the reference's",
+                note=note,
             )
         )
 
@@ -113,7 +124,6 @@ def measure_drift(
                 pd.DataFrame({name: np.asarray(now, dtype=float)}),
                 pd.DataFrame({name: np.asarray(before, dtype=float)}),
             )
-    chance = chance or ChanceConfig()
     values = _evidently_values(frames, signals)
     for name in ("input_length", "answer_length", "score"):
         setting = getattr(signals, name)
@@ -161,6 +171,7 @@ def _classifier_signals(
     threshold and above chance at this window's size."""
     results = []
     cur_texts, ref_texts = current.texts, reference.texts
+    groups = ([request_group(t) for t in cur_texts], [request_group(t) for t in ref_texts])
     for name, fit_score in (("vocabulary", fit_score_texts), ("embedding", fit_score_embeddings)):
         setting: SignalThreshold = getattr(signals, name)
         if not setting.enabled:
@@ -174,11 +185,11 @@ def _classifier_signals(
             )
         )
         try:
-            found = domain_auc(now, before, fit_score, chance)
+            found = domain_auc(now, before, fit_score, chance, groups)
         except ValueError as error:  # e.g. texts of stop words only: an empty vocabulary
             found, why = None, f"not measured: {error}"
         else:
-            why = "too few texts to hold half of each side out"
+            why = "too few distinct requests (by document) to hold half of each side out"
         results.append(_classifier_result(name, setting, found, why, chance))
     return results
 

@@ -101,6 +101,13 @@ def oov_share(found: Sequence[str], known: frozenset[str]) -> float:
     return sum(w not in known for w in found) / len(found) if found else 0.0
 
 
+def request_group(text: str) -> str:
+    """The document a request is about: its longest line (a QA request's context, a summary's
+    document, a chat's longest message). Requests sharing it are held out together by the
+    domain classifiers (tasks/domain_auc.py)."""
+    return max(text.split("\n"), key=len).strip()
+
+
 def has_personal_data(text: str, entities: frozenset[str]) -> bool:
     return any(m.group(1) in entities for m in PLACEHOLDER.finditer(text))
 
