@@ -52,6 +52,7 @@ from tasks.ingest_inputs import expand_inputs
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before
+from tasks.rights import rights_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
@@ -219,7 +220,11 @@ def _stages(
             since = last_ingest_time(backends.store) or "this store was created (no data yet)"
             where = ", ".join(config.ingest.inputs)
             return summary.nothing_new(f"nothing new since {since}: {where} hold no file")
-        with summary.stage("ingest"):
+        with summary.stage("ingest"):  # the inputs' rights first: a refused licence reads nothing
+            rights = rights_task(
+                config.task, config.ingest, config.azure, config.approval.licences
+            )
+            tracker.rights(rights)
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
@@ -251,7 +256,9 @@ def _stages(
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
-            approval = approve_task(backends, screened, config.approval, _model(config))
+            approval = approve_task(
+                backends, screened, config.approval, _model(config), rights
+            )
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)
@@ -292,6 +299,7 @@ def _stages(
                     config_hash=config.content_hash,
                     training_backend=config.train.backend,
                     reason=summary.reason,
+                    rights=rights,
                 ),
                 config.promotes_at_registration,
                 evaluation.serving,

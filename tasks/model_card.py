@@ -93,6 +93,7 @@ def model_card(
         f"`{base}`" + (f" (given as `{base_model}`)" if base != base_model else ""),
         "",
         *_data(lineage, split_counts),
+        *_rights(lineage),
         *_screening(screen),
         *_approval(lineage),
         *_evaluation(report),
@@ -144,6 +145,27 @@ def _data(lineage: Lineage, split_counts: dict[str, int] | None) -> list[str]:
     elif not lineage.datasets:
         lines += ["Not recorded.", ""]
     return lines
+
+
+def _rights(lineage: Lineage) -> list[str]:
+    """The inputs' datasheets: what the model was trained on, under which licence."""
+    lines = ["## Data rights", ""]
+    if not lineage.inputs:
+        return [*lines, "Not recorded (no datasheets were known when it was registered).", ""]
+    licences = sorted({i.licence or "none" for i in lineage.inputs})
+    lines += [
+        f"Licences of the training data: {', '.join(licences)}.",
+        "",
+        "| input | licence | source | owner | basis |",
+        "|---|---|---|---|---|",
+    ]
+    for item in lineage.inputs:
+        sheet = item.datasheet
+        cells = [sheet.licence or "**none**", sheet.source, sheet.owner, sheet.basis]
+        lines.append(
+            f"| `{item.input.rsplit('/', 1)[-1]}` | " + " | ".join(c or "-" for c in cells) + " |"
+        )
+    return [*lines, ""]
 
 
 def _screening(screen: ScreenReport | None) -> list[str]:
