@@ -101,14 +101,15 @@ def _config_run_name() -> str:
     description=DESCRIPTION,
     log_prints=True,
 )
-def retrain(config: PipelineConfig) -> State:
+def retrain(config: PipelineConfig, reason: str = "tunegate run") -> State:
     """Run the pipeline up to `config.until`; the returned state carries the RunSummary.
 
     Args:
         config: Every stage's settings: the data to read, the screening policy, the approval
             mode, the split, training, the gate, the registry and the rollout.
+        reason: Why the run starts (kept in its lineage): `tunegate run`, an erasure.
     """
-    return run_pipeline(config, reason="tunegate run")
+    return run_pipeline(config, reason=reason)
 
 
 def _request_run_name() -> str:
@@ -221,9 +222,7 @@ def _stages(
             where = ", ".join(config.ingest.inputs)
             return summary.nothing_new(f"nothing new since {since}: {where} hold no file")
         with summary.stage("ingest"):  # the inputs' rights first: a refused licence reads nothing
-            rights = rights_task(
-                config.task, config.ingest, config.azure, config.approval.licences
-            )
+            rights = rights_task(config.task, config.ingest, config.azure, config.approval.licences)
             tracker.rights(rights)
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
@@ -256,9 +255,7 @@ def _stages(
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
-            approval = approve_task(
-                backends, screened, config.approval, _model(config), rights
-            )
+            approval = approve_task(backends, screened, config.approval, _model(config), rights)
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)

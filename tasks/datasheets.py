@@ -19,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from platforms.blob import AzureStorageConfig, storage_options
-from platforms.datasheet import Datasheet, DataRights, InputRights
+from platforms.datasheet import DataRights, Datasheet, InputRights
 
 SIDECAR_SUFFIX = ".datasheet.yaml"
 CARD = "README.md"

@@ -18,6 +18,7 @@ import yaml
 
 from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
+from platforms.model_version import NEEDS_RETRAIN
 from platforms.version_files import CARD_FILE
 from screening.report import ScreenReport
 from trainer.taskspec import task_spec
@@ -113,6 +114,24 @@ def _task_name(task: str) -> str:
         return task_spec(task).name
     except ValueError:  # a task this release does not know: named as recorded
         return task
+
+
+def with_notices(card: str, tags: dict[str, str]) -> str:
+    """The card with what the registry learnt after registration, first under its title: a
+    version marked `needs-retrain` (data it was trained on was erased). The registered card
+    file itself is part of the version's signed files and stays as it was."""
+    why = tags.get(NEEDS_RETRAIN)
+    if not why:
+        return card
+    notice = (
+        f"> **Needs retraining** (registry tag `{NEEDS_RETRAIN}`): {why}. Serve it no longer "
+        "than the retrain takes; `tunegate erase --retrain` starts one without the records.\n"
+    )
+    head, title, rest = card.partition("\n# ")
+    if not title:
+        return notice + "\n" + card
+    name, _, body = rest.partition("\n")
+    return f"{head}\n# {name}\n\n{notice}{body}"
 
 
 def card_of_folder(model_dir: Path) -> str | None:

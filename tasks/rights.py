@@ -15,9 +15,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 
 from platforms.blob import AzureStorageConfig
-from platforms.datasheet import DataRights
+from platforms.datasheet import Datasheet, DataRights
 from tasks.datasheets import read_rights
-from tasks.ingest import IngestConfig
 from tasks.ingest_inputs import expand_inputs
 from tasks.licences import LicencePolicy, judge_licences
 from tasks.records import TaskType
@@ -31,12 +30,17 @@ class LicenceRefused(ValueError):
 
 
 def check_rights(
-    task_type: TaskType, config: IngestConfig, azure: AzureStorageConfig, policy: LicencePolicy
+    task_type: TaskType,
+    inputs: list[str],
+    datasheets: dict[str, Datasheet],
+    azure: AzureStorageConfig,
+    policy: LicencePolicy,
 ) -> DataRights:
-    """The inputs' datasheets, once the policy allows every licence (LicenceRefused names each
-    input it refuses, with its licence)."""
-    files = expand_inputs(config.inputs, azure, task_type, allow_empty=True)
-    rights = read_rights(files, config.datasheets, azure)
+    """The datasheets of the inputs (`ingest.inputs`, with the config's `ingest.datasheets`),
+    once the policy allows every licence (LicenceRefused names each input it refuses, with its
+    licence)."""
+    files = expand_inputs(inputs, azure, task_type, allow_empty=True)
+    rights = read_rights(files, datasheets, azure)
     verdict = judge_licences(rights, policy)
     if verdict.refused:
         raise LicenceRefused(verdict.message())
@@ -47,9 +51,13 @@ def check_rights(
 
 @task(name="rights", cache_policy=NONE)
 def rights_task(
-    task_type: TaskType, config: IngestConfig, azure: AzureStorageConfig, policy: LicencePolicy
+    task_type: TaskType,
+    inputs: list[str],
+    datasheets: dict[str, Datasheet],
+    azure: AzureStorageConfig,
+    policy: LicencePolicy,
 ) -> DataRights:
     """Read every input's datasheet and stop the run on a licence the policy refuses."""
-    rights = check_rights(task_type, config, azure, policy)
+    rights = check_rights(task_type, inputs, datasheets, azure, policy)
     create_markdown_artifact(key="data-rights", markdown=rights_markdown(rights))
     return rights
