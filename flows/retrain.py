@@ -222,7 +222,10 @@ def _stages(
             where = ", ".join(config.ingest.inputs)
             return summary.nothing_new(f"nothing new since {since}: {where} hold no file")
         with summary.stage("ingest"):  # the inputs' rights first: a refused licence reads nothing
-            rights = rights_task(config.task, config.ingest, config.azure, config.approval.licences)
+            ingest, policy = config.ingest, config.approval.licences
+            rights = rights_task(
+                config.task, ingest.inputs, ingest.datasheets, config.azure, policy
+            )
             tracker.rights(rights)
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure

@@ -15,7 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 
 from platforms.blob import AzureStorageConfig
-from platforms.datasheet import Datasheet, DataRights
+from platforms.datasheet import DataRights, Datasheet
 from tasks.datasheets import read_rights
 from tasks.ingest_inputs import expand_inputs
 from tasks.licences import LicencePolicy, judge_licences
