@@ -4,8 +4,9 @@ One signed JSON file per erasure under `{store}/erasures/` (tasks/erasure.py wri
 record ids erased, a keyed hash of a value searched for (HMAC-SHA256 with the store's signing
 key, so the log cannot be searched for a guessed e-mail without the key), every dataset
 rewritten with the rows it lost and its content hash before and after, and the model versions
-marked `needs-retrain`. Every later split leaves the erased ids out (`erased_ids`), so a run
-that reads the inputs again, which may still hold the record, trains on it no more.
+marked `needs-retrain`. Every later ingest and split leaves the erased ids out (`erased_ids`),
+so a run that reads the inputs again, which may still hold the record, neither keeps nor trains
+on it (a value is not kept: an input holding it under another id is its owner's to clean).
 """
 
 from __future__ import annotations

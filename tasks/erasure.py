@@ -11,8 +11,9 @@
    (the hashes before the rewrite), and mark it `needs-retrain` in the registry; its model card
    says so when shown (`tunegate models show --card`);
 4. keep the audit (platforms/erasures.py): what, when, by whom, a keyed hash of the value,
-   never the value. Every later split leaves the erased ids out, so the retrain `--retrain`
-   starts (or any later run) does not train on the record even where an input still holds it.
+   never the value. Every later ingest and split leaves the erased ids out, so the retrain
+   `--retrain` starts (or any later run) neither keeps nor trains on the record even where an
+   input still holds it.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.datasheet import Datasheet
+from platforms.erasures import erased_ids
 from platforms.hashing import combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher
 from platforms.manifest import DatasetRef
@@ -180,7 +181,7 @@ def run_ingest(
         try:
             reads = _start_reads(client, files, task_type, columns, config, azure, spills)
             tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-            drops = decide_duplicates(tallies, files)
+            drops = decide_duplicates(tallies, files, frozenset(erased_ids(store)))
             written = _write_files(dataset, reads, drops, task_type, partition_rows, cipher)
         finally:
             client.cancel(reads)
