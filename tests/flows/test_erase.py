@@ -75,8 +75,7 @@ def test_erase_reaches_every_dataset_the_champion_and_the_retrain(
     assert json.loads(record_file.read_text())["inputs"][0]["datasheet"]["licence"] == "CC0-1.0"
 
     email = sample.planted_pii["EMAIL_ADDRESS"][0]
-    lines = [json.loads(x) for x in data.read_bytes().splitlines() if x.strip().startswith(b"{")]
-    ids = {r["id"] for r in lines if isinstance(r, dict) and email in json.dumps(r)}
+    ids = {r["id"] for r in _records(data) if email in json.dumps(r)}
     before = _all_rows(store)
     held = _holding(before, ids, email)
     stages = {Path(m.uri).parent.name for m in store.manifests() if _in(store, m, ids)}
@@ -122,6 +121,19 @@ def test_erase_reaches_every_dataset_the_champion_and_the_retrain(
     assert ingests[-1].counts["erased"] == len(gone)  # read again, and left out
     newest_split = max((m for m in store.manifests() if m.stage == "split"), key=_created)
     assert gone <= set(newest_split.extra["excluded_ids_not_found"])  # asked to leave them out
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The sample's lines that are JSON objects with an id (it holds broken ones on purpose)."""
+    found = []
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            found.append(record)
+    return found
 
 
 def _created(manifest) -> str:
