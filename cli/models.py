@@ -127,10 +127,11 @@ def models_show(
     if card:
         print(with_notices(model_card_of(registry, found), tags), end="")
     else:
-        shown = found.model_dump(mode="json")
-        if NEEDS_RETRAIN in tags:
-            shown = {NEEDS_RETRAIN: tags[NEEDS_RETRAIN], **shown}
-        print(json.dumps(shown, indent=2))
+        shown = found.model_dump_json(indent=2)
+        if NEEDS_RETRAIN in tags:  # the registry's mark first, then the record as registered
+            record = json.loads(shown)
+            shown = json.dumps({NEEDS_RETRAIN: tags[NEEDS_RETRAIN], **record}, indent=2)
+        print(shown)
 
 
 def model_card_of(registry: Any, version: ModelVersion) -> str:

@@ -279,7 +279,7 @@ def approve_task(
                 config,
                 review_summary(report, changes, review_id),
                 [*decisions.problems, *earlier],
-                rights,
+                rights=rights,
             )
         record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
