@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from flows.retrain import retrain
+from platforms import tracking
+from platforms.approvals import ApprovalRecord
 from platforms.lineage import Lineage
 from platforms.model_version import NEEDS_RETRAIN
 from platforms.store import Store, read_table
@@ -44,8 +46,9 @@ def _holding(rows: list[dict[str, Any]], ids: set[str], value: str) -> list[dict
     return [r for r in rows if r.get("id") in ids or value.casefold() in json.dumps(r).casefold()]
 
 
-def _champion(cfg, summary) -> None:
-    """Register a model folder as the champion, its lineage naming the run's datasets."""
+def _champion(cfg, summary, inputs) -> None:
+    """Register a model folder as the champion, its lineage naming the run's datasets and
+    inputs."""
     source = cfg_dir = Path(cfg.store).parent / "model"
     cfg_dir.mkdir()
     (source / "weights.bin").write_bytes(b"weights")
@@ -53,7 +56,8 @@ def _champion(cfg, summary) -> None:
     (source / "model_info.json").write_text(json.dumps(info))
     hashes = {s: summary.stages[s].details["content_hash"] for s in ("ingest", "screen", "split")}
     registry = cfg.backends().registry
-    run_register(registry, MODEL, source, {"f1": 50.0}, Lineage(datasets=hashes), True)
+    lineage = Lineage(datasets=hashes, inputs=inputs)
+    run_register(registry, MODEL, source, {"f1": 50.0}, lineage, True)
 
 
 def test_erase_reaches_every_dataset_the_champion_and_the_retrain(
@@ -66,13 +70,21 @@ def test_erase_reaches_every_dataset_the_champion_and_the_retrain(
     cfg = make_config(ingest={"inputs": [str(data)]}, approval={"mode": "auto"})
     state = retrain(cfg, return_state=True)
     assert state.is_completed(), state.message
-    _champion(cfg, state.result())
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
     store = cfg.open_store()
-    # the datasheet went into the signed approval record
+    # the datasheet went into the signed approval record, the MLflow run and the registry
     [record_file] = (Path(cfg.store) / "approvals").glob("*/*.json")
-    assert json.loads(record_file.read_text())["inputs"][0]["datasheet"]["licence"] == "CC0-1.0"
+    approval = ApprovalRecord.model_validate_json(record_file.read_text())
+    assert [i.licence for i in approval.inputs] == ["CC0-1.0"]
+    client = tracking.client(tracking.local_tracking_uri(Path(cfg.store)))
+    [run] = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert (run.data.params["data.licences"], run.data.params["data.sources"]) == (
+        "CC0-1.0",
+        "tickets",
+    )
+    _champion(cfg, state.result(), approval.inputs)
+    assert cfg.backends().registry.tags(MODEL, 1)["data.licences"] == "CC0-1.0"
 
     email = sample.planted_pii["EMAIL_ADDRESS"][0]
     ids = {r["id"] for r in _records(data) if email in json.dumps(r)}
