@@ -2,6 +2,7 @@
 
     tunegate run | ingest | screen | split     cli/stages.py
     tunegate approve | reject, review show     cli/review.py
+    tunegate erase                             cli/erase.py  (a record out of the store)
     tunegate metrics                           cli/metrics.py
     tunegate predict                           cli/predict.py
     tunegate rollback, tunegate models ...     cli/models.py
@@ -34,7 +35,7 @@ os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
 
 import typer
 
-from cli import metrics, models, monitor, predict, review, stages, ui
+from cli import erase, metrics, models, monitor, predict, review, stages, ui
 from cli.azureml import azureml_app
 from cli.config import config_app
 from cli.data import data_app
@@ -59,6 +60,7 @@ for command in (
     stages.split,
     review.approve,
     review.reject,
+    erase.erase,
     metrics.metrics,
     predict.predict,
     models.rollback,

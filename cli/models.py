@@ -20,6 +20,7 @@ from cli.common import (
     print_table,
     run_stage,
 )
+from platforms.model_version import NEEDS_RETRAIN
 
 if TYPE_CHECKING:
     from platforms.model_version import ModelVersion
@@ -115,14 +116,22 @@ def models_show(
     config: ConfigOpt = None,
     set: SetOpt = None,
 ) -> None:
-    """One model version with its lineage, as JSON; or its model card (`--card`)."""
+    """One model version with its lineage, as JSON; or its model card (`--card`). A version
+    marked `needs-retrain` (an erasure removed data it was trained on) says so first."""
+    from tasks.model_card import with_notices
+
     registry = load_cli_config(config, set).backends().registry
     run_stage(registry.names)
     found = find_version(registry, name, version)
+    tags = registry.tags(found.name, found.version)
     if card:
-        print(model_card_of(registry, found), end="")
+        print(with_notices(model_card_of(registry, found), tags), end="")
     else:
-        print(found.model_dump_json(indent=2))
+        shown = found.model_dump_json(indent=2)
+        if NEEDS_RETRAIN in tags:  # the registry's mark first, then the record as registered
+            record = json.loads(shown)
+            shown = json.dumps({NEEDS_RETRAIN: tags[NEEDS_RETRAIN], **record}, indent=2)
+        print(shown)
 
 
 def model_card_of(registry: Any, version: ModelVersion) -> str:

@@ -13,6 +13,7 @@ import typer
 from cli.common import ConfigOpt, ExcludeOpt, SetOpt, console, fail, load_cli_config
 
 if TYPE_CHECKING:
+    from platforms.datasheet import DataRights
     from platforms.manifest import DatasetRef
     from platforms.store import Store
 
@@ -94,9 +95,26 @@ def show(
     dataset = _screened_for(store, what)
     report = ScreenReport.model_validate_json(store.read_text(f"{dataset.uri}/report.json"))
     markdown = review_markdown(
-        dataset, report, review_records(store, dataset), compare(store, dataset, report)
+        dataset,
+        report,
+        review_records(store, dataset),
+        compare(store, dataset, report),
+        _rights_decided(store, dataset),
     )
     typer.echo(_render(Markdown(markdown)), nl=False)
+
+
+def _rights_decided(store: Store, dataset: DatasetRef) -> DataRights | None:
+    """The inputs' datasheets the newest decision about the dataset signed (None: undecided,
+    or decided before datasheets were kept; a paused run's review artifact shows them)."""
+    from platforms.approvals import ApprovalRecord
+    from platforms.datasheet import DataRights
+
+    uri = f"{dataset.uri}/approval.json"
+    if not store.exists(uri):
+        return None
+    record = ApprovalRecord.model_validate_json(store.read_text(uri))
+    return DataRights(inputs=record.inputs) if record.inputs else None
 
 
 def _render(renderable: Any) -> str:

@@ -52,6 +52,7 @@ from tasks.ingest_inputs import expand_inputs
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before
+from tasks.rights import rights_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
 from tasks.split import split_task
@@ -100,14 +101,15 @@ def _config_run_name() -> str:
     description=DESCRIPTION,
     log_prints=True,
 )
-def retrain(config: PipelineConfig) -> State:
+def retrain(config: PipelineConfig, reason: str = "tunegate run") -> State:
     """Run the pipeline up to `config.until`; the returned state carries the RunSummary.
 
     Args:
         config: Every stage's settings: the data to read, the screening policy, the approval
             mode, the split, training, the gate, the registry and the rollout.
+        reason: Why the run starts (kept in its lineage): `tunegate run`, an erasure.
     """
-    return run_pipeline(config, reason="tunegate run")
+    return run_pipeline(config, reason=reason)
 
 
 def _request_run_name() -> str:
@@ -219,7 +221,12 @@ def _stages(
             since = last_ingest_time(backends.store) or "this store was created (no data yet)"
             where = ", ".join(config.ingest.inputs)
             return summary.nothing_new(f"nothing new since {since}: {where} hold no file")
-        with summary.stage("ingest"):
+        with summary.stage("ingest"):  # the inputs' rights first: a refused licence reads nothing
+            ingest, policy = config.ingest, config.approval.licences
+            rights = rights_task(
+                config.task, ingest.inputs, ingest.datasheets, config.azure, policy
+            )
+            tracker.rights(rights)
             ingested = ingest_task(
                 backends, config.task, config.columns, config.ingest, azure=config.azure
             )
@@ -251,7 +258,7 @@ def _stages(
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
-            approval = approve_task(backends, screened, config.approval, _model(config))
+            approval = approve_task(backends, screened, config.approval, _model(config), rights)
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)
@@ -292,6 +299,7 @@ def _stages(
                     config_hash=config.content_hash,
                     training_backend=config.train.backend,
                     reason=summary.reason,
+                    rights=rights,
                 ),
                 config.promotes_at_registration,
                 evaluation.serving,

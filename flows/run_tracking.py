@@ -42,6 +42,7 @@ from flows.summary import STOPS, RunSummary
 from platforms import tracking
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
+from platforms.datasheet import DataRights
 from platforms.evaluation import EvalReport
 from platforms.manifest import DatasetRef
 from platforms.model_version import ModelVersion
@@ -138,6 +139,18 @@ class RunTracker:
         self.run.log_metrics({"screen.flagged": report.flagged, "screen.redacted": report.redacted})
         self.run.log_text(screening_markdown(report), "screening/report.md")
         self.run.log_text(report.model_dump_json(indent=2), "screening/report.json")
+
+    def rights(self, rights: DataRights) -> None:
+        """The inputs' licences and sources (parameters, `none` for an input without a
+        licence), and every datasheet (`data/rights.json`)."""
+        if self.run is None:
+            return
+        licences = sorted({i.licence or "none" for i in rights.inputs})
+        self.run.log_params(
+            {"data.licences": ", ".join(licences), "data.sources": ", ".join(rights.sources)}
+        )
+        self.run.set_tags({"tunegate.data.unlicensed": len(rights.unlicensed)})
+        self.run.log_text(rights.model_dump_json(indent=2), "data/rights.json")
 
     def approved(self, approval: ApprovalRecord) -> None:
         if self.run is not None:

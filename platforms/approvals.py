@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from platforms.datasheet import InputRights
 from platforms.hashing import sha256_text, stable_json
 from platforms.manifest import DatasetRef
 from platforms.store import Store
@@ -49,8 +50,18 @@ class ApprovalRecord(BaseModel):
     report_hash: str
     flow_run_id: str | None
     exclude_ids: list[str] = Field(default_factory=list)
+    # the inputs' datasheets (source, licence, owner, basis) the decision was about; written
+    # only when known, so records made before they were kept still verify
+    inputs: list[InputRights] = Field(default_factory=list)
     signature: str = ""  # HMAC-SHA256 of every field above, hex; set by `save_approval`
     reused: bool = False
+
+    @model_serializer(mode="wrap")
+    def _without_empty_inputs(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        dumped: dict[str, object] = handler(self)
+        if not self.inputs:
+            dumped.pop("inputs", None)
+        return dumped
 
     @property
     def approved(self) -> bool:

@@ -21,12 +21,15 @@ from pydantic import (
     Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_serializer,
+    model_serializer,
     model_validator,
 )
 
 from platforms.approvals import ApprovalRecord
+from platforms.datasheet import InputRights
 from platforms.evaluation import EvalReport
 
 # What a registered version keeps of the report: the loss curve lives in the run's MLflow run.
@@ -63,6 +66,11 @@ class Lineage(BaseModel):
     training_job: str | None = Field(None, description="The job that trained the version.")
     training_backend: str | None = Field(None, description="Where it trained (train.backend).")
     code_version: str | None = Field(None, description="The git commit that registered it.")
+    inputs: list[InputRights] = Field(
+        default_factory=list,
+        description="The inputs it was trained on with their datasheets (source, licence, "
+        "owner, basis); written only when known, so older records still verify.",
+    )
     # (the report read, the dict it was read from): written back as read (see the docstring)
     _stored_evaluation: tuple[EvalReport | None, dict[str, Any]] | None = PrivateAttr(None)
 
@@ -89,10 +97,26 @@ class Lineage(BaseModel):
             return self._stored_evaluation[1]
         return _as_stored(report)
 
+    @model_serializer(mode="wrap")
+    def _without_empty_inputs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if not self.inputs:
+            dumped.pop("inputs", None)
+        return dumped
+
     def tags(self) -> dict[str, str]:
-        """The scalar fields, as strings (what a registry can filter on)."""
+        """The scalar fields, as strings (what a registry can filter on), and the inputs'
+        licences and sources (`data.licences`, `data.sources`: comma-separated, `none` for an
+        input without a licence)."""
         scalars = self.model_dump(mode="json", exclude_none=True)
-        return {k: str(v) for k, v in scalars.items() if isinstance(v, str | int | float | bool)}
+        tags = {k: str(v) for k, v in scalars.items() if isinstance(v, str | int | float | bool)}
+        if self.inputs:
+            licences = {i.licence or "none" for i in self.inputs}
+            sources = {i.datasheet.source for i in self.inputs if i.datasheet.source}
+            tags["data.licences"] = ", ".join(sorted(licences))
+            if sources:
+                tags["data.sources"] = ", ".join(sorted(sources))
+        return tags
 
     def same_job(self, other: Lineage) -> bool:
         """Whether both came from one training job (it is registered once)."""

@@ -32,7 +32,13 @@ from typing import Any
 from platforms import version_files
 from platforms.lineage import Lineage
 from platforms.locks import process_alive
-from platforms.model_version import ALIASES, VERSION_FILE, ModelFilesChanged, ModelVersion
+from platforms.model_version import (
+    ALIASES,
+    NEEDS_RETRAIN,
+    VERSION_FILE,
+    ModelFilesChanged,
+    ModelVersion,
+)
 
 
 class MlflowRegistry:
@@ -193,6 +199,26 @@ class MlflowRegistry:
         when = datetime.now(UTC).isoformat(timespec="microseconds")
         self.client.set_model_version_tag(name, str(version), _alias_at(alias), when)
         self.client.set_registered_model_alias(name, alias, str(version))
+
+    def tags(self, name: str, version: int) -> dict[str, str]:
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return dict(self.client.get_model_version(name, str(version)).tags or {})
+        except MlflowException:
+            raise KeyError(f"no model {name} version {version} in {self.uri}") from None
+
+    def mark_needs_retrain(self, name: str, version: int, why: str) -> None:
+        """The `needs-retrain` tag, and the same words first in the version's description (what
+        the MLflow UI shows on its page)."""
+        found = self.client.get_model_version(name, str(version))
+        self.client.set_model_version_tag(name, str(version), NEEDS_RETRAIN, why)
+        notice = f"NEEDS RETRAIN: {why}."
+        description = found.description or ""
+        if not description.startswith(notice):
+            self.client.update_model_version(
+                name, str(version), description=f"{notice} {description}".strip()
+            )
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version `alias` pointed at before its current one (what a rollback returns to)."""

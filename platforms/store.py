@@ -168,11 +168,14 @@ class Store:
 
     def dataset_with_hash(self, stage: str, content_hash: str) -> DatasetRef | None:
         """The finished dataset of `stage` whose content hash is `content_hash` (what a model's
-        lineage records), verified, or None when the store holds none."""
+        lineage records; or was, before an erasure rewrote it), verified, or None when the
+        store holds none."""
         found = self.fs.glob(_strip(self.fs, self.path("datasets", stage, "*", MANIFEST)))
         for path in sorted(found):
             manifest = self.read_manifest(self._uri(path.rsplit("/", 1)[0]))
-            if manifest.content_hash == content_hash:
+            erased = manifest.extra.get("erasures", [])  # rewritten without erased records
+            before = {e.get("content_hash_before") for e in erased}
+            if content_hash in (manifest.content_hash, *before):
                 self.verify(manifest)
                 return ref_of(manifest, reused=True)
         return None

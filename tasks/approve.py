@@ -37,12 +37,14 @@ from platforms.approvals import (
     save_approval,
 )
 from platforms.backends import Backends
+from platforms.datasheet import DataRights
 from platforms.keys import private_key
 from platforms.manifest import DatasetRef
 from platforms.notify import emit_decision
 from screening.report import Screened, ScreenReport, counts_markdown, report_hash
 from tasks import pause
-from tasks.review import ARTIFACT_KEY, review_markdown, review_records
+from tasks.licences import LicencePolicy
+from tasks.review import ARTIFACT_KEY, review_markdown, review_records, unlicensed_warning
 from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,11 @@ class ApprovalConfig(BaseModel):
         description="File holding the signing key when neither the variable nor the block is "
         "set (created 0600 on first use). Never inside the store: whoever can write the store "
         "must not be able to sign.",
+    )
+    licences: LicencePolicy = Field(
+        default_factory=LicencePolicy,
+        description="Which inputs' licences may be trained on (their datasheets': "
+        "docs/review.md); a refused one stops the run before screening.",
     )
 
     def signing_key(self) -> bytes:
@@ -134,6 +141,7 @@ def make_record(
     reviewer: str,
     comment: str,
     exclude_ids: list[str] | None = None,
+    rights: DataRights | None = None,
 ) -> ApprovalRecord:
     context = FlowRunContext.get()
     return ApprovalRecord(
@@ -147,6 +155,7 @@ def make_record(
         report_hash=report_hash(report),
         flow_run_id=str(context.flow_run.id) if context and context.flow_run else None,
         exclude_ids=sorted(set(exclude_ids or [])),
+        inputs=rights.inputs if rights is not None else [],
     )
 
 
@@ -156,11 +165,14 @@ def request_review(
     config: ApprovalConfig,
     review: str = "",
     problems: list[str] | None = None,
+    rights: DataRights | None = None,
 ) -> ApprovalRecord:
     """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected.
     The form's description is a short summary; `review` is its part that links to the full
     review and says what changed (`review_summary`)."""
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
+    if rights is not None and rights.unlicensed:
+        warning += f"> **No licence:** {unlicensed_warning(rights)}.\n\n"
     description = "\n".join(
         [
             "## Approve this data for training?",
@@ -192,6 +204,7 @@ def request_review(
         reviewer=answer.reviewer,
         comment=answer.comment,
         exclude_ids=answer.exclude_ids,
+        rights=rights,
     )
 
 
@@ -201,8 +214,10 @@ def approve_task(
     screened: Screened,
     config: ApprovalConfig,
     model: str | None = None,
+    rights: DataRights | None = None,
 ) -> ApprovalRecord:
-    """Reuse an approval of the same data, let the policy decide, or ask a reviewer. Decisions
+    """Reuse an approval of the same data, let the policy decide, or ask a reviewer (`rights`:
+    the inputs' datasheets, shown in the review and signed into the record). Decisions
     stick: a person's rejection stands against the policy until a person approves, and a
     `manual` run reuses a person's approval only, never the policy's. A rejection of data for
     `model` is announced as a `tunegate.data.rejected` event (a paused run announces itself:
@@ -237,14 +252,22 @@ def approve_task(
             )
         if policy is not None:
             record = make_record(
-                dataset, report, config.mode, approved=True, reviewer=POLICY, comment=policy
+                dataset,
+                report,
+                config.mode,
+                approved=True,
+                reviewer=POLICY,
+                comment=policy,
+                rights=rights,
             )
         else:
             changes = compare(store, dataset, report)
             create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
             review_id = create_markdown_artifact(
                 key=ARTIFACT_KEY,
-                markdown=review_markdown(dataset, report, review_records(store, dataset), changes),
+                markdown=review_markdown(
+                    dataset, report, review_records(store, dataset), changes, rights
+                ),
                 description=f"Review of screened data {dataset.content_hash[:16]}",
             )
             earlier = _earlier_decisions(decisions, manual)
@@ -256,6 +279,7 @@ def approve_task(
                 config,
                 review_summary(report, changes, review_id),
                 [*decisions.problems, *earlier],
+                rights=rights,
             )
         record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))

@@ -17,17 +17,19 @@ cluster: tasks/ingest_files.py; duplicates across files and the totals: tasks/in
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import Any, Literal
 
 from distributed import Client, Future
 from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends
 from platforms.blob import AzureStorageConfig, storage_options
+from platforms.datasheet import Datasheet
+from platforms.erasures import erased_ids
 from platforms.hashing import combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher
 from platforms.manifest import DatasetRef
@@ -60,7 +62,14 @@ class IngestConfig(BaseModel):
     inputs: list[str] = Field(
         default_factory=list,
         description="Files, directories or globs; local paths or az://container/path. "
-        "Empty: `tunegate run` generates sample data.",
+        "Empty: `tunegate run` generates sample data. An entry may be a mapping: its `path` "
+        "and its datasheet (source, licence, owner, basis), kept in `datasheets`.",
+    )
+    datasheets: dict[str, Datasheet] = Field(
+        default_factory=dict,
+        description="Datasheets by input as given in `inputs` (a file, a folder, a glob): "
+        "source, licence (an SPDX id), owner, basis. They win over a sidecar file "
+        "(`<file>.datasheet.yaml`) and a datasets folder's README.md card, field by field.",
     )
     format: Literal["auto", "jsonl", "csv", "parquet", "squad", "arrow", "hf", "text"] = Field(
         "auto",
@@ -85,6 +94,29 @@ class IngestConfig(BaseModel):
         "and deleted once the screened data is approved (a later run that has to screen them "
         "again reads the inputs again); keep: plain Parquet, kept until deleted by hand.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entries_with_datasheets(cls, data: Any) -> Any:
+        """`inputs` entries given as mappings (`{path: ..., licence: ...}`): the path stays in
+        `inputs`, the rest is the input's datasheet."""
+        if not isinstance(data, dict) or not isinstance(data.get("inputs"), list):
+            return data
+        inputs, sheets = [], dict(data.get("datasheets") or {})
+        for i, entry in enumerate(data["inputs"]):
+            if not isinstance(entry, dict):
+                inputs.append(entry)
+                continue
+            fields = dict(entry)
+            path = fields.pop("path", None)
+            if not isinstance(path, str) or not path:
+                raise ValueError(
+                    f"inputs.{i}: an input given as a mapping needs its `path` (and may give "
+                    "source, licence, owner, basis)"
+                )
+            inputs.append(path)
+            sheets[path] = fields
+        return {**data, "inputs": inputs, "datasheets": sheets}
 
 
 def ingest_key(
@@ -149,7 +181,7 @@ def run_ingest(
         try:
             reads = _start_reads(client, files, task_type, columns, config, azure, spills)
             tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-            drops = decide_duplicates(tallies, files)
+            drops = decide_duplicates(tallies, files, frozenset(erased_ids(store)))
             written = _write_files(dataset, reads, drops, task_type, partition_rows, cipher)
         finally:
             client.cancel(reads)

@@ -97,6 +97,8 @@ class Drops:
 
     duplicates: frozenset[int]  # same content as an earlier record: counted, not kept
     conflicts: dict[int, str]  # known id with other content -> the quarantine reason
+    erased: frozenset[int] = frozenset()  # ids erased from the store (tunegate erase)
+    erased_ids: frozenset[str] = frozenset()  # those ids: quarantined lines with one go too
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class FileWritten:
     content: int  # `MultisetHash.value` of the accepted records' `identity_hash`
     accepted_files: tuple[str, ...]  # accepted table files, relative to the dataset
     quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
+    erased: int = 0  # records (and quarantined lines) left out: their ids were erased
 
 
 def read_file(
@@ -213,7 +216,8 @@ def write_file(
     records: encrypted with `cipher` when given)."""
     store = Store(store_uri, store_options)
     keep: list[dict[str, Any]] = []  # at most one partition at a time
-    quarantine = list(result.quarantine)
+    quarantine = [q for q in result.quarantine if q["id"] not in drops.erased_ids]
+    erased = len(result.quarantine) - len(quarantine)
     duplicates = kept = unanswerable = 0
     content = MultisetHash()
     accepted_files: list[str] = []
@@ -226,7 +230,9 @@ def write_file(
 
     rows = _accepted_rows(result, store, cipher)
     for row, (record, key) in enumerate(zip(rows, result.keys, strict=True)):
-        if row in drops.duplicates:
+        if row in drops.erased:
+            erased += 1
+        elif row in drops.duplicates:
             duplicates += 1
         elif (reason := drops.conflicts.get(row)) is not None:
             quarantine.append(_quarantine_row(result.source, key.line, record["id"], reason, ""))
@@ -253,6 +259,7 @@ def write_file(
         content=content.value,
         accepted_files=tuple(accepted_files),
         quarantine_files=tuple(quarantine_files),
+        erased=erased,
     )
 
 

@@ -14,6 +14,7 @@ import fsspec
 from platforms.blob import AzureStorageConfig, storage_options
 from platforms.hashing import combine_hashes, sha256_text, stable_json
 from tasks.datasets_folders import group_listing
+from tasks.datasheets import is_sidecar
 from tasks.readers import detect_format, reads_plain_text
 from tasks.records import TaskType
 
@@ -74,7 +75,8 @@ def _inputs_among(fs: Any, named: list[str], directories: list[str], plain_text:
     """The named files and the files with a known extension anywhere under the directories,
     except that a datasets folder among them (the one a marker file sits in) is one input."""
     listed = {p for d in directories for p in fs.find(d)}
-    folders, files = group_listing(sorted({*named, *listed}))
+    # a datasheet beside the data (tasks/datasheets.py) is never an input of its own
+    folders, files = group_listing(sorted(p for p in {*named, *listed} if not is_sidecar(p)))
     kept = [p for p in files if p not in listed or _known_extension(p, plain_text)]
     return sorted([*folders, *kept])
 

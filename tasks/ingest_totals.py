@@ -26,8 +26,11 @@ class Totals:
     quarantine_files: list[str]  # the quarantine table's files, in input order
 
 
-def decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]:
-    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts.
+def decide_duplicates(
+    tallies: list[FileTally], files: list[str], erased: frozenset[str] = frozenset()
+) -> list[Drops]:
+    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts,
+    and those to leave out because their id was erased from the store (`erased`).
 
     The first occurrence in (file, line) order is kept. A later record with the same content is a
     duplicate; a later record with a known id but other content is quarantined, so ids stay unique.
@@ -38,7 +41,10 @@ def decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]
     for source, tally in zip(files, tallies, strict=True):
         duplicates: set[int] = set()
         conflicts: dict[int, str] = {}
+        gone = frozenset(row for row, key in enumerate(tally.keys) if key.record_id in erased)
         for row, key in enumerate(tally.keys):
+            if row in gone:
+                continue
             if key.content in seen_hash:
                 duplicates.add(row)
             elif key.record_id in first_id:
@@ -49,14 +55,15 @@ def decide_duplicates(tallies: list[FileTally], files: list[str]) -> list[Drops]
             else:
                 seen_hash.add(key.content)
                 first_id[key.record_id] = f"{source}:{key.line}"
-        drops.append(Drops(duplicates=frozenset(duplicates), conflicts=conflicts))
+        drops.append(Drops(frozenset(duplicates), conflicts, gone, erased))
     return drops
 
 
 def add_up(
     files: list[str], tallies: list[FileTally], written: list[FileWritten], task_type: TaskType
 ) -> Totals:
-    """Add up every file's counts; every line read must be accepted, quarantined or a duplicate.
+    """Add up every file's counts; every line read must be accepted, quarantined, a duplicate
+    or left out as erased (counted only when some were).
 
     QA datasets also count the accepted records that are unanswerable questions, apart, and
     those whose answer offsets were found in the context (`answers_located`).
@@ -73,6 +80,7 @@ def add_up(
             accepted=out.accepted,
             quarantined=out.quarantined,
             duplicates=out.duplicates,
+            erased=out.erased,
         )
         reasons.update(out.reasons)
         content.merge(MultisetHash(out.content))
@@ -84,7 +92,10 @@ def add_up(
         counts["unanswerable"] = sum(out.unanswerable for out in written)
         if located := sum(tally.located for tally in tallies):
             counts["answers_located"] = located  # offsets found in the context
-    if counts["read"] != counts["accepted"] + counts["quarantined"] + counts["duplicates"]:
+    if not counts["erased"]:
+        del counts["erased"]
+    kept = counts["accepted"] + counts["quarantined"] + counts["duplicates"]
+    if counts["read"] != kept + counts.get("erased", 0):
         raise RuntimeError(f"ingest lost records: {dict(counts)}")  # a bug, never data
     return Totals(
         counts=dict(counts),

@@ -18,6 +18,7 @@ import yaml
 
 from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
+from platforms.model_version import NEEDS_RETRAIN
 from platforms.version_files import CARD_FILE
 from screening.report import ScreenReport
 from trainer.taskspec import task_spec
@@ -93,6 +94,7 @@ def model_card(
         f"`{base}`" + (f" (given as `{base_model}`)" if base != base_model else ""),
         "",
         *_data(lineage, split_counts),
+        *_rights(lineage),
         *_screening(screen),
         *_approval(lineage),
         *_evaluation(report),
@@ -112,6 +114,24 @@ def _task_name(task: str) -> str:
         return task_spec(task).name
     except ValueError:  # a task this release does not know: named as recorded
         return task
+
+
+def with_notices(card: str, tags: dict[str, str]) -> str:
+    """The card with what the registry learnt after registration, first under its title: a
+    version marked `needs-retrain` (data it was trained on was erased). The registered card
+    file itself is part of the version's signed files and stays as it was."""
+    why = tags.get(NEEDS_RETRAIN)
+    if not why:
+        return card
+    notice = (
+        f"> **Needs retraining** (registry tag `{NEEDS_RETRAIN}`): {why}. Serve it no longer "
+        "than the retrain takes; `tunegate erase --retrain` starts one without the records.\n"
+    )
+    head, title, rest = card.partition("\n# ")
+    if not title:
+        return notice + "\n" + card
+    name, _, body = rest.partition("\n")
+    return f"{head}\n# {name}\n\n{notice}{body}"
 
 
 def card_of_folder(model_dir: Path) -> str | None:
@@ -144,6 +164,27 @@ def _data(lineage: Lineage, split_counts: dict[str, int] | None) -> list[str]:
     elif not lineage.datasets:
         lines += ["Not recorded.", ""]
     return lines
+
+
+def _rights(lineage: Lineage) -> list[str]:
+    """The inputs' datasheets: what the model was trained on, under which licence."""
+    lines = ["## Data rights", ""]
+    if not lineage.inputs:
+        return [*lines, "Not recorded (no datasheets were known when it was registered).", ""]
+    licences = sorted({i.licence or "none" for i in lineage.inputs})
+    lines += [
+        f"Licences of the training data: {', '.join(licences)}.",
+        "",
+        "| input | licence | source | owner | basis |",
+        "|---|---|---|---|---|",
+    ]
+    for item in lineage.inputs:
+        sheet = item.datasheet
+        cells = [sheet.licence or "**none**", sheet.source, sheet.owner, sheet.basis]
+        lines.append(
+            f"| `{item.input.rsplit('/', 1)[-1]}` | " + " | ".join(c or "-" for c in cells) + " |"
+        )
+    return [*lines, ""]
 
 
 def _screening(screen: ScreenReport | None) -> list[str]:

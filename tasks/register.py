@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.approvals import ApprovalRecord
 from platforms.backends import Backends, PlatformKind
+from platforms.datasheet import DataRights
 from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
 from platforms.manifest import DatasetRef
@@ -85,9 +86,10 @@ def lineage_of(
     config_hash: str,
     training_backend: str,
     reason: str | None = None,
+    rights: DataRights | None = None,
 ) -> Lineage:
-    """Where a registered model came from: data hashes, approval, evaluation, run (Prefect's and
-    MLflow's) and config, from the run's typed results."""
+    """Where a registered model came from: data hashes, the inputs' datasheets, approval,
+    evaluation, run (Prefect's and MLflow's) and config, from the run's typed results."""
     return Lineage(
         datasets={stage: ref.content_hash for stage, ref in datasets.items()},
         approval=approval,
@@ -99,6 +101,7 @@ def lineage_of(
         training_job=job.name,
         training_backend=training_backend,
         reason=reason,
+        inputs=rights.inputs if rights is not None else [],
     )
 
 

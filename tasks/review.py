@@ -1,7 +1,8 @@
 """The full review of a screened dataset: what a person reads before approving it.
 
 Every flagged and every quarantined record, masked whole, with its findings and its reason (the
-screened dataset's `review` table, written by the screen), after the screening report's counts,
+screened dataset's `review` table, written by the screen), after the screening report's counts
+and the inputs' datasheets (source, licence, owner, basis; an input without a licence flagged),
 and followed by the changes since the last approved dataset (tasks/review_changes.py). The same
 markdown is the `review` artifact the pause form links to and what `tunegate review show` prints.
 Records are shown as short lines and text under them, never as wide table columns: nothing is cut
@@ -14,6 +15,7 @@ import re
 
 import pyarrow.parquet as pq
 
+from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
 from platforms.store import Store
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
@@ -40,8 +42,10 @@ def review_markdown(
     report: ScreenReport,
     records: list[ReviewRecord] | None,
     changes: ReviewChanges | None,
+    rights: DataRights | None = None,
 ) -> str:
-    """The whole review as markdown: counts, every flagged and quarantined record, changes."""
+    """The whole review as markdown: counts, the inputs' rights, every flagged and quarantined
+    record, changes."""
     lines = [
         f"## Review of screened data `{dataset.content_hash[:16]}`",
         "",
@@ -49,6 +53,8 @@ def review_markdown(
         "",
         *counts_markdown(report),
     ]
+    if rights is not None:
+        lines += ["", rights_markdown(rights)]
     if records is None:
         lines += [
             "",
@@ -72,6 +78,34 @@ def review_markdown(
             if not shown:
                 lines += ["", "None."]
     return "\n".join([*lines, "", changes_markdown(changes)])
+
+
+def rights_markdown(rights: DataRights) -> str:
+    """The inputs with their datasheets, an input without a licence flagged first."""
+    lines = [f"### Inputs and their rights ({len(rights.inputs)})", ""]
+    lines += [f"> **No licence:** {unlicensed_warning(rights)}", ""] if rights.unlicensed else []
+    for item in rights.inputs:
+        sheet = item.datasheet
+        lines += [
+            f"- `{item.input}`: licence **{sheet.licence or 'none'}**; source "
+            f"{markdown_text(sheet.source or 'not given')}; owner "
+            f"{markdown_text(sheet.owner or 'not given')}; basis "
+            f"{markdown_text(sheet.basis or 'not given')}"
+            + (f" (from {', '.join(item.found_in)})" if item.found_in else " (no datasheet)")
+        ]
+    return "\n".join(lines)
+
+
+def unlicensed_warning(rights: DataRights) -> str:
+    """What the reviewer is told of inputs without a licence (empty when none)."""
+    if not rights.unlicensed:
+        return ""
+    names = ", ".join(f"`{uri}`" for uri in rights.unlicensed)
+    return (
+        f"{names} {'has' if len(rights.unlicensed) == 1 else 'have'} no licence in a datasheet: "
+        "approve only if you know this use is allowed (give it with `licence:` in the input's "
+        "entry, a `.datasheet.yaml` beside it or its card)"
+    )
 
 
 def _record_markdown(record: ReviewRecord) -> list[str]:

@@ -20,6 +20,7 @@ from prefect.cache_policies import NONE
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platforms.backends import Backends
+from platforms.erasures import erased_ids
 from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_json
 from platforms.manifest import DatasetRef, table_info
 from platforms.store import Store, read_table, write_table
@@ -77,9 +78,10 @@ def run_split(
     config: SplitConfig,
     exclude_ids: list[str],
 ) -> DatasetRef:
-    """Split the screened table, leaving out the records a reviewer excluded."""
+    """Split the screened table, leaving out the records a reviewer excluded and every record
+    ever erased from the store (platforms/erasures.py: an input read again may still hold it)."""
     task_type = TaskType(screened.task)
-    excluded = sorted(set(exclude_ids))
+    excluded = sorted(set(exclude_ids) | erased_ids(store))
     config_hash = sha256_text(stable_json(config.model_dump(mode="json")))
     key = combine_hashes(
         [STAGE, screened.content_hash, config_hash, sha256_text(stable_json(excluded))]

@@ -21,7 +21,7 @@ from platforms.azureml import entities
 from platforms.azureml.client import retrying
 from platforms.azureml.config import ModelType
 from platforms.lineage import Lineage
-from platforms.model_version import ALIASES, ModelVersion
+from platforms.model_version import ALIASES, NEEDS_RETRAIN, ModelVersion
 from platforms.version_files import with_card
 
 _LINEAGE = "tunegate.lineage"
@@ -139,6 +139,20 @@ class AzureMLRegistry:
             if number != version and (model.tags or {}).get(tag) == "true":
                 model.tags = {**model.tags, tag: "false"}
                 self._update(model)
+
+    def tags(self, name: str, version: int) -> dict[str, str]:
+        assets = {int(m.version): m for m in self._assets(name)}
+        if version not in assets:
+            raise KeyError(f"no model {name} version {version}")
+        return dict(assets[version].tags or {})
+
+    def mark_needs_retrain(self, name: str, version: int, why: str) -> None:
+        assets = {int(m.version): m for m in self._assets(name)}
+        if version not in assets:
+            raise KeyError(f"no model {name} version {version}")
+        target = assets[version]
+        target.tags = {**(target.tags or {}), NEEDS_RETRAIN: why}
+        self._update(target)
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version that held `alias` most recently before its current holder."""
