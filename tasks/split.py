@@ -178,7 +178,7 @@ def _split_partition(
             found.append(record["id"])
             continue
         group = _group_value(record, field)
-        split = assign_split(group, config)
+        split = assign_split(group, config)  # split_counts below draws the same way
         rows[split].append(record)
         groups[split].add(sha256_text(group))
         content.add(sha256_text(split + record_hash(record) + record["id"]))
@@ -191,6 +191,18 @@ def _split_partition(
             files = (name,)
         shards[s] = SplitShard(records=len(rows[s]), files=files, groups=frozenset(groups[s]))
     return PartitionSplit(shards=shards, content=content.value, excluded=tuple(found))
+
+
+def split_counts(store: Store, screened: DatasetRef, config: SplitConfig) -> dict[str, int]:
+    """How many records of the screened table each split would hold, before any reviewer left
+    some out: the split's own draw (`assign_split` of each group), counted without writing.
+    Exclusions only lower these, so a test split too small here is too small after approval."""
+    field = config.group_field(TaskType(screened.task))
+    counts: Counter[str] = Counter()
+    for part_uri in store.table_files(screened, "screened"):
+        for record in read_table(store, part_uri):
+            counts[assign_split(_group_value(record, field), config)] += 1
+    return {s: counts[s] for s in SPLITS}
 
 
 def _group_value(record: dict[str, Any], field: str) -> str:
@@ -216,3 +228,13 @@ def split_task(
         description=f"{ref.counts['excluded']} records excluded by the reviewer: {ref.uri}",
     )
     return ref
+
+
+@task(name="count-split", cache_policy=NONE)
+def count_split_task(
+    backends: Backends, screened: DatasetRef, config: SplitConfig
+) -> dict[str, int]:
+    """Count the records each split would hold, before approval (`split_counts`)."""
+    counts = split_counts(backends.store, screened, config)
+    log.info("the split will hold %s", ", ".join(f"{s}={counts[s]}" for s in SPLITS))
+    return counts
