@@ -84,7 +84,8 @@ def print_table(table: Any) -> None:
 
 
 def print_endpoint(endpoint: dict[str, Any]) -> None:
-    """Where a rollout's endpoint serves, its traffic and key file, and a curl example."""
+    """Where a rollout's endpoint serves, its traffic and key file, a curl example, and that it
+    stays up after the run, with the command that stops it."""
     traffic = ", ".join(f"{k} {v}%" for k, v in endpoint["traffic"].items())
     console.print(f"endpoint {endpoint['url']}  ({traffic}; key in {endpoint['key_file']})")
     example = endpoint.get("example")
@@ -96,3 +97,5 @@ def print_endpoint(endpoint: dict[str, Any]) -> None:
             markup=False,  # JSON's brackets are no rich markup
         )
         console.print(f"→ {json.dumps(example['response'])}", markup=False)
+    if endpoint.get("stays_up"):
+        console.print(endpoint["stays_up"], markup=False)

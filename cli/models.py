@@ -49,7 +49,7 @@ def rollback(
     finally:
         backend.close()
     print(timeline_markdown(record))
-    print_endpoint(record.endpoint)
+    print_endpoint({**record.endpoint, "stays_up": backends.endpoint_stays_up(name)})
 
 
 @models_app.command("list")

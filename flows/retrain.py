@@ -394,4 +394,6 @@ def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRec
     url = rollout.endpoint["url"]
     if rollout.outcome == "promoted":
         emit_decision("promoted", _model(config), {"version": version, "endpoint": url})
-    return summary.completed(f"registered {summary.model_version}, serving at {url}")
+    stays_up = rollout.endpoint.get("stays_up")
+    serving = f"registered {summary.model_version}, serving at {url}"
+    return summary.completed(f"{serving}; {stays_up}" if stays_up else serving)

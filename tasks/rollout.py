@@ -406,8 +406,11 @@ def rollout_task(
                 # example show), answered by the model now serving
                 request = task_spec(task_type).request_example
                 example = {"request": request, "response": backend.score(request).body}
+                stays_up = backends.endpoint_stays_up(version.name)
                 record = record.model_copy(
-                    update={"endpoint": {**record.endpoint, "example": example}}
+                    update={
+                        "endpoint": {**record.endpoint, "example": example, "stays_up": stays_up}
+                    }
                 )
         finally:
             backend.close()
