@@ -73,14 +73,15 @@ def run_stage(fn: Callable[[], T]) -> T:
         fail(str(exc))
 
 
-def print_table(table: Any) -> None:
-    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call. A
-    cell too wide for its column wraps (a word longer than the column folds onto the next line):
-    nothing is cut off with an ellipsis, so a name or version shows whole at 80 columns."""
+def print_table(table: Any, to: Console | None = None) -> None:
+    """A rich table on stdout (or the console `to`: the stderr `console` for what is no result),
+    sized for the terminal (or COLUMNS) at the time of the call. A cell too wide for its column
+    wraps (a word longer than the column folds onto the next line): nothing is cut off with an
+    ellipsis, so a name, version or path shows whole at 80 columns."""
     for column in table.columns:
         if column.overflow == "ellipsis":  # rich's default: "long-model-na…"
             column.overflow = "fold"
-    Console(soft_wrap=True).print(table)
+    (to or Console(soft_wrap=True)).print(table)
 
 
 def print_endpoint(endpoint: dict[str, Any]) -> None:

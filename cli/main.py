@@ -32,6 +32,9 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 # The stages' own progress lines ("ingest: 595 accepted ...", "waiting for ... lock", the
 # rollout's steps) go to the console and to the run's logs in the Prefect UI.
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
+# Outside a flow run (`tunegate ingest`, `split`, ...) those lines have no run to go to: Prefect
+# would print a UserWarning for each one instead of the line alone.
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 import typer
 
