@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,13 @@ class SplitConfig(BaseModel):
     """How approved records are divided for training and evaluation."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    train: float = Field(0.8, gt=0.0, le=1.0, description="Share of groups for training.")
+    train: float = Field(
+        0.8,
+        gt=0.0,
+        le=1.0,
+        description="Share of groups for training; not given beside validation or test, it "
+        "takes the rest (split.test=0.3 alone: train 0.6).",
+    )
     validation: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for validation.")
     test: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for the test set.")
     group_key: str | None = Field(
@@ -46,12 +53,35 @@ class SplitConfig(BaseModel):
     )
     salt: str = Field("tunegate", description="Change to draw a different, still stable, split.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _train_takes_the_rest(cls, data: Any) -> Any:
+        """`train` not given beside a `validation` or `test` share: it takes the rest
+        (`split.test=0.3` alone: train 0.6, validation 0.1, test 0.3)."""
+        if not isinstance(data, dict) or "train" in data or not {"validation", "test"} & set(data):
+            return data
+        fields = cls.model_fields
+        with suppress(TypeError, ValueError):
+            validation = float(data.get("validation", fields["validation"].default))
+            test = float(data.get("test", fields["test"].default))
+            if validation + test < 1.0:  # else nothing is left: the sum's error says so
+                return {**data, "train": round(1.0 - validation - test, 10)}
+        return data
+
     @model_validator(mode="after")
     def _ratios_sum_to_one(self) -> SplitConfig:
         total = self.train + self.validation + self.test
         if abs(total - 1.0) > 1e-6:
+            rest = round(1.0 - self.validation - self.test, 10)
+            fix = (
+                f"set split.train={rest:g} (the rest), or change split.validation / split.test"
+                if rest > 0
+                else f"split.validation + split.test ({self.validation + self.test:g}) leave "
+                "nothing for split.train: lower them"
+            )
             raise ValueError(
-                f"split.train + split.validation + split.test must sum to 1.0, got {total:g}"
+                f"split.train + split.validation + split.test must sum to 1.0, got {total:g}: "
+                + fix
             )
         return self
 
