@@ -40,7 +40,7 @@ from platforms.backends import Backends
 from platforms.keys import private_key
 from platforms.manifest import DatasetRef
 from platforms.notify import emit_decision
-from screening.report import Screened, ScreenReport, counts_markdown, report_hash
+from screening.report import Screened, ScreenReport, counts_line, report_hash
 from tasks import pause
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records
 from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
@@ -161,16 +161,11 @@ def request_review(
     The form's description is a short summary; `review` is its part that links to the full
     review and says what changed (`review_summary`)."""
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
-    description = "\n".join(
-        [
-            "## Approve this data for training?",
-            *(["", review] if review else []),  # first: the form shows ~330 px of this
-            "",
-            warning + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).",
-            "",
-            *counts_markdown(report)[:5],  # the counts; the findings are in the review
-        ]
-    )
+    # One paragraph: at 1280x800 the form's fields leave its description ~130 px (five lines); a
+    # longer one scrolls in a box of its own (the Prefect UI's), hiding the counts. The dataset,
+    # the findings and every flagged and quarantined record are on the review page it links to.
+    question = f"**Approve this data for training?** {counts_line(report)}"
+    description = warning + " ".join(p for p in (question, review) if p)
     context = FlowRunContext.get()
     if context is not None and context.flow_run is not None:
         log.warning("%s", how_to_answer(str(context.flow_run.id)))
@@ -306,12 +301,8 @@ def review_summary(
 ) -> str:
     """The form's link to the full review (the `review` artifact's page in the Prefect UI) and
     one line of what changed since the last approval."""
-    what = (
-        f"every flagged ({report.flagged}) and quarantined ({report.quarantined}) record, "
-        "masked, with its findings and reason, and the changes since the last approval"
-    )
-    link = f"**[Read the full review]({artifact_url(review_id)})**: {what}." if review_id else ""
-    return "\n\n".join(p for p in (link, changes_summary(changes)) if p)
+    link = f"**[Read the full review]({artifact_url(review_id)})**." if review_id else ""
+    return " ".join(p for p in (link, changes_summary(changes)) if p)  # one paragraph
 
 
 def artifact_url(artifact_id: UUID) -> str:
