@@ -9,8 +9,8 @@ split; a failed gate ends it before registration, with every unmet criterion in 
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
 interval wider than the regression it must detect). Too few test records is known at the split:
 the run counts the test split the screened data will make before it asks a reviewer, and again
-after the split, before training (tasks/judgeable.py), and stops there with the gate's message. Every run has a log file,
-`{store}/runs/<flow run id>/run.log` (flows/run_log.py): warnings and libraries' lines go there,
+after the split, before training (tasks/judgeable.py), and stops there with the gate's message.
+Every run has a log file, `{store}/runs/<flow run id>/run.log` (flows/run_log.py): warnings and libraries' lines go there,
 its own lines stay on the terminal. Every run is an MLflow run
 (flows/run_tracking.py): each stage's results are logged as they come, and the run ends with the
 flow's outcome.
