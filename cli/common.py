@@ -73,18 +73,20 @@ def run_stage(fn: Callable[[], T]) -> T:
         fail(str(exc))
 
 
-def print_table(table: Any) -> None:
-    """A rich table on stdout, sized for the terminal (or COLUMNS) at the time of the call. A
-    cell too wide for its column wraps (a word longer than the column folds onto the next line):
-    nothing is cut off with an ellipsis, so a name or version shows whole at 80 columns."""
+def print_table(table: Any, to: Console | None = None) -> None:
+    """A rich table on stdout (or the console `to`: the stderr `console` for what is no result),
+    sized for the terminal (or COLUMNS) at the time of the call. A cell too wide for its column
+    wraps (a word longer than the column folds onto the next line): nothing is cut off with an
+    ellipsis, so a name, version or path shows whole at 80 columns."""
     for column in table.columns:
         if column.overflow == "ellipsis":  # rich's default: "long-model-na…"
             column.overflow = "fold"
-    Console(soft_wrap=True).print(table)
+    (to or Console(soft_wrap=True)).print(table)
 
 
 def print_endpoint(endpoint: dict[str, Any]) -> None:
-    """Where a rollout's endpoint serves, its traffic and key file, and a curl example."""
+    """Where a rollout's endpoint serves, its traffic and key file, a curl example, and that it
+    stays up after the run, with the command that stops it."""
     traffic = ", ".join(f"{k} {v}%" for k, v in endpoint["traffic"].items())
     console.print(f"endpoint {endpoint['url']}  ({traffic}; key in {endpoint['key_file']})")
     example = endpoint.get("example")
@@ -96,3 +98,5 @@ def print_endpoint(endpoint: dict[str, Any]) -> None:
             markup=False,  # JSON's brackets are no rich markup
         )
         console.print(f"→ {json.dumps(example['response'])}", markup=False)
+    if endpoint.get("stays_up"):
+        console.print(endpoint["stays_up"], markup=False)

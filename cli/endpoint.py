@@ -1,6 +1,6 @@
 """`tunegate endpoint serve|status|invoke|traffic`: the local online endpoints (model serving, not
 the Prefect deployments of `tunegate deployments`): serve one, show their status, send a request,
-summarise the traffic they collected.
+summarise the traffic they collected (`list` and `stop`, their processes: cli/endpoint_local.py).
 
 Each registered model has its own local endpoint, `{store}/endpoints/{model}` (its state folder,
 port and keys): `--model` picks one; `status` without it shows every endpoint of the store."""

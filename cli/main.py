@@ -12,6 +12,7 @@
     tunegate ui                                cli/ui.py  (MLflow's UI on the tracked runs)
     tunegate config ...                        cli/config.py
     tunegate endpoint ...                      cli/endpoint.py  (model serving)
+    tunegate endpoint list | stop              cli/endpoint_local.py  (its processes)
     tunegate azureml ...                       cli/azureml.py
     tunegate deployments ...                   cli/deployments.py  (Prefect deployments)
 
@@ -32,6 +33,9 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 # The stages' own progress lines ("ingest: 595 accepted ...", "waiting for ... lock", the
 # rollout's steps) go to the console and to the run's logs in the Prefect UI.
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "tasks,platforms,flows")
+# Outside a flow run (`tunegate ingest`, `split`, ...) those lines have no run to go to: Prefect
+# would print a UserWarning for each one instead of the line alone.
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 import typer
 
@@ -41,6 +45,7 @@ from cli.config import config_app
 from cli.data import data_app
 from cli.deployments import apply, deployments_app, deprecated_alias, serve
 from cli.endpoint import endpoint_app
+from cli.endpoint_local import endpoint_list, endpoint_stop
 from cli.models import models_app
 from cli.review import review_app
 from cli.store import store_app
@@ -73,6 +78,8 @@ app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 app.add_typer(store_app, name="store")
 app.add_typer(review_app, name="review")
+endpoint_app.command("list")(endpoint_list)
+endpoint_app.command("stop")(endpoint_stop)
 app.add_typer(endpoint_app, name="endpoint")
 app.add_typer(azureml_app, name="azureml")
 app.add_typer(deployments_app, name="deployments")

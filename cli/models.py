@@ -50,7 +50,7 @@ def rollback(
     finally:
         backend.close()
     print(timeline_markdown(record))
-    print_endpoint(record.endpoint)
+    print_endpoint({**record.endpoint, "stays_up": backends.endpoint_stays_up(name)})
 
 
 @models_app.command("list")
@@ -76,6 +76,28 @@ def models_list(config: ConfigOpt = None, set: SetOpt = None) -> None:
             where = serves(serving, f"{name}:{v.version}")
             table.add_row(str(v.version), tags, where, _when(v.created_at), shown)
         print_table(table)
+        for notice in champion_notices(registry, name, serving):
+            console.print(f"[yellow]{notice}[/yellow]", markup=True, highlight=False)
+
+
+def champion_notices(registry: Any, name: str, serving: dict[str, Any] | None) -> list[str]:
+    """What is off about `name@champion`: moved or removed outside tunegate (against the
+    history tunegate keeps on the versions), or not the version its running endpoint serves."""
+    from platforms.model_version import alias_notice, serving_differs
+
+    live = [
+        info["version"]
+        for info in ((serving or {}).get("deployments") or {}).values()
+        if info["traffic"] == 100 and (serving or {}).get("live")
+    ]
+    champion = registry.aliases(name).get("champion")
+    differs = serving_differs(name, champion, next(iter(live), None))
+    if differs:
+        differs += (
+            f": the next rollout serves the champion; `tunegate rollback {name}` serves the "
+            "previous one"
+        )
+    return [n for n in (alias_notice(registry, name), differs) if n]
 
 
 def _when(created_at: str) -> str:
@@ -120,10 +142,13 @@ def models_show(
     marked `needs-retrain` (an erasure removed data it was trained on) says so first."""
     from tasks.model_card import with_notices
 
-    registry = load_cli_config(config, set).backends().registry
+    backends = load_cli_config(config, set).backends()
+    registry = backends.registry
     run_stage(registry.names)
     found = find_version(registry, name, version)
     tags = registry.tags(found.name, found.version)
+    for notice in champion_notices(registry, name, backends.serving(name)):  # on stderr
+        console.print(f"[yellow]{notice}[/yellow]", highlight=False)
     if card:
         print(with_notices(model_card_of(registry, found), tags), end="")
     else:

@@ -19,6 +19,7 @@ from cli.common import (
     fail,
     load_cli_config,
     print_endpoint,
+    print_table,
     run_stage,
 )
 from cli.stopping import RunStop
@@ -141,7 +142,7 @@ def _print_summary(summary: Any) -> None:
     for stage, s in summary.stages.items():
         details = ", ".join(f"{k}={v}" for k, v in s.details.items() if k != "content_hash")
         table.add_row(stage, s.status, f"{s.seconds:.1f}", details)
-    console.print(table)
+    print_table(table, console)  # a long path wraps, never cut with "…"
     if summary.evaluation:
         from flows.summary import gate_line
 

@@ -163,7 +163,10 @@ bound must also stay above `-max_regression`. Fewer test records than `min_test_
 bootstrap interval that holds `-max_regression` and is wider than it on each side when that bound
 is the only unmet check: the gate **cannot judge** (a pass or a fail would be noise); the run
 registers and promotes nothing and ends Failed with status `cannot-judge` and what to do (more
-records, a larger `split.test`). Personal data in predictions fails the gate on any number.
+records, a larger `split.test`). Too few test records is known at the split: a run counts the test
+split its screened data will make before it asks a reviewer, and the split made after approval
+before training, and stops there with the same message (`max_test_records` counts: the gate
+judges at most that many). Personal data in predictions fails the gate on any number.
 
 `evaluate.backend: azureml` predicts on the cluster in an evaluation job, which also scores the
 predictions and screens the candidate's under `screen` (needs `train.backend: azureml`); the gate

@@ -7,8 +7,10 @@ results in hand, and what earlier runs already did with the data is asked of tas
 stage's work lives in `tasks/`. A rejection (or an approval timeout) ends the run in a Failed state before anything is
 split; a failed gate ends it before registration, with every unmet criterion in the message, and
 so does a gate that cannot judge (status `cannot-judge`: too few test records, or a bootstrap
-interval wider than the regression it must detect). Every run has a log file,
-`{store}/runs/<flow run id>/run.log` (flows/run_log.py): warnings and libraries' lines go there,
+interval wider than the regression it must detect). Too few test records is known at the split:
+the run counts the test split the screened data will make before it asks a reviewer, and again
+after the split, before training (tasks/judgeable.py), and stops there with the gate's message.
+Every run has a log file, `{store}/runs/<flow run id>/run.log` (flows/run_log.py): warnings and libraries' lines go there,
 its own lines stay on the terminal. Every run is an MLflow run
 (flows/run_tracking.py): each stage's results are logged as they come, and the run ends with the
 flow's outcome.
@@ -49,13 +51,14 @@ from tasks.approve import approve_task
 from tasks.evaluate import evaluate_task
 from tasks.ingest import ingest_task, last_ingest_time, quarantine_reasons, retire_raw
 from tasks.ingest_inputs import expand_inputs
+from tasks.judgeable import require_judgeable
 from tasks.records import require_records, require_trainable
 from tasks.register import lineage_of, register_task
 from tasks.reuse import reread_needed, trained_before
 from tasks.rights import rights_task
 from tasks.rollout import RolloutRecord, rollout_task
 from tasks.screen import screen_task
-from tasks.split import split_task
+from tasks.split import count_split_task, split_task
 from tasks.traffic_sources import endpoint_traffic
 from tasks.train import train_task
 
@@ -257,6 +260,9 @@ def _stages(
         summary.dataset("screen", screened.dataset)
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
+        if config.until != "split":  # the gate will judge: can it, on the test split to come?
+            coming = count_split_task(backends, screened.dataset, config.split)
+            _require_judgeable(config, coming["test"], "nothing was asked of a reviewer")
         with summary.stage("approve"):
             approval = approve_task(backends, screened, config.approval, _model(config), rights)
         summary.approved(screened.dataset, approval)
@@ -269,6 +275,7 @@ def _stages(
         if config.until == "split":
             return summary.completed("data ingested, screened, approved and split")
         require_trainable(split)
+        _require_judgeable(config, split.counts["test"], "nothing was trained")
 
         with summary.stage("train"):
             job = train_task(backends, split, config.train, tracker.run_id)
@@ -343,6 +350,13 @@ def _live_traffic(config: PipelineConfig, backends: Backends, model: str) -> Col
     return endpoint_traffic(backends, model, config.monitor.azureml, config.azure)
 
 
+def _require_judgeable(config: PipelineConfig, test_records: int, when: str) -> None:
+    """Stop the run (CannotJudge, status `cannot-judge`) when the gate could not judge on the
+    test split: `when` says what was spared."""
+    evaluate = config.evaluate
+    require_judgeable(test_records, evaluate, when, evaluate.max_test_records)
+
+
 def _model(config: PipelineConfig) -> str:
     """The registered model's name, which the run's events concern."""
     return config.registry.name_for(config.task.value)
@@ -388,4 +402,6 @@ def _rolled_out(config: PipelineConfig, summary: RunSummary, rollout: RolloutRec
     url = rollout.endpoint["url"]
     if rollout.outcome == "promoted":
         emit_decision("promoted", _model(config), {"version": version, "endpoint": url})
-    return summary.completed(f"registered {summary.model_version}, serving at {url}")
+    stays_up = rollout.endpoint.get("stays_up")
+    serving = f"registered {summary.model_version}, serving at {url}"
+    return summary.completed(f"{serving}; {stays_up}" if stays_up else serving)

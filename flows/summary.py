@@ -26,6 +26,7 @@ from platforms.manifest import DatasetRef
 from platforms.model_version import ModelVersion
 from platforms.training import TrainingJob
 from tasks.approve import DataRejected
+from tasks.judgeable import CannotJudge
 from tasks.records import NoUsableRecords
 
 log = logging.getLogger(__name__)
@@ -163,6 +164,8 @@ class RunSummary(BaseModel):
         failed task has logged its traceback; the message names the stage)."""
         if isinstance(exc, DataRejected):
             return self.failed("rejected", str(exc))
+        if isinstance(exc, CannotJudge):
+            return self.failed("cannot-judge", str(exc))
         if isinstance(exc, NoUsableRecords):
             return self.failed("no-usable-records", str(exc))
         stage = next((n for n, s in self.stages.items() if s.status == "failed"), "setup")

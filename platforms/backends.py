@@ -102,6 +102,7 @@ class Platform(Protocol):
     ) -> EndpointBackend: ...
     def endpoint_state(self, backends: Backends, model_name: str) -> Path: ...
     def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None: ...
+    def stays_up(self, backends: Backends, model_name: str) -> str: ...
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str: ...
     def tracking_uri(self, backends: Backends) -> str: ...
     def check_evaluation(self, settings: BackendSettings) -> None: ...
@@ -165,6 +166,17 @@ class LocalPlatform:
 
         store = backends.local_state("rollout.backend", "the endpoint's state")
         return local_endpoint_dir(store, model_name)
+
+    def stays_up(self, backends: Backends, model_name: str) -> str:
+        """The local endpoint outlives the run: the command that stops it."""
+        import shlex
+
+        store = backends.local_state("rollout.backend", "the endpoint's state")
+        return (
+            "the endpoint stays up after this run; `tunegate endpoint stop --model "
+            f"{shlex.quote(model_name)} --store {shlex.quote(str(store))}` stops it and its "
+            "traffic collector"
+        )
 
     def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None:
         """What the model's local endpoint serves, read from its folder (none started)."""
@@ -260,6 +272,14 @@ class AzureMLPlatform:
 
     def serving(self, backends: Backends, model_name: str) -> dict[str, Any] | None:
         return None  # asking Azure ML's control plane is `tunegate endpoint status`'s to do
+
+    def stays_up(self, backends: Backends, model_name: str) -> str:
+        """A managed online endpoint outlives the run, billed: the command that deletes it."""
+        name = backends.settings.azureml.endpoint.for_model(model_name).name
+        return (
+            f"the Azure ML endpoint {name} stays up (and is billed) after this run; "
+            f"`az ml online-endpoint delete --name {name}` deletes it"
+        )
 
     def model_source(self, backends: Backends, model_dir: str, job: str | None) -> Path | str:
         """The training job's own output when it ran on Azure ML too (nothing is uploaded);
@@ -416,6 +436,10 @@ class Backends:
         """What the model's endpoint serves (url, port, deployments with version and traffic),
         read without starting anything; None where only the platform's own API can tell."""
         return PLATFORMS[self.settings.endpoint].serving(self, model_name)
+
+    def endpoint_stays_up(self, model_name: str) -> str:
+        """That the model's endpoint outlives the run, and the command that stops it."""
+        return PLATFORMS[self.settings.endpoint].stays_up(self, model_name)
 
     def files_here(self, version: ModelVersion) -> ModelVersion:
         """`version` with its `path` on this machine: a local registry's folder as it is, an

@@ -62,6 +62,9 @@ def shared_client(config: DaskConfig) -> Client:
                 memory_limit=config.memory_limit,
                 processes=True,
                 dashboard_address=None,
+                # its HTTP server (health, metrics) on a free loopback port: on :8787, taken by
+                # another cluster, Dask warns "Port 8787 is already in use" on the terminal
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                 silence_logs=logging.WARNING,
             )
         client = Client(cluster)

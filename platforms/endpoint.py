@@ -326,13 +326,33 @@ def _ensure_local_endpoint(state_dir: Path, port: int, timeout: float) -> tuple[
 
 
 def stop_local_endpoint(state_dir: Path, grace_seconds: float = 15.0) -> bool:
-    """Stop the detached endpoint recorded in `state_dir` (SIGTERM: in-flight requests finish),
-    killing its process group if it has not exited after `grace_seconds`; False when none was
-    running."""
+    """Stop the detached endpoint recorded in `state_dir` and what it started (its traffic
+    collector, its workers: one process group): SIGTERM, so in-flight requests finish, then
+    SIGKILL if it has not exited after `grace_seconds`. False when none was running (a recorded
+    pid now another program's is left alone)."""
+    pid = endpoint_process(state_dir)
+    return False if pid is None else _stop_group(pid, grace_seconds)
+
+
+def endpoint_process(state_dir: Path) -> int | None:
+    """The pid of the endpoint server recorded in `state_dir` while it runs, else None: its
+    `server.json` names it, and (where /proc tells) its command line serves that folder."""
     record = state_dir / "server.json"
     if not record.exists():
-        return False
-    return _stop_group(json.loads(record.read_text())["pid"], grace_seconds)
+        return None
+    pid = json.loads(record.read_text()).get("pid")
+    if not isinstance(pid, int) or pid <= 0 or not process_alive(pid):
+        return None
+    proc = Path("/proc") / str(pid)
+    if not proc.is_dir():  # no /proc (macOS): the record is all there is to go by
+        return pid
+    with suppress(OSError):
+        args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        cwd = Path(os.readlink(proc / "cwd"))
+        served = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--state-dir"]
+        if any((cwd / s).resolve() == state_dir.resolve() for s in served):
+            return pid
+    return None
 
 
 def _stop_group(pid: int, grace_seconds: float) -> bool:

@@ -68,6 +68,54 @@ class ModelVersion(BaseModel):
         return self.model_copy(update={"signature": digest})
 
 
+class AliasRecord(BaseModel):
+    """Where tunegate last pointed an alias, kept in the registry itself (a tag on the version:
+    when it got the alias), so a change made elsewhere is seen against it."""
+
+    model_config = ConfigDict(frozen=True)
+    version: int
+    since: str  # ISO time tunegate pointed the alias at it
+
+
+def alias_moved(
+    name: str, alias: str, actual: int | None, recorded: AliasRecord | None
+) -> str | None:
+    """What changed `name@alias` outside tunegate (the MLflow UI or client), and what to do;
+    None when the alias is where tunegate left it (or neither ever set it)."""
+    if actual == (recorded.version if recorded else None):
+        return None
+    elsewhere = "outside tunegate (the MLflow UI or client)"
+    if recorded is None:
+        return (
+            f"{name}@{alias} is version {actual}, set {elsewhere}: tunegate never set it; "
+            f"`tunegate models promote {name} {actual} --alias {alias}` adopts it"
+        )
+    ours = f"tunegate made version {recorded.version} {alias} at {recorded.since}"
+    fix = f"`tunegate models promote {name} {recorded.version} --alias {alias}` restores it"
+    if actual is None:
+        return f"{name}@{alias} was removed {elsewhere}; {ours}: {fix}"
+    return (
+        f"{name}@{alias} is version {actual}, moved {elsewhere}; {ours}: {fix}, "
+        f"`tunegate models promote {name} {actual} --alias {alias}` keeps the move"
+    )
+
+
+def serving_differs(name: str, champion: int | None, serving: str | None) -> str | None:
+    """What is off when `name`'s endpoint serves `serving` (a `name:version` label, at 100%)
+    and `name@champion` is another version, or none; None when they agree or nothing serves."""
+    if serving is None or serving == f"{name}:{champion}":
+        return None
+    held = f"version {champion}" if champion is not None else "no version"
+    return f"{name}@champion is {held}, but its endpoint serves {serving}"
+
+
+def alias_notice(registry: ModelRegistry, name: str, alias: str = "champion") -> str | None:
+    """`alias_moved` for `name@alias` as the registry holds it now."""
+    return alias_moved(
+        name, alias, registry.aliases(name).get(alias), registry.recorded_alias(name, alias)
+    )
+
+
 class ModelRegistry(Protocol):
     # register: a training job (lineage.training_job) is registered once; again, the
     # version it became is returned. `card`: the model card, written as the model folder's
@@ -84,7 +132,12 @@ class ModelRegistry(Protocol):
     def versions(self, name: str) -> list[ModelVersion]: ...
     def names(self) -> list[str]: ...
     def alias(self, name: str, alias: str) -> ModelVersion | None: ...
+    def aliases(self, name: str) -> dict[str, int]: ...
+    # set_alias: the alias moves, and the registry records the move (AliasRecord) beside it
     def set_alias(self, name: str, alias: str, version: int) -> None: ...
+    # recorded_alias: where tunegate last pointed the alias, whatever happened to it since
+    def recorded_alias(self, name: str, alias: str) -> AliasRecord | None: ...
+    # previous: the version that held the alias before the recorded one (a rollback's target)
     def previous(self, name: str, alias: str) -> ModelVersion | None: ...
     # tags: the version's registry tags (what was set after registration: needs-retrain ...)
     def tags(self, name: str, version: int) -> dict[str, str]: ...

@@ -10,8 +10,11 @@ and its description says where it came from. A version becomes visible once its 
 written; one whose registration died half way (its writer process gone) is deleted by the next
 registration. Two runs registering at once get two versions (MLflow numbers them); two runs
 registering the same training job keep one (the lower number: the other deletes its own).
-Aliases are MLflow's own; every version that held an alias keeps the tag `alias.<name>.at`
-(when it last got it), which is the history a rollback reads.
+Aliases are MLflow's own; tunegate keeps its own history of them in MLflow too, as version tags:
+`alias.<name>.at` (when tunegate last gave the version the alias) and `alias.<name>.until` (when
+tunegate moved it on). That history is what a rollback reads, and what an alias deleted or moved
+outside tunegate (the MLflow UI, `MlflowClient`) is compared with (`recorded_alias`,
+platforms/model_version.py's `alias_moved`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from platforms.model_version import (
     ALIASES,
     NEEDS_RETRAIN,
     VERSION_FILE,
+    AliasRecord,
     ModelFilesChanged,
     ModelVersion,
 )
@@ -193,11 +197,19 @@ class MlflowRegistry:
         return None if version is None else self.get(name, version)
 
     def set_alias(self, name: str, alias: str, version: int) -> None:
+        """Point `alias` at `version`, and record it on the versions: `alias.<alias>.at` on the
+        new holder, `alias.<alias>.until` on the one it leaves (the recorded and MLflow's own)."""
         if alias not in ALIASES:
             raise ValueError(f"alias must be one of {ALIASES}, got {alias!r}")
         self.get(name, version)  # KeyError when there is no such version
         when = datetime.now(UTC).isoformat(timespec="microseconds")
+        recorded = self.recorded_alias(name, alias)
+        leaving = {self.aliases(name).get(alias), recorded and recorded.version} - {None, version}
+        for old in sorted(v for v in leaving if v is not None):
+            self.client.set_model_version_tag(name, str(old), _alias_until(alias), when)
         self.client.set_model_version_tag(name, str(version), _alias_at(alias), when)
+        with suppress(Exception):  # held before: no longer "until"
+            self.client.delete_model_version_tag(name, str(version), _alias_until(alias))
         self.client.set_registered_model_alias(name, alias, str(version))
 
     def tags(self, name: str, version: int) -> dict[str, str]:
@@ -220,16 +232,27 @@ class MlflowRegistry:
                 name, str(version), description=f"{notice} {description}".strip()
             )
 
+    def recorded_alias(self, name: str, alias: str) -> AliasRecord | None:
+        """The version tunegate last pointed `alias` at (the latest `alias.<alias>.at`), whether
+        or not MLflow's alias still says so."""
+        held = self._held(name, alias)
+        return AliasRecord(version=held[-1][1], since=held[-1][0]) if held else None
+
     def previous(self, name: str, alias: str) -> ModelVersion | None:
-        """The version `alias` pointed at before its current one (what a rollback returns to)."""
-        current = self.aliases(name).get(alias)
+        """The version that held `alias` before the one tunegate last gave it to (what a
+        rollback returns to), read from the versions' tags: an alias deleted or moved elsewhere
+        does not lose it."""
+        held = self._held(name, alias)
+        return self.get(name, held[-2][1]) if len(held) > 1 else None
+
+    def _held(self, name: str, alias: str) -> list[tuple[str, int]]:
+        """(when it got `alias`, version) of every version that held it, oldest first."""
         tag = _alias_at(alias)
-        held = [
+        return sorted(
             (v.tags[tag], int(v.version))
             for v in self._mlflow_versions(name)
-            if tag in (v.tags or {}) and int(v.version) != current
-        ]
-        return self.get(name, max(held)[1]) if held else None
+            if tag in (v.tags or {})
+        )
 
     def download(self, version: ModelVersion) -> Path:
         """The version's folder here, once its files are checked against the registered record
@@ -392,6 +415,10 @@ def _writer_alive(writer: str) -> bool:
 
 def _alias_at(alias: str) -> str:
     return f"alias.{alias}.at"
+
+
+def _alias_until(alias: str) -> str:
+    return f"alias.{alias}.until"
 
 
 def _quoted(value: str) -> str:

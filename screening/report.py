@@ -135,6 +135,15 @@ def counts_markdown(report: ScreenReport) -> list[str]:
     ]
 
 
+def counts_line(report: ScreenReport) -> str:
+    """The report's counts as one sentence (the pause form's, which has room for a paragraph)."""
+    return (
+        f"Screening report: {report.records_in} records in, {report.kept} kept "
+        f"({report.redacted} redacted), {report.quarantined} quarantined, {report.flagged} "
+        "flagged for review."
+    )
+
+
 def report_markdown(report: ScreenReport) -> str:
     """The screening report as markdown: what a reviewer reads before approving."""
     lines = counts_markdown(report)

@@ -41,7 +41,7 @@ from platforms.datasheet import DataRights
 from platforms.keys import private_key
 from platforms.manifest import DatasetRef
 from platforms.notify import emit_decision
-from screening.report import Screened, ScreenReport, counts_markdown, report_hash
+from screening.report import Screened, ScreenReport, counts_line, report_hash
 from tasks import pause
 from tasks.licences import LicencePolicy
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records, unlicensed_warning
@@ -173,16 +173,11 @@ def request_review(
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
     if rights is not None and rights.unlicensed:
         warning += f"> **No licence:** {unlicensed_warning(rights)}.\n\n"
-    description = "\n".join(
-        [
-            "## Approve this data for training?",
-            *(["", review] if review else []),  # first: the form shows ~330 px of this
-            "",
-            warning + f"Dataset `{screened.uri}` (content hash `{screened.content_hash[:16]}`).",
-            "",
-            *counts_markdown(report)[:5],  # the counts; the findings are in the review
-        ]
-    )
+    # One paragraph: at 1280x800 the form's fields leave its description ~130 px (five lines); a
+    # longer one scrolls in a box of its own (the Prefect UI's), hiding the counts. The dataset,
+    # the findings and every flagged and quarantined record are on the review page it links to.
+    question = f"**Approve this data for training?** {counts_line(report)}"
+    description = warning + " ".join(p for p in (question, review) if p)
     context = FlowRunContext.get()
     if context is not None and context.flow_run is not None:
         log.warning("%s", how_to_answer(str(context.flow_run.id)))
@@ -330,12 +325,8 @@ def review_summary(
 ) -> str:
     """The form's link to the full review (the `review` artifact's page in the Prefect UI) and
     one line of what changed since the last approval."""
-    what = (
-        f"every flagged ({report.flagged}) and quarantined ({report.quarantined}) record, "
-        "masked, with its findings and reason, and the changes since the last approval"
-    )
-    link = f"**[Read the full review]({artifact_url(review_id)})**: {what}." if review_id else ""
-    return "\n\n".join(p for p in (link, changes_summary(changes)) if p)
+    link = f"**[Read the full review]({artifact_url(review_id)})**." if review_id else ""
+    return " ".join(p for p in (link, changes_summary(changes)) if p)  # one paragraph
 
 
 def artifact_url(artifact_id: UUID) -> str:

@@ -31,7 +31,7 @@ from platforms.evaluation import EvalReport
 from platforms.hashing import sha256_text, stable_json
 from platforms.locks import write_text_atomic
 from platforms.manifest import DatasetRef
-from platforms.model_version import ModelVersion
+from platforms.model_version import ModelVersion, alias_notice
 from platforms.training import Evaluation, ModelScores, TrainingJob
 from screening.outputs import OutputScreen, screen_candidate
 from screening.policy import ScreenConfig
@@ -248,6 +248,10 @@ def evaluate_task(
     before its weights load), chosen for CPU serving. An Azure ML training job's weights never
     come here: its model serves in torch, and the smoke answers are the evaluation job's."""
     champion = backends.registry.alias(model_name, "champion")
+    moved = alias_notice(backends.registry, model_name)
+    if moved:  # the registry's alias is the champion; the person who moved it is told here
+        compared = f"version {champion.version}" if champion else "no champion (base only)"
+        log.warning("%s; this evaluation compares with %s", moved, compared)
     cached = _cache_path(split, job, champion, config, screen, serving)
     if cached.exists():
         report = EvalReport.model_validate_json(cached.read_text())

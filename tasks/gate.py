@@ -150,15 +150,10 @@ def decide_gate(
     unmet = [c for c in checks if not c.passed]
     reasons = [f"{c.name}: {c.value:.2f} (required {c.required:.2f})" for c in unmet]
     leaked = any(c.name.startswith("predictions with PII") for c in unmet)
-    if test_records is not None and test_records < policy.min_test_records and not leaked:
-        why = (
-            f"cannot judge on {test_records} test records (evaluate.min_test_records: "
-            f"{policy.min_test_records}): a pass or a fail would be noise; give more records, "
-            "or a larger test share (split.test), so the test split holds at least "
-            f"{policy.min_test_records}"
-        )
+    few = too_few_test_records(test_records, policy) if test_records is not None else None
+    if few is not None and not leaked:
         return GateDecision(
-            passed=False, reasons=[why, *reasons], checks=checks, verdict="cannot-judge"
+            passed=False, reasons=[few, *reasons], checks=checks, verdict="cannot-judge"
         )
     if wide is not None and len(unmet) == 1 and unmet[0].name.endswith("CI lower bound"):
         return GateDecision(
@@ -169,6 +164,20 @@ def decide_gate(
         reasons=reasons,
         checks=checks,
         verdict="failed" if reasons else "passed",
+    )
+
+
+def too_few_test_records(test_records: int, policy: GatePolicy) -> str | None:
+    """Why the gate cannot judge on `test_records` (fewer than `min_test_records`), with what to
+    change; None when it can. Known as soon as the split is: the run asks it there too, before
+    a reviewer is asked or anything trains (tasks/judgeable.py)."""
+    if test_records >= policy.min_test_records:
+        return None
+    return (
+        f"cannot judge on {test_records} test records (evaluate.min_test_records: "
+        f"{policy.min_test_records}): a pass or a fail would be noise; give more records, "
+        "or a larger test share (split.test), so the test split holds at least "
+        f"{policy.min_test_records}"
     )
 
 

@@ -31,7 +31,12 @@ from pydantic import Field
 
 from platforms.backends import Backends, PlatformKind
 from platforms.endpoint import CollectedReader, EndpointBackend, check_own
-from platforms.model_version import ModelRegistry, ModelVersion
+from platforms.model_version import (
+    ModelRegistry,
+    ModelVersion,
+    alias_notice,
+    serving_differs,
+)
 from serving.api import DeploymentInfo
 from serving.client import EndpointError
 from tasks.canary_live import LiveCanaryConfig, LiveVerdict, judge_live_window, step_after_live
@@ -141,6 +146,7 @@ def run_rollout(
     looks for in the answers."""
     timeline = Timeline()
     check_own(backend.status(), version.name, backend.url)
+    _notice_champion(backend, registry, version.name, label(version), timeline)
     repair(backend, registry.alias(version.name, "champion"), timeline)
     status = backend.status()
     live = next((d for d in status.deployments if d.traffic == 100), None)
@@ -284,6 +290,25 @@ def roll_back_to_previous(
     return _record(backend, target, "rolled-back", new, live and live.name, timeline)
 
 
+def _notice_champion(
+    backend: EndpointBackend,
+    registry: ModelRegistry,
+    name: str,
+    rolling_out: str,
+    timeline: Timeline,
+) -> None:
+    """Say on the timeline when `name@champion` was moved or removed outside tunegate, or is
+    not what the endpoint serves (but for `rolling_out`, alone at 100%: a rollout that stopped
+    before its alias moved, resumed below): the rollout goes on and moves the alias."""
+    live = [d for d in backend.status().deployments if d.traffic == 100]
+    serving = live[0].version if live else None
+    champion = registry.aliases(name).get("champion")
+    differs = None if serving == rolling_out else serving_differs(name, champion, serving)
+    for notice in (alias_notice(registry, name), differs):
+        if notice:
+            timeline.add("notice", {d.name: d.traffic for d in live}, notice)
+
+
 def smoke_check(
     backend: EndpointBackend,
     deployment: str,
@@ -381,8 +406,11 @@ def rollout_task(
                 # example show), answered by the model now serving
                 request = task_spec(task_type).request_example
                 example = {"request": request, "response": backend.score(request).body}
+                stays_up = backends.endpoint_stays_up(version.name)
                 record = record.model_copy(
-                    update={"endpoint": {**record.endpoint, "example": example}}
+                    update={
+                        "endpoint": {**record.endpoint, "example": example, "stays_up": stays_up}
+                    }
                 )
         finally:
             backend.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,13 @@ class SplitConfig(BaseModel):
     """How approved records are divided for training and evaluation."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    train: float = Field(0.8, gt=0.0, le=1.0, description="Share of groups for training.")
+    train: float = Field(
+        0.8,
+        gt=0.0,
+        le=1.0,
+        description="Share of groups for training; not given beside validation or test, it "
+        "takes the rest (split.test=0.3 alone: train 0.6).",
+    )
     validation: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for validation.")
     test: float = Field(0.1, ge=0.0, lt=1.0, description="Share of groups for the test set.")
     group_key: str | None = Field(
@@ -47,12 +54,35 @@ class SplitConfig(BaseModel):
     )
     salt: str = Field("tunegate", description="Change to draw a different, still stable, split.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _train_takes_the_rest(cls, data: Any) -> Any:
+        """`train` not given beside a `validation` or `test` share: it takes the rest
+        (`split.test=0.3` alone: train 0.6, validation 0.1, test 0.3)."""
+        if not isinstance(data, dict) or "train" in data or not {"validation", "test"} & set(data):
+            return data
+        fields = cls.model_fields
+        with suppress(TypeError, ValueError):
+            validation = float(data.get("validation", fields["validation"].default))
+            test = float(data.get("test", fields["test"].default))
+            if validation + test < 1.0:  # else nothing is left: the sum's error says so
+                return {**data, "train": round(1.0 - validation - test, 10)}
+        return data
+
     @model_validator(mode="after")
     def _ratios_sum_to_one(self) -> SplitConfig:
         total = self.train + self.validation + self.test
         if abs(total - 1.0) > 1e-6:
+            rest = round(1.0 - self.validation - self.test, 10)
+            fix = (
+                f"set split.train={rest:g} (the rest), or change split.validation / split.test"
+                if rest > 0
+                else f"split.validation + split.test ({self.validation + self.test:g}) leave "
+                "nothing for split.train: lower them"
+            )
             raise ValueError(
-                f"split.train + split.validation + split.test must sum to 1.0, got {total:g}"
+                f"split.train + split.validation + split.test must sum to 1.0, got {total:g}: "
+                + fix
             )
         return self
 
@@ -180,7 +210,7 @@ def _split_partition(
             found.append(record["id"])
             continue
         group = _group_value(record, field)
-        split = assign_split(group, config)
+        split = assign_split(group, config)  # split_counts below draws the same way
         rows[split].append(record)
         groups[split].add(sha256_text(group))
         content.add(sha256_text(split + record_hash(record) + record["id"]))
@@ -193,6 +223,18 @@ def _split_partition(
             files = (name,)
         shards[s] = SplitShard(records=len(rows[s]), files=files, groups=frozenset(groups[s]))
     return PartitionSplit(shards=shards, content=content.value, excluded=tuple(found))
+
+
+def split_counts(store: Store, screened: DatasetRef, config: SplitConfig) -> dict[str, int]:
+    """How many records of the screened table each split would hold, before any reviewer left
+    some out: the split's own draw (`assign_split` of each group), counted without writing.
+    Exclusions only lower these, so a test split too small here is too small after approval."""
+    field = config.group_field(TaskType(screened.task))
+    counts: Counter[str] = Counter()
+    for part_uri in store.table_files(screened, "screened"):
+        for record in read_table(store, part_uri):
+            counts[assign_split(_group_value(record, field), config)] += 1
+    return {s: counts[s] for s in SPLITS}
 
 
 def _group_value(record: dict[str, Any], field: str) -> str:
@@ -218,3 +260,13 @@ def split_task(
         description=f"{ref.counts['excluded']} records excluded by the reviewer: {ref.uri}",
     )
     return ref
+
+
+@task(name="count-split", cache_policy=NONE)
+def count_split_task(
+    backends: Backends, screened: DatasetRef, config: SplitConfig
+) -> dict[str, int]:
+    """Count the records each split would hold, before approval (`split_counts`)."""
+    counts = split_counts(backends.store, screened, config)
+    log.info("the split will hold %s", ", ".join(f"{s}={counts[s]}" for s in SPLITS))
+    return counts

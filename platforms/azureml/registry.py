@@ -21,7 +21,7 @@ from platforms.azureml import entities
 from platforms.azureml.client import retrying
 from platforms.azureml.config import ModelType
 from platforms.lineage import Lineage
-from platforms.model_version import ALIASES, NEEDS_RETRAIN, ModelVersion
+from platforms.model_version import ALIASES, NEEDS_RETRAIN, AliasRecord, ModelVersion
 from platforms.version_files import with_card
 
 _LINEAGE = "tunegate.lineage"
@@ -153,6 +153,14 @@ class AzureMLRegistry:
         target = assets[version]
         target.tags = {**(target.tags or {}), NEEDS_RETRAIN: why}
         self._update(target)
+
+    def recorded_alias(self, name: str, alias: str) -> AliasRecord | None:
+        """The version tunegate last gave `alias` (the latest `alias.<alias>.at` tag)."""
+        tag = f"{_alias_tag(alias)}.at"
+        held = [
+            (m.tags[tag], int(m.version)) for m in self._assets(name) if (m.tags or {}).get(tag)
+        ]
+        return AliasRecord(version=max(held)[1], since=max(held)[0]) if held else None
 
     def previous(self, name: str, alias: str) -> ModelVersion | None:
         """The version that held `alias` most recently before its current holder."""

@@ -241,3 +241,39 @@ def test_the_command_line_loads_without_prefect_dask_or_torch() -> None:
     code = f"import sys, cli.main; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.slow
+def test_the_stage_commands_print_their_own_lines_and_no_warning(tmp_path: Path) -> None:
+    """Issue 44 item 5: `tunegate ingest` / `split` printed a Prefect UserWarning for every log
+    line, and Dask's "Port 8787 is already in use" beside another cluster (held here)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    sample = tmp_path / "s.jsonl"
+    assert runner.invoke(app, ["data", "sample", "--n", "60", "--out", str(sample)]).exit_code == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_LOGGING")}
+    base = ["--set", f"store={tmp_path / 'store'}", "--set", "dask.n_workers=1"]
+    outputs = []
+    with socket.socket() as dashboard:
+        try:
+            dashboard.bind(("0.0.0.0", 8787))  # another Dask cluster's dashboard
+            dashboard.listen()
+        except OSError:
+            pass  # taken already: by one
+        uri = str(sample)
+        for command in (["ingest", "--input"], ["screen"], ["split"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "cli", *command, uri, *base],
+                capture_output=True, text=True, env=env, timeout=600, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            outputs.append(done.stdout + done.stderr)
+            uri = json.loads(done.stdout[done.stdout.index("{\n") :])["uri"]
+    ingest_lines = outputs[0].splitlines()
+    assert any("tasks.ingest - ingest: files=1" in line for line in ingest_lines)
+    for output in outputs:
+        warned = [line for line in output.splitlines() if "warning" in line.lower()]
+        assert not warned, warned

@@ -69,6 +69,8 @@ def test_a_signal_stops_the_run_and_its_training_job(
         'train.args={"max_steps": 100000, "doc_stride": 32}',
         "--set",
         "train.max_length=64",
+        "--set",
+        "evaluate.min_test_records=1",  # a few test records: the run goes on to train
     ]
     env = {**os.environ, "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "", "HF_HUB_OFFLINE": "1"}
     env.pop("PREFECT_API_URL", None)  # the run starts Prefect's temporary server

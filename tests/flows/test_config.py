@@ -32,7 +32,8 @@ def test_overrides_apply_after_the_file() -> None:
     ("overrides", "message"),
     [
         (["screen.toxicity.treshold=0.9"], "screen.toxicity.treshold: unknown field"),
-        (["split.train=0.9"], "must sum to 1.0"),
+        (["split.train=0.9"], "must sum to 1.0, got 1.1: set split.train=0.8 (the rest)"),
+        (["split.test=0.3", "split.train=0.8"], "got 1.2: set split.train=0.6 (the rest)"),
         (
             ["screen.toxicity.threshold=2"],
             "screen.toxicity.threshold: Input should be less than or equal to 1",

@@ -178,6 +178,11 @@ def test_a_passing_candidate_is_registered_with_its_lineage(
         assert example["response"]["answer"] in example["request"]["context"]
         assert oct(Path(endpoint["key_file"]).stat().st_mode)[-3:] == "600"
         assert served.result().stages["rollout"].details["outcome"] == "promoted"
+        stop = f"`tunegate endpoint stop --model tunegate-extractive-qa --store {cfg.store}`"
+        assert endpoint["stays_up"] == (
+            f"the endpoint stays up after this run; {stop} stops it and its traffic collector"
+        )
+        assert served.message.endswith(endpoint["stays_up"])  # the run's last word says it
         served_run = f"prefect.flow-run.{served.state_details.flow_run_id}"
         [promoted] = events_named("tunegate.model.promoted", related_to=served_run)
         assert promoted.payload == {

@@ -4,6 +4,7 @@ started, nothing asked of a reviewer when there is nothing to review, BOM-prefix
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,9 @@ def test_a_failed_stage_still_writes_the_summary_naming_it(
     monkeypatch.setattr(flows.retrain, "split_task", _failing_split)
     data = qa_tickets(tmp_path)
     summary = tmp_path / "summary.json"
+    judgeable = ["--set", "split.salt=s6", "--set", "evaluate.min_test_records=9"]  # 9 in test
     result = runner.invoke(
-        app, ["run", "-i", str(data), "--summary", str(summary), *_args(tmp_path)]
+        app, ["run", "-i", str(data), "--summary", str(summary), *_args(tmp_path), *judgeable]
     )
     assert result.exit_code == 1, result.output
     written = json.loads(summary.read_text())
@@ -116,3 +118,30 @@ def test_a_utf8_bom_does_not_hide_the_first_column(make_config, tmp_path: Path, 
     accepted = [r for f in store.table_files(ref, "accepted") for r in read_table(store, f)]
     assert ref.counts["quarantined"] == 0
     assert sorted(r["id"] for r in accepted) == sorted(r["id"] for r in records)
+
+
+@pytest.mark.slow
+def test_a_test_split_too_small_to_judge_stops_before_the_reviewer_is_asked(
+    prefect_api, make_config, tmp_path: Path
+) -> None:
+    from flows.retrain import retrain
+    from platforms.approvals import ApprovalMode
+
+    cfg = make_config(
+        ingest={"inputs": [str(qa_tickets(tmp_path))]},
+        approval={"mode": ApprovalMode.manual, "timeout_seconds": 60, "poll_seconds": 1},
+        split={"salt": "s6"},  # 12 screened tickets of 3 questions: 3 tickets, 9 records, in test
+        evaluate={"min_test_records": 30},
+        until="register",
+    )
+    started = time.monotonic()
+    state = retrain(cfg, return_state=True)
+    assert time.monotonic() - started < 60  # it never waited for the reviewer
+    assert state.is_failed() and state.name == "CannotJudge"
+    assert "the gate cannot judge this data, nothing was asked of a reviewer" in (state.message)
+    assert "cannot judge on 9 test records (evaluate.min_test_records: 30)" in state.message
+    assert "split.test" in state.message  # what to change
+    summary = state.result(raise_on_failure=False)
+    assert summary.status == "cannot-judge"
+    assert set(summary.stages) == {"ingest", "screen"}  # never approved, split nor trained
+    assert not (tmp_path / "store" / "approvals").exists()

@@ -82,6 +82,11 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     shots.append(tmp_path / "pause-form.png")
     page.screenshot(path=str(shots[-1]))
     expect(link).to_be_in_viewport()  # on the first screen of the form, no scroll box to search
+    # the summary and its counts whole: no box of its own to scroll (issue 44: 133 px of 460)
+    summary = form.locator("article.markdown-renderer").first
+    expect(summary).to_contain_text("quarantined, 15 flagged for review.")
+    scroll, shown = summary.evaluate("e => [e.scrollHeight, e.clientHeight]")
+    assert scroll <= shown + 1, f"the form's summary scrolls in a box: {shown} of {scroll} px"
 
     # The review: every flagged record masked, with its findings and reason, on a full page.
     href = link.get_attribute("href") or ""

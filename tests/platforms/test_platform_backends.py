@@ -204,3 +204,16 @@ def test_each_model_name_has_its_own_endpoint_locally_and_on_azure_ml(tmp_path: 
     assert len(set(names)) == len(odd) and "helpdesk-qa" not in names
     on_azure = Backends(BackendSettings(store=str(tmp_path), endpoint="azureml"))
     assert on_azure.endpoint_state("helpdesk-qa").name == "helpdesk-qa"
+
+
+def test_an_endpoint_that_outlives_the_run_says_how_to_stop_it(tmp_path: Path) -> None:
+    local = Backends(BackendSettings(store=str(tmp_path / "my store")))
+    stop = f"`tunegate endpoint stop --model helpdesk-qa --store '{tmp_path / 'my store'}'`"
+    assert local.endpoint_stays_up("helpdesk-qa") == (
+        f"the endpoint stays up after this run; {stop} stops it and its traffic collector"
+    )
+    on_azure = Backends(BackendSettings(store=str(tmp_path), endpoint="azureml"))
+    assert on_azure.endpoint_stays_up("helpdesk-qa") == (
+        "the Azure ML endpoint helpdesk-qa stays up (and is billed) after this run; "
+        "`az ml online-endpoint delete --name helpdesk-qa` deletes it"
+    )

@@ -292,3 +292,42 @@ def test_a_version_registered_with_a_dict_report_reads_as_an_eval_report_and_ver
     assert again.lineage.evaluation == report.model_copy(update={"loss_curve": []})
     assert "loss_curve" not in again.lineage.model_dump(mode="json")["evaluation"]
     assert registry.problems(again) == []
+
+
+def test_an_alias_moved_or_deleted_in_mlflow_is_seen_and_its_history_kept(
+    tmp_path: Path,
+) -> None:
+    from platforms.model_version import alias_notice
+
+    store = tmp_path / "store"
+    registry = MlflowRegistry.local(store)
+    for name in ("a", "b", "c"):
+        registry.register("qa", _model(tmp_path, name), {}, Lineage(flow_run_id=name))
+    registry.set_alias("qa", "champion", 1)
+    registry.set_alias("qa", "champion", 2)
+    assert alias_notice(registry, "qa") is None  # where tunegate left it
+    client = tracking.client(tracking.local_tracking_uri(store))
+    tags = client.get_model_version("qa", "1").tags
+    assert "alias.champion.at" in tags and "alias.champion.until" in tags  # the history, in MLflow
+    assert "alias.champion.until" not in client.get_model_version("qa", "2").tags
+
+    client.set_registered_model_alias("qa", "champion", "3")  # the MLflow UI's alias editor
+    moved = alias_notice(registry, "qa")
+    assert moved is not None and moved.startswith(
+        "qa@champion is version 3, moved outside tunegate (the MLflow UI or client); "
+        "tunegate made version 2 champion at "
+    )
+    assert "`tunegate models promote qa 2 --alias champion` restores it" in moved
+
+    client.delete_registered_model_alias("qa", "champion")
+    removed = alias_notice(registry, "qa")
+    assert removed is not None and removed.startswith(
+        "qa@champion was removed outside tunegate (the MLflow UI or client); "
+        "tunegate made version 2 champion"
+    )
+    assert registry.recorded_alias("qa", "champion").version == 2
+    assert registry.previous("qa", "champion").version == 1  # what a rollback returns to
+
+    registry.set_alias("qa", "champion", 2)  # set again through tunegate: nothing to say
+    assert alias_notice(registry, "qa") is None
+    assert registry.previous("qa", "champion").version == 1

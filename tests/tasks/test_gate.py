@@ -129,3 +129,21 @@ def test_an_interval_wider_than_the_regression_it_must_detect_cannot_judge() -> 
     assert decide_gate(*args, interval=(-0.5, 1.5), test_records=40).passed  # narrow: judged
     worse = decide_gate({"f1": 50.0}, BASE, {"f1": 60.0}, policy, "f1", interval=(-30.0, 5.0))
     assert worse.verdict == "failed"  # the change itself is a regression: judged, whatever the CI
+
+
+def test_the_split_is_refused_with_the_gates_own_message_before_anything_trains() -> None:
+    from tasks.evaluate import EvaluateConfig
+    from tasks.judgeable import CannotJudge, require_judgeable
+
+    config = EvaluateConfig(min_test_records=30)
+    gate = decide_gate({"f1": 80.0}, {"f1": 10.0}, None, config, "f1", test_records=9)
+    with pytest.raises(CannotJudge) as early:
+        require_judgeable(9, config, "nothing was trained")
+    assert (
+        str(early.value)
+        == f"the gate cannot judge this data, nothing was trained: {gate.reasons[0]}"
+    )
+    require_judgeable(30, config, "nothing was trained")  # enough: no error
+    capped = EvaluateConfig(min_test_records=30, max_test_records=20)  # the run passes its cap
+    with pytest.raises(CannotJudge, match=r"evaluate\.max_test_records: 20 caps it; raise it"):
+        require_judgeable(500, capped, "nothing was trained", capped.max_test_records)

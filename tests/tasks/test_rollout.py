@@ -179,6 +179,36 @@ def test_a_manual_rollback_returns_to_the_previous_champion(
     assert registry.previous("qa", "champion").version == 2  # and back again, if need be
 
 
+def test_a_champion_deleted_in_mlflow_is_reported_and_rollback_still_restores_the_previous(
+    endpoint, qa_model_dir: Path, samples, tmp_path: Path
+) -> None:
+    """Issue 44 item 3: deleting @champion in MLflow's UI left `models list` without a champion,
+    `rollback` without its history, and no word of it."""
+    from platforms import tracking
+
+    registry, (v1, v2, v3) = _versions(tmp_path, qa_model_dir, 3)
+    backend = LocalEndpointBackend(*endpoint)
+    for version in (v1, v2):
+        run_rollout(backend, registry, version, "extractive-qa", samples, HEALTHY)
+    client = tracking.client(tracking.local_tracking_uri(tmp_path / "store"))
+    client.delete_registered_model_alias("qa", "champion")
+
+    listed = CliRunner().invoke(app, ["models", "list", "--set", f"store={tmp_path / 'store'}"])
+    assert listed.exit_code == 0, listed.output
+    assert "qa@champion was removed outside tunegate" in " ".join(listed.output.split())
+
+    record = roll_back_to_previous(backend, registry, "qa")
+    assert record.endpoint["deployments"] == {"blue": "qa:1"}
+    assert registry.alias("qa", "champion").version == 1
+
+    client.set_registered_model_alias("qa", "champion", "2")  # moved by hand; qa:1 serves
+    moved = run_rollout(backend, registry, v3, "extractive-qa", samples, HEALTHY)
+    notices = [e.message for e in moved.events if e.action == "notice"]
+    assert any("qa@champion is version 2, moved outside tunegate" in n for n in notices)
+    assert any("qa@champion is version 2, but its endpoint serves qa:1" in n for n in notices)
+    assert registry.alias("qa", "champion").version == 3 and moved.outcome == "promoted"
+
+
 def test_a_first_rollout_killed_before_its_checks_is_checked_again_never_promoted_as_is(
     endpoint, qa_model_dir: Path, samples, tmp_path: Path
 ) -> None:

@@ -22,6 +22,17 @@ def test_ratios_must_sum_to_one() -> None:
         SplitConfig(train=0.8, validation=0.2, test=0.1)
 
 
+def test_a_share_given_alone_takes_the_rest_from_train_or_says_what_to_set() -> None:
+    """Issue 44 item 5: `split.test=0.3` alone was refused ("must sum to 1.0")."""
+    assert SplitConfig.model_validate({"test": 0.3}).train == 0.6  # validation keeps its 0.1
+    shares = SplitConfig.model_validate({"validation": 0.2, "test": 0.2})
+    assert (shares.train, shares.validation, shares.test) == (0.6, 0.2, 0.2)
+    with pytest.raises(ValidationError, match=r"got 1\.2: set split\.train=0\.6 \(the rest\)"):
+        SplitConfig.model_validate({"train": 0.8, "test": 0.3})
+    with pytest.raises(ValidationError, match=r"leave nothing for split\.train: lower them"):
+        SplitConfig.model_validate({"validation": 0.5, "test": 0.6})
+
+
 def test_assignment_follows_the_ratios_and_is_stable() -> None:
     config = SplitConfig(train=0.7, validation=0.2, test=0.1)
     counts = Counter(assign_split(f"group-{i}", config) for i in range(20_000))
