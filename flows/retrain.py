@@ -251,7 +251,9 @@ def _stages(
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         with summary.stage("approve"):
-            approval = approve_task(backends, screened, config.approval, _model(config))
+            approval = approve_task(
+                backends, screened, config.approval, _model(config), config.ingest.owners()
+            )
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)
