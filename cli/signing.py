@@ -59,7 +59,7 @@ class Signed:
 def sign_decision(
     signer: Signer,
     *,
-    flow_run_id: str,
+    flow_run_id: str | None,
     dataset_hash: str,
     decision: str,
     reviewer: str | None,
@@ -74,7 +74,11 @@ def sign_decision(
         except TokenRefused as exc:
             raise SigningFailed(f"--token: {exc}") from None
         proof = Proof(
-            method="entra", decided_at=decided_at, dataset_hash=dataset_hash, token=signer.token
+            method="entra",
+            decided_at=decided_at,
+            dataset_hash=dataset_hash,
+            flow_run_id=flow_run_id,
+            token=signer.token,
         )
         return Signed(proof, _named(named, "the token names no upn"), "Entra ID token")
     private = None
@@ -102,7 +106,11 @@ def sign_decision(
     except KeyRefused as exc:
         raise SigningFailed(str(exc)) from None
     proof = Proof(
-        method="ssh", decided_at=decided_at, dataset_hash=dataset_hash, signature=signature
+        method="ssh",
+        decided_at=decided_at,
+        dataset_hash=dataset_hash,
+        flow_run_id=flow_run_id,
+        signature=signature,
     )
     return Signed(proof, named, fingerprint(public))
 

@@ -31,6 +31,7 @@ class Proof(BaseModel):
     method: Literal["ssh", "entra"]
     decided_at: str  # the time that was signed
     dataset_hash: str  # the data the reviewer was shown and signed for
+    flow_run_id: str | None = None  # the run it was signed for
     signature: str = ""  # ssh: armored SSH signature of the decision's payload
     token: str = ""  # entra: the reviewer's access token
 
@@ -48,6 +49,8 @@ def prove(record: ApprovalRecord, proof: Proof, reviewers: Reviewers | None) -> 
             f"it was signed for data {proof.dataset_hash[:16]}, and this run's screened data "
             f"is {record.dataset_hash[:16]}"
         )
+    if proof.flow_run_id != record.flow_run_id:
+        raise ProofRefused(f"it was signed for run {proof.flow_run_id}, not {record.flow_run_id}")
     if proof.method == "ssh":
         identity = _ssh_identity(record, proof.signature, reviewers)
     else:

@@ -59,12 +59,15 @@ def load_private_key(path: Path, ask_passphrase: Callable[[], str] | None = None
     passphrase = os.environ.get(PASSPHRASE_ENV)
     try:
         key = _load(data, passphrase)
-    except TypeError:  # encrypted, no passphrase given
-        if ask_passphrase is None:
+    except TypeError:  # a passphrase for a plain key, or none for an encrypted one
+        if passphrase:
+            key = _load(data, None)
+        elif ask_passphrase is None:
             raise KeyRefused(
                 f"{path} is encrypted: set {PASSPHRASE_ENV} or run in a terminal to be asked"
             ) from None
-        key = _load(data, ask_passphrase())
+        else:
+            key = _load(data, ask_passphrase())
     if not isinstance(key, PrivateKey):
         raise KeyRefused(f"{path}: {_unsupported(key)}")
     if isinstance(key, ec.EllipticCurvePrivateKey) and not isinstance(key.curve, ec.SECP256R1):

@@ -32,7 +32,9 @@ class Reviewer:
         monkeypatch.setattr(approve, "create_markdown_artifact", lambda **_: None)
         monkeypatch.setenv("TUNEGATE_APPROVAL_KEY", KEY)
 
-    def review(self, screened, report, config, changes="", problems=None) -> ApprovalRecord:
+    def review(
+        self, screened, report, config, changes="", problems=None, reviewers=None
+    ) -> ApprovalRecord:
         self.asked.append(list(problems or []))
         return make_record(screened, report, config.mode, **self.answer)
 
