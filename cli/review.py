@@ -5,6 +5,8 @@ from the store (tasks/review.py), as the Prefect `review` artifact shows it."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
@@ -47,6 +49,8 @@ TokenOpt = Annotated[
         "file): az account get-access-token --scope <audience>/.default",
     ),
 ]
+
+ANSWER_SECONDS = 60  # how long a command waits to see whether the run took its decision
 
 review_app = typer.Typer(help="The review of screened data.", no_args_is_help=True)
 
@@ -108,6 +112,7 @@ def _resume(
     else:
         answer["reviewer"] = reviewer
     try:
+        pause = _pause_key(run_id)
         resume_flow_run(run_id, run_input=answer)
     except ObjectNotFound:
         fail(f"no flow run {flow_run_id} on the Prefect API (PREFECT_API_URL?)")
@@ -115,6 +120,63 @@ def _resume(
         fail(f"cannot resume {flow_run_id}: {exc}", 1)
     verb = "approved" if decision == "approve" else "rejected"
     console.print(f"{verb} flow run {flow_run_id} as {reviewer}{how}")
+    refused = _asked_again(run_id, pause)
+    if refused:
+        fail(f"the run did not take this decision and waits again: {'; '.join(refused)}", 1)
+
+
+def _pause_key(run_id: UUID) -> str | None:
+    """The pause the run is in now (it pauses anew when it asks again)."""
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        state = client.read_flow_run(run_id).state
+    return str(state.state_details.pause_key) if state and state.is_paused() else None
+
+
+def _asked_again(run_id: UUID, answered: str | None) -> list[str]:
+    """Why the run asks again after this answer (the reasons its next pause's form gives: an
+    unverified answer under approval.require=verified, a key not listed, one reviewer of two
+    needed), or [] once it has taken the decision (its `approval` artifact, or a final state)
+    or after ANSWER_SECONDS."""
+    from prefect import get_client
+    from prefect.input.actions import read_flow_run_input
+    from prefect.input.run_input import keyset_from_paused_state
+
+    deadline = time.monotonic() + ANSWER_SECONDS
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            state = client.read_flow_run(run_id).state
+            if state is None or state.is_final() or _decided(client, run_id):
+                return []
+            if state.is_paused() and str(state.state_details.pause_key) != answered:
+                key = keyset_from_paused_state(state)["description"]
+                form = str(read_flow_run_input(key, flow_run_id=run_id) or "")
+                return re.findall(r"\*\*Asked again:\*\* (.+?)\.\n", form)
+            time.sleep(0.5)
+    return []
+
+
+def _decided(client: Any, run_id: UUID) -> bool:
+    """Whether the run has recorded its approval decision (the `approval` artifact)."""
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterKey,
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+    )
+    from prefect.client.schemas.sorting import ArtifactSort
+
+    found = client.read_artifacts(  # 3.8.8's sync client sends None for unset fields
+        artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["approval"])),
+        flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])),
+        task_run_filter=TaskRunFilter(),
+        limit=1,
+        offset=0,
+        sort=ArtifactSort.CREATED_DESC,
+    )
+    return bool(found)
 
 
 def _signed(
