@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from typer.testing import CliRunner
 
 import tasks.approve as approve
+from cli.main import app
 from cli.signing import Signer, sign_decision
 from flows.config import ConfigError, validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord, find_decisions
@@ -218,6 +220,13 @@ def test_an_edited_record_fails_verification_when_read_back(
     stored.write_text(edited.model_dump_json())
     decisions = find_decisions(backends.store, screened.dataset, KEY.encode(), config.reviewers())
     assert decisions.records == [] and "the reviewer's SSH signature fails" in decisions.problems[0]
+    audit = CliRunner().invoke(
+        app,
+        ["store", "verify", "--set", f"store={backends.store.uri}",
+         "--set", f"approval.reviewers_file={tmp_path / 'reviewers'}"],
+    )  # fmt: skip
+    assert audit.exit_code == 1 and "1 of 1 approval records are not valid" in audit.output
+    assert f"{stored.name}: the reviewer's SSH signature fails" in audit.output.replace("\n", "")
     # a reviewer taken off the file: their signature holds, but they are not listed any more
     stored.write_text(original.model_dump_json())
     (tmp_path / "reviewers").write_text(reviewers_line("sam@example.com", "Sam", keys["sam"]))
