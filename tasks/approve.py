@@ -25,7 +25,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from prefect.context import FlowRunContext
 from prefect.input import RunInput
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from platforms.approvals import (
     DEADLINE,
@@ -64,11 +65,11 @@ class ApprovalInput(RunInput):
     exclude_ids: list[str] = Field(
         default_factory=list, description="Record ids to leave out of training."
     )
-    proof: str = Field(
-        "",
-        description="Leave empty here: `tunegate approve --key` fills it with the reviewer's "
-        "signature (or Entra ID token).",
-    )
+    # Filled in by `tunegate approve --key|--agent|--token` (a signature or token), never shown:
+    # a form cannot sign, and under approval.require=verified its answer does not resume a run.
+    # Left out of the form's schema, which then admits it (and ignores any other extra field).
+    model_config = ConfigDict(extra="ignore")
+    proof: SkipJsonSchema[str] = ""
 
     @property
     def approved(self) -> bool:
