@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import jwt
@@ -105,10 +106,10 @@ def test_an_encrypted_key_takes_its_passphrase_and_rsa_is_refused(
         load_private_key(rsa_key)
 
 
-@pytest.fixture
-def ssh_agent(tmp_path: Path) -> Iterator[str]:
-    """A real ssh-agent on a socket in tmp_path; yields the socket's path."""
-    socket_path = str(tmp_path / "agent.sock")
+@contextmanager
+def running_ssh_agent(folder: Path) -> Iterator[str]:
+    """A real ssh-agent on a socket in `folder`; yields the socket's path."""
+    socket_path = str(folder / "agent.sock")
     agent = subprocess.Popen([shutil.which("ssh-agent") or "ssh-agent", "-D", "-a", socket_path])
     try:
         for _ in range(100):
@@ -119,6 +120,12 @@ def ssh_agent(tmp_path: Path) -> Iterator[str]:
     finally:
         agent.terminate()
         agent.wait(10)
+
+
+@pytest.fixture
+def ssh_agent(tmp_path: Path) -> Iterator[str]:
+    with running_ssh_agent(tmp_path) as socket_path:
+        yield socket_path
 
 
 def test_ssh_agent_signs_without_handing_out_the_key(tmp_path: Path, ssh_agent: str) -> None:

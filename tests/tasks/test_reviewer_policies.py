@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import tasks.approve as approve
 from cli.main import app
-from cli.signing import Signer, sign_decision
+from cli.signing import Signer, SigningFailed, sign_decision
 from flows.config import ConfigError, validate_config
 from platforms.approvals import ApprovalMode, ApprovalRecord, find_decisions
 from platforms.backends import Backends, BackendSettings
@@ -34,6 +34,7 @@ from tests.platforms.test_reviewer_keys import (
     keygen_fingerprint,
     make_key,
     reviewers_line,
+    running_ssh_agent,
 )
 from tests.tasks.test_review_changes import _screened
 
@@ -332,3 +333,27 @@ def test_policies_that_cannot_work_are_config_errors(tmp_path: Path, keys: dict[
     )
     assert config.approval.policy(config.ingest.owners()).owners == {"dana@example.com"}
     assert config.approval.mode is ApprovalMode.manual
+
+
+def test_ssh_agent_signs_a_decision_and_a_key_without_an_e_mail_needs_reviewer(
+    data: tuple[Backends, Screened],
+    keys: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch,
+) -> None:
+    reviewers = Reviewers(monkeypatch, data[1])
+    config = _verified(reviewers_file(tmp_path, keys))
+    with running_ssh_agent(tmp_path) as socket_path:
+        monkeypatch.setenv("SSH_AUTH_SOCK", socket_path)
+        subprocess.run(["ssh-add", "-q", str(keys["sam"])], check=True)
+        reviewers.signed(Signer(agent=True))  # the agent's one key, its comment the reviewer
+    record = _run(data, config)
+    assert record.identity.fingerprint == keygen_fingerprint(keys["sam"])
+
+    laptop = make_key(tmp_path / "keys", "laptop")  # ssh-keygen's default comment: no e-mail
+    with pytest.raises(SigningFailed, match=r"give --reviewer YOUR-EMAIL.*'laptop'"):
+        reviewers.signed(Signer(key=laptop))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    run_id = "0b2f9a3e-8a8e-4c1e-9d54-2f7d3c1a0b11"
+    refused = CliRunner().invoke(app, ["approve", run_id, "--key", str(keys["dana"])])
+    assert refused.exit_code == 2 and "cannot sign: the Prefect API has no review" in refused.output
