@@ -58,7 +58,9 @@ MESSAGES: dict[Event, Message] = {
         f"Review (the run's page, its review artifact and form): {_LINK}\n"
         "Approve: tunegate approve {{ flow_run.id }} --reviewer you@example.com\n"
         "Reject: tunegate reject {{ flow_run.id }} --reviewer you@example.com "
-        '--comment "why"',
+        '--comment "why"\n'
+        "Where reviewers sign (approval.require=verified): add --key ~/.ssh/id_ed25519 "
+        "instead of --reviewer",
         True,
     ),
     "data-rejected": Message(

@@ -37,7 +37,7 @@ from platforms.notify import NotifyConfig
 from platforms.store import Store
 from platforms.tracking import TrackingConfig
 from screening.policy import ScreenConfig
-from tasks.approve import ApprovalConfig
+from tasks.approval_config import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig
 from tasks.monitor import MonitorConfig

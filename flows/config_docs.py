@@ -120,6 +120,11 @@ Azure backend; with `person_model: false`) exits 2 naming the field. Nothing is 
 The signing key is looked up in this order: the environment variable `approval.key_env`, the
 Prefect Secret block `approval.key_block`, then the file `approval.key_file` (created 0600; never
 inside the store). No decision within `approval.timeout_seconds` counts as a rejection.
+`approval.reviewers_file` lists who may decide and their SSH keys (or Entra ID), one line each as
+git's `allowed_signers`; a line it cannot read exits 2 naming it. `require: verified` counts only
+decisions signed by a listed reviewer (`tunegate approve <run> --key ~/.ssh/id_ed25519`), and
+`reviewers_needed: 2` asks two different ones; `ingest.owner` may not approve its own data
+([review.md](review.md#a-team-of-reviewers)).
 """,
     "split": """\
 `split.train`, `validation` and `test` are shares of groups and must sum to 1; `group_key` (per

@@ -264,7 +264,14 @@ def _stages(
             coming = count_split_task(backends, screened.dataset, config.split)
             _require_judgeable(config, coming["test"], "nothing was asked of a reviewer")
         with summary.stage("approve"):
-            approval = approve_task(backends, screened, config.approval, _model(config), rights)
+            approval = approve_task(
+                backends,
+                screened,
+                config.approval,
+                _model(config),
+                rights,
+                config.ingest.owners(),
+            )
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)
         retire_raw(backends.store, ingested, config.ingest, approval)

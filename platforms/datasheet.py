@@ -147,5 +147,10 @@ class DataRights(BaseModel):
         return sorted({i.licence for i in self.inputs if i.licence is not None})
 
     @property
+    def owners(self) -> list[str]:
+        """Every owner the inputs' datasheets name (who may not approve the data)."""
+        return sorted({i.datasheet.owner for i in self.inputs if i.datasheet.owner})
+
+    @property
     def sources(self) -> list[str]:
         return sorted({i.datasheet.source for i in self.inputs if i.datasheet.source})

@@ -15,7 +15,7 @@ resolves the signing key, lets the policy decide or asks the reviewer, and write
 from __future__ import annotations
 
 import logging
-import os
+import time
 from datetime import UTC, datetime
 from typing import Literal
 from uuid import UUID
@@ -25,7 +25,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from prefect.context import FlowRunContext
 from prefect.input import RunInput
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from platforms.approvals import (
     DEADLINE,
@@ -38,63 +39,19 @@ from platforms.approvals import (
 )
 from platforms.backends import Backends
 from platforms.datasheet import DataRights
-from platforms.keys import private_key
 from platforms.manifest import DatasetRef
 from platforms.notify import emit_decision
+from platforms.reviewer_proofs import Proof, ProofRefused, prove
+from platforms.reviewers import Reviewers
+from platforms.store import Store
 from screening.report import Screened, ScreenReport, counts_line, report_hash
 from tasks import pause
-from tasks.licences import LicencePolicy
+from tasks.approval_config import ApprovalConfig
+from tasks.approval_policy import ApprovalPolicy, Require, Standing, tally
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records, unlicensed_warning
 from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
 
 log = logging.getLogger(__name__)
-
-
-class ApprovalConfig(BaseModel):
-    """How screened data is approved for training."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    mode: ApprovalMode = Field(
-        ApprovalMode.manual,
-        description="manual: a reviewer decides in the Prefect UI; auto: approved by policy; "
-        "auto-if-clean: approved by policy unless the screen flagged something for review.",
-    )
-    timeout_seconds: int = Field(
-        86_400, ge=1, le=30 * 86_400, description="Waiting longer than this counts as rejection."
-    )
-    poll_seconds: int = Field(5, ge=1, le=300, description="How often a paused run checks in.")
-    key_env: str = Field(
-        "TUNEGATE_APPROVAL_KEY",
-        description="Environment variable holding the key that signs approval records "
-        "(at least 16 characters); takes precedence over key_block and key_file.",
-    )
-    key_block: str | None = Field(
-        None, description="Name of a Prefect Secret block holding the signing key."
-    )
-    key_file: str = Field(
-        "~/.config/tunegate/approval.key",
-        description="File holding the signing key when neither the variable nor the block is "
-        "set (created 0600 on first use). Never inside the store: whoever can write the store "
-        "must not be able to sign.",
-    )
-    licences: LicencePolicy = Field(
-        default_factory=LicencePolicy,
-        description="Which inputs' licences may be trained on (their datasheets': "
-        "docs/review.md); a refused one stops the run before screening.",
-    )
-
-    def signing_key(self) -> bytes:
-        """The key approval records are signed and checked with."""
-        if os.environ.get(self.key_env):
-            return private_key(self.key_file, self.key_env)
-        if self.key_block:
-            from prefect.blocks.system import Secret
-
-            value = str(Secret.load(self.key_block).get())
-            if len(value) < 16:
-                raise ValueError(f"approval.key_block {self.key_block!r} holds under 16 characters")
-            return value.encode()
-        return private_key(self.key_file)
 
 
 class ApprovalInput(RunInput):
@@ -109,10 +66,24 @@ class ApprovalInput(RunInput):
     exclude_ids: list[str] = Field(
         default_factory=list, description="Record ids to leave out of training."
     )
+    # Filled in by `tunegate approve --key|--agent|--token` (a signature or token), never shown:
+    # a form cannot sign, and under approval.require=verified its answer does not resume a run.
+    # Left out of the form's schema, which then admits it (and ignores any other extra field).
+    model_config = ConfigDict(extra="ignore")
+    proof: SkipJsonSchema[str] = ""
 
     @property
     def approved(self) -> bool:
         return self.decision == "approve"
+
+    def signed(self) -> Proof | None:
+        """The proof sent with this answer (None: a typed answer); ProofRefused if unreadable."""
+        if not self.proof:
+            return None
+        try:
+            return Proof.model_validate_json(self.proof)
+        except ValidationError as exc:
+            raise ProofRefused(f"its proof is not readable ({exc.error_count()} errors)") from None
 
 
 class DataRejected(RuntimeError):
@@ -123,8 +94,13 @@ class ApprovalInvalid(DataRejected):
     """An automatic run found an approval record of its data that does not verify."""
 
 
-def decide_by_policy(mode: ApprovalMode, report: ScreenReport) -> str | None:
-    """The policy's own decision, or None when a person has to decide."""
+def decide_by_policy(
+    mode: ApprovalMode, report: ScreenReport, require: Require = Require.any
+) -> str | None:
+    """The policy's own decision, or None when a person has to decide (always under
+    approval.require=verified: the policy proves no one)."""
+    if require is Require.verified:
+        return None
     if mode is ApprovalMode.auto:
         return "approved by policy (approval.mode=auto)"
     if mode is ApprovalMode.auto_if_clean and not report.needs_review:
@@ -142,13 +118,16 @@ def make_record(
     comment: str,
     exclude_ids: list[str] | None = None,
     rights: DataRights | None = None,
+    decided_at: str | None = None,
 ) -> ApprovalRecord:
+    """The record of a decision; `decided_at` is the time a reviewer signed (default: now)."""
     context = FlowRunContext.get()
     return ApprovalRecord(
         decision="approved" if approved else "rejected",
         reviewer=reviewer,
         comment=comment,
-        decided_at=datetime.now(UTC).isoformat(timespec="microseconds"),  # orders decisions
+        # orders decisions
+        decided_at=decided_at or datetime.now(UTC).isoformat(timespec="microseconds"),
         mode=mode,
         dataset_uri=screened.uri,
         dataset_hash=screened.content_hash,
@@ -165,22 +144,26 @@ def request_review(
     config: ApprovalConfig,
     review: str = "",
     problems: list[str] | None = None,
+    reviewers: Reviewers | None = None,
     rights: DataRights | None = None,
 ) -> ApprovalRecord:
     """Pause the flow run until a reviewer answers in the UI (or the API); timeout = rejected.
     The form's description is a short summary; `review` is its part that links to the full
-    review and says what changed (`review_summary`)."""
+    review and says what changed (`review_summary`). A signed answer comes back with the
+    reviewer's identity; one whose proof fails raises ProofRefused (it is no decision)."""
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
     if rights is not None and rights.unlicensed:
         warning += f"> **No licence:** {unlicensed_warning(rights)}.\n\n"
+    context = FlowRunContext.get()
+    run_id = str(context.flow_run.id) if context is not None and context.flow_run else None
     # One paragraph: at 1280x800 the form's fields leave its description ~130 px (five lines); a
     # longer one scrolls in a box of its own (the Prefect UI's), hiding the counts. The dataset,
     # the findings and every flagged and quarantined record are on the review page it links to.
     question = f"**Approve this data for training?** {counts_line(report)}"
-    description = warning + " ".join(p for p in (question, review) if p)
-    context = FlowRunContext.get()
-    if context is not None and context.flow_run is not None:
-        log.warning("%s", how_to_answer(str(context.flow_run.id)))
+    signed = signed_only(config, run_id) if config.require is Require.verified else ""
+    description = warning + " ".join(p for p in (signed, question, review) if p)
+    if run_id is not None:
+        log.warning("%s", how_to_answer(run_id, signed=config.reviewers_file is not None))
     # Initial data only for the description: `with_initial_data(field=value)` redefines the field
     # without its description and constraints (prefect 3.8.8), so an empty reviewer would pass.
     comment = f"no decision within {config.timeout_seconds}s"
@@ -191,7 +174,8 @@ def request_review(
         config.poll_seconds,
         initial={"description": description},
     )
-    return make_record(
+    proof = answer.signed()
+    record = make_record(
         screened,
         report,
         config.mode,
@@ -200,7 +184,67 @@ def request_review(
         comment=answer.comment,
         exclude_ids=answer.exclude_ids,
         rights=rights,
+        decided_at=proof.decided_at if proof else None,
     )
+    return prove(record, proof, reviewers) if proof else record
+
+
+def signed_only(config: ApprovalConfig, run_id: str | None) -> str:
+    """The form's first words under approval.require=verified: which command decides."""
+    run = run_id or "<run-id>"
+    needed = config.reviewers_needed
+    who = "a listed reviewer" if needed == 1 else f"{needed} different listed reviewers"
+    return (
+        f"> **Signed decisions only** (approval.require=verified): {who} must answer with "
+        f"`tunegate approve {run} --key ~/.ssh/id_ed25519` (or `tunegate reject {run} --key "
+        "...`). An answer in this form is recorded as an unverified decision and does not "
+        "resume the run."
+    )
+
+
+def ask_until_decided(
+    store: Store,
+    screened: Screened,
+    config: ApprovalConfig,
+    policy: ApprovalPolicy,
+    review: str,
+    problems: list[str],
+    *,
+    key: bytes,
+    reviewers: Reviewers | None,
+    rights: DataRights | None = None,
+) -> ApprovalRecord:
+    """Ask reviewers until the policy has a decision: every answer is kept as a signed record,
+    and under a policy other than the default the run asks again while the decisions so far
+    do not decide (an unverified answer, an owner's approval, one reviewer of two needed). A
+    decision whose proof fails is no decision: it is not kept, and the reviewer is told why.
+    Returns the deciding record (saved); no decision by the deadline is a rejection."""
+    dataset, report = screened.dataset, screened.report
+    deadline = time.monotonic() + config.timeout_seconds
+    while True:
+        remaining = max(1, round(deadline - time.monotonic()))
+        asked = config.model_copy(update={"timeout_seconds": remaining})
+        try:
+            answer = request_review(dataset, report, asked, review, problems, reviewers, rights)
+        except ProofRefused as exc:
+            log.warning("approval: a decision was refused: %s", exc)
+            problems = [f"a decision was refused, it is no decision: {exc}"]
+            continue
+        timed_out = answer.reviewer == DEADLINE and time.monotonic() >= deadline - 1
+        if policy.is_default or timed_out:
+            return save_approval(store, answer, key)
+        if answer.reviewer == DEADLINE:  # typed into the form before the deadline
+            answer = answer.model_copy(update={"reviewer": f"{DEADLINE} (typed)"})
+        answer = save_approval(store, answer, key)
+        standing = tally(find_decisions(store, dataset, key, reviewers), policy, person_only=True)
+        if standing.approval is not None:
+            return standing.approval
+        if standing.rejection is not None and standing.rejection.flow_run_id == answer.flow_run_id:
+            return standing.rejection  # an earlier run's rejection was shown, not decided again
+        problems = [*standing.notes, standing.waiting_line(policy)]
+        if policy.verified and not answer.verified:
+            problems.insert(0, f"{answer.described()} was recorded as unverified")
+        log.info("approval: %s", "; ".join(problems))
 
 
 @task(name="approve", cache_policy=NONE)
@@ -210,23 +254,28 @@ def approve_task(
     config: ApprovalConfig,
     model: str | None = None,
     rights: DataRights | None = None,
+    owners: list[str] | None = None,
 ) -> ApprovalRecord:
-    """Reuse an approval of the same data, let the policy decide, or ask a reviewer (`rights`:
-    the inputs' datasheets, shown in the review and signed into the record). Decisions
-    stick: a person's rejection stands against the policy until a person approves, and a
-    `manual` run reuses a person's approval only, never the policy's. A rejection of data for
-    `model` is announced as a `tunegate.data.rejected` event (a paused run announces itself:
-    Prefect emits `prefect.flow-run.Paused`)."""
+    """Reuse an approval of the same data, let the policy decide, or ask reviewers until the
+    approval policy (`approval.require`, `reviewers_needed`, the data's `owners`, who may not
+    approve it) has a decision (`rights`: the inputs' datasheets, shown in the review and
+    signed into the record; their owners count as the data's too). Decisions stick: a
+    person's rejection stands against the policy until a person approves, and a `manual` run
+    reuses a person's approval only, never the policy's. A rejection of data for `model` is
+    announced as a `tunegate.data.rejected` event (a paused run announces itself: Prefect
+    emits `prefect.flow-run.Paused`)."""
     store, dataset, report = backends.store, screened.dataset, screened.report
-    key = config.signing_key()
-    decisions = find_decisions(store, dataset, key)
+    owners = sorted({*(owners or []), *(rights.owners if rights is not None else [])})
+    key, reviewers, policy = config.signing_key(), config.reviewers(), config.policy(owners)
+    decisions = find_decisions(store, dataset, key, reviewers)
     for problem in decisions.problems:
         log.warning("approval: %s", problem)
     manual = config.mode is ApprovalMode.manual
-    record = decisions.approval(person_only=manual)
+    standing = tally(decisions, policy, person_only=manual)
+    record = standing.approval.model_copy(update={"reused": True}) if standing.approval else None
     if record is None:
-        policy = None if manual else decide_by_policy(config.mode, report)
-        if policy is not None and decisions.problems:
+        by_policy = None if manual else decide_by_policy(config.mode, report, config.require)
+        if by_policy is not None and decisions.problems:
             raise _rejected(
                 screened,
                 model,
@@ -236,25 +285,26 @@ def approve_task(
                 "folder, then run with approval.mode=manual to have it reviewed again",
                 ApprovalInvalid,
             )
-        if policy is not None and decisions.rejected is not None:
+        if by_policy is not None and standing.rejection is not None:
             raise _rejected(
                 screened,
                 model,
                 "an earlier reviewer",
-                f"this data was {decisions.rejected.described()}; a person's rejection stands "
+                f"this data was {standing.rejection.described()}; a person's rejection stands "
                 f"against approval.mode={config.mode.value}: run with approval.mode=manual to "
                 "have it reviewed again",
             )
-        if policy is not None:
+        if by_policy is not None:
             record = make_record(
                 dataset,
                 report,
                 config.mode,
                 approved=True,
                 reviewer=POLICY,
-                comment=policy,
+                comment=by_policy,
                 rights=rights,
             )
+            record = save_approval(store, record, key)
         else:
             changes = compare(store, dataset, report)
             create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
@@ -265,18 +315,20 @@ def approve_task(
                 ),
                 description=f"Review of screened data {dataset.content_hash[:16]}",
             )
-            earlier = _earlier_decisions(decisions, manual)
+            earlier = [*_earlier_decisions(decisions, manual), *_so_far(standing, policy)]
             for note in earlier:
                 log.info("approval: %s", note)
-            record = request_review(
-                dataset,
-                report,
+            record = ask_until_decided(
+                store,
+                screened,
                 config,
+                policy,
                 review_summary(report, changes, review_id),
                 [*decisions.problems, *earlier],
+                key=key,
+                reviewers=reviewers,
                 rights=rights,
             )
-        record = save_approval(store, record, key)
     create_markdown_artifact(key="approval", markdown=approval_markdown(record))
     log.info(
         "approval: %s by %s%s",
@@ -293,6 +345,13 @@ def approve_task(
             "nothing was split or trained",
         )
     return record
+
+
+def _so_far(standing: Standing, policy: ApprovalPolicy) -> list[str]:
+    """What a reviewer is told of the decisions that do not decide yet (not under the default)."""
+    if policy.is_default:
+        return []
+    return [*standing.notes, *([standing.waiting_line(policy)] if standing.approvers else [])]
 
 
 def _rejected(
@@ -338,17 +397,19 @@ def artifact_url(artifact_id: UUID) -> str:
     return f"{ui}/artifacts/artifact/{artifact_id}"
 
 
-def how_to_answer(flow_run_id: str) -> str:
+def how_to_answer(flow_run_id: str, signed: bool = False) -> str:
     """What a reviewer runs to answer this paused run: the exact commands (with the API they
-    must reach: a run's temporary server too) and the run's page in the Prefect UI."""
+    must reach: a run's temporary server too) and the run's page in the Prefect UI; `signed`:
+    the commands sign with the reviewer's SSH key."""
     from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
     api, ui = PREFECT_API_URL.value(), PREFECT_UI_URL.value()
     env = f"PREFECT_API_URL={api} " if api else ""
+    who = "--key ~/.ssh/id_ed25519" if signed else "--reviewer YOU"
     lines = [
         f"run {flow_run_id} waits for a reviewer's decision on its screened data:",
-        f"  {env}tunegate approve {flow_run_id} --reviewer YOU --comment WHY [--exclude ID ...]",
-        f"  {env}tunegate reject {flow_run_id} --reviewer YOU --comment WHY",
+        f"  {env}tunegate approve {flow_run_id} {who} --comment WHY [--exclude ID ...]",
+        f"  {env}tunegate reject {flow_run_id} {who} --comment WHY",
         f"  the review (every flagged and quarantined record, masked): "
         f"{env}tunegate review show {flow_run_id}",
     ]

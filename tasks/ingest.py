@@ -94,6 +94,15 @@ class IngestConfig(BaseModel):
         "and deleted once the screened data is approved (a later run that has to screen them "
         "again reads the inputs again); keep: plain Parquet, kept until deleted by hand.",
     )
+    owner: str | None = Field(
+        None,
+        description="Who owns (authored) the data these inputs hold, as an e-mail of the "
+        "reviewers file: they may not approve it (their approval does not count).",
+    )
+
+    def owners(self) -> list[str]:
+        """Who owns the data of these inputs (the approve stage's `owners`)."""
+        return [self.owner] if self.owner else []
 
     @model_validator(mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from cli.main import app
 from platforms.endpoint import stop_local_endpoint
 from platforms.registry import MlflowRegistry
 from serving.client import EndpointClient
+from tests.platforms.test_reviewer_keys import keygen_fingerprint, make_key, reviewers_line
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
 from tests.tickets import qa_tickets
 
@@ -158,3 +159,40 @@ def test_an_approved_served_run_trains_registers_and_ends_serving_the_champion(
         assert {"evaluation", "model-version", "rollout"} <= set(artifacts(run_id))
     finally:
         stop_local_endpoint(store / ENDPOINT)
+
+
+def test_a_verified_run_resumes_only_on_a_listed_key(
+    served: Path, prefect_server: dict[str, str], tmp_path: Path
+) -> None:
+    """approval.require=verified under `tunegate deployments serve`: a typed answer (the UI
+    form's, or `--reviewer` alone) and a key nobody listed are recorded or refused, and the run
+    pauses again saying why; `tunegate approve --key` with a listed key resumes it."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    dana = make_key(keys, "dana@example.com")
+    mallory = make_key(keys, "mallory@example.com", "ecdsa")
+    reviewers = tmp_path / "reviewers"
+    reviewers.write_text(reviewers_line("dana@example.com", "Dana Silva", dana))
+    store = tmp_path / "store"
+    approval = {"poll_seconds": 1, "reviewers_file": str(reviewers), "require": "verified"}
+    run_id = paused_run(store, tmp_path, n_contexts=3, approval=approval)
+
+    typed = tunegate(prefect_server, "approve", str(run_id), "--reviewer", "dana@example.com")
+    assert typed.returncode == 1, typed.stderr
+    assert "was recorded as unverified" in typed.stderr  # the run said why it waits again
+    other = tunegate(prefect_server, "approve", str(run_id), "--key", str(mallory))
+    assert other.returncode == 1 and f"the key {keygen_fingerprint(mallory)} is not in" in (
+        other.stderr.replace("\n", "")
+    )
+    assert wait_for_state(run_id, lambda r: True, 0).state.is_paused()
+    assert not (store / "datasets" / "split").exists()
+
+    signed = tunegate(prefect_server, "approve", str(run_id), "--key", str(dana), "--comment", "ok")
+    assert signed.returncode == 0, signed.stderr
+    assert f"as dana@example.com, signed by {keygen_fingerprint(dana)}" in signed.stderr
+    run = wait_for_state(run_id, lambda r: bool(r.state and r.state.is_final()), FINISH_SECONDS)
+    assert run.state.is_completed(), f"{run.state}\n{served.read_text()[-4000:]}"
+    typed_record, verified = sorted(audit_records(store), key=lambda r: r["decided_at"])
+    assert typed_record["identity"] is None and typed_record["reviewer"] == "dana@example.com"
+    assert verified["identity"]["fingerprint"] == keygen_fingerprint(dana)
+    assert verified["identity"]["name"] == "Dana Silva" and verified["flow_run_id"] == str(run_id)

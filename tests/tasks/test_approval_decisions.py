@@ -33,7 +33,7 @@ class Reviewer:
         monkeypatch.setenv("TUNEGATE_APPROVAL_KEY", KEY)
 
     def review(
-        self, screened, report, config, changes="", problems=None, rights=None
+        self, screened, report, config, changes="", problems=None, reviewers=None, rights=None
     ) -> ApprovalRecord:
         self.asked.append(list(problems or []))
         return make_record(screened, report, config.mode, **self.answer)
