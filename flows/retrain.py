@@ -269,8 +269,8 @@ def _stages(
                 screened,
                 config.approval,
                 _model(config),
-                rights,
                 config.ingest.owners(),
+                rights,
             )
         summary.approved(screened.dataset, approval)
         tracker.approved(approval)

@@ -12,6 +12,7 @@ from platforms.approvals import ApprovalMode
 from platforms.keys import private_key
 from platforms.reviewers import Reviewers, read_reviewers
 from tasks.approval_policy import ApprovalPolicy, Require
+from tasks.licences import LicencePolicy
 
 
 class ApprovalConfig(BaseModel):
@@ -40,6 +41,11 @@ class ApprovalConfig(BaseModel):
         description="File holding the signing key when neither the variable nor the block is "
         "set (created 0600 on first use). Never inside the store: whoever can write the store "
         "must not be able to sign.",
+    )
+    licences: LicencePolicy = Field(
+        default_factory=LicencePolicy,
+        description="Which inputs' licences may be trained on (their datasheets': "
+        "docs/review.md); a refused one stops the run before screening.",
     )
     reviewers_file: str | None = Field(
         None,

@@ -253,8 +253,8 @@ def approve_task(
     screened: Screened,
     config: ApprovalConfig,
     model: str | None = None,
-    rights: DataRights | None = None,
     owners: list[str] | None = None,
+    rights: DataRights | None = None,
 ) -> ApprovalRecord:
     """Reuse an approval of the same data, let the policy decide, or ask reviewers until the
     approval policy (`approval.require`, `reviewers_needed`, the data's `owners`, who may not
