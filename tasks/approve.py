@@ -43,7 +43,14 @@ from platforms.notify import emit_decision
 from screening.report import Screened, ScreenReport, counts_markdown, report_hash
 from tasks import pause
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records
-from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
+from tasks.review_changes import (
+    ReviewChanges,
+    changes_markdown,
+    changes_summary,
+    compare,
+    remember_approved,
+)
+from tasks.review_kept import kept_changes
 
 log = logging.getLogger(__name__)
 
@@ -240,11 +247,19 @@ def approve_task(
                 dataset, report, config.mode, approved=True, reviewer=POLICY, comment=policy
             )
         else:
-            changes = compare(store, dataset, report)
-            create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
+            changes = compare(store, dataset, report, model) if model else None
+            create_markdown_artifact(
+                key="review-changes", markdown=changes_markdown(changes, model or "")
+            )
             review_id = create_markdown_artifact(
                 key=ARTIFACT_KEY,
-                markdown=review_markdown(dataset, report, review_records(store, dataset), changes),
+                markdown=review_markdown(
+                    dataset,
+                    report,
+                    review_records(store, dataset),
+                    changes,
+                    kept_changes(store, dataset),
+                ),
                 description=f"Review of screened data {dataset.content_hash[:16]}",
             )
             earlier = _earlier_decisions(decisions, manual)
@@ -254,7 +269,7 @@ def approve_task(
                 dataset,
                 report,
                 config,
-                review_summary(report, changes, review_id),
+                review_summary(report, changes, review_id, model or ""),
                 [*decisions.problems, *earlier],
             )
         record = save_approval(store, record, key)
@@ -265,6 +280,8 @@ def approve_task(
         record.reviewer,
         " (reused)" if record.reused else "",
     )
+    if record.approved and model:
+        remember_approved(store, model, record, datetime.now(UTC).isoformat())
     if not record.approved:
         raise _rejected(
             screened,
@@ -302,16 +319,25 @@ def _rejected(
 
 
 def review_summary(
-    report: ScreenReport, changes: ReviewChanges | None, review_id: UUID | None
+    report: ScreenReport, changes: ReviewChanges | None, review_id: UUID | None, model: str = ""
 ) -> str:
-    """The form's link to the full review (the `review` artifact's page in the Prefect UI) and
-    one line of what changed since the last approval."""
+    """The form's link to the full review (the `review` artifact's page in the Prefect UI), what
+    the screen changed in kept records, and one line of what changed since the last approval."""
+    replaced = sum(c.findings for c in report.changed)
     what = (
-        f"every flagged ({report.flagged}) and quarantined ({report.quarantined}) record, "
-        "masked, with its findings and reason, and the changes since the last approval"
+        f"every flagged ({report.flagged}) and quarantined ({report.quarantined}) record with "
+        f"what it was flagged for, the {replaced} values replaced in kept records before and "
+        "after, and the changes since the last approval"
     )
     link = f"**[Read the full review]({artifact_url(review_id)})**: {what}." if review_id else ""
-    return "\n\n".join(p for p in (link, changes_summary(changes)) if p)
+    kept = (
+        "**Changed in kept records** (training gets them so): "
+        + ", ".join(f"{c.entity} {c.findings} ({c.action})" for c in report.changed)
+        + "."
+        if report.changed
+        else ""
+    )
+    return "\n\n".join(p for p in (link, kept, changes_summary(changes, model)) if p)
 
 
 def artifact_url(artifact_id: UUID) -> str:
