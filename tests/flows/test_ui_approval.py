@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prefect import get_client
+from prefect.states import Cancelled
 
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
 from tests.tickets import qa_tickets
@@ -83,15 +85,16 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     page.screenshot(path=str(shots[-1]))
     expect(link).to_be_in_viewport()  # on the first screen of the form, no scroll box to search
 
-    # The review: every flagged record masked, with its findings and reason, on a full page.
+    # The review: every flagged record as training gets it (the name replaced, the flagged
+    # place as it is), with its findings, reason and what it was flagged for, on a full page.
     href = link.get_attribute("href") or ""
     review = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
     review.goto(href if href.startswith("http") else ui + href)
     expect(review.get_by_role("heading", name="t0-q0 · flagged")).to_be_visible()
-    masked = "context: Ticket 0: Agent <PERSON> reset the VPN token for the <LOCATION> office"
-    expect(review.get_by_text(masked).first).to_be_visible()
+    shown = "context: Ticket 0: Agent <PERSON> reset the VPN token for the Lisbon office"
+    expect(review.get_by_text(shown).first).to_be_visible()
     expect(review.get_by_text("Reason: LOCATION in context").first).to_be_visible()
-    expect(review.locator("body")).not_to_contain_text("Kenji")
+    expect(review.get_by_text("Flagged for: LOCATION in context").first).to_be_visible()
     shots.append(tmp_path / "review-page.png")
     review.screenshot(path=str(shots[-1]))
     review.close()
@@ -146,6 +149,53 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     assert audit["flow_run_id"] == str(run_id) and audit["exclude_ids"] == []
     assert list((store / "datasets" / "split").iterdir())
     assert "uma@example.com" in artifacts(run_id)["approval"]
+
+
+def test_the_review_shows_what_the_screen_changed_in_kept_records(
+    served: Path, prefect_server: dict[str, str], page, tmp_path: Path
+) -> None:
+    """A run whose kept records had a place replaced (LOCATION redacted, nothing flagged): its
+    review page at 1280x800 counts the changes and shows each sampled one before (the place)
+    and after (its placeholder), as training gets it. Screenshot in tmp_path."""
+    from playwright.sync_api import expect
+
+    store = tmp_path / "store"
+    redact_places = {"entities": {"LOCATION": {"action": "redact"}}, "person_model": False}
+    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=3), screen=redact_places)
+    try:
+        wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), 120)
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(f"{prefect_server['PREFECT_UI_URL']}/runs/flow-run/{run_id}")
+        page.get_by_role("button", name="Resume").click()
+        link = page.get_by_role("dialog").get_by_role("link", name="Read the full review")
+        expect(page.get_by_role("dialog")).to_contain_text("Changed in kept records")
+        href = link.get_attribute("href") or ""
+        ui = prefect_server["PREFECT_UI_URL"]
+        page.goto(href if href.startswith("http") else ui + href)
+
+        changed = page.get_by_role("heading", name="Kept records the screen changed")
+        expect(changed).to_be_visible()
+        changed.scroll_into_view_if_needed()
+        table = page.locator("table", has_text="values replaced")
+        expect(table).to_contain_text("LOCATION")
+        expect(table).to_contain_text("9")
+        expect(page.get_by_role("heading", name="LOCATION: 5 of 9 shown")).to_be_visible()
+        change = page.locator("p", has_text="before:").first
+        expect(change).to_contain_text("t0-q0 · context · redact")
+        expect(change).to_contain_text("before: Ticket 0: Agent Kenji Watanabe reset the VPN")
+        expect(change).to_contain_text("token for the Lisbon office")
+        expect(change).to_contain_text("after: Ticket 0: Agent Kenji Watanabe reset the VPN")
+        expect(change).to_contain_text("token for the <LOCATION> office")
+        change.scroll_into_view_if_needed()
+        expect(change.locator("strong", has_text="Lisbon")).to_be_in_viewport()
+        shot = tmp_path / "review-kept-changes.png"
+        page.screenshot(path=str(shot))
+        print("review screenshot:", shot)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1280, f"the review page scrolls sideways: {width} px"
+    finally:
+        with get_client(sync_client=True) as client:
+            client.set_flow_run_state(run_id, Cancelled(), force=True)
 
 
 def test_the_manual_deployments_run_form_is_the_short_request(
