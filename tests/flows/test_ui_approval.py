@@ -180,14 +180,16 @@ def test_the_review_shows_what_the_screen_changed_in_kept_records(
         expect(table).to_contain_text("LOCATION")
         expect(table).to_contain_text("9")
         expect(page.get_by_role("heading", name="LOCATION: 5 of 9 shown")).to_be_visible()
-        change = page.locator("p", has_text="before:").first
-        expect(change).to_contain_text("t0-q0 · context · redact")
-        expect(change).to_contain_text("before: Ticket 0: Agent Kenji Watanabe reset the VPN")
-        expect(change).to_contain_text("token for the Lisbon office")
-        expect(change).to_contain_text("after: Ticket 0: Agent Kenji Watanabe reset the VPN")
-        expect(change).to_contain_text("token for the <LOCATION> office")
-        change.scroll_into_view_if_needed()
-        expect(change.locator("strong", has_text="Lisbon")).to_be_in_viewport()
+        review = page.locator("article", has_text="Kept records the screen changed").last
+        before = "t0-q0 · context · redact before: Ticket 0: Agent Kenji Watanabe reset the VPN"
+        expect(review).to_contain_text(f"{before} token for the Lisbon office")
+        after = (
+            "after: Ticket 0: Agent Kenji Watanabe reset the VPN token for the <LOCATION> office"
+        )
+        expect(review).to_contain_text(after)
+        expect(review.locator("strong", has_text="Lisbon").first).to_be_visible()
+        expect(review.locator("strong", has_text="<LOCATION>").first).to_be_visible()
+        changed.scroll_into_view_if_needed()
         shot = tmp_path / "review-kept-changes.png"
         page.screenshot(path=str(shot))
         print("review screenshot:", shot)
