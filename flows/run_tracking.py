@@ -236,7 +236,7 @@ def config_params(config: PipelineConfig) -> dict[str, Any]:
     will run, its task's tuned defaults included (`trainer.<name>`). The `azureml` section only
     when some part of the run is on Azure ML: a local run's parameters are its own."""
     dump = config.model_dump(mode="json")
-    if not uses_azureml(config):
+    if not config.backend_settings().uses_azureml:
         dump.pop("azureml", None)
     params = tracking.flat_params(dump)
     for key in _SECRETS:
@@ -249,15 +249,6 @@ def config_params(config: PipelineConfig) -> dict[str, Any]:
         if k not in ("data_dir", "output_dir")  # the job's own folders: the trainer logs them
     }
     return {**params, **trainer}
-
-
-def uses_azureml(config: PipelineConfig) -> bool:
-    """Whether any part of the run (training, evaluation, registry, endpoint, tracking) is on
-    Azure ML."""
-    settings = config.backend_settings()
-    kinds = (settings.training, settings.registry, settings.endpoint, settings.evaluation)
-    on_workspace = (config.tracking.uri or "").startswith("azureml:")
-    return on_workspace or any(k is not None and k.value == "azureml" for k in kinds)
 
 
 def _note(prefect_url: str | None, flow_run_id: str | None) -> str:

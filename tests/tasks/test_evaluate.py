@@ -63,6 +63,54 @@ def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
     assert "| VPN down \\| 3 days | la la | VPN down |" in report_markdown(report)
 
 
+def test_the_examples_table_has_every_model_s_output_in_short_cells_and_the_loss_a_picture() -> (
+    None
+):
+    import base64
+
+    from platforms.evaluation import EvalReport, GateDecision
+    from tasks.evaluation_report import loss_curve_markdown, report_markdown, shown_question
+
+    long_output = "see " + "x" * 200 + " and more words after it " * 4
+    report = EvalReport(
+        task="extractive-qa",
+        primary_metric="f1",
+        test_records=1,
+        base={"f1": 1.0},
+        candidate={"f1": 60.0},
+        champion={"f1": 50.0},
+        champion_version=2,
+        interval=None,
+        pii_leaks=0,
+        gate=GateDecision(passed=True, reasons=[], checks=[]),
+        examples=[
+            {
+                "question": shown_question({"question": "How long?", "context": "c"}),
+                "reference": "3 days",
+                "base": "la",
+                "candidate": long_output,
+                "champion": "<PERSON> said 3 days",
+            }
+        ],
+    )
+    markdown = report_markdown(report)
+    assert "| question | reference | base | candidate | champion |" in markdown
+    row = next(line for line in markdown.splitlines() if line.startswith("| How long? |"))
+    cells = row.strip("|").split(" | ")
+    assert cells[-1].strip() == "&lt;PERSON&gt; said 3 days"  # a placeholder, not a tag
+    candidate = cells[3]
+    assert len(candidate.replace("\u200b", "")) <= 90 and candidate.endswith("…")
+    # no run of more than 24 characters without a place to break: the column wraps
+    assert max(len(part) for part in candidate.replace("\u200b", " ").split()) <= 24
+    assert shown_question({"messages": [{"role": "user", "content": "hi"}]}) == "hi"
+
+    picture = loss_curve_markdown([{"step": s, "loss": 3.0 / s} for s in range(1, 11)])
+    assert picture is not None and "3.000 → 0.300 over 10 steps" in picture
+    data = picture.split("(data:image/png;base64,")[1].rstrip(")")
+    assert base64.b64decode(data).startswith(b"\x89PNG")
+    assert loss_curve_markdown([{"step": 1, "eval_loss": 2.0}]) is None
+
+
 def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:
     records = [_record("3 days"), _record("Porto office")]
     values, per_example = score_records("extractive-qa", ["3 days", "the office"], records)
