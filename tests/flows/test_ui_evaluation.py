@@ -60,15 +60,25 @@ def test_the_evaluation_fits_1280_px_and_the_loss_curve_is_a_picture(
     tmp_path: Path,
 ) -> None:
     from playwright.sync_api import expect
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterKey,
+        FlowRunFilter,
+        TaskRunFilter,
+    )
+    from prefect.client.schemas.sorting import ArtifactSort
 
     _publish()
     with get_client(sync_client=True) as client:
-        found = client.read_artifacts(
+        found = client.read_artifacts(  # 3.8.8's sync client sends None for unset fields
             artifact_filter=ArtifactFilter(
                 key=ArtifactFilterKey(any_=["evaluation", "loss-curve"])
             ),
+            flow_run_filter=FlowRunFilter(),
+            task_run_filter=TaskRunFilter(),
             limit=10,
+            offset=0,
+            sort=ArtifactSort.CREATED_DESC,
         )
     latest = {}
     for artifact in sorted(found, key=lambda a: a.created):

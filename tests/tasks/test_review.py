@@ -16,7 +16,7 @@ from platforms.compute import shared_client
 from platforms.hashing import MultisetHash
 from platforms.store import Store, read_table
 from samples.templates import TOXIC_LINES
-from screening.report import report_markdown
+from screening.report import EntityCount, report_markdown
 from tasks.approve import ApprovalInput, make_record, review_summary
 from tasks.ingest import run_ingest
 from tasks.records import identity_hash, record_hash
@@ -147,6 +147,13 @@ def test_the_form_asks_for_an_explicit_decision_and_links_to_the_review(tmp_path
     assert "[Read the full review](" in summary
     assert "/artifacts/artifact/0b3c2f4e-0000-4000-8000-000000000000)" in summary
     assert "no dataset was approved for model `qa` before" in summary
+    assert "Changed in kept records" not in summary  # nothing replaced in kept records
+    changed = report.model_copy(
+        update={"changed": [EntityCount(entity="PERSON", action="redact", findings=6)]}
+    )
+    summary = review_summary(changed, None, "0b3c2f4e-0000-4000-8000-000000000000", "qa")
+    assert "**Changed in kept records** (training gets them so): PERSON 6 (redact)." in summary
+    assert "the 6 values replaced in kept records before and after" in summary
     # a dataset screened before the review table existed: its masked samples, with reasons
     old = review_markdown(ref, report, review_records(Store(str(tmp_path)), ref), None)
     assert "only the report's masked samples are known" in old and "`r1` (redacted" in old
