@@ -5,9 +5,10 @@ candidate and champion fits the screen, and the loss curve is a picture, not a t
 from __future__ import annotations
 
 from pathlib import Path
+from uuid import UUID
 
 import pytest
-from prefect import flow, get_client
+from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
 from platforms.evaluation import EvalReport, GateDecision
@@ -45,13 +46,23 @@ def _report() -> EvalReport:
     )
 
 
-@flow(name="evaluation-artifacts")
-def _publish() -> None:
-    create_markdown_artifact(key="evaluation", markdown=report_markdown(_report()))
+@task(name="evaluate")
+def _evaluate() -> dict[str, UUID]:
+    """The evaluate task's two artifacts, as it makes them."""
     curve = [{"step": 10 * s, "loss": 3.0 / s + 0.1} for s in range(1, 21)]
     picture = loss_curve_markdown(curve)
     assert picture is not None
-    create_markdown_artifact(key="loss-curve", markdown=picture)
+    return {
+        "evaluation": create_markdown_artifact(
+            key="evaluation", markdown=report_markdown(_report())
+        ),
+        "loss-curve": create_markdown_artifact(key="loss-curve", markdown=picture),
+    }
+
+
+@flow(name="evaluation-artifacts")
+def _publish() -> dict[str, UUID]:
+    return _evaluate()
 
 
 def test_the_evaluation_fits_1280_px_and_the_loss_curve_is_a_picture(
@@ -60,29 +71,8 @@ def test_the_evaluation_fits_1280_px_and_the_loss_curve_is_a_picture(
     tmp_path: Path,
 ) -> None:
     from playwright.sync_api import expect
-    from prefect.client.schemas.filters import (
-        ArtifactFilter,
-        ArtifactFilterKey,
-        FlowRunFilter,
-        TaskRunFilter,
-    )
-    from prefect.client.schemas.sorting import ArtifactSort
 
-    _publish()
-    with get_client(sync_client=True) as client:
-        found = client.read_artifacts(  # 3.8.8's sync client sends None for unset fields
-            artifact_filter=ArtifactFilter(
-                key=ArtifactFilterKey(any_=["evaluation", "loss-curve"])
-            ),
-            flow_run_filter=FlowRunFilter(),
-            task_run_filter=TaskRunFilter(),
-            limit=10,
-            offset=0,
-            sort=ArtifactSort.CREATED_DESC,
-        )
-    latest = {}
-    for artifact in sorted(found, key=lambda a: a.created):
-        latest[artifact.key] = artifact.id
+    latest = _publish()
     ui = prefect_server["PREFECT_UI_URL"]
     page.set_viewport_size({"width": 1280, "height": 800})
 
