@@ -362,7 +362,7 @@ def apply_policy(
     redacted = _redact_record(task, record, redact, replace)
     if not drop_reasons:
         _shown(outcome, record, texts, findings, redact, config)
-        outcome.changes = _changes(task, record, texts, redact, replace, config)
+        outcome.changes = _changes(record, texts, redact, replace, config)
     outcome.redacted = any(redact.values())
     outcome.record = redacted  # QA answers re-derived from the redacted context (redact_answers)
     if drop_reasons:
@@ -421,7 +421,6 @@ def _shown(
 
 
 def _changes(
-    task: str,
     record: dict[str, Any],
     texts: dict[str, str],
     redact: dict[str, list[Span]],
