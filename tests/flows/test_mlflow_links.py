@@ -123,3 +123,21 @@ def _flow_artifacts(flow_run_id: str) -> dict[str, str]:
     with get_client(sync_client=True) as client:
         response = client.request("POST", "/artifacts/filter", json=body)
     return {a["key"]: str(a["data"]) for a in response.json() if a["key"]}
+
+
+def test_tunegate_ui_opens_the_model_s_experiment_on_its_runs(tmp_path: Path) -> None:
+    from cli.ui import model_experiment, ui_url
+
+    uri = tracking.ensure_local_database(tmp_path)
+    assert model_experiment(uri, "helpdesk-qa") is None  # no run yet: the experiments page
+    assert ui_url("127.0.0.1", 5001).endswith("/#/experiments?workflowType=machine_learning")
+    # an experiment an older tunegate made, without its kind: MLflow 3 would open its GenAI
+    # overview; `tunegate ui` tags it and prints its runs' address
+    client = tracking.client(uri)
+    made = client.create_experiment("helpdesk-qa")
+    assert tracking.EXPERIMENT_KIND not in client.get_experiment(made).tags
+    assert model_experiment(uri, "helpdesk-qa") == made
+    assert client.get_experiment(made).tags[tracking.EXPERIMENT_KIND] == "custom_model_development"
+    assert ui_url("127.0.0.1", 5001, made) == (
+        f"http://127.0.0.1:5001/#/experiments/{made}/runs?workflowType=machine_learning"
+    )
