@@ -1,13 +1,14 @@
 """How a person reads the evaluation report (`platforms.evaluation.EvalReport`: every number the
 gate compared and its decision): the Prefect artifact's Markdown, its examples as a table of
-question, reference, base, candidate and champion whose cells are short and break anywhere (so
-the table fits a 1280 px screen), and the loss curve as a picture (`loss_curve_markdown`).
+question, reference, base, candidate and champion whose cells are a few short lines (so the
+table fits a 1280 px screen), and the loss curve as a picture (`loss_curve_markdown`).
 """
 
 from __future__ import annotations
 
 import base64
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,9 @@ def shown_reference(reference: Any) -> str:
 
 
 EXAMPLE_COLUMNS = ("question", "reference", "base", "candidate", "champion")
-_WORD = 24  # a longer run of characters without a space gets break opportunities
+# Prefect's table cells do not wrap (and cut at their edge): a cell's text is broken into lines
+# of at most _LINE characters by <br>, at most _LINES of them, so five columns fit 1280 px.
+_LINE, _LINES = 20, 4
 
 
 def shown_question(request: dict[str, Any]) -> str:
@@ -110,17 +113,18 @@ def shown_question(request: dict[str, Any]) -> str:
     return str(request.get("document") or request.get("prompt") or "")
 
 
-def _cell(text: str, limit: int = 90) -> str:
-    """`text` in one Markdown table cell: one line, pipes and tags escaped, long text cut, and
-    long words given places to break (a zero-width space), so five columns fit 1280 px."""
-    one_line = " ".join(str(text).split())
-    if len(one_line) > limit:
-        one_line = one_line[: limit - 1] + "…"
-    words = [
-        "\u200b".join(w[i : i + _WORD] for i in range(0, len(w), _WORD))
-        for w in one_line.split(" ")
-    ]
-    escaped = " ".join(words).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _cell(text: str) -> str:
+    """`text` in one Markdown table cell: lines of at most `_LINE` characters joined by <br>, at
+    most `_LINES` of them (the last ending in … when text was left out), tags and pipes
+    escaped."""
+    lines = textwrap.wrap(" ".join(str(text).split()), _LINE, break_on_hyphens=False)
+    if len(lines) > _LINES:
+        lines = [*lines[: _LINES - 1], lines[_LINES - 1][: _LINE - 1] + "…"]
+    return "<br>".join(_escaped(line) for line in lines)
+
+
+def _escaped(text: str) -> str:
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return escaped.replace("|", "\\|")
 
 
