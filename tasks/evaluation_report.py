@@ -100,7 +100,7 @@ def shown_reference(reference: Any) -> str:
 EXAMPLE_COLUMNS = ("question", "reference", "base", "candidate", "champion")
 # Prefect's table cells do not wrap (and cut at their edge): a cell's text is broken into lines
 # of at most _LINE characters by <br>, at most _LINES of them, so five columns fit 1280 px.
-_LINE, _LINES = 20, 4
+_LINE, _LINES = 15, 5
 
 
 def shown_question(request: dict[str, Any]) -> str:

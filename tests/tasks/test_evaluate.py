@@ -60,7 +60,7 @@ def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
         gate=GateDecision(passed=True, reasons=[], checks=[]),
         examples=[{"reference": "VPN down | 3 days", "base": "la la", "candidate": "VPN down"}],
     )
-    assert "| VPN down \\| 3 days | la la | VPN down |" in report_markdown(report)
+    assert "| VPN down \\| 3<br>days | la la | VPN down |" in report_markdown(report)
 
 
 def test_the_examples_table_has_every_model_s_output_in_short_cells_and_the_loss_a_picture() -> (
@@ -97,11 +97,11 @@ def test_the_examples_table_has_every_model_s_output_in_short_cells_and_the_loss
     assert "| question | reference | base | candidate | champion |" in markdown
     row = next(line for line in markdown.splitlines() if line.startswith("| How long? |"))
     cells = row.strip("|").split(" | ")
-    assert cells[-1].strip() == "&lt;PERSON&gt; said 3 days"  # a placeholder, not a tag
+    assert cells[-1].strip() == "&lt;PERSON&gt; said 3<br>days"  # a placeholder, not a tag
     # a few short lines: Prefect's cells do not wrap, so the lines are the cell's width
     lines = cells[3].split("<br>")
-    assert len(lines) == 4 and max(len(line) for line in lines) <= 20
-    assert lines[0] == "see xxxxxxxxxxxxxxxx" and lines[-1].endswith("…")
+    assert len(lines) == 5 and max(len(line) for line in lines) <= 15
+    assert lines[0] == "see xxxxxxxxxxx" and lines[-1].endswith("…")
     assert shown_question({"messages": [{"role": "user", "content": "hi"}]}) == "hi"
 
     picture = loss_curve_markdown([{"step": s, "loss": 3.0 / s} for s in range(1, 11)])
