@@ -77,7 +77,7 @@ def text_changes(
     if not merged:
         return []
     after, to_after = redact_text(text, merged, replace)
-    hidden = [s for s in merged if s.entity not in review_shows]
+    hidden = [m for m in merged if not _all_shown(m, spans, review_shows)]
     before, to_before = redact_text(text, hidden)
     return [
         TextChange(
@@ -90,6 +90,13 @@ def text_changes(
         )
         for s in merged
     ]
+
+
+def _all_shown(merged: Span, spans: list[Span], review_shows: Collection[str]) -> bool:
+    """Whether every finding inside a merged span is of a type a reviewer may see (a name
+    found inside an e-mail address does not show the address)."""
+    inside = [s for s in spans if s.start < merged.end and merged.start < s.end]
+    return all(s.entity in review_shows for s in inside)
 
 
 def shown_text(

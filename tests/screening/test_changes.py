@@ -51,6 +51,16 @@ def test_a_type_the_policy_masks_for_reviewers_shows_its_placeholder_before() ->
     assert "ana@example.com" not in surrogate[0].model_dump_json()
 
 
+def test_a_shown_type_inside_a_masked_one_does_not_show_it() -> None:
+    text = "Mail dana.silva@example.com today."
+    email = _span(text, "dana.silva@example.com", "EMAIL_ADDRESS")
+    name = Span(email.start, email.start + 10, "PERSON", 0.99)  # stronger: names the merge
+    [change] = text_changes(
+        "r3", "text", text, [email, name], lambda s, v: placeholder(s.entity), {}, {"PERSON"}
+    )
+    assert change.before.value == "<PERSON>" and "dana" not in change.model_dump_json()
+
+
 def test_a_flagged_value_is_shown_as_training_keeps_it() -> None:
     shown, marks = shown_text(
         "text",
