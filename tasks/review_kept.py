@@ -9,10 +9,8 @@ after (as training gets it), from the screened dataset's `changes` table (`scree
 
 from __future__ import annotations
 
-import pyarrow.parquet as pq
-
 from platforms.manifest import DatasetRef
-from platforms.store import Store
+from platforms.store import Store, read_table
 from screening.changes import Excerpt, FlagMark, TextChange
 from screening.report import ScreenReport, markdown_text
 from screening.scan import CHANGES_PER_ENTITY, sample_changes
@@ -23,10 +21,11 @@ def kept_changes(store: Store, dataset: DatasetRef) -> list[TextChange] | None:
     the dataset was screened before the screen kept them)."""
     if "changes" not in store.read_manifest(dataset.uri).tables:
         return None
-    changes = []
-    for uri in store.table_files(dataset, "changes"):
-        with store.open(uri) as f:
-            changes += [TextChange.model_validate(r) for r in pq.read_table(f).to_pylist()]
+    changes = [
+        TextChange.model_validate(row)
+        for uri in store.table_files(dataset, "changes")
+        for row in read_table(store, uri)
+    ]
     changes.sort(key=lambda c: (c.entity, c.id, c.field))
     return sample_changes(changes, CHANGES_PER_ENTITY)
 

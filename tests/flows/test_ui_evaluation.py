@@ -11,9 +11,10 @@ import pytest
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
-from platforms.evaluation import EvalReport, GateDecision
+from platforms.evaluation import EvalReport
 from tasks.evaluation_report import loss_curve_markdown, report_markdown
 from tests.flows.test_ui_approval import page  # noqa: F401 (the Chromium page fixture)
+from tests.tasks.test_evaluate import passed_report
 
 pytestmark = pytest.mark.slow
 
@@ -22,17 +23,13 @@ CONTEXT = "Ticket 4: the VPN gateway in the Porto office dropped every session a
 
 def _report() -> EvalReport:
     long = "The VPN gateway dropped every session after the firmware update " * 4
-    return EvalReport(
-        task="extractive-qa",
-        primary_metric="f1",
+    return passed_report(
+        "f1",
         test_records=3,
         base={"f1": 6.1, "exact_match": 0.0},
         candidate={"f1": 71.2, "exact_match": 66.7},
         champion={"f1": 58.8, "exact_match": 33.3},
         champion_version=2,
-        interval=None,
-        pii_leaks=0,
-        gate=GateDecision(passed=True, reasons=[], checks=[]),
         examples=[
             {
                 "question": f"What did the gateway do? ({CONTEXT})",

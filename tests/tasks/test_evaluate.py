@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from platforms.evaluation import EvalReport
 from screening.outputs import screen_outputs
 from screening.policy import ScreenConfig
 from trainer.metrics import score_records
@@ -43,21 +45,31 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
     assert predictions[2][emails[1].start : emails[1].end] == "jorge.pereira@contoso.com"
 
 
-def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
+def passed_report(metric: str, **fields: Any) -> EvalReport:
+    """An EvalReport whose gate passed, base 1.0 and candidate 60.0 on `metric`, with `fields`."""
     from platforms.evaluation import EvalReport, GateDecision
+
+    values: dict[str, Any] = {
+        "task": "extractive-qa",
+        "primary_metric": metric,
+        "test_records": 1,
+        "base": {metric: 1.0},
+        "candidate": {metric: 60.0},
+        "champion": None,
+        "champion_version": None,
+        "interval": None,
+        "pii_leaks": 0,
+        "gate": GateDecision(passed=True, reasons=[], checks=[]),
+    }
+    return EvalReport(**(values | fields))
+
+
+def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
     from tasks.evaluation_report import report_markdown
 
-    report = EvalReport(
+    report = passed_report(
+        "rougeL",
         task="summarization",
-        primary_metric="rougeL",
-        test_records=1,
-        base={"rougeL": 1.0},
-        candidate={"rougeL": 60.0},
-        champion=None,
-        champion_version=None,
-        interval=None,
-        pii_leaks=0,
-        gate=GateDecision(passed=True, reasons=[], checks=[]),
         examples=[{"reference": "VPN down | 3 days", "base": "la la", "candidate": "VPN down"}],
     )
     assert "| VPN down \\| 3<br>days | la la | VPN down |" in report_markdown(report)
@@ -68,21 +80,13 @@ def test_the_examples_table_has_every_model_s_output_in_short_cells_and_the_loss
 ):
     import base64
 
-    from platforms.evaluation import EvalReport, GateDecision
     from tasks.evaluation_report import loss_curve_markdown, report_markdown, shown_question
 
     long_output = "see " + "x" * 200 + " and more words after it " * 4
-    report = EvalReport(
-        task="extractive-qa",
-        primary_metric="f1",
-        test_records=1,
-        base={"f1": 1.0},
-        candidate={"f1": 60.0},
+    report = passed_report(
+        "f1",
         champion={"f1": 50.0},
         champion_version=2,
-        interval=None,
-        pii_leaks=0,
-        gate=GateDecision(passed=True, reasons=[], checks=[]),
         examples=[
             {
                 "question": shown_question({"question": "How long?", "context": "c"}),
