@@ -222,25 +222,30 @@ def show(
     config: ConfigOpt = None,
     set: SetOpt = None,
 ) -> None:
-    """Print the review of screened data: counts, every flagged and quarantined record masked
-    (findings, reason) and the changes since the last approval, as the run's `review` artifact
-    in the Prefect UI shows it. A run id is looked up in the store's approval records, then in
+    """Print the review of screened data: counts, every flagged record as training gets it (what
+    it was flagged for) and every quarantined one masked, the values replaced in kept records
+    (before and after), and the changes since the model's last approval (`registry.model_name`),
+    as the run's `review` artifact in the Prefect UI shows it. A run id is looked up in the store's approval records, then in
     the run's artifacts on the Prefect API (PREFECT_API_URL)."""
     from rich.markdown import Markdown
 
     from screening.report import ScreenReport
     from tasks.review import review_markdown, review_records
     from tasks.review_changes import compare
+    from tasks.review_kept import kept_changes
 
-    store = load_cli_config(config, set).open_store()
+    cfg = load_cli_config(config, set)
+    store = cfg.open_store()
+    model = cfg.registry.name_for(cfg.task.value)
     dataset = _screened_for(store, what)
     report = ScreenReport.model_validate_json(store.read_text(f"{dataset.uri}/report.json"))
     markdown = review_markdown(
         dataset,
         report,
         review_records(store, dataset),
-        compare(store, dataset, report),
-        _rights_decided(store, dataset),
+        compare(store, dataset, report, model),
+        kept=kept_changes(store, dataset),
+        rights=_rights_decided(store, dataset),
     )
     typer.echo(_render(Markdown(markdown)), nl=False)
 

@@ -23,6 +23,7 @@ from cli.common import (
     run_stage,
 )
 from cli.stopping import RunStop
+from platforms.tracking import LOCAL_UI
 
 if TYPE_CHECKING:
     from flows.config import PipelineConfig
@@ -148,7 +149,19 @@ def _print_summary(summary: Any) -> None:
 
         console.print(gate_line(summary.evaluation))
     if getattr(summary, "tracking_run", None):
-        console.print(f"MLflow run: {summary.tracking_run}")
+        console.print(f"MLflow run: {_link(summary.tracking_run)}", soft_wrap=True)
+    if getattr(summary, "model_version_url", None):
+        console.print(f"MLflow model version: {_link(summary.model_version_url)}", soft_wrap=True)
+    if str(getattr(summary, "tracking_run", "")).startswith(LOCAL_UI):
+        console.print(f"(served at {LOCAL_UI} by `tunegate ui`)")
+
+
+def _link(address: str) -> str:
+    """An address a terminal shows as a link (rich's hyperlink markup, the address itself
+    printed whole so a terminal without links still shows it)."""
+    if not address.startswith(("http://", "https://")):
+        return address
+    return f"[link={address}]{address}[/link]"
 
 
 def ingest(config: ConfigOpt = None, input: InputOpt = None, set: SetOpt = None) -> None:

@@ -2,8 +2,10 @@
 
 Every `retrain` run is an MLflow run (flows/run_tracking.py); a local store keeps them in
 `{store}/mlflow/mlflow.db` with their files under `{store}/mlflow/artifacts`. This serves both
-with MLflow's own server (`mlflow server`) on this machine until Ctrl-C: experiments (one per
-model name), runs side by side (parameters, loss curves, base/candidate/champion metrics, the
+with MLflow's own server (`mlflow server`) on this machine until Ctrl-C, at the address the runs
+print and link from Prefect (http://127.0.0.1:5000 unless `tracking.ui_url` says otherwise), and
+prints the model's experiment in MLflow's "Machine learning" view: experiments (one per model
+name, tagged `mlflow.experimentKind=custom_model_development`), runs side by side (parameters, loss curves, base/candidate/champion metrics, the
 gate's decision), their reports and loss plots, and the registered models with their aliases.
 """
 
@@ -20,6 +22,7 @@ from typing import Annotated
 import typer
 
 from cli.common import ConfigOpt, SetOpt, console, fail, load_cli_config, run_stage
+from platforms import tracking
 
 PortOpt = Annotated[int, typer.Option(help="The port the UI listens on.", min=1, max=65535)]
 HostOpt = Annotated[
@@ -55,7 +58,10 @@ def ui(
     if not _free(host, port):
         fail(f"port {port} on {host} is in use (another `tunegate ui`?): choose one with --port")
     command = server_command(uri, backends.tracking_artifact_root, host, port)
-    console.print(f"MLflow UI on {uri}: {ui_url(host, port)}  (Ctrl-C stops it)")
+    experiment = run_stage(lambda: model_experiment(uri, cfg.registry.name_for(cfg.task.value)))
+    address = ui_url(host, port, experiment)
+    console.print(f"MLflow UI on {uri}: [link={address}]{address}[/link]", soft_wrap=True)
+    console.print("(Ctrl-C stops it)")
     # MLflow's job runner (GenAI evaluation jobs) would start a dozen consumer processes
     environment = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     server = subprocess.Popen(command, start_new_session=True, env=environment)
@@ -70,10 +76,23 @@ def ui(
         fail(f"mlflow server exited with {code}", 1)
 
 
-def ui_url(host: str, port: int) -> str:
-    """The experiments page, in MLflow's "Model training" view (runs, parameters, metrics; the UI
-    otherwise opens an experiment on its GenAI traces overview)."""
-    return f"http://{host}:{port}/#/experiments?workflowType=machine_learning"
+def ui_url(host: str, port: int, experiment: str | None = None) -> str:
+    """The model's experiment (else the experiments page), in MLflow's "Machine learning" view:
+    runs, parameters, metrics (MLflow 3 otherwise opens an experiment on its GenAI overview; its
+    `mlflow.experimentKind` tag, set by tunegate, keeps it on runs)."""
+    base = f"http://{host}:{port}"
+    if experiment is None:
+        return f"{base}/#/experiments?workflowType=machine_learning"
+    return tracking.experiment_url(base, experiment)
+
+
+def model_experiment(uri: str, model: str) -> str | None:
+    """The id of the model's experiment (None before its first run), its kind set to model
+    training when an older tunegate made it without."""
+    mlflow_client = tracking.client(uri)
+    if mlflow_client.get_experiment_by_name(model) is None:
+        return None
+    return tracking.experiment_id(mlflow_client, model, None)
 
 
 def server_command(uri: str, artifact_root: Path | None, host: str, port: int) -> list[str]:

@@ -4,11 +4,12 @@ One MLflow run per flow run, in the experiment named for the model (`registry.mo
 `tunegate-<task>`), named as the Prefect flow run; a retried or resumed flow run goes on in the
 same one. It holds:
 
-- tags: the flow run's id and URL, the git commit, each data stage's content hash, the approval
-  record's hash and decision, the training job, the gate's verdict, the registered version;
+- tags: the flow run's id and its Prefect UI address (also the run's description, a link), the
+  git commit, each data stage's content hash, the approval record's hash and decision, the
+  training job, the gate's verdict, the registered version and its MLflow UI address;
 - parameters: the validated config, flattened (`train.learning_rate`, `screen.toxicity.threshold`,
-  ...; a webhook URL only as set or not), and every argument the trainer runs with, defaults
-  included (`trainer.<name>`);
+  ...; a webhook URL only as set or not; the `azureml` section only when a part of the run is on
+  Azure ML), and every argument the trainer runs with, defaults included (`trainer.<name>`);
 - metrics: each data stage's counts (`ingest.accepted`, `screen.redacted`, ...), the trainer's
   curves (`loss`, `eval_loss`, `learning_rate`, `grad_norm` by step: logged live by the trainer,
   or from the job's `trainer_state.json` when the job was reused), its throughput
@@ -17,6 +18,10 @@ same one. It holds:
   requirement, the bootstrap interval, PII leaks, each serving runtime's score;
 - artifacts: `screening/report.md|json`, `training/loss-curve.png`, `model/README.md` (the model
   card the trainer saved, when there is one), `evaluation/report.md|json`.
+
+The MLflow run's address (and the version's) is printed, logged, kept in the run summary and a
+Prefect artifact (`mlflow-run`, `mlflow-model-version`): `{tracking.ui_url}/#/experiments/<id>/
+runs/<run>`, a local store's served by `tunegate ui`.
 
 The run ends FINISHED when the flow completes, FAILED when it ends failed (rejected data, a failed
 stage, a failed gate, a rollback), KILLED when it is stopped or cancelled; never left RUNNING.
@@ -58,6 +63,7 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"[^0-9A-Za-z_\-. :/]")  # what MLflow takes in a metric's name
 TRAINER_CURVES = ("loss", "eval_loss", "learning_rate", "grad_norm")
 _SECRETS = ("notify.webhook_url",)  # a webhook URL holds its token: logged as set or not
+PREFECT_LINK_TAG = "tunegate.flow_run_url"  # the MLflow run's way back to its Prefect flow run
 
 
 class RunTracker:
@@ -100,27 +106,33 @@ class RunTracker:
         """Start (or resume) the run; log the config and the trainer's resolved arguments; link
         it from the flow run (a Prefect artifact) and the run summary."""
         config, flow_run_id = self.config, self.summary.flow_run_id
+        prefect_url = flow_run_url(flow_run_id)
         self.run = run = tracking.start_run(
             self.backends.tracking_uri,
             config.registry.name_for(config.task.value),
             run_name,
             flow_run_id,
             {
-                "tunegate.flow_run_url": flow_run_url(flow_run_id),
+                PREFECT_LINK_TAG: prefect_url,
+                # the run's description on its MLflow page: the way back to Prefect
+                "mlflow.note.content": _note(prefect_url, flow_run_id),
                 "tunegate.task": config.task.value,
                 "mlflow.source.git.commit": code_version(),
                 "tunegate.reason": self.summary.reason or "tunegate run",
             },
             self.backends.tracking_artifact_root,
+            config.tracking.ui_url,
         )
         run.log_params(config_params(config))
         self.summary.tracking_run = run.link
+        log.info("MLflow run: %s%s", run.link, _served_note(run))
         if FlowRunContext.get() is None:  # outside a flow run: no Prefect run to link from
             return run
         create_markdown_artifact(
             key="mlflow-run",
-            markdown=f"MLflow run `{run.run_id}` (experiment `{run.experiment_id}`, tracking "
-            f"`{_shown_uri(run.uri)}`): {run.link}",
+            markdown=_link_markdown(
+                f"MLflow run `{run.run_id}`", run.link, run, f"experiment `{run.experiment_id}`"
+            ),
             description="This run's parameters, curves, metrics and reports in MLflow",
         )
         return run
@@ -204,8 +216,28 @@ class RunTracker:
         run.log_text(report.model_dump_json(indent=2), "evaluation/report.json")
 
     def registered(self, version: ModelVersion) -> None:
-        if self.run is not None:
-            self.run.set_tags({"tunegate.model_version": f"{version.name}:{version.version}"})
+        """The version's address: a tag of the run, the summary, the log and a Prefect artifact
+        (the version's page holds its model card; its run links back to this one)."""
+        if self.run is None:
+            return
+        tags: dict[str, str] = {"tunegate.model_version": f"{version.name}:{version.version}"}
+        if self.run.ui is not None:
+            url = tracking.model_version_url(self.run.ui, version.name, version.version)
+            tags["tunegate.model_version_url"] = url
+            self.summary.model_version_url = url
+            log.info("MLflow model version: %s%s", url, _served_note(self.run))
+            if FlowRunContext.get() is not None:
+                create_markdown_artifact(
+                    key="mlflow-model-version",
+                    markdown=_link_markdown(
+                        f"Model `{version.name}` version {version.version}",
+                        url,
+                        self.run,
+                        "its model card, lineage and aliases",
+                    ),
+                    description="The registered version in MLflow",
+                )
+        self.run.set_tags(tags)
 
     def rolled_out(self, outcome: str) -> None:
         if self.run is not None:
@@ -214,8 +246,12 @@ class RunTracker:
 
 def config_params(config: PipelineConfig) -> dict[str, Any]:
     """The validated config flattened (`section.field`), and the trainer's every argument as it
-    will run, its task's tuned defaults included (`trainer.<name>`)."""
-    params = tracking.flat_params(config.model_dump(mode="json"))
+    will run, its task's tuned defaults included (`trainer.<name>`). The `azureml` section only
+    when some part of the run is on Azure ML: a local run's parameters are its own."""
+    dump = config.model_dump(mode="json")
+    if not config.backend_settings().uses_azureml:
+        dump.pop("azureml", None)
+    params = tracking.flat_params(dump)
     for key in _SECRETS:
         if params.get(key) is not None:
             params[key] = "(set)"
@@ -226,6 +262,26 @@ def config_params(config: PipelineConfig) -> dict[str, Any]:
         if k not in ("data_dir", "output_dir")  # the job's own folders: the trainer logs them
     }
     return {**params, **trainer}
+
+
+def _note(prefect_url: str | None, flow_run_id: str | None) -> str:
+    """The MLflow run's description: where its Prefect flow run is."""
+    if prefect_url:
+        return f"Prefect flow run: [{flow_run_id}]({prefect_url})"
+    return f"Prefect flow run {flow_run_id}" if flow_run_id else "a tunegate run"
+
+
+def _served_note(run: TrackedRun) -> str:
+    return " (open `tunegate ui` to serve it)" if run.served_by_tunegate_ui else ""
+
+
+def _link_markdown(what: str, url: str, run: TrackedRun, detail: str) -> str:
+    """A Prefect artifact's clickable link to MLflow (a plain line when it is no address)."""
+    where = f"tracking `{_shown_uri(run.uri)}`"
+    if not url.startswith("http"):
+        return f"{what} ({detail}, {where}): {url}"
+    served = "; run `tunegate ui` to serve this address" if run.served_by_tunegate_ui else ""
+    return f"**[{what}]({url})** ({detail}, {where}{served})\n\n<{url}>"
 
 
 def evaluation_metrics(report: EvalReport) -> dict[str, float]:

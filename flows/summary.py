@@ -67,6 +67,9 @@ class RunSummary(BaseModel):
     tracking_run: str | None = Field(
         None, description="Where the run's MLflow run is seen (flows/run_tracking.py)."
     )
+    model_version_url: str | None = Field(
+        None, description="The registered version's page in the MLflow UI."
+    )
 
     @contextmanager
     def stage(self, stage: str) -> Iterator[None]:

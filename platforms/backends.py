@@ -79,6 +79,13 @@ class BackendSettings:
         if self.tracking_uri is None:
             PLATFORMS[self.tracking or self.training].check_tracking(self)
 
+    @property
+    def uses_azureml(self) -> bool:
+        """Whether a part of the run (training, evaluation, registry, endpoint, tracking) is on
+        Azure ML: whether the config's `azureml` section is the run's at all."""
+        parts = (self.training, self.registry, self.endpoint, self.evaluation, self.tracking)
+        return PlatformKind.azureml in parts or (self.tracking_uri or "").startswith("azureml:")
+
     def training_memory(self, trainer_args: dict[str, Any]) -> str | None:
         """The training platform's check that a job with `trainer_args` fits in its GPUs'
         memory: the figures (or why there are none), None where nothing is checked; a

@@ -108,7 +108,7 @@ class MlflowRegistry:
                 source=location,
                 run_id=self._run_id(lineage.tracking_run_id),
                 tags=tags,
-                description=_description(lineage, metrics),
+                description=_description(lineage, metrics, card),
             )
             with _staged(location) as staged:
                 subdir = version_files.stage(Path(source), staged)
@@ -489,8 +489,27 @@ def _read_remote(location: str, name: str) -> str | None:
         return Path(path).read_text()
 
 
-def _description(lineage: Lineage, metrics: dict[str, float]) -> str:
-    """What a person reads on the version's page: where it came from."""
+_DESCRIPTION_LIMIT = 5000  # what MLflow's database column holds
+
+
+def _description(lineage: Lineage, metrics: dict[str, float], card: str | None = None) -> str:
+    """What a person reads on the version's page: where it came from, then its model card
+    (MLflow renders it as markdown; a card longer than the page takes is cut, the whole one is
+    the version's README.md)."""
+    line = _origin(lineage, metrics)
+    if not card:
+        return line
+    if card.startswith("---\n") and "\n---\n" in card[4:]:  # the Hub's front matter: not prose
+        card = card[4:].split("\n---\n", 1)[1]
+    text = f"{line}\n\n{card.strip()}"
+    if len(text) <= _DESCRIPTION_LIMIT:
+        return text
+    cut = "\n\n_(cut: the whole card is the version's README.md)_"
+    return text[: _DESCRIPTION_LIMIT - len(cut)] + cut
+
+
+def _origin(lineage: Lineage, metrics: dict[str, float]) -> str:
+    """Where a version came from, in one line."""
     parts = []
     if lineage.training_job:
         parts.append(f"Trained by job `{lineage.training_job}`")

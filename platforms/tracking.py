@@ -32,8 +32,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -148,15 +149,53 @@ def experiment_id(mlflow_client: MlflowClient, name: str, artifact_root: Path | 
 
     found = mlflow_client.get_experiment_by_name(name)
     if found is not None:
+        if found.tags.get(EXPERIMENT_KIND) is None:  # made before tunegate said its kind
+            with contextlib.suppress(MlflowException):  # a store that takes no tags: its view
+                mlflow_client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND, TRAINING)
         return found.experiment_id
     location = None if artifact_root is None else (Path(artifact_root) / name).as_uri()
     try:
-        return mlflow_client.create_experiment(name, artifact_location=location)
+        return mlflow_client.create_experiment(
+            name, artifact_location=location, tags={EXPERIMENT_KIND: TRAINING}
+        )
     except MlflowException:  # created meanwhile by another run
         found = mlflow_client.get_experiment_by_name(name)
         if found is None:
             raise
         return found.experiment_id
+
+
+# MLflow 3's UI opens an experiment by its kind: without this tag on GenAI's traces overview, with
+# it on the runs of a model being trained ("Machine learning": runs, parameters, metrics).
+EXPERIMENT_KIND = "mlflow.experimentKind"
+TRAINING = "custom_model_development"
+LOCAL_UI = "http://127.0.0.1:5000"  # where `tunegate ui` serves a local store's runs
+
+
+def ui_base(tracking_uri: str, ui_url: str | None = None) -> str | None:
+    """The address of the MLflow UI that shows runs tracked at `tracking_uri`: `ui_url` when
+    set, an MLflow server's own, `LOCAL_UI` for a local database; None for an Azure ML
+    workspace (its runs are seen in Azure ML studio)."""
+    if ui_url:
+        return ui_url.rstrip("/")
+    if tracking_uri.startswith(("http://", "https://")):
+        return tracking_uri.rstrip("/")
+    if tracking_uri.startswith("azureml:"):
+        return None
+    return LOCAL_UI
+
+
+def experiment_url(base: str, experiment: str) -> str:
+    """An experiment's runs in the MLflow UI, in its training view."""
+    return f"{base}/#/experiments/{experiment}/runs?workflowType=machine_learning"
+
+
+def run_url(base: str, experiment: str, run_id: str) -> str:
+    return f"{base}/#/experiments/{experiment}/runs/{run_id}"
+
+
+def model_version_url(base: str, name: str, version: int | str) -> str:
+    return f"{base}/#/models/{quote(name, safe='')}/versions/{version}"
 
 
 class TrackingConfig(BaseModel):
@@ -169,6 +208,20 @@ class TrackingConfig(BaseModel):
         "URI). Unset: the local store's SQLite database ({store}/mlflow/mlflow.db), or the Azure "
         "ML workspace's own MLflow tracking when train.backend is azureml.",
     )
+    ui_url: str | None = Field(
+        None,
+        description="The address people open the MLflow UI at, for the links a run prints and "
+        "puts in Prefect (its MLflow run, its model version). Unset: the tracking server's own "
+        "(an http(s) tracking.uri), else http://127.0.0.1:5000, where `tunegate ui` serves a "
+        "local store.",
+    )
+
+    @field_validator("ui_url")
+    @classmethod
+    def _an_address(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"tracking.ui_url must be an http(s) address, got {url!r}")
+        return url
 
 
 # the tag that finds the MLflow run of a Prefect flow run again (a retried or resumed flow run)
@@ -184,6 +237,7 @@ class TrackedRun:
     uri: str
     experiment_id: str
     run_id: str
+    ui: str | None = None  # the MLflow UI's address (`ui_base`), None: Azure ML studio's
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         """Log parameters not logged yet (a resumed run keeps those it has: MLflow refuses to
@@ -244,15 +298,21 @@ class TrackedRun:
 
     @property
     def link(self) -> str:
-        """Where a person sees the run: its page on an MLflow server, else how to open one."""
-        if self.uri.startswith(("http://", "https://")):
-            return f"{self.uri.rstrip('/')}/#/experiments/{self.experiment_id}/runs/{self.run_id}"
+        """The run's page: in the MLflow UI (a local store's is served by `tunegate ui`), or in
+        Azure ML studio for a workspace's tracking."""
+        if self.ui is not None:
+            return run_url(self.ui, self.experiment_id, self.run_id)
         from trainer.tracking import workspace_id
 
         workspace = workspace_id(self.uri)
         if workspace:  # the workspace's tracking: the run's page in Azure ML studio
             return f"https://ml.azure.com/runs/{self.run_id}?wsid={workspace}"
-        return f"`tunegate ui`, then run {self.run_id} (experiment {self.experiment_id})"
+        return f"MLflow run {self.run_id} (experiment {self.experiment_id})"
+
+    @property
+    def served_by_tunegate_ui(self) -> bool:
+        """Whether its address is the local UI's, which is up only while `tunegate ui` runs."""
+        return self.ui == LOCAL_UI
 
 
 _BATCH = 100  # MLflow takes at most 100 params or tags and 1000 metrics in one batch
@@ -265,6 +325,7 @@ def start_run(
     flow_run_id: str | None,
     tags: Mapping[str, Any],
     artifact_root: Path | None = None,
+    ui_url: str | None = None,
 ) -> TrackedRun:
     """The MLflow run of a flow run in experiment `experiment` (one per model name): the one
     tagged with `flow_run_id` when that flow run already has one (a retried or resumed flow run
@@ -281,7 +342,7 @@ def start_run(
         mlflow_client.update_run(run_id, "RUNNING")
     else:
         run_id = mlflow_client.create_run(experiment_key, run_name=run_name).info.run_id
-    run = TrackedRun(mlflow_client, uri, experiment_key, run_id)
+    run = TrackedRun(mlflow_client, uri, experiment_key, run_id, ui_base(uri, ui_url))
     run.set_tags({**tags, FLOW_RUN_TAG: flow_run_id})
     return run
 

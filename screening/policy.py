@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from screening.changes import FlagMark, TextChange, shown_text, text_changes
 from screening.entities import PII_ENTITIES, SECRET_ENTITIES
 from screening.finder_table import FINDERS
 from screening.model_folder import checked_folder
@@ -66,6 +67,9 @@ def _default_rules(secret: bool) -> dict[str, EntityRule]:
 
 DEFAULT_PII_RULES = _default_rules(secret=False)
 DEFAULT_SECRET_RULES = _default_rules(secret=True)
+# What a reviewer sees of a replaced value by default: types a statistical model finds, often
+# where there are none (a product called `Pro` read as a PERSON), never a pattern's exact match.
+REVIEW_SHOWS = ("PERSON", "LOCATION", "NRP", "ORGANIZATION", "DATE_TIME")
 
 
 class ToxicityConfig(BaseModel):
@@ -209,6 +213,13 @@ class ScreenConfig(BaseModel):
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
+    review_shows: list[str] = Field(
+        default_factory=lambda: list(REVIEW_SHOWS),
+        description="Entity types whose replaced values a reviewer sees in the review's changes "
+        "to kept records (e.g. `Pro` turned into `<PERSON>`): names, places and dates are "
+        "often found where there are none. Others show as their placeholder; a credential "
+        "never shows; [] shows none. A flagged value, kept in training, is always shown.",
+    )
 
     @field_validator("spacy_model")
     @classmethod
@@ -239,6 +250,17 @@ class ScreenConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown entity {unknown}; known: {sorted(PII_ENTITIES)}")
         return rules
+
+    @field_validator("review_shows")
+    @classmethod
+    def _known_shown(cls, entities: list[str]) -> list[str]:
+        unknown = sorted(set(entities) - PII_ENTITIES)
+        if unknown:
+            raise ValueError(
+                f"screen.review_shows names {unknown}: personal-data entity types only "
+                f"(a credential is never shown); known: {sorted(PII_ENTITIES)}"
+            )
+        return entities
 
     @field_validator("secrets")
     @classmethod
@@ -282,6 +304,9 @@ class Outcome:
     flag_reasons: list[str] = field(default_factory=list)  # why flagged, as quarantine reasons
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (entity, action) -> n
     masked: dict[str, str] = field(default_factory=dict)  # field -> fully masked text
+    shown: dict[str, str] = field(default_factory=dict)  # field -> as a kept record's reviewer sees
+    flag_marks: list[FlagMark] = field(default_factory=list)  # where each flagged value is shown
+    changes: list[TextChange] = field(default_factory=list)  # each value replaced in training
 
 
 def apply_policy(
@@ -333,7 +358,11 @@ def apply_policy(
     texts = _texts(task, record)
     _propagate(texts, redact)
     outcome.masked = _mask_all(texts, findings, redact, config)
-    redacted = _redact_record(task, record, redact, _replacement(config, surrogates))
+    replace = _replacement(config, surrogates)
+    redacted = _redact_record(task, record, redact, replace)
+    if not drop_reasons:
+        _shown(outcome, record, texts, findings, redact, config)
+        outcome.changes = _changes(record, texts, redact, replace, config)
     outcome.redacted = any(redact.values())
     outcome.record = redacted  # QA answers re-derived from the redacted context (redact_answers)
     if drop_reasons:
@@ -367,6 +396,49 @@ def _mask_all(
         spans = [s for s in findings.get(name, []) if config.rule(s.entity)] + redact[name]
         masked[name] = redact_text(text, spans)[0]
     return masked
+
+
+def _shown(
+    outcome: Outcome,
+    record: dict[str, Any],
+    texts: dict[str, str],
+    findings: dict[str, list[Span]],
+    redact: dict[str, list[Span]],
+    config: ScreenConfig,
+) -> None:
+    """A kept record as its reviewer sees it (`shown_text`) and where its flagged values are."""
+    for name, text in texts.items():
+        flags = [
+            s
+            for s in findings.get(name, [])
+            if (rule := config.rule(s.entity)) is not None
+            and rule.action is Action.flag
+            and s.score >= rule.min_score
+        ]
+        replaced = _context_spans(record, redact) if name == "context" else redact[name]
+        outcome.shown[name], marks = shown_text(name, text, replaced, flags)
+        outcome.flag_marks += marks
+
+
+def _changes(
+    record: dict[str, Any],
+    texts: dict[str, str],
+    redact: dict[str, list[Span]],
+    replace: Replacement,
+    config: ScreenConfig,
+) -> list[TextChange]:
+    """Each value replaced in a kept record's training text, field by field (a QA answer's
+    change is its context's: the answer is re-derived from it)."""
+    actions = {e: r.action.value for e, r in (config.entities | config.secrets).items()}
+    changes = []
+    for name, text in texts.items():
+        if name.startswith("answers.text["):
+            continue
+        spans = _context_spans(record, redact) if name == "context" else redact[name]
+        changes += text_changes(
+            record["id"], name, text, spans, replace, actions, config.review_shows
+        )
+    return changes
 
 
 def _replacement(config: ScreenConfig, surrogates: Surrogates | None) -> Replacement:
@@ -437,10 +509,19 @@ def _redact_context_and_answers(
     record: dict[str, Any], redact: dict[str, list[Span]], replace: Replacement
 ) -> tuple[str, dict[str, list[Any]]]:
     """A QA context and its answers, redacted alike so every answer_start still points at it."""
-    context_spans = list(redact["context"])
+    return redact_answers(
+        record["context"], record["answers"], _context_spans(record, redact), replace
+    )
+
+
+def _context_spans(record: dict[str, Any], redact: dict[str, list[Span]]) -> list[Span]:
+    """The spans replaced in a context: its own, and its answers' where they sit in it."""
+    spans = list(redact["context"])
+    if "answers" not in record:
+        return spans
     for i, start in enumerate(record["answers"]["answer_start"]):
-        context_spans += [
+        spans += [
             Span(s.start + start, s.end + start, s.entity, s.score)
             for s in redact[f"answers.text[{i}]"]
         ]
-    return redact_answers(record["context"], record["answers"], context_spans, replace)
+    return spans

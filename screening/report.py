@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from platforms.hashing import sha256_text, stable_json
 from platforms.manifest import DatasetRef
+from screening.changes import FlagMark, TextChange
 
 
 class EntityCount(BaseModel):
@@ -53,7 +54,12 @@ class ReviewRecord(BaseModel):
     reason: str = Field(description="Why: the quarantine reason or what was flagged, and where.")
     findings: list[EntityCount] = Field(description="Findings per entity type and rule.")
     masked: dict[str, str] = Field(
-        description="Every text field with every finding replaced by its placeholder."
+        description="Every text field as the reviewer sees it: a quarantined record with every "
+        "finding a placeholder; a flagged one as training gets it, placeholders in place of "
+        "what was replaced (its flagged values as they are)."
+    )
+    flags: list[FlagMark] = Field(
+        default_factory=list, description="Where each flagged value is in the text shown."
     )
 
     def to_row(self) -> dict[str, object]:
@@ -64,7 +70,10 @@ class ReviewRecord(BaseModel):
     @classmethod
     def from_row(cls, row: dict[str, object]) -> ReviewRecord:
         masked = {m["field"]: m["text"] for m in row["masked"]}  # type: ignore[union-attr,index]
-        return cls.model_validate({**row, "masked": masked})
+        return cls.model_validate({**row, "masked": masked, "flags": row.get("flags") or []})
+
+
+_EXCERPT = pa.struct([("left", pa.string()), ("value", pa.string()), ("right", pa.string())])
 
 
 REVIEW_SCHEMA = pa.schema(
@@ -81,8 +90,38 @@ REVIEW_SCHEMA = pa.schema(
             ),
         ),
         ("masked", pa.list_(pa.struct([("field", pa.string()), ("text", pa.string())]))),
+        (
+            "flags",
+            pa.list_(
+                pa.struct(
+                    [
+                        ("field", pa.string()),
+                        ("entity", pa.string()),
+                        ("excerpt", _EXCERPT),
+                        ("replaced", pa.bool_()),
+                    ]
+                )
+            ),
+        ),
     ]
 )
+
+# The screened dataset's `changes` table: a sample of the values replaced in kept records, per
+# entity type (`TextChange`), beside the records and outside their content hash.
+CHANGES_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("field", pa.string()),
+        ("entity", pa.string()),
+        ("action", pa.string()),
+        ("before", _EXCERPT),
+        ("after", _EXCERPT),
+    ]
+)
+
+
+def change_rows(changes: list[TextChange]) -> list[dict[str, object]]:
+    return [c.model_dump(mode="json") for c in changes]
 
 
 class ScreenReport(BaseModel):
@@ -100,6 +139,11 @@ class ScreenReport(BaseModel):
     flagged_ids: list[str] = Field(description="Kept records a person should look at.")
     samples: list[MaskedSample] = Field(description="Masked excerpts; never raw values.")
     toxicity_threshold: float
+    changed: list[EntityCount] = Field(
+        default_factory=list,
+        description="Values replaced in kept records (what training gets changed), per entity "
+        "type and rule.",
+    )
 
     @property
     def needs_review(self) -> bool:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from screening.changes import TextChange
 from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from screening.toxicity.azure import content_safety_scores
@@ -23,6 +24,7 @@ from screening.toxicity.score import ABUSIVE_TERM, Toxicity, local_toxicity, ter
 from trainer.taskspec import task_spec
 
 _SAMPLE_WINDOW = 160
+CHANGES_PER_ENTITY = 5  # changes to kept records kept per entity type (per partition)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class Tally:
     entities: tuple[EntityCount, ...]  # findings per entity type and rule
     reasons: dict[str, int]  # quarantined records per reason
     samples: tuple[MaskedSample, ...]  # masked excerpts, at most `max_samples`
+    changed: tuple[EntityCount, ...] = ()  # values replaced in kept records, per type and rule
 
 
 class Quarantined(NamedTuple):
@@ -56,6 +59,7 @@ class Screening:
     quarantined: list[Quarantined]  # the records to set aside
     tally: Tally
     review: list[ReviewRecord]  # every flagged and every quarantined record, masked
+    changes: list[TextChange] = field(default_factory=list)  # a sample per type (`sample_changes`)
 
 
 def screen_records(
@@ -86,6 +90,8 @@ def screen_records(
     review: list[ReviewRecord] = []
     flagged_ids: list[str] = []
     counts: Counter[tuple[str, str]] = Counter()
+    changed: Counter[tuple[str, str]] = Counter()
+    changes: list[TextChange] = []
     reasons: Counter[str] = Counter()
     redacted = 0
     surrogates = Surrogates(salt) if salt is not None else None
@@ -111,6 +117,8 @@ def screen_records(
         else:
             kept.append(outcome.record)
             redacted += outcome.redacted
+            changed.update((c.entity, c.action) for c in outcome.changes)
+            changes = sample_changes([*changes, *outcome.changes], CHANGES_PER_ENTITY)
             if outcome.flagged:
                 flagged_ids.append(record["id"])
         if (outcome.counts or outcome.reason) and len(samples) < config.max_samples:
@@ -127,8 +135,32 @@ def screen_records(
         entities=tuple(EntityCount(entity=e, action=a, findings=n) for (e, a), n in counts.items()),
         reasons=dict(reasons),
         samples=tuple(samples),
+        changed=_counts(changed),
     )
-    return Screening(kept, quarantined, tally, review)
+    return Screening(kept, quarantined, tally, review, changes)
+
+
+def sample_changes(changes: list[TextChange], per_entity: int) -> list[TextChange]:
+    """At most `per_entity` changes of each entity type, of as many records as there are (a
+    record's second change of a type comes after every record's first), in the order given."""
+    seen: Counter[tuple[str, str]] = Counter()
+    ranked = []
+    for position, change in enumerate(changes):
+        seen[(change.entity, change.id)] += 1
+        ranked.append((seen[(change.entity, change.id)], position, change))
+    taken: Counter[str] = Counter()
+    sample = []
+    for _, position, change in sorted(ranked, key=lambda r: r[:2]):
+        if taken[change.entity] < per_entity:
+            taken[change.entity] += 1
+            sample.append((position, change))
+    return [change for _, change in sorted(sample, key=lambda s: s[0])]
+
+
+def _counts(counts: Counter[tuple[str, str]]) -> tuple[EntityCount, ...]:
+    return tuple(
+        EntityCount(entity=e, action=a, findings=n) for (e, a), n in sorted(counts.items())
+    )
 
 
 def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
@@ -190,18 +222,22 @@ def _review(record_id: str, outcome: Outcome) -> ReviewRecord:
             EntityCount(entity=e, action=a, findings=n)
             for (e, a), n in sorted(outcome.counts.items())
         ],
-        masked=outcome.masked,
+        masked=outcome.masked if outcome.reason is not None else outcome.shown,
+        flags=outcome.flag_marks if outcome.reason is None else [],
     )
 
 
 def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> ScreenReport:
     """Every batch's tally added up into the report; a record lost on the way is a bug."""
     counts: Counter[tuple[str, str]] = Counter()
+    changed: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
     samples: list[MaskedSample] = []
     flagged_ids: list[str] = []
     for t in tallies:
         counts.update({(c.entity, c.action): c.findings for c in t.entities})
+        for c in t.changed:
+            changed[(c.entity, c.action)] += c.findings
         reasons.update(t.reasons)
         samples += t.samples
         flagged_ids += t.flagged_ids
@@ -224,6 +260,7 @@ def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> Scre
         flagged_ids=sorted(flagged_ids),
         samples=_spread(samples, config.max_samples),
         toxicity_threshold=config.toxicity.threshold,
+        changed=list(_counts(changed)),
     )
 
 

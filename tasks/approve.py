@@ -49,7 +49,14 @@ from tasks import pause
 from tasks.approval_config import ApprovalConfig
 from tasks.approval_policy import ApprovalPolicy, Require, Standing, tally
 from tasks.review import ARTIFACT_KEY, review_markdown, review_records, unlicensed_warning
-from tasks.review_changes import ReviewChanges, changes_markdown, changes_summary, compare
+from tasks.review_changes import (
+    ReviewChanges,
+    changes_markdown,
+    changes_summary,
+    compare,
+    remember_approved,
+)
+from tasks.review_kept import kept_changes
 
 log = logging.getLogger(__name__)
 
@@ -306,12 +313,19 @@ def approve_task(
             )
             record = save_approval(store, record, key)
         else:
-            changes = compare(store, dataset, report)
-            create_markdown_artifact(key="review-changes", markdown=changes_markdown(changes))
+            changes = compare(store, dataset, report, model) if model else None
+            create_markdown_artifact(
+                key="review-changes", markdown=changes_markdown(changes, model or "")
+            )
             review_id = create_markdown_artifact(
                 key=ARTIFACT_KEY,
                 markdown=review_markdown(
-                    dataset, report, review_records(store, dataset), changes, rights
+                    dataset,
+                    report,
+                    review_records(store, dataset),
+                    changes,
+                    kept=kept_changes(store, dataset),
+                    rights=rights,
                 ),
                 description=f"Review of screened data {dataset.content_hash[:16]}",
             )
@@ -323,7 +337,7 @@ def approve_task(
                 screened,
                 config,
                 policy,
-                review_summary(report, changes, review_id),
+                review_summary(report, changes, review_id, model or ""),
                 [*decisions.problems, *earlier],
                 key=key,
                 reviewers=reviewers,
@@ -336,6 +350,8 @@ def approve_task(
         record.reviewer,
         " (reused)" if record.reused else "",
     )
+    if record.approved and model:
+        remember_approved(store, model, record, datetime.now(UTC).isoformat())
     if not record.approved:
         raise _rejected(
             screened,
@@ -380,12 +396,20 @@ def _rejected(
 
 
 def review_summary(
-    report: ScreenReport, changes: ReviewChanges | None, review_id: UUID | None
+    report: ScreenReport, changes: ReviewChanges | None, review_id: UUID | None, model: str = ""
 ) -> str:
-    """The form's link to the full review (the `review` artifact's page in the Prefect UI) and
-    one line of what changed since the last approval."""
+    """The form's link to the full review (the `review` artifact's page in the Prefect UI), what
+    the screen changed in kept records, and one line of what changed since the last approval:
+    one paragraph, as the form leaves its description about five lines (`request_review`)."""
     link = f"**[Read the full review]({artifact_url(review_id)})**." if review_id else ""
-    return " ".join(p for p in (link, changes_summary(changes)) if p)  # one paragraph
+    kept = (
+        "**Changed in kept records** (training gets them so): "
+        + ", ".join(f"{c.entity} {c.findings} ({c.action})" for c in report.changed)
+        + "."
+        if report.changed
+        else ""
+    )
+    return " ".join(p for p in (link, kept, changes_summary(changes, model)) if p)
 
 
 def artifact_url(artifact_id: UUID) -> str:

@@ -35,7 +35,12 @@ from platforms.model_version import ModelVersion, alias_notice
 from platforms.training import Evaluation, ModelScores, TrainingJob
 from screening.outputs import OutputScreen, screen_candidate
 from screening.policy import ScreenConfig
-from tasks.evaluation_report import report_markdown, shown_reference
+from tasks.evaluation_report import (
+    loss_curve_markdown,
+    report_markdown,
+    shown_question,
+    shown_reference,
+)
 from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
 from tasks.scoring import Scored, scored
 from tasks.serving_choice import ServingConfig, choose_runtime
@@ -146,11 +151,15 @@ def run_evaluation(
         serving=choice,
         examples=[
             {
+                "question": shown_question(spec.request_of(r)),
                 "reference": shown_reference(spec.reference_of(r)),
                 "base": answer_of(b),
                 "candidate": c,
+                **({"champion": answer_of(champ.predictions[i])} if champ else {}),
             }
-            for r, b, c in zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
+            for i, (r, b, c) in enumerate(
+                zip(records[:SHOWN_EXAMPLES], base.predictions, masked, strict=False)
+            )
         ],
     )
 
@@ -280,8 +289,14 @@ def evaluate_task(
         write_text_atomic(cached, report.model_dump_json(indent=2))
     create_markdown_artifact(key="evaluation", markdown=report_markdown(report))
     if report.loss_curve:
-        create_table_artifact(
-            key="loss-curve", table=report.loss_curve, description="Training loss by step"
-        )
+        picture = loss_curve_markdown(report.loss_curve)
+        if picture is not None:
+            create_markdown_artifact(
+                key="loss-curve", markdown=picture, description="Training loss by step"
+            )
+        else:  # no matplotlib: the numbers
+            create_table_artifact(
+                key="loss-curve", table=report.loss_curve, description="Training loss by step"
+            )
     log.info("gate %s: %s", report.gate.word, report.gate.reasons)
     return report

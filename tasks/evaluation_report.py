@@ -1,12 +1,19 @@
 """How a person reads the evaluation report (`platforms.evaluation.EvalReport`: every number the
-gate compared and its decision): the Prefect artifact's Markdown.
+gate compared and its decision): the Prefect artifact's Markdown, its examples as a table of
+question, reference, base, candidate and champion whose cells are a few short lines (so the
+table fits a 1280 px screen), and the loss curve as a picture (`loss_curve_markdown`).
 """
 
 from __future__ import annotations
 
+import base64
+import tempfile
+import textwrap
+from pathlib import Path
 from typing import Any
 
 from platforms.evaluation import EvalReport
+from platforms.tracking import loss_curve_png
 
 
 def report_markdown(report: EvalReport) -> str:
@@ -46,12 +53,13 @@ def report_markdown(report: EvalReport) -> str:
             *[f"- {reason}" for reason in serving.reasons],
         ]
     if report.examples:
+        columns = [c for c in EXAMPLE_COLUMNS if any(c in e for e in report.examples)]
         lines += [
             "",
-            "| reference | base model | candidate |",
-            "|---|---|---|",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
             *[
-                "| " + " | ".join(_cell(e[k]) for k in ("reference", "base", "candidate")) + " |"
+                "| " + " | ".join(_cell(e.get(k, "")) for k in columns) + " |"
                 for e in report.examples
             ],
         ]
@@ -64,15 +72,60 @@ def report_markdown(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+def loss_curve_markdown(loss_curve: list[dict[str, Any]]) -> str | None:
+    """The training loss by step as a picture in Markdown (a PNG drawn by matplotlib, inline as
+    a data URI: the Prefect artifact needs no file server); None without a loss, or without
+    matplotlib (the evaluation report keeps its one-line sparkline)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        plot = loss_curve_png(loss_curve, Path(scratch) / "loss-curve.png")
+        if plot is None:
+            return None
+        data = base64.b64encode(plot.read_bytes()).decode()
+    first, last = loss_curve[0]["loss"], loss_curve[-1]["loss"]
+    return (
+        f"### Training loss: {first:.3f} → {last:.3f} over {loss_curve[-1]['step']} steps\n\n"
+        f"![Training loss by step](data:image/png;base64,{data})"
+    )
+
+
 def shown_reference(reference: Any) -> str:
     """A reference as text: QA's accepted answers joined, a summary or reply as it is."""
     return " / ".join(reference) if isinstance(reference, list) else str(reference)
 
 
-def _cell(text: str, limit: int = 160) -> str:
-    """`text` in one Markdown table cell: one line, pipes escaped, long text cut."""
-    one_line = " ".join(text.split()).replace("|", "\\|")
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+EXAMPLE_COLUMNS = ("question", "reference", "base", "candidate", "champion")
+# Prefect's table cells do not wrap (and cut at their edge): a cell's text is broken into lines
+# of at most _LINE characters by <br>, at most _LINES of them, so five columns fit 1280 px.
+_LINE, _LINES = 15, 5
+
+
+def shown_question(request: dict[str, Any]) -> str:
+    """What a request asks, in a few words: the question, the last message, the document or
+    prompt."""
+    if "question" in request:
+        return str(request["question"])
+    if request.get("messages"):
+        return str(request["messages"][-1]["content"])
+    return str(request.get("document") or request.get("prompt") or "")
+
+
+def _cell(text: str) -> str:
+    """`text` in one Markdown table cell: lines of at most `_LINE` characters joined by <br>, at
+    most `_LINES` of them (the last ending in … when text was left out), tags and pipes
+    escaped."""
+    lines = textwrap.wrap(" ".join(str(text).split()), _LINE, break_on_hyphens=False)
+    if len(lines) > _LINES:
+        lines = [*lines[: _LINES - 1], lines[_LINES - 1][: _LINE - 1] + "…"]
+    return "<br>".join(_escaped(line) for line in lines)
+
+
+def _escaped(text: str) -> str:
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace("|", "\\|")
 
 
 def _sparkline(values: list[float]) -> str:

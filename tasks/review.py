@@ -1,9 +1,12 @@
 """The full review of a screened dataset: what a person reads before approving it.
 
-Every flagged and every quarantined record, masked whole, with its findings and its reason (the
-screened dataset's `review` table, written by the screen), after the screening report's counts
-and the inputs' datasheets (source, licence, owner, basis; an input without a licence flagged),
-and followed by the changes since the last approved dataset (tasks/review_changes.py). The same
+After the screening report's counts and the inputs' datasheets (source, licence, owner, basis;
+an input without a licence flagged): every flagged record as training gets it (its flagged
+values as they are, each shown in context under "Flagged for") and every quarantined record
+masked whole, with findings and reason (the screened dataset's `review` table, written by the
+screen); then the kept records the screen changed, counted per entity type with a sample of
+each before and after (tasks/review_kept.py); then the changes since the last approved dataset
+of the same model (tasks/review_changes.py). The same
 markdown is the `review` artifact the pause form links to and what `tunegate review show` prints.
 Records are shown as short lines and text under them, never as wide table columns: nothing is cut
 in a 470 px modal, a full page or an 80-column terminal.
@@ -18,8 +21,10 @@ import pyarrow.parquet as pq
 from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
 from platforms.store import Store
+from screening.changes import TextChange
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
 from tasks.review_changes import ReviewChanges, changes_markdown
+from tasks.review_kept import flags_markdown, kept_markdown
 
 ARTIFACT_KEY = "review"
 _HASH = re.compile(r"content hash `([0-9a-f]{64})`")
@@ -42,10 +47,12 @@ def review_markdown(
     report: ScreenReport,
     records: list[ReviewRecord] | None,
     changes: ReviewChanges | None,
+    kept: list[TextChange] | None = None,
     rights: DataRights | None = None,
 ) -> str:
     """The whole review as markdown: counts, the inputs' rights, every flagged and quarantined
-    record, changes."""
+    record, the kept records the screen changed (`kept`: a sample,
+    `tasks.review_kept.kept_changes`), and what changed since the last approval."""
     lines = [
         f"## Review of screened data `{dataset.content_hash[:16]}`",
         "",
@@ -73,10 +80,13 @@ def review_markdown(
             lines += ["", f"### {title} ({len(shown)})"]
             if outcome == "quarantined":
                 lines += ["", "_Left out of training whatever the decision._"]
+            elif shown:
+                lines += ["", "_As training gets them: flagged values as they are._"]
             for record in shown:
                 lines += ["", *_record_markdown(record)]
             if not shown:
                 lines += ["", "None."]
+    lines += ["", *kept_markdown(report, kept)]
     return "\n".join([*lines, "", changes_markdown(changes)])
 
 
@@ -115,6 +125,7 @@ def _record_markdown(record: ReviewRecord) -> list[str]:
         "",
         f"**Reason:** {markdown_text(record.reason)}  ",
         f"**Findings:** {found or 'none'}",
+        *([f"**Flagged for:** {flags_markdown(record.flags)}"] if record.flags else []),
         "",
         *[f"- **{name}:** {markdown_text(text)}" for name, text in record.masked.items()],
     ]

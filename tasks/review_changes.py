@@ -2,7 +2,10 @@
 
 A nightly run over mostly the same data should not ask the reviewer to reread everything: the
 pause shows how the counts, the findings per entity and the set of record ids moved since the
-dataset that was approved last (any run, any dataset hash), and which record ids are new.
+dataset last approved for the same model (`registry.model_name`: another model's data is no
+baseline), and which record ids are new. Which data a model's runs went ahead with is kept in
+the store beside the approval records (`approvals/models/<model>/<dataset hash>.json`,
+`remember_approved`), so a decision reused by several models counts for each of them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, NamedTuple
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
+from platforms.approvals import ApprovalRecord
 from platforms.manifest import DatasetRef
 from platforms.store import Store
 
@@ -34,25 +38,45 @@ class ReviewChanges(BaseModel):
     previous_hash: str
     previous_reviewer: str
     previous_decided_at: str
+    model: str = ""  # the model whose last approved data it is
     counts: dict[str, Change]
     findings: dict[str, Change]
     added_ids: list[str]
     removed_ids: list[str]
 
 
-def last_approved(store: Store, exclude_hash: str) -> dict[str, Any] | None:
-    """The most recent approval record of another dataset, as stored (or None)."""
-    root = store.path("approvals")
+def remember_approved(store: Store, model: str, record: ApprovalRecord, used_at: str) -> None:
+    """Keep that a run of `model` went ahead with the data `record` approved (at `used_at`):
+    the baseline of this model's next review."""
+    entry = {
+        "dataset_hash": record.dataset_hash,
+        "dataset_uri": record.dataset_uri,
+        "reviewer": record.reviewer,
+        "decided_at": record.decided_at,
+        "used_at": used_at,
+    }
+    store.write_text_atomic(
+        _model_folder(store, model) + f"/{record.dataset_hash}.json", json.dumps(entry)
+    )
+
+
+def last_approved(store: Store, exclude_hash: str, model: str) -> dict[str, Any] | None:
+    """The data a run of `model` last went ahead with, other than `exclude_hash` (or None)."""
+    root = _model_folder(store, model)
     if not store.exists(root):
         return None
     latest = None
-    for uri in store.glob(f"{root}/*/*-approved-*.json"):
-        record = json.loads(store.read_text(uri))
-        if record["dataset_hash"] == exclude_hash:
+    for uri in store.glob(f"{root}/*.json"):
+        entry = json.loads(store.read_text(uri))
+        if entry["dataset_hash"] == exclude_hash:
             continue
-        if latest is None or record["decided_at"] > latest["decided_at"]:
-            latest = record
+        if latest is None or entry["used_at"] > latest["used_at"]:
+            latest = entry
     return latest
+
+
+def _model_folder(store: Store, model: str) -> str:
+    return store.path("approvals", "models", model)
 
 
 def record_ids(store: Store, dataset_uri: str) -> set[str]:
@@ -65,9 +89,9 @@ def record_ids(store: Store, dataset_uri: str) -> set[str]:
     return ids
 
 
-def compare(store: Store, screened: DatasetRef, report: Any) -> ReviewChanges | None:
-    """How `screened` and its report differ from the last approved dataset."""
-    previous = last_approved(store, screened.content_hash)
+def compare(store: Store, screened: DatasetRef, report: Any, model: str) -> ReviewChanges | None:
+    """How `screened` and its report differ from the data last approved for `model`."""
+    previous = last_approved(store, screened.content_hash, model)
     if previous is None or not store.exists(f"{previous['dataset_uri']}/report.json"):
         return None
     before = json.loads(store.read_text(f"{previous['dataset_uri']}/report.json"))
@@ -78,6 +102,7 @@ def compare(store: Store, screened: DatasetRef, report: Any) -> ReviewChanges | 
         previous_hash=previous["dataset_hash"],
         previous_reviewer=previous["reviewer"],
         previous_decided_at=previous["decided_at"],
+        model=model,
         counts={k: Change(before[k], now[k]) for k in _COUNTS},
         findings=_findings(before["entities"], now["entities"]),
         added_ids=sorted(now_ids - then_ids),
@@ -85,14 +110,18 @@ def compare(store: Store, screened: DatasetRef, report: Any) -> ReviewChanges | 
     )
 
 
-def changes_markdown(changes: ReviewChanges | None) -> str:
+def changes_markdown(changes: ReviewChanges | None, model: str = "") -> str:
     if changes is None:
-        return "### Since the last approved dataset\n\nNo dataset was approved before this one."
+        for_model = f" for model `{model}`" if model else ""
+        return (
+            "### Since the last approved dataset\n\n"
+            f"No dataset was approved{for_model} before this one."
+        )
     lines = [
         "### Since the last approved dataset",
         "",
-        f"Compared with `{changes.previous_hash[:16]}`, approved by {changes.previous_reviewer} "
-        f"at {changes.previous_decided_at}.",
+        f"Compared with `{changes.previous_hash[:16]}`, the data last approved for model "
+        f"`{changes.model}` (by {changes.previous_reviewer} at {changes.previous_decided_at}).",
         "",
         "| | then | now | change |",
         "|---|---:|---:|---:|",
@@ -106,14 +135,19 @@ def changes_markdown(changes: ReviewChanges | None) -> str:
     return "\n".join(lines)
 
 
-def changes_summary(changes: ReviewChanges | None) -> str:
+def changes_summary(changes: ReviewChanges | None, model: str = "") -> str:
     """One line of what changed, for the pause form (the review has the whole comparison)."""
     if changes is None:
-        return "**Since the last approved dataset:** no dataset was approved before this one."
+        for_model = f" for model `{model}`" if model else ""
+        return (
+            f"**Since the last approved dataset:** no dataset was approved{for_model} before "
+            "this one."
+        )
     kept = changes.counts["kept"]
     return (
-        f"**Since the last approved dataset** (`{changes.previous_hash[:16]}`, approved by "
-        f"{changes.previous_reviewer}): {len(changes.added_ids)} new record ids, "
+        f"**Since the last approved dataset of `{changes.model}`** "
+        f"(`{changes.previous_hash[:16]}`, approved by {changes.previous_reviewer}): "
+        f"{len(changes.added_ids)} new record ids, "
         f"{len(changes.removed_ids)} gone; kept {kept.then} → {kept.now}."
     )
 

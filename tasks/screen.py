@@ -2,12 +2,15 @@
 
 The stage around the `screening` package: each ingest partition is screened on a Dask worker
 (`screening.scan.screen_records`; one analyzer per process) and written as this partition's
-`screened` and `quarantine` tables and its `review` table (every flagged and every quarantined
-record, masked whole, with its findings and reason: what `tasks/review.py` shows a reviewer; not
-part of the content hash, which covers the kept records only); the tallies add up into
-`report.json` (counts per entity and rule, records kept / redacted / quarantined / flagged,
-masked samples). No raw value found by the screen is ever written to the report, a log, an
-artifact or an exception, and a quarantine row keeps the record's masked copy (tunegate's
+`screened` and `quarantine` tables, its `review` table (every flagged and every quarantined
+record as the reviewer sees it, with its findings and reason) and its `changes` table (a sample
+per entity type of the values replaced in kept records, before and after: `screening.changes`):
+what `tasks/review.py` shows a reviewer, not part of the content hash, which covers the kept
+records only; the tallies add up into `report.json` (counts per entity and rule, records kept /
+redacted / quarantined / flagged, changes to kept records, masked samples). No raw value found
+by the screen is ever written to the report, a log or an exception; the review shows a value
+only where training keeps it (a flagged one) or the policy lets a reviewer see it
+(`screen.review_shows`), and a quarantine row keeps the record's masked copy (tunegate's
 placeholders in place of every finding), never its raw values. The ingest partitions it reads
 may be encrypted (`ingest.raw_retention`): they are decrypted on the worker, in memory, with the
 store's key.
@@ -33,9 +36,11 @@ from platforms.manifest import DatasetRef, table_info
 from platforms.store import MANIFEST, Store, read_table, write_table
 from screening.policy import ScreenConfig
 from screening.report import (
+    CHANGES_SCHEMA,
     REVIEW_SCHEMA,
     Screened,
     ScreenReport,
+    change_rows,
     report_hash,
     report_markdown,
 )
@@ -126,6 +131,11 @@ def run_screen(
                     [f for r in results for f in r.review_files],
                     REVIEW_SCHEMA,
                 ),
+                "changes": table_info(
+                    sum(r.changes for r in results),
+                    [f for r in results for f in r.change_files],
+                    CHANGES_SCHEMA,
+                ),
             },
             extra={"report_hash": report_hash(report)},
         )
@@ -167,6 +177,8 @@ class PartitionScreened:
     quarantine_files: tuple[str, ...]  # quarantine table files, relative to the dataset
     review_files: tuple[str, ...] = ()  # review table files (flagged and quarantined, masked)
     reviewed: int = 0  # rows in this partition's review table
+    change_files: tuple[str, ...] = ()  # changes table files (a sample of kept records' changes)
+    changes: int = 0  # rows in this partition's changes table
 
 
 def screen_partition(
@@ -216,6 +228,10 @@ def screen_partition(
             REVIEW_SCHEMA,
         ),
         reviewed=len(screening.review),
+        change_files=_write_part(
+            store, work_uri, "changes", index, change_rows(screening.changes), CHANGES_SCHEMA
+        ),
+        changes=len(screening.changes),
     )
 
 

@@ -60,9 +60,21 @@ def test_a_flow_run_has_one_mlflow_run_resumed_by_its_id(tmp_path: Path) -> None
     assert [a.path for a in client.list_artifacts(run.run_id, "evaluation")] == [
         "evaluation/report.md"
     ]
-    assert "tunegate ui" in run.link and run.run_id in run.link
-    server = tracking.TrackedRun(client, "http://127.0.0.1:5000/", "7", "abc")
-    assert server.link == "http://127.0.0.1:5000/#/experiments/7/runs/abc"
+    # a local store's run: its address in the MLflow UI `tunegate ui` serves
+    assert (
+        run.link
+        == f"{tracking.LOCAL_UI}/#/experiments/{experiment.experiment_id}/runs/{run.run_id}"
+    )
+    assert experiment.tags[tracking.EXPERIMENT_KIND] == "custom_model_development"
+    server = tracking.TrackedRun(client, "http://127.0.0.1:5000/", "7", "abc", "http://h:5000")
+    assert server.link == "http://h:5000/#/experiments/7/runs/abc"
+    assert tracking.ui_base("http://mlflow.example:5000/") == "http://mlflow.example:5000"
+    assert tracking.ui_base("sqlite:///x.db", "https://mlflow.example/") == "https://mlflow.example"
+    assert tracking.ui_base("azureml://westeurope.api.azureml.ms/mlflow/v1.0/x") is None
+    assert (
+        tracking.model_version_url("http://h:5000", "helpdesk qa", 3)
+        == "http://h:5000/#/models/helpdesk%20qa/versions/3"
+    )
 
 
 def test_a_store_database_of_a_newer_mlflow_is_refused_naming_the_folder(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prefect import get_client
+from prefect.states import Cancelled
 
 from tests.prefect_server import artifacts, start_manual_run, wait_for_state
 from tests.tickets import qa_tickets
@@ -88,15 +90,16 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     scroll, shown = summary.evaluate("e => [e.scrollHeight, e.clientHeight]")
     assert scroll <= shown + 1, f"the form's summary scrolls in a box: {shown} of {scroll} px"
 
-    # The review: every flagged record masked, with its findings and reason, on a full page.
+    # The review: every flagged record as training gets it (the name replaced, the flagged
+    # place as it is), with its findings, reason and what it was flagged for, on a full page.
     href = link.get_attribute("href") or ""
     review = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
     review.goto(href if href.startswith("http") else ui + href)
     expect(review.get_by_role("heading", name="t0-q0 · flagged")).to_be_visible()
-    masked = "context: Ticket 0: Agent <PERSON> reset the VPN token for the <LOCATION> office"
-    expect(review.get_by_text(masked).first).to_be_visible()
+    shown = "context: Ticket 0: Agent <PERSON> reset the VPN token for the Lisbon office"
+    expect(review.get_by_text(shown).first).to_be_visible()
     expect(review.get_by_text("Reason: LOCATION in context").first).to_be_visible()
-    expect(review.locator("body")).not_to_contain_text("Kenji")
+    expect(review.get_by_text("Flagged for: LOCATION in context").first).to_be_visible()
     shots.append(tmp_path / "review-page.png")
     review.screenshot(path=str(shots[-1]))
     review.close()
@@ -151,6 +154,64 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     assert audit["flow_run_id"] == str(run_id) and audit["exclude_ids"] == []
     assert list((store / "datasets" / "split").iterdir())
     assert "uma@example.com" in artifacts(run_id)["approval"]
+
+
+# (tag, font weight) of each element whose whole text is one of the given values
+_WEIGHTS = """values => values.map(v => [...document.querySelectorAll('article *')]
+    .filter(e => e.children.length === 0 && e.textContent === v)
+    .map(e => [e.tagName, getComputedStyle(e).fontWeight]))"""
+
+
+def test_the_review_shows_what_the_screen_changed_in_kept_records(
+    served: Path, prefect_server: dict[str, str], page, tmp_path: Path
+) -> None:
+    """A run whose kept records had a place replaced (LOCATION redacted, nothing flagged): its
+    review page at 1280x800 counts the changes and shows each sampled one before (the place)
+    and after (its placeholder), as training gets it. Screenshot in tmp_path."""
+    from playwright.sync_api import expect
+
+    store = tmp_path / "store"
+    redact_places = {"entities": {"LOCATION": {"action": "redact"}}, "person_model": False}
+    run_id = start_manual_run(store, qa_tickets(tmp_path, n_contexts=3), screen=redact_places)
+    try:
+        wait_for_state(run_id, lambda r: bool(r.state and r.state.is_paused()), 120)
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(f"{prefect_server['PREFECT_UI_URL']}/runs/flow-run/{run_id}")
+        page.get_by_role("button", name="Resume").click()
+        link = page.get_by_role("dialog").get_by_role("link", name="Read the full review")
+        expect(page.get_by_role("dialog")).to_contain_text("Changed in kept records")
+        href = link.get_attribute("href") or ""
+        ui = prefect_server["PREFECT_UI_URL"]
+        page.goto(href if href.startswith("http") else ui + href)
+
+        changed = page.get_by_role("heading", name="Kept records the screen changed")
+        expect(changed).to_be_visible()
+        changed.scroll_into_view_if_needed()
+        table = page.locator("table", has_text="values replaced")
+        expect(table).to_contain_text("LOCATION")
+        expect(table).to_contain_text("9")
+        expect(page.get_by_role("heading", name="LOCATION: 5 of 9 shown")).to_be_visible()
+        review = page.locator("article", has_text="Kept records the screen changed").last
+        expect(review).to_contain_text("t0-q0 · context · redact")
+        before = "before: Ticket 0: Agent Kenji Watanabe reset the VPN token for the Lisbon office"
+        expect(review).to_contain_text(before)
+        after = (
+            "after: Ticket 0: Agent Kenji Watanabe reset the VPN token for the <LOCATION> office"
+        )
+        expect(review).to_contain_text(after)
+        changed.evaluate("heading => heading.scrollIntoView({block: 'start'})")
+        shot = tmp_path / "review-kept-changes.png"
+        page.screenshot(path=str(shot))
+        print("review screenshot:", shot)
+        # the changed value stands out: bold, before and after
+        weights = page.evaluate(_WEIGHTS, ["Lisbon", "<LOCATION>"])
+        print("changed values' elements:", weights)
+        assert all(w and int(w[0][1]) >= 600 for w in weights), weights
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1280, f"the review page scrolls sideways: {width} px"
+    finally:
+        with get_client(sync_client=True) as client:
+            client.set_flow_run_state(run_id, Cancelled(), force=True)
 
 
 def test_the_manual_deployments_run_form_is_the_short_request(

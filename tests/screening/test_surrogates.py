@@ -113,6 +113,12 @@ def test_policy_surrogates_names_and_keeps_answers_at_their_offsets() -> None:
     assert outcome.counts[("PERSON", "surrogate")] == 3
     # the reviewer's masked view shows placeholders, never a surrogate that looks like a leak
     assert fake not in json.dumps(outcome.masked) and "<PERSON>" in outcome.masked["context"]
+    assert fake not in json.dumps(outcome.shown)
+    # ... but its changes show what training gets: the surrogate, after the name it replaced
+    persons = [c for c in outcome.changes if c.entity == "PERSON"]
+    assert {(c.action, c.before.value, c.after.value) for c in persons} == {
+        ("surrogate", "Maria Gonzalez", fake)
+    }
     with pytest.raises(ValueError, match="needs surrogates"):
         apply_policy(TaskType.extractive_qa, record, findings, 0.0, config)
 

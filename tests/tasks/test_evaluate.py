@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from platforms.evaluation import EvalReport
 from screening.outputs import screen_outputs
 from screening.policy import ScreenConfig
 from trainer.metrics import score_records
@@ -43,24 +45,74 @@ def test_a_prediction_with_pii_absent_from_its_input_is_a_leak() -> None:
     assert predictions[2][emails[1].start : emails[1].end] == "jorge.pereira@contoso.com"
 
 
-def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
+def passed_report(metric: str, **fields: Any) -> EvalReport:
+    """An EvalReport whose gate passed, base 1.0 and candidate 60.0 on `metric`, with `fields`."""
     from platforms.evaluation import EvalReport, GateDecision
+
+    values: dict[str, Any] = {
+        "task": "extractive-qa",
+        "primary_metric": metric,
+        "test_records": 1,
+        "base": {metric: 1.0},
+        "candidate": {metric: 60.0},
+        "champion": None,
+        "champion_version": None,
+        "interval": None,
+        "pii_leaks": 0,
+        "gate": GateDecision(passed=True, reasons=[], checks=[]),
+    }
+    return EvalReport(**(values | fields))
+
+
+def test_the_evaluation_artifact_shows_outputs_beside_references() -> None:
     from tasks.evaluation_report import report_markdown
 
-    report = EvalReport(
+    report = passed_report(
+        "rougeL",
         task="summarization",
-        primary_metric="rougeL",
-        test_records=1,
-        base={"rougeL": 1.0},
-        candidate={"rougeL": 60.0},
-        champion=None,
-        champion_version=None,
-        interval=None,
-        pii_leaks=0,
-        gate=GateDecision(passed=True, reasons=[], checks=[]),
         examples=[{"reference": "VPN down | 3 days", "base": "la la", "candidate": "VPN down"}],
     )
-    assert "| VPN down \\| 3 days | la la | VPN down |" in report_markdown(report)
+    assert "| VPN down \\| 3<br>days | la la | VPN down |" in report_markdown(report)
+
+
+def test_the_examples_table_has_every_model_s_output_in_short_cells_and_the_loss_a_picture() -> (
+    None
+):
+    import base64
+
+    from tasks.evaluation_report import loss_curve_markdown, report_markdown, shown_question
+
+    long_output = "see " + "x" * 200 + " and more words after it " * 4
+    report = passed_report(
+        "f1",
+        champion={"f1": 50.0},
+        champion_version=2,
+        examples=[
+            {
+                "question": shown_question({"question": "How long?", "context": "c"}),
+                "reference": "3 days",
+                "base": "la",
+                "candidate": long_output,
+                "champion": "<PERSON> said 3 days",
+            }
+        ],
+    )
+    markdown = report_markdown(report)
+    assert "| question | reference | base | candidate | champion |" in markdown
+    row = next(line for line in markdown.splitlines() if line.startswith("| How long? |"))
+    cells = row.strip("|").split(" | ")
+    assert cells[-1].strip() == "&lt;PERSON&gt; said 3<br>days"  # a placeholder, not a tag
+    # a few short lines: Prefect's cells do not wrap, so the lines are the cell's width
+    lines = cells[3].split("<br>")
+    assert len(lines) == 5 and max(len(line) for line in lines) <= 15
+    assert lines[0] == "see xxxxxxxxxxx" and lines[-1].endswith("…")
+    assert shown_question({"messages": [{"role": "user", "content": "hi"}]}) == "hi"
+
+    picture = loss_curve_markdown([{"step": s, "loss": 3.0 / s} for s in range(1, 11)])
+    assert picture is not None and "3.000 → 0.300 over 10 steps" in picture
+    data = picture.split("(data:image/png;base64,")[1].rstrip(")")
+    assert base64.b64decode(data).startswith(b"\x89PNG")
+    assert loss_curve_markdown([{"step": 1, "eval_loss": 2.0}]) is None
 
 
 def test_scores_come_from_the_repo_modules_with_per_example_values() -> None:

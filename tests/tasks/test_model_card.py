@@ -168,6 +168,10 @@ def test_registration_writes_the_card_over_pefts_template_and_models_show_prints
     assert _front_matter(card)["base_model"] == "all-MiniLM-L6-v2"
     assert "# Model Card for Model ID" not in card and "/home/me" not in card
     assert "60 dropped" in card and "train-abc" in card
+    # the card is on the version's page in MLflow: its description (markdown, no front matter)
+    page = registry.client.get_model_version("helpdesk-qa", str(version.version)).description
+    assert "60 dropped" in page and "train-abc" in page and "base_model:" not in page
+    assert page.startswith("Trained by job `train-abc`")
 
     shown = CliRunner().invoke(
         app, ["models", "show", "helpdesk-qa", "champion", "--card", "--set", f"store={store}"]

@@ -16,12 +16,13 @@ from platforms.compute import shared_client
 from platforms.hashing import MultisetHash
 from platforms.store import Store, read_table
 from samples.templates import TOXIC_LINES
-from screening.report import report_markdown
+from screening.report import EntityCount, report_markdown
 from tasks.approve import ApprovalInput, make_record, review_summary
 from tasks.ingest import run_ingest
 from tasks.records import identity_hash, record_hash
 from tasks.review import review_markdown, review_records
 from tasks.review_changes import compare
+from tasks.review_kept import kept_changes
 from tasks.screen import run_screen
 from tests.conftest import write_jsonl
 from tests.tasks.test_review_changes import _screened
@@ -56,7 +57,11 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     assert [r.id for r in records] == ["sec", "tox", "loc"]  # quarantined first
     loc, tox, sec = by_id["loc"], by_id["tox"], by_id["sec"]
     assert (loc.outcome, loc.reason) == ("flagged", "LOCATION in document")
-    assert loc.masked["document"] == "Agent <PERSON> reset the VPN token for the <LOCATION> office."
+    # a flagged record as training gets it: its flagged place as it is, the name replaced
+    assert loc.masked["document"] == "Agent <PERSON> reset the VPN token for the Lisbon office."
+    assert [(f.field, f.entity, f.excerpt.value, f.replaced) for f in loc.flags] == [
+        ("document", "LOCATION", "Lisbon", False)
+    ]
     assert {(c.entity, c.action, c.findings) for c in loc.findings} == {
         ("LOCATION", "flag", 1),
         ("PERSON", "redact", 1),
@@ -67,10 +72,18 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
         "PASSWORD in document",
         "My password is <PASSWORD> for the VPN.",
     )
-    # no raw value in the review table's files
+    # no replaced or quarantined value in the review table's files (the flagged place is kept
+    # in training, so it is shown)
     files = store.table_files(screened, "review")
     raw = json.dumps([pq.read_table(f).to_pylist() for f in files])
-    assert "Kenji" not in raw and "Lisbon" not in raw and "hunter2hunter2" not in raw
+    assert "Kenji" not in raw and "hunter2hunter2" not in raw and "Lisbon" in raw
+    # the kept record's replaced name: counted, and kept with its before and after
+    assert [(c.entity, c.action, c.findings) for c in report.changed] == [("PERSON", "redact", 1)]
+    changed_sample = kept_changes(store, screened)
+    assert changed_sample is not None
+    assert [(c.id, c.field, c.before.value, c.after.value) for c in changed_sample] == [
+        ("loc", "document", "Kenji Watanabe", "<PERSON>")
+    ]
     # the content hash is the kept records' (content and id) only: the review table is beside it
     kept = [r for f in store.table_files(screened, "screened") for r in read_table(store, f)]
     content = MultisetHash()
@@ -82,11 +95,18 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     assert "toxicity 1.00 &gt;= 1.0" in report_markdown(report)
     assert sample.reason == "toxicity 1.00 >= 1.0 (abusive term)"
 
-    page = review_markdown(screened, report, records, compare(store, screened, report))
+    page = review_markdown(
+        screened, report, records, compare(store, screened, report, "m"), changed_sample
+    )
     flagged, quarantined = page.split("### Flagged for review (1)")[1].split("### Quarantined (2)")
     assert "#### `loc` · flagged" in flagged and "**Reason:** LOCATION in document" in flagged
-    assert "&lt;PERSON&gt; reset the VPN token for the &lt;LOCATION&gt; office" in flagged
+    assert "&lt;PERSON&gt; reset the VPN token for the Lisbon office" in flagged
+    assert "**Flagged for:** LOCATION in document: " in flagged and "**Lisbon**" in flagged
+    quarantined, changed = quarantined.split("### Kept records the screen changed (1 value")
     assert "**Reason:** toxicity 1.00 &gt;= 1.0" in quarantined and "`sec`" in quarantined
+    assert "| PERSON | redact | 1 |" in changed
+    assert "before: Agent **Kenji Watanabe** reset" in changed
+    assert "after: Agent **&lt;PERSON&gt;** reset" in changed
     assert "### Since the last approved dataset" in page
 
     # `tunegate review show`: the same review from the store, by content-hash prefix
@@ -94,13 +114,15 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     shown = CliRunner().invoke(app, ["review", "show", screened.content_hash[:8], *store_opt])
     assert shown.exit_code == 0, shown.output
     for text in (
-        "Agent <PERSON> reset the VPN token for the <LOCATION> office.",
+        "Agent <PERSON> reset the VPN token for the Lisbon office.",
         "LOCATION in document",
         "toxicity 1.00 >= 1.0",
         "My password is <PASSWORD> for the VPN.",
+        "Kept records the screen changed",
+        "Kenji Watanabe",  # PERSON is in screen.review_shows by default
     ):
         assert text in shown.stdout
-    assert "Kenji" not in shown.stdout
+    assert "hunter2hunter2" not in shown.stdout
 
     # ... and by the flow run id its approval record names
     record = make_record(
@@ -121,10 +143,17 @@ def test_the_form_asks_for_an_explicit_decision_and_links_to_the_review(tmp_path
     assert ApprovalInput(decision="approve", reviewer="a").approved
 
     ref, report = _screened(Store(str(tmp_path)), "a", ["r1"], persons=1)
-    summary = review_summary(report, None, "0b3c2f4e-0000-4000-8000-000000000000")
+    summary = review_summary(report, None, "0b3c2f4e-0000-4000-8000-000000000000", "qa")
     assert "[Read the full review](" in summary
     assert "/artifacts/artifact/0b3c2f4e-0000-4000-8000-000000000000)" in summary
-    assert "no dataset was approved before" in summary
+    assert "no dataset was approved for model `qa` before" in summary
+    assert "Changed in kept records" not in summary  # nothing replaced in kept records
+    changed = report.model_copy(
+        update={"changed": [EntityCount(entity="PERSON", action="redact", findings=6)]}
+    )
+    summary = review_summary(changed, None, "0b3c2f4e-0000-4000-8000-000000000000", "qa")
+    assert "**Changed in kept records** (training gets them so): PERSON 6 (redact)." in summary
+    assert "the 6 values replaced in kept records before and after" in summary
     # a dataset screened before the review table existed: its masked samples, with reasons
     old = review_markdown(ref, report, review_records(Store(str(tmp_path)), ref), None)
     assert "only the report's masked samples are known" in old and "`r1` (redacted" in old

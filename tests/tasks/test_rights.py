@@ -113,7 +113,7 @@ def _screened() -> tuple[DatasetRef, ScreenReport]:
 def test_the_review_shows_each_inputs_licence_and_flags_one_without(tmp_path: Path) -> None:
     rights = _rights(tmp_path, LicencePolicy())
     dataset, report = _screened()
-    page = review_markdown(dataset, report, [], None, rights)
+    page = review_markdown(dataset, report, [], None, rights=rights)
     assert "### Inputs and their rights (3)" in page
     assert f"`{tmp_path / 'forum.jsonl'}`: licence **CC-BY-NC-4.0**" in page
     assert "> **No licence:**" in page and f"`{tmp_path / 'tickets.jsonl'}` has no licence" in page

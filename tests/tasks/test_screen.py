@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
 from screening.entities import SECRET_ENTITIES
+from screening.policy import REVIEW_SHOWS
 from tasks.ingest import run_ingest
 from tasks.records import check_answers_at_offsets
 from tasks.screen import run_screen
@@ -35,7 +37,7 @@ def _screen(make_config, tmp_path: Path, task: str, n: int, seed: int, **section
 @pytest.mark.parametrize(("task", "seed"), [("extractive-qa", 5), ("summarization", 9)])
 @pytest.mark.slow
 def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, seed) -> None:
-    sample, _, report, kept, quarantined, report_text = _screen(
+    sample, screened, report, kept, quarantined, report_text = _screen(
         make_config, tmp_path, task, 400, seed
     )
     assert report.records_in == report.kept + report.quarantined
@@ -52,6 +54,23 @@ def test_no_planted_value_survives_in_any_field(make_config, tmp_path, task, see
         for value in values:
             assert value not in kept_text, f"a planted {kind} was kept"
             assert value not in report_text, f"a planted {kind} is in the report"
+    # beside the records, for the reviewer: a value of a type the policy masks for reviewers
+    # never shows (a name or place may: screen.review_shows), a credential never does
+    beside = json.dumps(
+        [
+            pq.read_table(part).to_pylist()
+            for table in ("review", "changes")
+            for part in sorted(Path(screened.uri).glob(f"{table}/*.parquet"))
+        ],
+        ensure_ascii=False,
+    )
+    assert '"before"' in beside, "the changes to kept records are kept for the review"
+    for kind, values in redacted_kinds.items():
+        for value in values if kind not in REVIEW_SHOWS else ():
+            assert value not in beside, f"a planted {kind} is shown to the reviewer"
+    for kind, values in sample.planted_secrets.items():
+        for value in values:
+            assert value not in beside, f"a planted {kind} is shown to the reviewer"
     kept_ids = {r["id"] for r in kept}
     assert not kept_ids & set(sample.toxic_ids), "toxic records must be quarantined"
     reasons = " ".join(r["reason"] for r in quarantined)
