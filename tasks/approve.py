@@ -48,7 +48,7 @@ from screening.report import Screened, ScreenReport, counts_line, report_hash
 from tasks import pause
 from tasks.approval_config import ApprovalConfig
 from tasks.approval_policy import ApprovalPolicy, Require, Standing, tally
-from tasks.review import ARTIFACT_KEY, review_markdown, review_records, unlicensed_warning
+from tasks.review import ARTIFACT_KEY, review_markdown, review_records
 from tasks.review_changes import (
     ReviewChanges,
     changes_markdown,
@@ -159,8 +159,6 @@ def request_review(
     review and says what changed (`review_summary`). A signed answer comes back with the
     reviewer's identity; one whose proof fails raises ProofRefused (it is no decision)."""
     warning = "".join(f"> **Asked again:** {p}.\n\n" for p in problems or [])
-    if rights is not None and rights.unlicensed:
-        warning += f"> **No licence:** {unlicensed_warning(rights)}.\n\n"
     context = FlowRunContext.get()
     run_id = str(context.flow_run.id) if context is not None and context.flow_run else None
     # One paragraph: at 1280x800 the form's fields leave its description ~130 px (five lines); a
@@ -168,7 +166,14 @@ def request_review(
     # the findings and every flagged and quarantined record are on the review page it links to.
     question = f"**Approve this data for training?** {counts_line(report)}"
     signed = signed_only(config, run_id) if config.require is Require.verified else ""
-    description = warning + " ".join(p for p in (signed, question, review) if p)
+    unlicensed = len(rights.unlicensed) if rights is not None else 0
+    licence = (
+        f"**No licence:** {unlicensed} input{'s' if unlicensed > 1 else ''} without one (the "
+        "review names them)."
+        if unlicensed
+        else ""
+    )
+    description = warning + " ".join(p for p in (signed, question, review, licence) if p)
     if run_id is not None:
         log.warning("%s", how_to_answer(run_id, signed=config.reviewers_file is not None))
     # Initial data only for the description: `with_initial_data(field=value)` redefines the field
