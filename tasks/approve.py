@@ -168,10 +168,7 @@ def request_review(
     signed = signed_only(config, run_id) if config.require is Require.verified else ""
     unlicensed = len(rights.unlicensed) if rights is not None else 0
     licence = (
-        f"**No licence:** {unlicensed} input{'s' if unlicensed > 1 else ''} without one (the "
-        "review names them)."
-        if unlicensed
-        else ""
+        f"**No licence:** {unlicensed} input{'s' if unlicensed > 1 else ''}." if unlicensed else ""
     )
     description = warning + " ".join(p for p in (signed, question, review, licence) if p)
     if run_id is not None:
@@ -408,8 +405,8 @@ def review_summary(
     one paragraph, as the form leaves its description about five lines (`request_review`)."""
     link = f"**[Read the full review]({artifact_url(review_id)})**." if review_id else ""
     kept = (
-        "**Changed in kept records** (training gets them so): "
-        + ", ".join(f"{c.entity} {c.findings} ({c.action})" for c in report.changed)
+        "**Changed in kept records:** "
+        + ", ".join(f"{c.entity} {c.findings}" for c in report.changed)
         + "."
         if report.changed
         else ""

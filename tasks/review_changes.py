@@ -138,11 +138,8 @@ def changes_markdown(changes: ReviewChanges | None, model: str = "") -> str:
 def changes_summary(changes: ReviewChanges | None, model: str = "") -> str:
     """One line of what changed, for the pause form (the review has the whole comparison)."""
     if changes is None:
-        for_model = f" for model `{model}`" if model else ""
-        return (
-            f"**Since the last approved dataset:** no dataset was approved{for_model} before "
-            "this one."
-        )
+        of_model = f" of `{model}`" if model else ""
+        return f"**Since the last approval:** this is the first{of_model}."
     kept = changes.counts["kept"]
     return (
         f"**Since the last approved dataset of `{changes.model}`** "

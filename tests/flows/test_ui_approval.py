@@ -88,7 +88,9 @@ def test_a_reviewer_approves_a_paused_run_in_the_prefect_ui(
     summary = form.locator("article.markdown-renderer").first
     expect(summary).to_contain_text("quarantined, 15 flagged for review.")
     scroll, shown = summary.evaluate("e => [e.scrollHeight, e.clientHeight]")
-    assert scroll <= shown + 1, f"the form's summary scrolls in a box: {shown} of {scroll} px"
+    assert scroll <= shown + 1, (
+        f"the form's summary scrolls in a box: {shown} of {scroll} px: {summary.inner_text()}"
+    )
 
     # The review: every flagged record as training gets it (the name replaced, the flagged
     # place as it is), with its findings, reason and what it was flagged for, on a full page.

@@ -146,13 +146,13 @@ def test_the_form_asks_for_an_explicit_decision_and_links_to_the_review(tmp_path
     summary = review_summary(report, None, "0b3c2f4e-0000-4000-8000-000000000000", "qa")
     assert "[Read the full review](" in summary
     assert "/artifacts/artifact/0b3c2f4e-0000-4000-8000-000000000000)" in summary
-    assert "no dataset was approved for model `qa` before" in summary
+    assert "**Since the last approval:** this is the first of `qa`." in summary
     assert "Changed in kept records" not in summary  # nothing replaced in kept records
     changed = report.model_copy(
         update={"changed": [EntityCount(entity="PERSON", action="redact", findings=6)]}
     )
     summary = review_summary(changed, None, "0b3c2f4e-0000-4000-8000-000000000000", "qa")
-    assert "**Changed in kept records** (training gets them so): PERSON 6 (redact)." in summary
+    assert "**Changed in kept records:** PERSON 6." in summary
     assert "\n" not in summary  # one paragraph: the form leaves it about five lines
     # a dataset screened before the review table existed: its masked samples, with reasons
     old = review_markdown(ref, report, review_records(Store(str(tmp_path)), ref), None)

@@ -127,7 +127,7 @@ def test_the_diff_is_against_the_data_last_approved_for_the_same_model(tmp_path:
     assert "of `qa-model`" in changes_summary(changes)
     # a model with no approved data of its own has no baseline, whatever others approved
     assert compare(store, now, now_report, "summaries") is None
-    assert "for model `summaries`" in changes_summary(None, "summaries")
+    assert "the first of `summaries`" in changes_summary(None, "summaries")
     # the same data, when it is what this model last went ahead with, is no baseline of itself;
     # the chat model reusing qa1's approval makes it chat's newest baseline
     remember_approved(store, "chat-model", qa_ok, "2026-11-29T12:00:00")
