@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
 from platforms.store import Store
+from screening.profiles import PROFILES
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
 from tasks.review_changes import ReviewChanges, changes_markdown
 
@@ -50,6 +51,9 @@ def review_markdown(
         f"## Review of screened data `{dataset.content_hash[:16]}`",
         "",
         f"Dataset `{dataset.uri}`, content hash `{dataset.content_hash}`.",
+        "",
+        f"Screened with the **{report.profile}** profile (`screen.profile`): "
+        f"{PROFILES[report.profile].description}.",
         "",
         *counts_markdown(report),
     ]

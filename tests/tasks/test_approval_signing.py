@@ -110,3 +110,15 @@ def test_a_key_file_others_can_read_is_refused(tmp_path: Path, monkeypatch) -> N
             config.signing_key()
     path.chmod(0o400)  # read-only for its owner is fine
     assert config.signing_key() == key
+
+
+def test_the_screening_profile_is_signed_and_records_without_one_still_verify() -> None:
+    before = _record().signed(KEY)  # the default profile: written as records were before it
+    written = before.model_dump_json()
+    assert "screen_profile" not in written
+    assert ApprovalRecord.model_validate_json(written).problem(KEY, "a" * 64) is None
+    literary = _record(screen_profile="literary").signed(KEY)
+    assert json.loads(literary.model_dump_json())["screen_profile"] == "literary"
+    assert literary.signature != before.signature
+    edited = literary.model_copy(update={"screen_profile": None})
+    assert "does not match its content" in edited.problem(KEY, "a" * 64)
