@@ -3,6 +3,8 @@ the config writes, and says so in the report; `personal` is the screen as it was
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from flows.config import ConfigError, load_config
@@ -60,6 +62,11 @@ def test_what_the_config_writes_wins_over_the_profile() -> None:
     assert config.secrets["PASSWORD"].action is Action.redact  # secrets not given: the profile's
     config = ScreenConfig(profile="literary", secrets={"PASSWORD": {"action": "drop"}})
     assert config.secrets == {"PASSWORD": EntityRule(action=Action.drop)}
+
+
+def test_the_gpt2_scenario_screens_its_books_as_literature() -> None:
+    scenario = Path(__file__).resolve().parents[2] / "configs/azureml/gpt2-text-deepspeed.yaml"
+    assert load_config(scenario).screen == ScreenConfig(profile="literary")
 
 
 def test_code_keeps_names_and_drops_credentials() -> None:

@@ -88,6 +88,8 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     assert "&lt;PERSON&gt; reset the VPN token for the &lt;LOCATION&gt; office" in flagged
     assert "**Reason:** toxicity 1.00 &gt;= 1.0" in quarantined and "`sec`" in quarantined
     assert "### Since the last approved dataset" in page
+    assert "Screened with the **personal** profile (`screen.profile`)" in page
+    assert "### Screening report (summarization, profile personal)" in page
 
     # `tunegate review show`: the same review from the store, by content-hash prefix
     store_opt = ["--set", f"store={cfg.store}"]
