@@ -122,3 +122,27 @@ def test_the_screening_profile_is_signed_and_records_without_one_still_verify() 
     assert literary.signature != before.signature
     edited = literary.model_copy(update={"screen_profile": None})
     assert "does not match its content" in edited.problem(KEY, "a" * 64)
+
+
+def test_a_decision_records_the_profile_its_data_was_screened_with() -> None:
+    from screening.report import ScreenReport
+    from tasks.approve import make_record
+
+    report = ScreenReport(
+        task="text-generation", records_in=1, kept=1, redacted=0, quarantined=0, flagged=0,
+        entities=[], quarantine_reasons={}, flagged_ids=[], samples=[], toxicity_threshold=1.0,
+    )  # fmt: skip
+    dataset = _dataset("a" * 64)
+    made = {
+        profile: make_record(
+            dataset,
+            report.model_copy(update={"profile": profile}),
+            ApprovalMode.auto,
+            approved=True,
+            reviewer="policy",
+            comment="",
+        )
+        for profile in ("personal", "literary")
+    }
+    assert made["personal"].screen_profile is None  # the default: as records were written before
+    assert made["literary"].screen_profile == "literary"
