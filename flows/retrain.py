@@ -257,7 +257,7 @@ def _stages(
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen)
-        summary.dataset("screen", screened.dataset)
+        summary.dataset("screen", screened.dataset, profile=config.screen.profile)
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         if config.until != "split":  # the gate will judge: can it, on the test split to come?

@@ -106,6 +106,9 @@ class ApprovalRecord(BaseModel):
     # only when known, so records made before they were kept still verify
     inputs: list[InputRights] = Field(default_factory=list)
     identity: Identity | None = None  # who the reviewer proved to be (None: what was typed)
+    # the screening profile (`screen.profile`) that screened the data; None: the default one
+    # (personal), and every record written before profiles, which still verifies
+    screen_profile: str | None = None
     signature: str = ""  # HMAC-SHA256 of every field above, hex; set by `save_approval`
     reused: bool = False
 
@@ -114,6 +117,8 @@ class ApprovalRecord(BaseModel):
         dumped: dict[str, object] = handler(self)
         if not self.inputs:
             dumped.pop("inputs", None)
+        if self.screen_profile is None:
+            dumped.pop("screen_profile", None)
         return dumped
 
     @property

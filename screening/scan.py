@@ -173,11 +173,16 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
         service = content_safety_scores(unique, config.endpoint, config.key_env)
         scores = [Toxicity(s, "Azure AI Content Safety") for s in service]
         if config.terms:
-            terms = term_scores(unique)
+            terms = term_scores(unique, config.threats)
             scores = [ABUSIVE_TERM if t else s for s, t in zip(scores, terms, strict=True)]
     else:
         scores = local_toxicity(
-            unique, config.terms, config.classifier, config.model_dir, config.model_threshold
+            unique,
+            bool(config.terms),
+            config.classifier,
+            config.model_dir,
+            config.model_threshold,
+            config.threats,
         )
     by_text = dict(zip(unique, scores, strict=True))
     return [by_text[t] for t in texts]
@@ -261,6 +266,7 @@ def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> Scre
         samples=_spread(samples, config.max_samples),
         toxicity_threshold=config.toxicity.threshold,
         changed=list(_counts(changed)),
+        profile=config.profile,
     )
 
 

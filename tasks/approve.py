@@ -44,6 +44,7 @@ from platforms.notify import emit_decision
 from platforms.reviewer_proofs import Proof, ProofRefused, prove
 from platforms.reviewers import Reviewers
 from platforms.store import Store
+from screening.profiles import DEFAULT_PROFILE
 from screening.report import Screened, ScreenReport, counts_line, report_hash
 from tasks import pause
 from tasks.approval_config import ApprovalConfig
@@ -142,6 +143,7 @@ def make_record(
         flow_run_id=str(context.flow_run.id) if context and context.flow_run else None,
         exclude_ids=sorted(set(exclude_ids or [])),
         inputs=rights.inputs if rights is not None else [],
+        screen_profile=None if report.profile == DEFAULT_PROFILE else report.profile,
     )
 
 

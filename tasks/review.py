@@ -22,6 +22,7 @@ from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
 from platforms.store import Store
 from screening.changes import TextChange
+from screening.profiles import PROFILES
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
 from tasks.review_changes import ReviewChanges, changes_markdown
 from tasks.review_kept import flags_markdown, kept_markdown
@@ -57,6 +58,9 @@ def review_markdown(
         f"## Review of screened data `{dataset.content_hash[:16]}`",
         "",
         f"Dataset `{dataset.uri}`, content hash `{dataset.content_hash}`.",
+        "",
+        f"Screened with the **{report.profile}** profile (`screen.profile`): "
+        f"{PROFILES[report.profile].description}.",
         "",
         *counts_markdown(report),
     ]

@@ -23,9 +23,13 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(prose(text)) if s.strip()]
 
 
-def term_scores(texts: Sequence[str]) -> list[float]:
-    """1.0 for each text with an abusive term in a prose sentence, else 0.0."""
-    return [float(any(abusive_terms(s, before) for s, before in _with_before(t))) for t in texts]
+def term_scores(texts: Sequence[str], threats: bool = True) -> list[float]:
+    """1.0 for each text with an abusive term in a prose sentence, else 0.0 (`threats`: as
+    `abusive_terms` takes it)."""
+    return [
+        float(any(abusive_terms(s, before, threats) for s, before in _with_before(t)))
+        for t in texts
+    ]
 
 
 def _with_before(text: str) -> list[tuple[str, str]]:
@@ -52,12 +56,14 @@ def local_toxicity(
     classifier: bool = True,
     model_dir: str | None = None,
     model_threshold: float = 1.0,
+    threats: bool = True,
 ) -> list[Toxicity]:
     """Toxicity of the local backend: the worst prose sentence of each text, 1.0 for a sentence
     with an abusive term (when `terms`) or that the classifier scores at or above its cut-off
     (when `classifier`) or that the text classifier saved in `model_dir`
     (`screening.model_folder`) scores at or above `model_threshold`, else the highest of the
-    models' probabilities (below 1.0)."""
+    models' probabilities (below 1.0). Without `threats`, the terms are the slurs, profanity and
+    group hate only (`abusive_terms`)."""
     if not texts:
         return []
     from profanity_check import predict_prob
@@ -67,7 +73,7 @@ def local_toxicity(
     worst = [Toxicity(0.0, "")] * len(texts)
     for i, text in enumerate(texts):
         for sentence, before in _with_before(text):
-            if terms and abusive_terms(sentence, before):
+            if terms and abusive_terms(sentence, before, threats):
                 worst[i] = ABUSIVE_TERM
             elif worst[i].score < 1.0:
                 units.append(sentence)

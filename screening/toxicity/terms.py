@@ -43,7 +43,7 @@ _PEOPLE = (  # a group named by what its people are
     r"(?:people|folks?|men|women|girls|guys|chicks|kids))"
 )
 _SLURS = [
-    r"nigg\w*",
+    r"nigg(?!ard)\w*",  # not `niggard`, `niggardly` (a miser, miserly)
     r"nigs?",
     r"nig(?:let|lets|has?|gas?)",
     r"nicc?as?",
@@ -241,12 +241,19 @@ _ALONE = [  # a whole message of only these words
     r"die\s+now",
     r"just\s+die",
 ]
-_IN_WORDS = (
-    r"(?<![\w@-])(?:" + "|".join(_SLURS + _PROFANITY + _THREATS + _HARASSMENT) + r")(?![\w-])"
-)
+
+
+def _in_words(entries: list[str]) -> str:
+    return r"(?<![\w@-])(?:" + "|".join(entries) + r")(?![\w-])"
+
+
+_IN_WORDS = _in_words(_SLURS + _PROFANITY + _THREATS + _HARASSMENT)
 ABUSIVE = re.compile(_IN_WORDS + r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$", re.IGNORECASE)
 # A disguised sentence is searched for the terms alone: `DIIIIIE!` is excitement, not `die`.
 _DISGUISABLE = re.compile(_IN_WORDS, re.IGNORECASE)
+# Narrative (`threats=False`): the slurs and the profanity only; characters of a story threaten,
+# fight and court one another (`we will kill you too`, `go to bed with her`).
+_NARRATIVE = re.compile(_in_words(_SLURS + _PROFANITY), re.IGNORECASE)
 
 
 # The first three letters of a word each entry above needs (keep them in step), and words a
@@ -308,12 +315,14 @@ def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
     return any(not _other_sense(m.group(), sentence) for m in terms.finditer(sentence))
 
 
-def abusive_terms(sentence: str, before: str = "") -> bool:
+def abusive_terms(sentence: str, before: str = "", threats: bool = True) -> bool:
     """Whether the sentence holds a slur, a threat, strong profanity, sexual harassment or hate
     aimed at a group (`group_hate`; read after `before`, the sentence before it, too), as written
-    or once its disguises are undone (`undisguised`: `f*ck`, `sh1t`, `f u c k`)."""
+    or once its disguises are undone (`undisguised`: `f*ck`, `sh1t`, `f u c k`). Without
+    `threats` (narrative), only slurs, profanity and hate aimed at a group count."""
+    whole, disguisable = (ABUSIVE, _DISGUISABLE) if threats else (_NARRATIVE, _NARRATIVE)
     return (
-        _holds_term(sentence)
+        _holds_term(sentence, whole)
         or group_hate(sentence, before)
-        or any(_holds_term(v, _DISGUISABLE) or group_hate(v, before) for v in undisguised(sentence))
+        or any(_holds_term(v, disguisable) or group_hate(v, before) for v in undisguised(sentence))
     )

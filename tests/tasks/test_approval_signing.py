@@ -110,3 +110,39 @@ def test_a_key_file_others_can_read_is_refused(tmp_path: Path, monkeypatch) -> N
             config.signing_key()
     path.chmod(0o400)  # read-only for its owner is fine
     assert config.signing_key() == key
+
+
+def test_the_screening_profile_is_signed_and_records_without_one_still_verify() -> None:
+    before = _record().signed(KEY)  # the default profile: written as records were before it
+    written = before.model_dump_json()
+    assert "screen_profile" not in written
+    assert ApprovalRecord.model_validate_json(written).problem(KEY, "a" * 64) is None
+    literary = _record(screen_profile="literary").signed(KEY)
+    assert json.loads(literary.model_dump_json())["screen_profile"] == "literary"
+    assert literary.signature != before.signature
+    edited = literary.model_copy(update={"screen_profile": None})
+    assert "does not match its content" in edited.problem(KEY, "a" * 64)
+
+
+def test_a_decision_records_the_profile_its_data_was_screened_with() -> None:
+    from screening.report import ScreenReport
+    from tasks.approve import make_record
+
+    report = ScreenReport(
+        task="text-generation", records_in=1, kept=1, redacted=0, quarantined=0, flagged=0,
+        entities=[], quarantine_reasons={}, flagged_ids=[], samples=[], toxicity_threshold=1.0,
+    )  # fmt: skip
+    dataset = _dataset("a" * 64)
+    made = {
+        profile: make_record(
+            dataset,
+            report.model_copy(update={"profile": profile}),
+            ApprovalMode.auto,
+            approved=True,
+            reviewer="policy",
+            comment="",
+        )
+        for profile in ("personal", "literary")
+    }
+    assert made["personal"].screen_profile is None  # the default: as records were written before
+    assert made["literary"].screen_profile == "literary"

@@ -124,6 +124,8 @@ def test_the_card_says_where_the_model_came_from_and_how_it_was_judged() -> None
         assert f"\n## {section}\n" in card
     assert "train 432, validation 48, test 60; 1 excluded by the reviewer" in card
     assert "600 records in, 540 kept: 210 redacted, 60 dropped" in card
+    assert "Screened with the **personal** profile" in card
+    assert "screened with the `personal` profile" in card  # the approval's: none recorded
     assert "| EMAIL_ADDRESS | redact | 120 |" in card and "- duplicate: 40" in card
     assert "approved by dana@example.com (mode `manual`)" in card
     assert lineage.approval_hash in card
@@ -239,3 +241,17 @@ def test_the_rollouts_curl_example_pastes_into_a_shell_as_printed(task: str, cap
     curl = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("curl"))
     words = shlex.split(curl)
     assert json.loads(words[words.index("-d") + 1]) == request
+
+
+def test_the_card_says_which_profile_screened_the_data() -> None:
+    lineage = _lineage()
+    approval = lineage.approval.model_copy(update={"screen_profile": "literary"})
+    card = model_card(
+        "gpt2-text",
+        "text-generation",
+        "packaged:all-MiniLM-L6-v2",
+        lineage.model_copy(update={"approval": approval}),
+        screen=_screen().model_copy(update={"profile": "literary"}),
+    )
+    assert "Screened with the **literary** profile (`screen.profile`: published" in card
+    assert "- screened with the `literary` profile" in card
