@@ -1,12 +1,13 @@
 """How a person reads the evaluation report (`platforms.evaluation.EvalReport`: every number the
-gate compared and its decision): the Prefect artifact's Markdown.
+gate compared and its decision): the Prefect artifact's Markdown, with each value found in the
+candidate's predictions in context (masked) and where it came from.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from platforms.evaluation import EvalReport
+from platforms.evaluation import EvalReport, OutputPii
 
 
 def report_markdown(report: EvalReport) -> str:
@@ -30,6 +31,8 @@ def report_markdown(report: EvalReport) -> str:
     ]
     if report.gate.verdict == "cannot-judge":
         lines += ["", *[f"**{r}**" for r in report.gate.reasons if "cannot judge" in r]]
+    if report.output_pii and report.output_pii.findings:
+        lines += ["", *_pii_lines(report.output_pii)]
     if report.serving:
         serving = report.serving
         lines += [
@@ -62,6 +65,31 @@ def report_markdown(report: EvalReport) -> str:
             f"({report.loss_curve[0]['loss']:.3f} → {report.loss_curve[-1]['loss']:.3f})",
         ]
     return "\n".join(lines)
+
+
+ORIGIN_WORDS = {
+    "training": "**leak from training** (fails the gate)",
+    "surrogate": "a surrogate the screen planted in training (not a leak)",
+    "invented": "invented (counted in the rate)",
+}
+
+
+def _pii_lines(pii: OutputPii) -> list[str]:
+    """Each value found in a prediction that its input did not hold: the record, its kind, its
+    origin and the prediction around it, masked as the screen shows reviewers."""
+    return [
+        f"Personal data in the candidate's {pii.predictions} predictions that their input did "
+        f"not hold: {pii.memorised} repeat the training split, {pii.invented} invent "
+        f"({pii.invented_rate:.1%})",
+        "",
+        "| record | found | origin | prediction (masked) |",
+        "|---|---|---|---|",
+        *[
+            f"| {_cell(f.record_id, 40)} | {f.entity} | {ORIGIN_WORDS[f.origin]} "
+            f"| {_cell(f.context)} |"
+            for f in pii.findings
+        ],
+    ]
 
 
 def shown_reference(reference: Any) -> str:
