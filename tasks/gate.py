@@ -87,8 +87,9 @@ class GatePolicy(BaseModel):
         default_factory=lambda: dict(MAX_INVENTED_PII),
         description="Per task type, the largest share of predictions (0 to 1) that may hold "
         "personal data neither their input nor the training split held (a name a model makes "
-        "up, or a detector's false finding); a task not named gets 0. Defaults: extractive-qa "
-        "0 (answers come from the input), chat, summarization and text-generation 0.05.",
+        "up, or a detector's false finding); a task not named keeps its default. Defaults: "
+        "extractive-qa 0 (answers come from the input), chat, summarization and "
+        "text-generation 0.05.",
     )
 
     @field_validator("max_invented_pii")
@@ -100,7 +101,7 @@ class GatePolicy(BaseModel):
         wrong = {task: share for task, share in limits.items() if not 0.0 <= share <= 1.0}
         if wrong:
             raise ValueError(f"a share of predictions lies between 0 and 1, got {wrong}")
-        return limits
+        return {**MAX_INVENTED_PII, **limits}  # a task not named keeps its default
 
     def invented_limit(self, task: str) -> float:
         """The largest share of `task`'s predictions that may hold invented personal data."""
