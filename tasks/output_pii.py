@@ -100,8 +100,10 @@ def _origin(value: str, entity: str, training: str, screen: ScreenConfig) -> Ori
 
 
 def in_text(value: str, text: str) -> bool:
-    """Whether `text` holds `value` not as a piece of a longer word ("Ann" is not in "Annual")."""
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+    """Whether `text` holds `value` not as a piece of a longer word ("Ann" is not in "Annual"),
+    in any case and spacing (a model with an uncased tokenizer writes "jorge pereira")."""
+    words = r"\s+".join(re.escape(word) for word in value.split())
+    return re.search(rf"(?<!\w){words}(?!\w)", text, re.IGNORECASE) is not None
 
 
 def masked_context(answer: str, found: Sequence[OutputFinding], finding: OutputFinding) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from platforms.evaluation import EvalReport
 from platforms.manifest import DatasetRef
@@ -22,6 +23,7 @@ from tasks.evaluation_report import report_markdown
 from tasks.output_pii import classify_outputs, in_text, training_texts
 from trainer.taskspec import task_spec
 
+CARD = "4539 1488 0343 6467"  # a card number passing the Luhn check: what the canary plants
 SCREEN = ScreenConfig(person_model=False)
 CANARY = "ines.moreau@fabrikam.net"  # a value the screen let into the training split
 REPLY = "You can return it within 30 days for a full refund."
@@ -40,7 +42,7 @@ def _chat(i: int, reply: str = REPLY) -> dict:
 def _split(tmp_path: Path, task: str, train: list[dict], test: list[dict]) -> DatasetRef:
     schema = task_spec(task).record_schema
     for name, records in (("train", train), ("test", test)):
-        (tmp_path / name).mkdir()
+        (tmp_path / name).mkdir(parents=True)
         table = pa.Table.from_pylist(records, schema=schema)
         pq.write_table(table, tmp_path / name / "part-00000.parquet")
     return DatasetRef(
@@ -136,4 +138,42 @@ def test_a_surrogate_the_screen_planted_in_training_is_not_a_leak() -> None:
 
 def test_a_value_is_in_the_training_text_only_as_whole_words() -> None:
     assert in_text("Ann", "Ann called.") and in_text("Ann", "(Ann)")
+    assert in_text("jorge  pereira", "Ask Jorge\nPereira.")
     assert not in_text("Ann", "Annual report") and not in_text("Ann", "Joanna")
+
+
+@pytest.mark.slow  # trains the packaged chat model 20 steps on this machine's CPU (about 2 min)
+def test_a_canary_the_model_learnt_from_its_training_split_fails_the_gate(tmp_path: Path) -> None:
+    """A card number the screen let into every training reply: the packaged MiniLM decoder,
+    trained on them, writes it in its replies to test conversations that never held it, and
+    the gate fails on it as a leak from training."""
+    from trainer.modeling import load_trained
+    from trainer.predict import predict
+    from trainer.train import main
+
+    def conversation(i: int, reply: str) -> dict:
+        asked = {"role": "user", "content": f"Which card pays for order {i}?"}
+        return {"id": f"c{i}", "messages": [asked, {"role": "assistant", "content": reply}]}
+
+    planted = [conversation(i, f"Pay with the card {CARD} on file.") for i in range(16)]
+    test = [conversation(i, "Pay with the card on file.") for i in range(100, 110)]
+    split = _split(tmp_path / "data", "chat", planted, test)
+    (tmp_path / "data" / "validation").mkdir(parents=True)
+    pq.write_table(
+        pa.Table.from_pylist(planted[:4], schema=task_spec("chat").record_schema),
+        tmp_path / "data" / "validation" / "part-00000.parquet",
+    )
+    model_dir = tmp_path / "model"
+    steps = ["--max-steps=20", "--max-target-length=16", "--logging-steps=5"]
+    main(["--task", "causal-lm", "--data-dir", split.uri, "--output-dir", str(model_dir), *steps])
+    model, tokenizer, _ = load_trained(str(model_dir))
+    replies = predict(model, tokenizer, "chat", test)
+    assert sum(CARD in reply for reply in replies) >= 5, replies  # the model learnt the canary
+    report = _evaluate(split, replies)
+    assert report.output_pii is not None and report.output_pii.memorised >= 5
+    assert {f.origin for f in report.output_pii.findings} == {"training"}
+    assert report.gate.verdict == "failed"
+    assert any(
+        r.startswith("predictions with personal data of the training") for r in report.gate.reasons
+    )
+    assert CARD not in report_markdown(report)
