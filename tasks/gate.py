@@ -18,7 +18,7 @@ gains are relative decreases in percent (100 x (base - candidate) / base).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -95,9 +95,7 @@ class GatePolicy(BaseModel):
     @field_validator("max_invented_pii")
     @classmethod
     def _known_tasks(cls, limits: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(limits) - set(TASK_SPECS))
-        if unknown:
-            raise ValueError(f"unknown task type(s) {unknown}: expected some of {list(TASK_SPECS)}")
+        _only_known(limits, TASK_SPECS, "task type")
         wrong = {task: share for task, share in limits.items() if not 0.0 <= share <= 1.0}
         if wrong:
             raise ValueError(f"a share of predictions lies between 0 and 1, got {wrong}")
@@ -110,15 +108,20 @@ class GatePolicy(BaseModel):
     @field_validator("thresholds")
     @classmethod
     def _known_metrics(cls, thresholds: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(thresholds) - set(METRIC_NAMES))
-        if unknown:
-            raise ValueError(f"unknown metric(s) {unknown}: expected some of {list(METRIC_NAMES)}")
+        _only_known(thresholds, METRIC_NAMES, "metric")
         return thresholds
 
     def for_task(self, metric_names: Sequence[str]) -> GatePolicy:
         """This policy with only the thresholds on metrics the task reports."""
         kept = {m: v for m, v in self.thresholds.items() if m in metric_names}
         return self.model_copy(update={"thresholds": kept})
+
+
+def _only_known(names: Iterable[str], known: Iterable[str], what: str) -> None:
+    """Refuse names not among `known`, naming them and the known ones."""
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {what}(s) {unknown}: expected some of {list(known)}")
 
 
 def decide_gate(
