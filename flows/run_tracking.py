@@ -302,6 +302,9 @@ def evaluation_metrics(report: EvalReport) -> dict[str, float]:
         metrics["gate.interval.low"], metrics["gate.interval.high"] = report.interval
     metrics["evaluation.test_records"] = report.test_records
     metrics["evaluation.pii_leaks"] = report.pii_leaks
+    if report.output_pii is not None:
+        metrics["evaluation.memorised_pii"] = report.output_pii.memorised
+        metrics["evaluation.invented_pii_rate"] = report.output_pii.invented_rate
     if report.serving is not None:
         metrics |= {f"serving.{k}": v for k, v in report.serving.scores.items()}
     return {_NAME.sub("_", k): v for k, v in metrics.items() if _number(v)}

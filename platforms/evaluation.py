@@ -49,6 +49,45 @@ class GateDecision(BaseModel):
         ]
 
 
+Origin = Literal["training", "surrogate", "invented"]
+
+
+class PiiFinding(BaseModel):
+    """One value the screen's detectors found in a candidate's prediction that its input did not
+    hold, where it came from, and the prediction around it as a reviewer sees it."""
+
+    model_config = ConfigDict(frozen=True)
+    record_id: str = Field(description="The test record's id.")
+    entity: str = Field(description="What the detectors read it as, e.g. PERSON.")
+    origin: Origin = Field(
+        description="training: the training split holds it (memorised, fails the gate); "
+        "surrogate: the training split holds it and the screen's rule for its kind plants "
+        "surrogates (a fake the screen wrote, not a leak); invented: neither input nor training "
+        "holds it (counted in the invented rate)."
+    )
+    context: str = Field(
+        description="The prediction around it, every finding replaced by its placeholder."
+    )
+
+
+class OutputPii(BaseModel):
+    """Personal data in the candidate's predictions by where it came from (values copied from a
+    prediction's own input are not findings)."""
+
+    model_config = ConfigDict(frozen=True)
+    predictions: int = Field(description="How many predictions were screened.")
+    memorised: int = Field(description="Predictions holding a value of the training split.")
+    invented: int = Field(
+        description="Predictions holding a value neither input nor training held."
+    )
+    findings: list[PiiFinding] = Field(default_factory=list)
+
+    @property
+    def invented_rate(self) -> float:
+        """The share of predictions holding an invented value."""
+        return self.invented / self.predictions if self.predictions else 0.0
+
+
 class EvalReport(BaseModel):
     """Every number the gate compared, and its decision."""
 
@@ -61,8 +100,13 @@ class EvalReport(BaseModel):
     champion: dict[str, float] | None
     champion_version: int | None
     interval: tuple[float, float] | None
-    pii_leaks: int
+    pii_leaks: int  # predictions holding personal data not in their input (memorised or invented)
     gate: GateDecision
+    output_pii: OutputPii | None = Field(
+        None,
+        description="Personal data in the candidate's predictions by origin, each finding in "
+        "context (None: a report kept before origins were told apart).",
+    )
     loss_curve: list[dict[str, float]] = Field(default_factory=list)
     samples: list[dict[str, Any]] = Field(
         default_factory=list,

@@ -4,7 +4,9 @@ The models predict where `evaluate.backend` says (`Backends.evaluation`: in this
 Azure ML evaluation job); scores come from the repo's own metric code (tasks/scoring.py,
 `trainer.metrics.score_records`), so the three models are measured identically. The candidate's
 predictions are also screened for personal data that is not in their input
-(`screening.outputs`): a model that emits PII fails the gate. An evaluation job scores and
+(`screening.outputs`), and each value found is looked up in the training split
+(tasks/output_pii.py): a model that repeats one it trained on fails the gate, one that invents
+values fails above its task's `max_invented_pii`. An evaluation job scores and
 screens where it predicts, with the same code and the run's screen config: its numbers, each
 record's scores (the paired bootstrap's) and its findings are taken as they are, nothing scored
 or screened again here (`Evaluation.scores`, `Evaluation.output_screen`). With a serving
@@ -42,6 +44,7 @@ from tasks.evaluation_report import (
     shown_reference,
 )
 from tasks.gate import GatePolicy, decide_gate, paired_bootstrap
+from tasks.output_pii import classify_outputs, training_texts
 from tasks.scoring import Scored, scored
 from tasks.serving_choice import ServingConfig, choose_runtime
 from trainer.taskspec import task_spec
@@ -108,6 +111,13 @@ def run_evaluation(
     answer_of = spec.answer_of  # what the endpoint answers, in a prediction
     screened = _output_screen(task_type, candidate.predictions, records, screen, evaluation)
     leaks, masked = screened.leaks, screened.masked
+    output_pii = classify_outputs(
+        [answer_of(p) for p in candidate.predictions],
+        records,
+        screened,
+        _training_text(split, screened, storage_options),
+        screen,
+    )
     primary = config.primary_metric or spec.primary_metric
     served, choice = candidate.predictions, None
     if serving is not None and export_dir is not None:
@@ -129,7 +139,9 @@ def run_evaluation(
         config.for_task(spec.metric_names),
         primary,
         interval=interval,
-        pii_leaks=leaks,
+        memorised_pii=output_pii.memorised,
+        invented_pii_rate=output_pii.invented_rate,
+        max_invented_pii=config.invented_limit(task_type),
         test_records=len(records),
     )
     return EvalReport(
@@ -142,6 +154,7 @@ def run_evaluation(
         champion_version=champion.version if champion else None,
         interval=interval,
         pii_leaks=leaks,
+        output_pii=output_pii,
         gate=gate,
         loss_curve=_loss_curve(Path(job.output_dir)),
         samples=[  # what the served runtime answered offline: the rollout's smoke check
@@ -196,6 +209,18 @@ def _output_screen(
             return job
         log.warning("the evaluation job screened under another screen config: screened here")
     return screen_candidate(task_type, candidate, records, screen)
+
+
+def _training_text(
+    split: DatasetRef, screened: OutputScreen, storage_options: dict[str, Any] | None
+) -> str:
+    """The training split's text as it went to training, read only when a prediction holds
+    personal data its input did not (nothing to look up otherwise)."""
+    from trainer.data import read_split
+
+    if not any(not f.in_input for f in screened.findings):
+        return ""
+    return training_texts(split.task, read_split(split.uri, "train", 0, storage_options))
 
 
 def _loss_curve(model_dir: Path) -> list[dict[str, float]]:

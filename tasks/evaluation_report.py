@@ -1,7 +1,8 @@
 """How a person reads the evaluation report (`platforms.evaluation.EvalReport`: every number the
 gate compared and its decision): the Prefect artifact's Markdown, its examples as a table of
 question, reference, base, candidate and champion whose cells are a few short lines (so the
-table fits a 1280 px screen), and the loss curve as a picture (`loss_curve_markdown`).
+table fits a 1280 px screen), each value found in the candidate's predictions in context
+(masked) and where it came from, and the loss curve as a picture (`loss_curve_markdown`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from platforms.evaluation import EvalReport
+from platforms.evaluation import EvalReport, OutputPii
 from platforms.tracking import loss_curve_png
 
 
@@ -37,6 +38,8 @@ def report_markdown(report: EvalReport) -> str:
     ]
     if report.gate.verdict == "cannot-judge":
         lines += ["", *[f"**{r}**" for r in report.gate.reasons if "cannot judge" in r]]
+    if report.output_pii and report.output_pii.findings:
+        lines += ["", *_pii_lines(report.output_pii)]
     if report.serving:
         serving = report.serving
         lines += [
@@ -90,6 +93,30 @@ def loss_curve_markdown(loss_curve: list[dict[str, Any]]) -> str | None:
         f"### Training loss: {first:.3f} → {last:.3f} over {loss_curve[-1]['step']} steps\n\n"
         f"![Training loss by step](data:image/png;base64,{data})"
     )
+
+
+ORIGIN_WORDS = {
+    "training": "**leak from training** (fails the gate)",
+    "surrogate": "a surrogate the screen planted in training (not a leak)",
+    "invented": "invented (counted in the rate)",
+}
+
+
+def _pii_lines(pii: OutputPii) -> list[str]:
+    """Each value found in a prediction that its input did not hold: the record, its kind, its
+    origin and the prediction around it, masked as the screen shows reviewers."""
+    return [
+        f"Personal data in the candidate's {pii.predictions} predictions that their input did "
+        f"not hold: {pii.memorised} repeat the training split, {pii.invented} invent "
+        f"({pii.invented_rate:.1%})",
+        "",
+        "| record | found | origin | prediction (masked) |",
+        "|---|---|---|---|",
+        *[
+            f"| {_cell(f.record_id)} | {f.entity} | {ORIGIN_WORDS[f.origin]} | {_cell(f.context)} |"
+            for f in pii.findings
+        ],
+    ]
 
 
 def shown_reference(reference: Any) -> str:

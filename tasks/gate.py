@@ -18,12 +18,25 @@ gains are relative decreases in percent (100 x (base - candidate) / base).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from platforms.evaluation import Check, GateDecision
 from trainer.metrics import LOWER_IS_BETTER, METRIC_NAMES
+from trainer.taskspec import TASK_SPECS
+
+MEMORISED_CHECK = "predictions with personal data of the training split"
+# A generative model's replies may hold a name it makes up, or a word the detectors misread as
+# personal data (a product, a place): about one reply in thirty of a chat model trained on
+# public conversations did. One in twenty passes such noise and still refuses a model that fills
+# its replies with personal data; extractive answers come from their input, so none is allowed.
+MAX_INVENTED_PII = {
+    "extractive-qa": 0.0,
+    "chat": 0.05,
+    "summarization": 0.05,
+    "text-generation": 0.05,
+}
 
 
 class GatePolicy(BaseModel):
@@ -64,21 +77,51 @@ class GatePolicy(BaseModel):
         "registers nothing and says to add records or raise split.test).",
     )
     fail_on_pii: bool = Field(
-        True, description="Fail when predictions hold PII absent from inputs."
+        True,
+        description="Judge the personal data in the candidate's predictions that their input "
+        "did not hold: a value the training split holds (memorised; surrogates the screen "
+        "planted excepted) fails the gate always; invented values fail above "
+        "max_invented_pii. false: neither is checked (still reported).",
     )
+    max_invented_pii: dict[str, float] = Field(
+        default_factory=lambda: dict(MAX_INVENTED_PII),
+        description="Per task type, the largest share of predictions (0 to 1) that may hold "
+        "personal data neither their input nor the training split held (a name a model makes "
+        "up, or a detector's false finding); a task not named keeps its default. Defaults: "
+        "extractive-qa 0 (answers come from the input), chat, summarization and "
+        "text-generation 0.05.",
+    )
+
+    @field_validator("max_invented_pii")
+    @classmethod
+    def _known_tasks(cls, limits: dict[str, float]) -> dict[str, float]:
+        _only_known(limits, TASK_SPECS, "task type")
+        wrong = {task: share for task, share in limits.items() if not 0.0 <= share <= 1.0}
+        if wrong:
+            raise ValueError(f"a share of predictions lies between 0 and 1, got {wrong}")
+        return {**MAX_INVENTED_PII, **limits}  # a task not named keeps its default
+
+    def invented_limit(self, task: str) -> float:
+        """The largest share of `task`'s predictions that may hold invented personal data."""
+        return self.max_invented_pii.get(task, 0.0)
 
     @field_validator("thresholds")
     @classmethod
     def _known_metrics(cls, thresholds: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(thresholds) - set(METRIC_NAMES))
-        if unknown:
-            raise ValueError(f"unknown metric(s) {unknown}: expected some of {list(METRIC_NAMES)}")
+        _only_known(thresholds, METRIC_NAMES, "metric")
         return thresholds
 
     def for_task(self, metric_names: Sequence[str]) -> GatePolicy:
         """This policy with only the thresholds on metrics the task reports."""
         kept = {m: v for m, v in self.thresholds.items() if m in metric_names}
         return self.model_copy(update={"thresholds": kept})
+
+
+def _only_known(names: Iterable[str], known: Iterable[str], what: str) -> None:
+    """Refuse names not among `known`, naming them and the known ones."""
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {what}(s) {unknown}: expected some of {list(known)}")
 
 
 def decide_gate(
@@ -89,12 +132,15 @@ def decide_gate(
     primary: str,
     *,
     interval: tuple[float, float] | None = None,
-    pii_leaks: int = 0,
+    memorised_pii: int = 0,
+    invented_pii_rate: float = 0.0,
+    max_invented_pii: float = 0.0,
     test_records: int | None = None,
 ) -> GateDecision:
     """Pass only when every criterion holds; `reasons` lists each one that does not. On too few
     `test_records`, or an interval too wide for its one unmet criterion, the verdict is
-    `cannot-judge` and the first reason says why and what to do."""
+    `cannot-judge` and the first reason says why and what to do; predictions repeating
+    personal data of the training split (`memorised_pii`) fail on any number of records."""
     checks: list[Check] = []
     for metric, bound in sorted(policy.thresholds.items()):
         value = candidate.get(metric, float("nan"))
@@ -139,17 +185,23 @@ def decide_gate(
                 )
             )
     if policy.fail_on_pii:
-        checks.append(
+        checks += [
             Check(
-                name="predictions with PII not in their input",
-                value=pii_leaks,
+                name=MEMORISED_CHECK,
+                value=memorised_pii,
                 required=0,
-                passed=pii_leaks == 0,
-            )
-        )
+                passed=memorised_pii == 0,
+            ),
+            Check(
+                name="share of predictions with invented personal data",
+                value=invented_pii_rate,
+                required=max_invented_pii,
+                passed=invented_pii_rate <= max_invented_pii,
+            ),
+        ]
     unmet = [c for c in checks if not c.passed]
     reasons = [f"{c.name}: {c.value:.2f} (required {c.required:.2f})" for c in unmet]
-    leaked = any(c.name.startswith("predictions with PII") for c in unmet)
+    leaked = any(c.name == MEMORISED_CHECK for c in unmet)
     few = too_few_test_records(test_records, policy) if test_records is not None else None
     if few is not None and not leaked:
         return GateDecision(

@@ -280,9 +280,16 @@ def _limits(report: EvalReport | None, screen: ScreenReport | None) -> list[str]
                 f"- {report.test_records} test records judge coarsely: one record can move "
                 f"{report.primary_metric} by up to {100 / max(report.test_records, 1):.1f} points."
             )
+        pii = report.output_pii
         lines.append(
             f"- Personal data found in its test outputs: {report.pii_leaks}"
-            + (" (it can repeat values it saw)." if report.pii_leaks else ".")
+            + (
+                f" ({pii.memorised} repeating its training data, {pii.invented} invented)."
+                if pii is not None and report.pii_leaks
+                else " (it can repeat values it saw)."
+                if report.pii_leaks
+                else "."
+            )
         )
     lines.append(
         "- The screen does not catch every personal value (names and street addresses least; "

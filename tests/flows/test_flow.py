@@ -134,7 +134,7 @@ def test_manual_approval_pauses_and_resumes_with_the_reviewers_input(
     paused = flow_run.state
     description = read_flow_run_input(keyset_from_paused_state(paused)["description"], UUID(run_id))
     assert "Screening report" in description and "Read the full review" in description
-    assert "Since the last approved dataset" in description
+    assert "Since the last approval" in description
     review = artifacts(UUID(run_id))["review"]  # the page the form links to: masked records
     assert "&lt;PERSON&gt;" in review and "**Reason:** LOCATION in context" in review
     assert "Kenji" not in description + review  # the reviewer sees masked text only

@@ -192,7 +192,7 @@ def test_a_reused_job_s_curves_plot_and_model_card_come_from_its_files(tmp_path:
 def test_every_number_the_gate_compared_is_a_metric() -> None:
     policy = GatePolicy(thresholds={"f1": 50.0}, min_gain_over_base=20.0, max_regression=1.0)
     candidate, base, champion = {"f1": 71.2, "exact_match": 60.0}, {"f1": 6.1}, {"f1": 75.0}
-    gate = decide_gate(candidate, base, champion, policy, "f1", pii_leaks=0, test_records=40)
+    gate = decide_gate(candidate, base, champion, policy, "f1", test_records=40)
     report = EvalReport(
         task="extractive-qa",
         primary_metric="f1",

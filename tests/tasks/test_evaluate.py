@@ -178,7 +178,8 @@ def test_the_gate_judges_the_evaluation_jobs_scores_and_screen(
     per_example = [scores[m]["per_example"] for m in ("candidate", "champion")]
     assert report.interval == paired_bootstrap(*per_example, 200, 0.95)
     assert report.pii_leaks == 1 and not report.gate.passed
-    assert any(r.startswith("predictions with PII") for r in report.gate.reasons)
+    # an extractive answer with a value neither its input nor training held: over qa's share 0
+    assert any(r.startswith("share of predictions with invented") for r in report.gate.reasons)
     assert report.examples[0]["candidate"] == "3 days"
 
     other = screened.model_copy(update={"screen": {**screened.screen, "max_samples": 5}})

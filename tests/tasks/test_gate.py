@@ -30,14 +30,17 @@ def test_every_unmet_criterion_is_listed() -> None:
             thresholds={"f1": 40, "exact_match": 10}, min_gain_over_base=20, max_regression=1.0
         ),
         "f1",
-        pii_leaks=2,
+        memorised_pii=2,
+        invented_pii_rate=0.1,
+        max_invented_pii=0.05,
     )
     assert not decision.passed
     assert decision.reasons == [
         "f1 >= 40.0: 25.00 (required 40.00)",
         "f1 gain over base: 15.00 (required 20.00)",
         "f1 change vs champion: -5.00 (required -1.00)",
-        "predictions with PII not in their input: 2.00 (required 0.00)",
+        "predictions with personal data of the training split: 2.00 (required 0.00)",
+        "share of predictions with invented personal data: 0.10 (required 0.05)",
     ]
 
 
@@ -86,7 +89,6 @@ def test_a_higher_perplexity_fails_every_check_a_higher_score_would_pass() -> No
         {"perplexity": 100.0},
         GatePolicy(thresholds={"perplexity": 120}, min_gain_over_base=40, max_regression=1),
         "perplexity",
-        pii_leaks=0,
     )
     assert decision.reasons == [
         "perplexity <= 120.0: 150.00 (required 120.00)",
@@ -115,8 +117,8 @@ def test_a_three_record_test_split_cannot_be_judged_and_says_what_to_do() -> Non
     assert enough.passed and enough.verdict == "passed"
     lowered = GatePolicy(min_test_records=3)
     assert decide_gate(good, BASE, None, lowered, "f1", test_records=3).passed
-    leaking = decide_gate(good, BASE, None, policy, "f1", test_records=3, pii_leaks=1)
-    assert leaking.verdict == "failed"  # personal data in an output fails on any number
+    leaking = decide_gate(good, BASE, None, policy, "f1", test_records=3, memorised_pii=1)
+    assert leaking.verdict == "failed"  # a memorised value fails on any number of records
 
 
 def test_an_interval_wider_than_the_regression_it_must_detect_cannot_judge() -> None:
@@ -147,3 +149,40 @@ def test_the_split_is_refused_with_the_gates_own_message_before_anything_trains(
     capped = EvaluateConfig(min_test_records=30, max_test_records=20)  # the run passes its cap
     with pytest.raises(CannotJudge, match=r"evaluate\.max_test_records: 20 caps it; raise it"):
         require_judgeable(500, capped, "nothing was trained", capped.max_test_records)
+
+
+def test_a_memorised_value_always_fails_and_invented_ones_only_above_the_tasks_share() -> None:
+    """Issue 45 item 6: a value of the training split in a prediction fails the gate; values
+    neither its input nor training held are a share compared with the task's limit."""
+    good = {"f1": 90.0, "exact_match": 80.0}
+    policy = GatePolicy()
+    assert policy.invented_limit("extractive-qa") == 0.0
+    assert policy.invented_limit("chat") == 0.05
+    chat = policy.invented_limit("chat")
+    assert decide_gate(
+        good, BASE, None, policy, "f1", invented_pii_rate=0.04, max_invented_pii=chat
+    ).passed
+    over = decide_gate(
+        good, BASE, None, policy, "f1", invented_pii_rate=0.06, max_invented_pii=chat
+    )
+    assert over.reasons == [
+        "share of predictions with invented personal data: 0.06 (required 0.05)"
+    ]
+    memorised = decide_gate(good, BASE, None, policy, "f1", memorised_pii=1, max_invented_pii=chat)
+    assert memorised.reasons == [
+        "predictions with personal data of the training split: 1.00 (required 0.00)"
+    ]
+    unchecked = GatePolicy(fail_on_pii=False)
+    assert decide_gate(good, BASE, None, unchecked, "f1", memorised_pii=3).passed
+
+
+def test_the_invented_share_is_set_per_known_task_between_0_and_1() -> None:
+    from pydantic import ValidationError
+
+    looser = GatePolicy(max_invented_pii={"chat": 0.2})  # the others keep their defaults
+    assert looser.invented_limit("chat") == 0.2 and looser.invented_limit("summarization") == 0.05
+    assert looser.invented_limit("extractive-qa") == 0.0
+    with pytest.raises(ValidationError, match="unknown task type"):
+        GatePolicy(max_invented_pii={"dialogue": 0.1})
+    with pytest.raises(ValidationError, match="between 0 and 1"):
+        GatePolicy(max_invented_pii={"chat": 5})
