@@ -142,8 +142,8 @@ def changes_summary(changes: ReviewChanges | None, model: str = "") -> str:
         return f"**Since the last approval:** this is the first{of_model}."
     kept = changes.counts["kept"]
     return (
-        f"**Since the last approved dataset of `{changes.model}`** "
-        f"(`{changes.previous_hash[:16]}`, approved by {changes.previous_reviewer}): "
+        f"**Since the last approval of `{changes.model}`** "
+        f"(`{changes.previous_hash[:16]}`, by {changes.previous_reviewer}): "
         f"{len(changes.added_ids)} new record ids, "
         f"{len(changes.removed_ids)} gone; kept {kept.then} → {kept.now}."
     )
