@@ -194,6 +194,9 @@ class LocalTrainingBackend:
                 spec.accelerate_config,
                 "--num_processes",
                 str(spec.nproc),
+                # a free port, not accelerate's fixed 29500 that two jobs at once would share
+                "--main_process_port",
+                "0",
                 "-m",
                 "trainer.train",
                 *args,

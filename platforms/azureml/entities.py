@@ -179,10 +179,12 @@ def _launch_command(spec: TrainSpec, launch: LaunchConfig) -> str:
         head += ["--mixed_precision", MIXED_PRECISION[precision]]
     # Unquoted so the node's shell expands them: every node reporting rank 0 is the known
     # failure when machine_rank is not taken from $NODE_RANK.
+    # One node: a free port of accelerate's choosing (`0`), never its fixed 29500, which a second
+    # launch on the same machine would share, each rank then joining the other's rendezvous.
     rendezvous = (
         " --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR --main_process_port $MASTER_PORT"
         if nodes > 1
-        else ""
+        else " --main_process_port 0"
     )
     return shlex.join(head) + rendezvous + " " + shlex.join(train)
 

@@ -190,7 +190,9 @@ def test_torchrun_launcher_lets_azure_ml_start_one_process_per_gpu(tmp_path: Pat
     assert _launcher_words(job.command)[:3] == ["python", "-m", "trainer.train"]
 
 
-def test_single_node_accelerate_has_no_rendezvous_flags() -> None:
+def test_single_node_accelerate_rendezvouses_on_a_free_port() -> None:
+    """No node rank or head address; the port accelerate's own free one, not its fixed 29500
+    that a second launch on the machine would join (both jobs then hang)."""
     from platforms.training import TrainSpec
 
     launch = AzureMLConfig.model_validate(
@@ -198,6 +200,7 @@ def test_single_node_accelerate_has_no_rendezvous_flags() -> None:
     ).launch
     command = training_command(TrainSpec(name="t", data_dir="d", args={}), launch)
     assert "NODE_RANK" not in command and "--num_processes 4" in command
+    assert "--main_process_port 0 " in command and "MASTER_ADDR" not in command
 
 
 def test_an_image_environment_and_a_split_folder_export(tmp_path: Path) -> None:

@@ -109,6 +109,7 @@ def test_launch_commands(tmp_path: Path) -> None:
     )
     assert accel[accel.index("--config_file") + 1] == "trainer/configs/fsdp.yaml"
     assert accel[accel.index("--num_processes") + 1] == "4"
+    assert accel[accel.index("--main_process_port") + 1] == "0"  # free, not a shared 29500
 
 
 @pytest.mark.slow
