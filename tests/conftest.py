@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -12,6 +13,9 @@ os.environ.setdefault("TUNEGATE_APPROVAL_KEY", "tests-only approval signing key"
 # The endpoints runs start collect nothing: loading the masker costs each server process ~3 s of
 # CPU. tests/serving/ collects (its shared endpoint and test_collect.py, which sets it back).
 os.environ.setdefault("TUNEGATE_COLLECT", "0")
+# DeepSpeed's CPU ops are built (torch's JIT extensions) into the test venv, not the user's cache
+# that other checkouts share: see the deepspeed_cpu_ops fixture.
+os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(sys.prefix, "torch-extensions"))
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +27,27 @@ from flows.config import PipelineConfig, validate_config
 from platforms.compute import DaskConfig
 
 DASK = DaskConfig(n_workers=2, threads_per_worker=1, memory_limit="3GiB", partition_rows=200)
+
+
+@pytest.fixture(scope="session")
+def deepspeed_cpu_ops() -> None:
+    """DeepSpeed on the CPU JIT-builds its shared-memory op (g++: a minute or more on two busy
+    cores) in the first process that starts its distributed backend, under a lock file that every
+    other process waits on without end. A job killed while it holds that lock (a test's timeout,
+    a preemption) leaves it behind, and every later DeepSpeed job hangs. So the tests that
+    launch DeepSpeed jobs have it built here first, in the test process (both xdist workers may
+    call this at once: one builds, the other waits), and a lock older than any build is removed."""
+    import time
+
+    from deepspeed.accelerator import get_accelerator
+
+    builder = get_accelerator().create_op_builder("ShareMemCommBuilder")
+    if builder is None:  # an accelerator that needs no such op
+        return
+    lock = Path(os.environ["TORCH_EXTENSIONS_DIR"]) / builder.NAME / "lock"
+    if lock.exists() and time.time() - lock.stat().st_mtime > 900:
+        lock.unlink(missing_ok=True)
+    builder.load(verbose=False)
 
 
 @pytest.fixture(scope="session")

@@ -347,7 +347,7 @@ def test_the_evaluation_job_writes_the_mlflow_model_an_export_registers(tmp_path
 
 
 @pytest.mark.slow
-def test_deepspeed_zero3_on_two_cpu_processes(tmp_path: Path) -> None:
+def test_deepspeed_zero3_on_two_cpu_processes(tmp_path: Path, deepspeed_cpu_ops: None) -> None:
     """`accelerate_config: deepspeed_zero3` on a node with 2 processes (DeepSpeed's CPU
     accelerator, gloo): each rank loads only its shard of the model (zero3_init_flag: the model
     is created after TrainingArguments), and the model the job writes, its adapter and its

@@ -139,7 +139,7 @@ LAUNCHES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("launch", list(LAUNCHES))
 def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_checkpoint(
-    tmp_path: Path, launch: str
+    tmp_path: Path, launch: str, request: pytest.FixtureRequest
 ) -> None:
     """A preempted node, here: the job's processes SIGKILLed mid-epoch once a checkpoint exists,
     and a later checkpoint left torn. The run's wait sees the job end without an error of its
@@ -147,6 +147,8 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
     checkpoint (adapter, optimizer, scheduler, RNG and data position: under DeepSpeed its own
     engine's state) and ends where an uninterrupted run ends: same steps, same adapter."""
     nproc, accelerate_config = LAUNCHES[launch]
+    if accelerate_config and "deepspeed" in accelerate_config:
+        request.getfixturevalue("deepspeed_cpu_ops")  # built before the job, never in it
     backend = LocalTrainingBackend(tmp_path / "jobs")
     args = {"max_length": 64, "doc_stride": 16, "batch_size": 3 if nproc == 1 else 2}
     spec = _spec(tmp_path, "preempted", **args, epochs=1, save_steps=2).model_copy(
