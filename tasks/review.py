@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import re
 
-import pyarrow.parquet as pq
-
 from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
-from platforms.store import Store
+from platforms.store import Store, read_table
 from screening.changes import TextChange
 from screening.profiles import PROFILES
 from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
@@ -37,9 +35,8 @@ def review_records(store: Store, dataset: DatasetRef) -> list[ReviewRecord] | No
     if "review" not in store.read_manifest(dataset.uri).tables:
         return None
     records = []
-    for uri in store.table_files(dataset, "review"):
-        with store.open(uri) as f:
-            records += [ReviewRecord.from_row(r) for r in pq.read_table(f).to_pylist()]
+    for uri in store.table_files(dataset, "review"):  # encrypted as the raw records are
+        records += [ReviewRecord.from_row(r) for r in read_table(store, uri)]
     return sorted(records, key=lambda r: (r.outcome != "quarantined", r.id))
 
 

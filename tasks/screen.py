@@ -13,7 +13,8 @@ only where training keeps it (a flagged one) or the policy lets a reviewer see i
 (`screen.review_shows`), and a quarantine row keeps the record's masked copy (tunegate's
 placeholders in place of every finding), never its raw values. The ingest partitions it reads
 may be encrypted (`ingest.raw_retention`): they are decrypted on the worker, in memory, with the
-store's key.
+store's key, and the review and changes tables, which may show originals, are then encrypted
+with it too.
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ def run_screen(
 
     def build(dataset: DatasetBuild) -> Contents:
         parts = store.table_files(ingested, "accepted")
+        # The review and changes tables may show a replaced value's original (screen.review_shows):
+        # raw values, kept at rest as the ingest keeps its raw records (encrypted unless `keep`).
+        raw_extra = store.read_manifest(ingested.uri).extra
+        originals_cipher = store.raw_cipher if "encrypted_with_key" in raw_extra else None
         results = dataset.map(
             screen_partition,
             parts,
@@ -100,6 +105,7 @@ def run_screen(
             config=config,
             salt=salt,
             cipher=store.raw_cipher,
+            originals_cipher=originals_cipher,
         )
         report = screen_report(task_type, [r.tally for r in results], config)
         dataset.writer.write_json("report.json", report.model_dump(mode="json"))
@@ -192,9 +198,11 @@ def screen_partition(
     config: ScreenConfig,
     salt: bytes | None = None,
     cipher: RawCipher | None = None,
+    originals_cipher: RawCipher | None = None,
 ) -> PartitionScreened:
     """Screen one partition on a worker (decrypted with `cipher` when encrypted); write its
-    tables; return its tally and files."""
+    tables (the review and changes tables, which may hold originals, encrypted with
+    `originals_cipher` when given); return its tally and files."""
     store = Store(store_uri, store_options)
     screening = screen_records(task_type, read_table(store, part_uri, cipher), config, salt)
     content = MultisetHash()
@@ -226,10 +234,17 @@ def screen_partition(
             index,
             [r.to_row() for r in screening.review],
             REVIEW_SCHEMA,
+            originals_cipher,
         ),
         reviewed=len(screening.review),
         change_files=_write_part(
-            store, work_uri, "changes", index, change_rows(screening.changes), CHANGES_SCHEMA
+            store,
+            work_uri,
+            "changes",
+            index,
+            change_rows(screening.changes),
+            CHANGES_SCHEMA,
+            originals_cipher,
         ),
         changes=len(screening.changes),
     )
@@ -242,12 +257,14 @@ def _write_part(
     index: int,
     rows: list[dict[str, Any]],
     schema: pa.Schema,
+    cipher: RawCipher | None = None,
 ) -> tuple[str, ...]:
-    """Write `rows` as this partition's file of `table`; its name, or none without rows."""
+    """Write `rows` as this partition's file of `table` (encrypted with `cipher` when given);
+    its name, or none without rows."""
     if not rows:
         return ()
     name = f"{table}/part-{index:05d}.parquet"
-    write_table(store, f"{work_uri}/{name}", rows, schema)
+    write_table(store, f"{work_uri}/{name}", rows, schema, cipher)
     return (name,)
 
 

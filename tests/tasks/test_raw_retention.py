@@ -20,6 +20,7 @@ from samples.values import secret_value
 from tasks.approve import make_record
 from tasks.ingest import retire_raw, run_ingest
 from tasks.reuse import reread_needed
+from tasks.review_kept import kept_changes
 from tasks.screen import run_screen
 
 TOKEN = secret_value(random.Random(3), "github_token")
@@ -105,6 +106,11 @@ def test_ingest_keeps_no_raw_value_readable_and_the_screen_sees_the_same(
     [row] = read_table(store, part)
     assert row["id"] == "r2" and "GITHUB_TOKEN" in row["reason"]
     assert "<GITHUB_TOKEN>" in row["raw"] and not [v for v in RAW if v in row["raw"]]
+
+    # a name the screen replaced is shown to the reviewer (screen.review_shows): an original,
+    # which the review reads with the store's key and which is encrypted on disk (above)
+    changes = kept_changes(store, screened.dataset) or []
+    assert any(c.entity == "PERSON" and c.before.value == NAME for c in changes), changes
 
 
 def test_delete_after_approval_removes_the_raw_records_and_a_rerun_reads_them_again(
