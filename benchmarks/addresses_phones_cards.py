@@ -30,11 +30,11 @@ from pathlib import Path
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from screening.config import DEFAULT_PII_RULES
 from screening.finders.addresses import find_addresses
 from screening.finders.cards import find_cards
 from screening.finders.ibans import find_ibans
 from screening.finders.phones import find_phones
-from screening.policy import DEFAULT_PII_RULES
 
 DEV = Path(__file__).parent / "corpora" / "addresses_phones_cards_dev.jsonl"
 FINDERS = {

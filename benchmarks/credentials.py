@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.corpora.credentials.corpus import Ticket, corpus
 from benchmarks.corpora.credentials.rates import covered, measure
+from screening.config import ScreenConfig
 from screening.detectors import Detectors, build_analyzer
 from screening.finders.credentials import find_credentials
-from screening.policy import ScreenConfig
 
 EXTERNAL = Path(__file__).resolve().parent / "corpora" / "credentials_dev.jsonl"
 CODE_PACKAGES = (

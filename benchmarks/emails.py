@@ -28,8 +28,8 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.addresses_phones_cards import CHATS, chat_turns, prose_paragraphs
+from screening.config import DEFAULT_PII_RULES
 from screening.finders.emails import ENTITY, find_emails
-from screening.policy import DEFAULT_PII_RULES
 
 MIN_SCORE = DEFAULT_PII_RULES[ENTITY].min_score
 

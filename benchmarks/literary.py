@@ -25,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from screening.scan import screen_records
 
 CORPUS = Path(__file__).resolve().parent / "corpora" / "literary_odyssey.jsonl"

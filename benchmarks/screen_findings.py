@@ -36,8 +36,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flows.config import load_config
+from screening.config import ScreenConfig
 from screening.detectors import AnalysisFailed, detectors_for
-from screening.policy import ScreenConfig, apply_policy
+from screening.policy import apply_policy
 from screening.scan import _toxicity
 
 ROOT = Path(__file__).resolve().parents[1]

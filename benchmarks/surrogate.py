@@ -35,7 +35,7 @@ from platforms.compute import shared_client
 from platforms.store import read_table
 from platforms.training import trainer_arguments
 from samples.generate import generate_sample, write_sample
-from screening.policy import Action
+from screening.config import Action
 from tasks.ingest import run_ingest
 from tasks.scoring import predict_and_score
 from tasks.screen import run_screen

@@ -25,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from screening.policy import Action, ToxicityConfig
+from screening.config import Action, ToxicityConfig
 from screening.scan import _toxicity, worst
 
 EXTERNAL = Path(__file__).resolve().parent / "corpora"

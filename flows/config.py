@@ -36,7 +36,7 @@ from platforms.hashing import sha256_text, stable_json
 from platforms.notify import NotifyConfig
 from platforms.store import Store
 from platforms.tracking import TrackingConfig
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from tasks.approval_config import ApprovalConfig
 from tasks.evaluate import EvaluateConfig
 from tasks.ingest import IngestConfig

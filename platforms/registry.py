@@ -23,16 +23,15 @@ import hashlib
 import os
 import shutil
 import socket
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from platforms import version_files
+from platforms.artifact_location import local_path, read_remote, scratch_of, staging_folder, upload
 from platforms.lineage import Lineage
 from platforms.locks import process_alive
 from platforms.model_version import (
@@ -110,11 +109,11 @@ class MlflowRegistry:
                 tags=tags,
                 description=_description(lineage, metrics, card),
             )
-            with _staged(location) as staged:
+            with staging_folder(location) as staged:
                 subdir = version_files.stage(Path(source), staged)
                 if card is not None:
                     version_files.write_card(staged / subdir if subdir else staged, card)
-                root = str(_local_path(location) or location)
+                root = str(local_path(location) or location)
                 record = ModelVersion(
                     name=name,
                     version=int(created.version),
@@ -129,7 +128,7 @@ class MlflowRegistry:
                     record = record.signed(self.signing_key)
                 text = record.model_dump_json(indent=2)
                 (staged / VERSION_FILE).write_text(text)
-                _upload(staged, location)
+                upload(staged, location)
             self.client.set_model_version_tag(name, created.version, _RECORD, _sha256(text))
             self.client.delete_model_version_tag(name, created.version, _WRITER)
         except BaseException:
@@ -257,7 +256,7 @@ class MlflowRegistry:
     def download(self, version: ModelVersion) -> Path:
         """The version's folder here, once its files are checked against the registered record
         (a version kept on an MLflow server is downloaded once)."""
-        root = _local_path(version.root)
+        root = local_path(version.root)
         if root is None:
             root = self._fetched(version)
         here = root / version.model_subdir if version.model_subdir else root
@@ -289,12 +288,12 @@ class MlflowRegistry:
         if digest is None:
             return None
         location = str(found.source)
-        local = _local_path(location)
+        local = local_path(location)
         text = None
         if local is not None and (local / VERSION_FILE).exists():
             text = (local / VERSION_FILE).read_text()
         elif local is None:
-            text = _read_remote(location, VERSION_FILE)
+            text = read_remote(location, VERSION_FILE)
         if text is None:
             raise ModelFilesChanged(
                 f"{found.name}:{found.version}: {VERSION_FILE} is missing from {location}; "
@@ -378,10 +377,10 @@ class MlflowRegistry:
     def _delete(self, name: str, version: str | int, location: str) -> None:
         with suppress(Exception):  # best effort: the version stays invisible without a record
             self.client.delete_model_version(name, str(version))
-        local = _local_path(location)
+        local = local_path(location)
         if local is not None:
             shutil.rmtree(local, ignore_errors=True)
-            shutil.rmtree(_scratch_of(local), ignore_errors=True)
+            shutil.rmtree(scratch_of(local), ignore_errors=True)
 
     def _fetched(self, version: ModelVersion) -> Path:
         import mlflow.artifacts
@@ -432,61 +431,6 @@ def _sha256(text: str) -> str:
 def _created_at(millis: int | None) -> str:
     when = datetime.fromtimestamp((millis or 0) / 1000, UTC) if millis else datetime.now(UTC)
     return when.isoformat(timespec="seconds")
-
-
-def _local_path(location: str) -> Path | None:
-    """The folder of a `file:` location or a plain path; None for any other scheme."""
-    if location.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        return Path(unquote(urlparse(location).path))
-    if "://" in location or location.startswith(("models:", "runs:")):
-        return None
-    return Path(location)
-
-
-@contextmanager
-def _staged(location: str) -> Iterator[Path]:
-    """An empty folder to put a version's files together in: beside its final folder for a
-    local location (published by a rename), else a temporary one (uploaded)."""
-    local = _local_path(location)
-    if local is None:
-        with tempfile.TemporaryDirectory(prefix="tunegate-version-") as scratch:
-            yield Path(scratch) / "files"
-        return
-    scratch = _scratch_of(local)
-    scratch.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _scratch_of(local: Path) -> Path:
-    return local.with_name(f".tmp-{local.name}")
-
-
-def _upload(staged: Path, location: str) -> None:
-    """Publish the staged files at `location`: a rename here, or MLflow's artifact repository
-    for an MLflow server's store."""
-    local = _local_path(location)
-    if local is not None:
-        os.rename(staged, local)
-        return
-    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
-
-    get_artifact_repository(location).log_artifacts(str(staged))
-
-
-def _read_remote(location: str, name: str) -> str | None:
-    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
-
-    with tempfile.TemporaryDirectory() as scratch:
-        try:
-            path = get_artifact_repository(location).download_artifacts(name, scratch)
-        except Exception:  # noqa: BLE001 - any store's "not there"
-            return None
-        return Path(path).read_text()
 
 
 _DESCRIPTION_LIMIT = 5000  # what MLflow's database column holds

@@ -6,7 +6,7 @@ the Presidio recognizer it stands in for (`replaces`), its context words (Presid
 enhancer raises a finding near them), the default rule of its entities (`rule`) and how a
 surrogate of its values is made (`surrogate`, "module:function"; None: the value's shape kept).
 Read by `screening.entities` (the known types), `screening.detectors` (the recognizers, with and
-without spaCy), `screening.policy` (the default rules) and `screening.surrogates` (the makers).
+without spaCy), `screening.config` (the default rules) and `screening.surrogates` (the makers).
 
 Adding a finder: a module under `screening/finders/` with its `find` function, and a row here.
 References are strings, resolved on first use (`load`), so reading the table loads no detection
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class Rule:
-    """The default rule of an entity: a `screening.policy.Action`'s name and the least score."""
+    """The default rule of an entity: a `screening.config.Action`'s name and the least score."""
 
     action: Literal["redact", "surrogate", "drop", "flag"]
     min_score: float = 0.5

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from screening.policy import Action, ScreenConfig
+from screening.config import Action, ScreenConfig
 from screening.redact import MIN_PROPAGATED_LENGTH, Span, occurrences, redact_text
 
 

@@ -29,7 +29,7 @@ DEFAULT_PROFILE: ProfileName = "personal"
 class Profile:
     """What a profile changes: entity rules (None: the entity is not screened), one rule for
     every credential type (None: their defaults) and toxicity fields
-    (`screening.policy.ToxicityConfig`'s names)."""
+    (`screening.config.ToxicityConfig`'s names)."""
 
     description: str
     entities: dict[str, Rule | None] = field(default_factory=dict)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from screening.changes import TextChange
-from screening.policy import Outcome, ScreenConfig, ToxicityConfig, apply_policy, masked_record
+from screening.config import ScreenConfig, ToxicityConfig
+from screening.policy import Outcome, apply_policy, masked_record
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from screening.toxicity.azure import content_safety_scores
 from screening.toxicity.score import ABUSIVE_TERM, Toxicity, local_toxicity, term_scores

@@ -5,6 +5,6 @@ config, its logic as plain functions and a thin Prefect `@task` that takes the r
 first. Stage modules never import each other: what one stage hands the next is a typed result
 (`DatasetRef`, `Screened`, `ApprovalRecord`, `TrainingJob`, `EvalReport`, `ModelVersion`), and
 what both need lives in a helper module (`records`, `data_stage`, `gate`, `rollout_policy`, ...)
-or in the `screening` package below (`screening.report`, `screening.policy`). What a task type
+or in the `screening` package below (`screening.report`, `screening.config`, `screening.policy`). What a task type
 means comes from `trainer.taskspec`.
 """

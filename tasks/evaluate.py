@@ -35,8 +35,8 @@ from platforms.locks import write_text_atomic
 from platforms.manifest import DatasetRef
 from platforms.model_version import ModelVersion, alias_notice
 from platforms.training import Evaluation, ModelScores, TrainingJob
+from screening.config import ScreenConfig
 from screening.outputs import OutputScreen, screen_candidate
-from screening.policy import ScreenConfig
 from tasks.evaluation_report import (
     loss_curve_markdown,
     report_markdown,

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from platforms.evaluation import Origin, OutputPii, PiiFinding
+from screening.config import Action, ScreenConfig
 from screening.outputs import OutputFinding, OutputScreen
-from screening.policy import Action, ScreenConfig
 from screening.redact import Span, redact_text
 from trainer.taskspec import task_spec
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from platforms.backends import Backends
 from platforms.manifest import DatasetRef
 from platforms.store import Store
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from tasks.ingest import raw_removed
 from tasks.screen import screened_before
 from tasks.train import TrainConfig, job_name_for

@@ -35,7 +35,7 @@ from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_
 from platforms.keys import RawCipher, key_id, secret_key
 from platforms.manifest import DatasetRef, table_info
 from platforms.store import MANIFEST, Store, read_table, write_table
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from screening.report import (
     CHANGES_SCHEMA,
     REVIEW_SCHEMA,

@@ -152,7 +152,7 @@ class Measured:
 def screen(records: list[dict[str, Any]], config: Any = None) -> dict[str, dict[str, Any] | None]:
     """Each corpus record's screened record (None when quarantined), by id: ingest's validation,
     then the screen of `tunegate screen` with `config` (default: the default ScreenConfig)."""
-    from screening.policy import ScreenConfig
+    from screening.config import ScreenConfig
     from screening.scan import screen_records
     from tasks.records import ColumnMap, TaskType, validate_record
 

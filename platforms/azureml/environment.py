@@ -19,7 +19,7 @@ version everywhere.
   `SERVING_GPU` (`tunegate-serving-gpu`), for GPU instance types, has onnxruntime-gpu.
   The server pins pydantic~=2.12 and OpenTelemetry 1.33 where constraints.txt (Prefect's side)
   has newer ones, so they are not listed here: the lock has the server's own (the masker's
-  `screening.policy` runs on that pydantic); platforms/azureml/shared_pins.py lists them, the
+  `screening.config` runs on that pydantic); platforms/azureml/shared_pins.py lists them, the
   only packages an image may hold at another version than constraints.txt. The serving environments also hold what masks the
   collected traffic (`screening.outputs.traffic_masker`: presidio-analyzer's pattern
   recognizers, phonenumbers, detect-secrets; no spaCy pipeline) and Azure ML's data collector

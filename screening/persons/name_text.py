@@ -12,7 +12,7 @@ from screening.persons import name_words as w
 from screening.persons.faker_names import fold, strip_accents
 
 ENTITY = "PERSON"
-# Scores: the screen's PERSON rule keeps findings at 0.5 and above (screening.policy).
+# Scores: the screen's PERSON rule keeps findings at 0.5 and above (screening.config).
 FULL_NAME, IN_CONTEXT, LONE_NAME = 0.85, 0.7, 0.6
 
 NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019\-][^\W\d_]+)*")

@@ -591,7 +591,7 @@ def test_the_evaluate_stage_predicts_in_an_azure_ml_job_and_gates_here(
     registered in Azure ML from the folder staged with its file (not the job's output)."""
     from platforms.azureml.training import evaluation_job_name
     from platforms.training import TrainingJob
-    from screening.policy import ScreenConfig
+    from screening.config import ScreenConfig
     from serving import runtimes
     from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
@@ -766,8 +766,8 @@ def test_an_azure_run_never_downloads_a_weight_file_and_registers_the_job_output
     judges as they are; the serving runtime stays torch (nothing to export here) and the model
     is registered from the job's output by reference."""
     from platforms.azureml.training import OUTPUTS_FETCHED, evaluation_job_name
+    from screening.config import ScreenConfig
     from screening.outputs import screen_candidate
-    from screening.policy import ScreenConfig
     from tasks.evaluate import EvaluateConfig, evaluate_task
     from tasks.register import register_task
     from tasks.serving_choice import ServingConfig

@@ -230,8 +230,8 @@ def test_the_evaluation_job_scores_and_screens_what_it_predicted(tmp_path: Path)
     candidate's replies under the run's screen config, which staged it: a candidate that writes
     an e-mail address no input held is found leaking in the job's report. Its output holds the
     predictions and those two reports, nothing else."""
+    from screening.config import ScreenConfig
     from screening.outputs import OutputScreen
-    from screening.policy import ScreenConfig
     from tests.trainer.tiny import chat_model, chat_record
     from trainer.args import EVALUATION_FILES
     from trainer.evaluate import predict_models

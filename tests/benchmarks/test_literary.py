@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.literary import Measured, load, measure
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 
 
 @pytest.fixture(scope="module")

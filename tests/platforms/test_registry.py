@@ -104,7 +104,7 @@ def test_a_failed_registration_leaves_no_version(tmp_path: Path, monkeypatch) ->
     def power_cut(*args: object) -> None:
         raise OSError("power cut")
 
-    monkeypatch.setattr("platforms.registry._upload", power_cut)
+    monkeypatch.setattr("platforms.registry.upload", power_cut)
     with pytest.raises(OSError, match="power cut"):
         registry.register("qa", _model(tmp_path, "b"), {}, Lineage())
     monkeypatch.undo()
@@ -123,7 +123,7 @@ import platforms.registry as r
 from platforms.lineage import Lineage
 def killed(*args):
     os._exit(9)  # SIGKILL-like: no cleanup runs
-r._upload = killed
+r.upload = killed
 r.MlflowRegistry.local(Path(sys.argv[1])).register("qa", Path(sys.argv[2]), {}, Lineage())
 """
 

@@ -23,7 +23,7 @@ from platforms.compute import shared_client
 from platforms.store import read_table
 from samples import templates as t
 from samples.generate import Sample, generate_sample, write_sample
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from tasks.ingest import run_ingest
 from tasks.records import ColumnMap, TaskType, validate_record
 from tasks.screen import run_screen

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from screening.config import ScreenConfig
 from screening.finders.addresses import find_addresses
 from screening.finders.cards import find_cards
 from screening.finders.ibans import find_ibans
-from screening.policy import ScreenConfig
 from screening.scan import screen_records
 from screening.surrogates import Surrogates
 

@@ -5,7 +5,8 @@ values shown as training keeps them."""
 from __future__ import annotations
 
 from screening.changes import TextChange, shown_text, text_changes
-from screening.policy import Action, EntityRule, ScreenConfig, apply_policy
+from screening.config import Action, EntityRule, ScreenConfig
+from screening.policy import apply_policy
 from screening.redact import Span, placeholder
 from screening.scan import sample_changes
 

@@ -117,7 +117,8 @@ def _toxicity_outcomes(
     toxicity scores (`scan._toxicity`) through `apply_policy`, no personal-data findings (the
     Presidio pass would cost more than all the rest and decides nothing about toxicity).
     `reasons` receives each dropped record's reason."""
-    from screening.policy import ScreenConfig, apply_policy
+    from screening.config import ScreenConfig
+    from screening.policy import apply_policy
     from screening.scan import _toxicity, worst
 
     config = ScreenConfig()

@@ -7,9 +7,10 @@ import pytest
 from benchmarks.corpora.credentials.corpus import corpus
 from benchmarks.corpora.credentials.forms import FORMS
 from benchmarks.corpora.credentials.rates import Rates, measure
+from screening.config import DEFAULT_SECRET_RULES, ScreenConfig
 from screening.entities import SECRET_ENTITIES
 from screening.finders.credentials import find_credentials
-from screening.policy import DEFAULT_SECRET_RULES, ScreenConfig, apply_policy
+from screening.policy import apply_policy
 
 
 def _spans(text: str) -> list[tuple[int, int, float]]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from screening.config import ScreenConfig
 from screening.finders.emails import find_emails
-from screening.policy import ScreenConfig
 from screening.scan import screen_records
 
 ADDRESSES = [

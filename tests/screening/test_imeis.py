@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from screening.config import ScreenConfig
 from screening.entities import PII_ENTITIES
 from screening.finders.cards import luhn_valid
 from screening.finders.imeis import find_imeis
-from screening.policy import ScreenConfig
 from screening.scan import screen_records
 from screening.surrogates import Surrogates
 

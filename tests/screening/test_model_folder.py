@@ -154,8 +154,8 @@ def test_the_azure_ml_evaluation_job_takes_the_folder_with_its_code(
     saved_reader: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from platforms.azureml.entities import PERSON_READER, SCREEN_CONFIG, stage_evaluation_code
+    from screening.config import ScreenConfig, ToxicityConfig
     from screening.outputs import OutputScreen
-    from screening.policy import ScreenConfig, ToxicityConfig
 
     toxic = tmp_path / "toxic"
     toxic.mkdir()

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpora.names.rates import covered, overlaps
+from screening.config import DEFAULT_PII_RULES
 from screening.detectors import Detectors, build_analyzer, detectors_for
 from screening.persons.person_model import PersonModelRecognizer, shared_model
-from screening.policy import DEFAULT_PII_RULES
 
 MIN_SCORE = DEFAULT_PII_RULES["PERSON"].min_score
 NAMES_DEV = Path(__file__).resolve().parents[2] / "benchmarks" / "corpora" / "names_dev.jsonl"

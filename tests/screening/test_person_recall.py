@@ -10,8 +10,8 @@ import pytest
 
 from benchmarks.corpora.names.corpus import FORMS, generate
 from benchmarks.corpora.names.rates import measure
+from screening.config import DEFAULT_PII_RULES
 from screening.detectors import detectors_for
-from screening.policy import DEFAULT_PII_RULES
 
 MIN_SCORE = DEFAULT_PII_RULES["PERSON"].min_score
 
@@ -139,7 +139,8 @@ NO_PERSON = [
 def screened(detectors):
     """Every example through the screen's policy (the default rules: PERSON redacted), on the
     PERSON findings of the module's analyzer."""
-    from screening.policy import ScreenConfig, apply_policy
+    from screening.config import ScreenConfig
+    from screening.policy import apply_policy
 
     config = ScreenConfig()
     texts = [t for t, _ in WRITTEN_BY_PEOPLE] + NO_PERSON

@@ -9,7 +9,7 @@ import pytest
 
 from flows.config import ConfigError, load_config
 from platforms.hashing import stable_json
-from screening.policy import (
+from screening.config import (
     DEFAULT_PII_RULES,
     DEFAULT_SECRET_RULES,
     Action,

@@ -11,8 +11,9 @@ import pytest
 
 from platforms.keys import key_id, secret_key
 from platforms.store import Store
+from screening.config import ScreenConfig
 from screening.finders.ibans import iban_valid
-from screening.policy import ScreenConfig, apply_policy
+from screening.policy import apply_policy
 from screening.redact import Span
 from screening.surrogates import Surrogates
 from tasks.records import TaskType, check_answers_at_offsets

@@ -16,7 +16,7 @@ from flows.config import ConfigError, load_config
 from platforms.evaluation import EvalReport
 from platforms.manifest import DatasetRef
 from platforms.training import Evaluation, TrainingJob
-from screening.policy import ScreenConfig
+from screening.config import ScreenConfig
 from serving import runtimes
 from serving.runtimes import choose
 from serving.scoring import Scorer

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from platforms.evaluation import EvalReport
+from screening.config import ScreenConfig
 from screening.outputs import screen_outputs
-from screening.policy import ScreenConfig
 from trainer.metrics import score_records
 
 SCREEN = ScreenConfig()

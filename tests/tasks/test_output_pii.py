@@ -16,8 +16,8 @@ import pytest
 from platforms.evaluation import EvalReport
 from platforms.manifest import DatasetRef
 from platforms.training import Evaluation, TrainingJob
+from screening.config import EntityRule, ScreenConfig
 from screening.outputs import screen_outputs
-from screening.policy import EntityRule, ScreenConfig
 from tasks.evaluate import EvaluateConfig, run_evaluation
 from tasks.evaluation_report import report_markdown
 from tasks.output_pii import classify_outputs, in_text, training_texts

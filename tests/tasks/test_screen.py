@@ -10,8 +10,8 @@ import pytest
 from platforms.compute import shared_client
 from platforms.store import read_table
 from samples.generate import generate_sample, write_sample
+from screening.config import REVIEW_SHOWS
 from screening.entities import SECRET_ENTITIES
-from screening.policy import REVIEW_SHOWS
 from tasks.ingest import run_ingest
 from tasks.records import check_answers_at_offsets
 from tasks.screen import run_screen
@@ -101,7 +101,7 @@ def test_policy_can_drop_or_flag_instead_of_redacting(make_config, tmp_path) -> 
 
 def test_the_screening_package_screens_records_without_a_store_or_a_cluster() -> None:
     """screening.scan decides every record; the stage around it only reads and writes tables."""
-    from screening.policy import ScreenConfig
+    from screening.config import ScreenConfig
     from screening.scan import Tally, screen_records, screen_report
 
     records = [

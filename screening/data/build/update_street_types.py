@@ -84,7 +84,7 @@ def english_words() -> tuple[set[str], Callable[[str], bool]]:
     import spacy
 
     from screening.persons.name_text import english_words as _english
-    from screening.policy import ScreenConfig
+    from screening.config import ScreenConfig
 
     nlp = spacy.load(ScreenConfig().spacy_model)
     lookups = nlp.get_pipe("lemmatizer").lookups
