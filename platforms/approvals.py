@@ -119,6 +119,8 @@ class ApprovalRecord(BaseModel):
             dumped.pop("inputs", None)
         if self.screen_profile is None:
             dumped.pop("screen_profile", None)
+        if self.identity is None:  # what was typed: as every record before identities was
+            dumped.pop("identity", None)
         return dumped
 
     @property
@@ -156,10 +158,9 @@ class ApprovalRecord(BaseModel):
         )
 
     def signed_content(self) -> bytes:
-        """What the signature covers: every field but the signature and `reused` (and no
+        """What the signature covers: every field but the signature and `reused` (no
         `identity` key when there is none, so records written before it still verify)."""
-        exclude = {"signature", "reused"} | ({"identity"} if self.identity is None else set())
-        return stable_json(self.model_dump(mode="json", exclude=exclude)).encode()
+        return stable_json(self.model_dump(mode="json", exclude={"signature", "reused"})).encode()
 
     def signed(self, key: bytes) -> ApprovalRecord:
         digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()

@@ -146,3 +146,38 @@ def test_a_decision_records_the_profile_its_data_was_screened_with() -> None:
     }
     assert made["personal"].screen_profile is None  # the default: as records were written before
     assert made["literary"].screen_profile == "literary"
+
+
+def test_a_version_registered_before_reviewer_identities_still_verifies() -> None:
+    """A model version's record embeds its approval; one signed before approvals could carry an
+    `identity` has no such key, and its signature still holds (else every champion registered
+    before the upgrade is refused as changed)."""
+    import hashlib
+    import hmac
+
+    from platforms.lineage import Lineage
+    from platforms.model_version import ModelVersion
+    from screening.report import ScreenReport
+    from tasks.approve import make_record
+
+    report = ScreenReport(
+        task="extractive-qa", records_in=1, kept=1, redacted=0, quarantined=0, flagged=0,
+        entities=[], quarantine_reasons={}, flagged_ids=[], samples=[], toxicity_threshold=1.0,
+    )  # fmt: skip
+    approval = make_record(
+        _dataset("b" * 64), report, ApprovalMode.manual, approved=True, reviewer="ana", comment=""
+    )
+    assert approval.identity is None
+    version = ModelVersion(
+        name="qa", version=1, path="/m", created_at="2026-11-01T00:00:00+00:00", metrics={},
+        lineage=Lineage(approval=approval), files={"weights.bin": "0" * 64},
+    )  # fmt: skip
+    # the record as the code before identities wrote and signed it: no `identity` key at all
+    written = json.loads(version.model_dump_json())
+    assert "identity" not in written["lineage"]["approval"]
+    key = b"k" * 32
+    old = {k: v for k, v in written.items() if k not in ("path", "signature")}
+    digest = hmac.new(key, json.dumps(old, sort_keys=True, separators=(",", ":")).encode(),
+                      hashlib.sha256).hexdigest()  # fmt: skip
+    read_back = ModelVersion.model_validate({**written, "signature": digest})
+    assert read_back.signed(key).signature == digest
