@@ -45,6 +45,7 @@ from benchmarks.corpora.readers.values import (
     noseyparker_examples,
     phone_examples,
     presidio_cases,
+    validatorjs_unlabelled_phones,
     validatorjs_values,
 )
 from benchmarks.corpora.readers.wnut import wnut_sentences
@@ -83,6 +84,10 @@ def main() -> None:
         "wnut17": (args.wnut, lambda p: wnut_sentences(p, args.n, args.n // 2)),
         "libphonenumber": (True, lambda _: phone_examples(args.n)),
         "validatorjs": (args.validatorjs_tests, lambda p: validatorjs_values(p, args.n // 2)),
+        "phones-unlabelled": (
+            args.validatorjs_tests,
+            lambda p: validatorjs_unlabelled_phones(p, args.n // 2),
+        ),
         "libpostal": (args.libpostal_tests, libpostal_cases),
         "usaddress-us50": (
             args.usaddress_us50 and args.usaddress_xml,

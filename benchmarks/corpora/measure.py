@@ -71,6 +71,7 @@ CORPORA = (
     "usaddress-training",  # dev only: usaddress's other training lines, to tune on
     "wnut17",
     "libphonenumber",
+    "phones-unlabelled",  # validator.js's other mobile numbers, with no phone word (2026-11-30)
 )
 
 

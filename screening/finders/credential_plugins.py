@@ -4,6 +4,7 @@ its high-entropy strings, each widened or trimmed to the secret value.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -45,8 +46,10 @@ from screening.finders.credential_values import (
     B64,
     HEX,
     ID_CONTEXT,
+    NOT_A_VALUE,
     TRAILING,
     Finding,
+    code_expression,
     context_before,
     credential_context,
     credible,
@@ -191,6 +194,8 @@ def plugin_findings(text: str) -> Iterator[Finding]:
             yield from _keyword_findings(line, offset)
         if any(q in line for q in QUOTES):
             yield from _entropy_findings(text, line, offset)
+        if "=" in line or ":" in line:
+            yield from _assigned_findings(text, line, offset)
 
 
 def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
@@ -226,3 +231,44 @@ def _entropy_findings(text: str, line: str, offset: int) -> Iterator[Finding]:
                     yield Finding(start, start + len(value), "HIGH_ENTROPY_SECRET", 0.8)
                 elif plugin is B64 and not re.fullmatch(r"[0-9a-fA-F\-]+", value):
                     yield Finding(start, start + len(value), "HIGH_ENTROPY_SECRET", 0.6)
+
+
+# An unquoted value after a key name of any kind (`ref=`, `x-data: `): base64 or base64url
+# characters, 24 or more, of upper and lower case and digits, as random as a key
+_ASSIGNED = re.compile(
+    r"(?<![\w.\-])[A-Za-z_][\w.\-]{0,40}[ \t]*(?:=|:[ \t]*)([A-Za-z0-9+/_\-]{24,200}={0,2})"
+    r"(?![\w+/=\-])"
+)
+_LOWER_RUN = re.compile(r"[a-z]{9}")
+
+
+def random_like(value: str) -> bool:
+    """Whether a value reads as random bytes in base64: two or more each of upper case, lower
+    case and digits, no run of nine lower-case letters (a word), and its character entropy at
+    least 85% of the most its length allows (a 40-character key: 4.5 of 5.3 bits)."""
+    counts = (
+        sum(c.isupper() for c in value),
+        sum(c.islower() for c in value),
+        sum(c.isdigit() for c in value),
+    )
+    if min(counts) < 2 or _LOWER_RUN.search(value):
+        return False
+    most = math.log2(min(len(value), 64))
+    return B64.calculate_shannon_entropy(value) >= 0.85 * most
+
+
+def _assigned_findings(text: str, line: str, offset: int) -> Iterator[Finding]:
+    """Random-looking values under any key name, unquoted (`blob=q8Xr...` in a support
+    message): a secret, unless the words before call it an identifier or a checksum, or it is
+    a URL's query parameter with no credential word."""
+    for match in _ASSIGNED.finditer(line):
+        value = match.group(1)
+        if NOT_A_VALUE.fullmatch(value) or code_expression(value) or not random_like(value):
+            continue
+        start = offset + match.start(1)
+        before = context_before(text, start)
+        if line[match.start() - 1 : match.start()] in ("?", "&") and not credential_context(before):
+            continue  # a URL's query parameter (`gclid=`): a tracking or session id
+        if ID_CONTEXT.search(before[-40:]) and not credential_context(before):
+            continue
+        yield Finding(start, start + len(value), "HIGH_ENTROPY_SECRET", 0.6)

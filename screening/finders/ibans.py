@@ -10,9 +10,11 @@ up with SWIFT's IBAN registry and with the countries outside it), extracted once
     country <TAB> IBAN length <TAB> BBAN format (SWIFT's notation: `4!n` four digits, `a`
     upper-case letters, `c` letters or digits)
 
-A candidate is two capital letters, two check digits and the rest, ungrouped or in groups of
-four (spaces or dashes); it is an IBAN at 1.0 when its country is in the registry, its length is
-the country's, its BBAN has the country's format and ISO 13616's mod-97 check holds. Rebuild
+A candidate is two letters, two check digits and the rest, in upper or lower case (`de89 3704
+...`, as a form or a chat writes it; not the two mixed) and any grouping (ungrouped, in fours, or in groups of other sizes
+split by single spaces or dashes: `DE89 37040044 0532013000`); it is an IBAN at 1.0 when its
+country is in the registry, its length is the country's, its BBAN (upper-cased) has the
+country's format and ISO 13616's mod-97 check holds. Rebuild
 the file (its first line names the schwifty version) with:
 
     pip install schwifty==VERSION && python screening/data/build/update_iban_formats.py
@@ -30,13 +32,10 @@ ENTITY = "IBAN_CODE"
 SCORE = 1.0
 PATH = Path(__file__).resolve().parents[1] / "data" / "iban_formats.tsv"
 
-_CANDIDATE = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{10,30}|(?:[ \-][A-Z0-9]{4}){2,8}(?:[ \-][A-Z0-9]{1,3})?)"
-    r"(?![A-Za-z0-9])"
-)
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){10,32}")
 # The start of an IBAN right before a position: digits there are its account part, no phone
 # or card (`BA39 A291 2345 6789`, even when the IBAN as a whole is malformed).
-_HEAD = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \-]?[A-Z0-9])*[ \-]?$")
+_HEAD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9])*[ \-]?$")
 _SPEC = re.compile(r"(\d+)(!?)([nac])")
 _CLASSES = {"n": "[0-9]", "a": "[A-Z]", "c": "[A-Z0-9]"}
 
@@ -62,7 +61,7 @@ def after_iban_head(text: str, start: int) -> bool:
     head = _HEAD.search(text, max(0, start - 40), start)
     if head is None:
         return False
-    known = formats().get(head.group()[:2])
+    known = formats().get(head.group()[:2].upper())
     return known is None or len(re.sub(r"[ \-]", "", head.group())) < known[0]
 
 
@@ -94,23 +93,35 @@ def is_iban(compact: str) -> bool:
 
 
 def find_ibans(text: str) -> list[Span]:
-    """IBANs in a text: the whole candidate, or its first groups that make the country's length
-    (`DE89 3704 0044 0532 0130 00 2 days`)."""
+    """IBANs in a text: the whole candidate, or its first letters and digits that make the
+    country's length (`DE89 3704 0044 0532 0130 00 2 days`); the search goes on after an IBAN
+    (another may follow it on the line) or after a candidate's first letter."""
     found = []
-    for match in _CANDIDATE.finditer(text):
-        value = match.group()
-        known = formats().get(value[:2])
-        if known is None:
-            continue
-        end, count = match.start(), 0
-        for i, c in enumerate(value):  # the end of the country's length of letters and digits
-            if c.isalnum():
-                count += 1
-                if count == known[0]:
-                    end = match.start() + i + 1
-                    break
-        if count != known[0] or (end < match.end() and text[end].isalnum()):
-            continue
-        if is_iban(re.sub(r"[ \-]", "", text[match.start() : end])):
-            found.append(Span(match.start(), end, ENTITY, SCORE))
+    match = _CANDIDATE.search(text)
+    while match is not None:
+        start, value = match.start(), match.group()
+        end = _iban_end(text, start, value)
+        if end:
+            found.append(Span(start, end, ENTITY, SCORE))
+        match = _CANDIDATE.search(text, end or start + 1)
     return found
+
+
+def _iban_end(text: str, start: int, value: str) -> int:
+    """Where the IBAN that starts the candidate `value` (at `start`) ends; 0 when it is none."""
+    known = formats().get(value[:2].upper())
+    if known is None:
+        return 0
+    end, count = 0, 0
+    for i, c in enumerate(value):  # the end of the country's length of letters and digits
+        if c.isalnum():
+            count += 1
+            if count == known[0]:
+                end = start + i + 1
+                break
+    if not end or (end < len(text) and text[end].isalnum()):
+        return 0
+    compact = re.sub(r"[ \-]", "", text[start:end])
+    if not (compact.isupper() or compact.islower()):  # `LV80 bANK ...`: no IBAN as written
+        return 0
+    return end if is_iban(compact.upper()) else 0

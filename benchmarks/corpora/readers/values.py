@@ -145,6 +145,40 @@ def _mobile_phones(source: str, first: int, n: int) -> list[dict[str, Any]]:
     return out
 
 
+# Frames with no phone word near the number (ours): a signature's last line, a form's field, a
+# line of a list, a sentence. The two first are what `screening.finders.phones` reads as a field;
+# in the sentence only the number's own shape speaks.
+UNLABELLED_FRAMES = (
+    "Best regards,\nThe front desk\n{}",
+    "Details: {}, weekdays only",
+    "Front desk, {}, Mon-Fri",
+    "If anything changes, {} works until Friday.",
+)
+
+
+def validatorjs_unlabelled_phones(path: Path, labelled: int) -> list[dict[str, Any]]:
+    """The isMobilePhone fixtures' valid numbers that `validatorjs.jsonl` leaves out (its
+    `labelled` sampled ones), as each locale writes them, each in one of UNLABELLED_FRAMES in
+    turn: numbers of 149 locales with no phone word."""
+    block = _MOBILE_TEST.search(path.read_text())
+    assert block is not None, "isMobilePhone fixtures not found"
+    numbers = list(
+        dict.fromkeys(
+            re.sub(r"\\(.)", r"\1", literal)
+            for _, body in _LOCALE.findall(block.group(0))
+            for literal in _JS_STRING.findall(body)
+        )
+    )
+    taken = set(sample(numbers, labelled, "mobiles"))
+    out = []
+    for i, number in enumerate(n for n in numbers if n not in taken):
+        frame = UNLABELLED_FRAMES[i % len(UNLABELLED_FRAMES)]
+        start = frame.index("{}")
+        span = {"type": "PHONE_NUMBER", "value": number, "start": start, "end": start + len(number)}
+        out.append(record("phones-unlabelled", i, frame.format(number), [span]))
+    return out
+
+
 # --- praetorian-inc/noseyparker: the examples of its credential rules ------------------------
 
 
