@@ -293,8 +293,8 @@ GRID_LATAM = re.compile(
 )
 MILITARY = re.compile(
     r"(?<![\w\-])(?P<street>(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][\w'\-]+|"
-    r"(?:PSC|Unit|CMR)\s+\d{4},?\s+Box\s+\d{4}))"
-    r"(?:\s*,\s*|\s*\n\s*|\s+)(?P<tail>(?:APO|FPO|DPO)\s+A[AEP]\s+\d{5})\b"
+    r"(?:PSC|Unit|CMR)\s+\d{1,5},?\s+Box\s+\d{1,5}))"
+    r"(?:\s*,\s*|\s*\n\s*|\s+)(?P<tail>(?:APO|FPO|DPO)\s+A[AEP]\s+\d{5}(?:-\d{4})?)\b"
 )
 
 

@@ -22,6 +22,9 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
   12`, `Postbus 7`), rural routes and highway contracts (`RR 2 Box 152`, `HC 68 Box 23A`, `Star
   Route Box 12`: USPS Publication 28) and US military addresses (`PSC 1234, Box 5678 APO AA
   12345`);
+- Cyrillic and Greek script (`ул. Тверская, д. 7, кв. 15`, `Οδός Ερμού 25`, `Ερμού 25, 105 63
+  Αθήνα`), and a flat or unit after a European number (`Hauptstraße 5, Whg. 3`, `ul. Długa 10
+  m. 5`, `Kungsgatan 12 lgh 1102`): `screening.finders.address_scripts`;
 - Colombian grid addresses (`Cra 18 # 63-64 B`), Hungarian (`Kossuth Lajos utca 12`), Danish
   and Swedish floors after the number (`Nørregade 7 2. sal`, `Storgatan 1, 1 trappa upp`), a
   Finnish or German compound after its number (`1 Hämeenkatu`), Mexican `Insurgentes Sur,
@@ -148,6 +151,7 @@ from screening.finders.address_grammar import (
     http_status,
 )
 from screening.finders.address_lexicon import lexicon_streets, name_word, plain_types
+from screening.finders.address_scripts import SCRIPT_FORMS, unit_after
 from screening.finders.address_towns import (
     NUMBERED_LINES,
     ends_in_town,
@@ -176,6 +180,12 @@ def find_addresses(text: str) -> list[Span]:
             if m.groupdict().get("risky") and not tail:
                 continue  # "Spring 2024", "Notepad 2": a -ring or -pad street needs its postcode
             found.append(Found(m.start(), end, WITH_TAIL if tail else STREET))
+    for pattern, hint in SCRIPT_FORMS:
+        if hint.search(text):
+            for m in pattern.finditer(text):
+                tail = bool(m.group("tail").strip(" ,"))
+                found.append(Found(m.start(), m.end(), WITH_TAIL if tail else STREET))
+    found = [Found(f.start, unit_after(text, f.end), f.score) for f in found]
     return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
 
 

@@ -1,0 +1,74 @@
+"""Issue 45, item 2: street addresses of more of the world (screening/finders/address_scripts.py):
+Cyrillic and Greek script, US military addresses, a flat or unit after a European number."""
+
+# ruff: noqa: RUF001 (Cyrillic and Greek letters on purpose: street words of those scripts)
+from __future__ import annotations
+
+import pytest
+
+from screening.config import ScreenConfig
+from screening.finders.addresses import find_addresses
+from screening.scan import screen_records
+
+
+def _found(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in find_addresses(text) if s.score >= 0.5]
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        (
+            "Мой адрес: ул. Тверская, д. 7, кв. 15, Москва, 125009",
+            "ул. Тверская, д. 7, кв. 15, Москва, 125009",
+        ),
+        ("Живу на улице Ленина 25, кв. 3", "улице Ленина 25, кв. 3"),
+        ("Пишите: ул. 8 Марта, 12", "ул. 8 Марта, 12"),
+        ("вул. Хрещатик, 22, Київ, 01001", "вул. Хрещатик, 22, Київ, 01001"),
+        ("Офис: Ленинский проспект, 45, корп. 2", "Ленинский проспект, 45, корп. 2"),
+        ("Η διεύθυνσή μου είναι Οδός Ερμού 25, Αθήνα 105 63", "Οδός Ερμού 25, Αθήνα 105 63"),
+        (
+            "Λεωφόρος Βασιλίσσης Σοφίας 12, 106 74 Αθήνα",
+            "Λεωφόρος Βασιλίσσης Σοφίας 12, 106 74 Αθήνα",
+        ),
+        ("Στείλτε το στο Ερμού 25, 105 63 Αθήνα", "Ερμού 25, 105 63 Αθήνα"),
+        ("PSC 1234, Box 12345, APO AE 09204", "PSC 1234, Box 12345, APO AE 09204"),
+        ("CMR 480 Box 1234\nAPO AE 09128-1234", "CMR 480 Box 1234\nAPO AE 09128-1234"),
+        ("Hauptstraße 5, Whg. 3, 10115 Berlin", "Hauptstraße 5, Whg. 3, 10115 Berlin"),
+        (
+            "ul. Marszałkowska 10/12 m. 5, 00-590 Warszawa",
+            "ul. Marszałkowska 10/12 m. 5, 00-590 Warszawa",
+        ),
+        ("Kungsgatan 12 lgh 1102, 111 35 Stockholm", "Kungsgatan 12 lgh 1102, 111 35 Stockholm"),
+        ("Via Roma 10, int. 4, 00184 Roma", "Via Roma 10, int. 4, 00184 Roma"),
+    ],
+)
+def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
+    text: str, address: str
+) -> None:
+    assert address in _found(text), find_addresses(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "В 2020 году на улице было 25 человек.",  # a street word and numbers, no address
+        "Занимает площадь 22,56 км2.",  # `площадь`: a square, and an area
+        "Глава 5, страница 12.",
+        "Ο Οδυσσέας είχε 12 συντρόφους.",
+        "Στις 25 Μαρτίου 1821 ξεκίνησε η Επανάσταση.",
+        "Ομήρου Οδύσσεια 12, 345 στίχοι",
+        "Hauptstraße 5 top 10 reasons",  # `Top 5` is Austrian for a flat, `top 10` is not
+    ],
+)
+def test_prose_in_those_scripts_is_no_address(text: str) -> None:
+    found = _found(text)
+    assert found in ([], ["Hauptstraße 5"]), found
+
+
+def test_the_default_screen_redacts_a_cyrillic_and_a_greek_address() -> None:
+    texts = ["Доставка: ул. Тверская, д. 7, кв. 15, Москва", "Οδός Ερμού 25, Αθήνα 105 63"]
+    records = [{"id": str(i), "document": t, "summary": "x"} for i, t in enumerate(texts)]
+    kept = [r["document"] for r in screen_records("summarization", records, ScreenConfig()).kept]
+    assert len(kept) == 2
+    assert "Тверская" not in kept[0] and "Ερμού" not in kept[1], kept
