@@ -13,6 +13,11 @@ os.environ.setdefault("TUNEGATE_APPROVAL_KEY", "tests-only approval signing key"
 # The endpoints runs start collect nothing: loading the masker costs each server process ~3 s of
 # CPU. tests/serving/ collects (its shared endpoint and test_collect.py, which sets it back).
 os.environ.setdefault("TUNEGATE_COLLECT", "0")
+# Two xdist workers share two cores, and most slow tests start processes that compute with torch:
+# each computes on one thread rather than two spinning against the other worker's (the flow tests
+# took 16% less CPU and 18% less time so, 2026-11-30). The product's own processes are untouched:
+# this is the tests' environment only.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 # DeepSpeed's CPU ops are built (torch's JIT extensions) into the test venv, not the user's cache
 # that other checkouts share: see the deepspeed_cpu_ops fixture.
 os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(sys.prefix, "torch-extensions"))
