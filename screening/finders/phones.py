@@ -217,7 +217,7 @@ def _written_as_phone(text: str, start: int, end: int) -> bool:
     digits = "".join(groups)
     if min(len(g) for g in groups) < 2 or digits in _COUNTING:
         return False
-    if _DATE_GROUPS.fullmatch(candidate) or _POSTCODE.fullmatch(candidate):
+    if _DATE_GROUPS.fullmatch(candidate.strip("()")) or _POSTCODE.fullmatch(candidate):
         return False
     if candidate.startswith("(") or (candidate[0] == "0" and candidate[1:2] != "0"):
         return True

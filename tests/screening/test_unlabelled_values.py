@@ -57,6 +57,7 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "Design a method that sums the even terms up to a limit.\n4000000",  # a round number
         "Row: 6 7 2 9 3 4 8 5 1",  # single digits of a puzzle
         "tested 8 - 11 - 2016 and 2016 11 08",  # dates
+        "Version 3.0.1 (2022-10-18)",  # a release date in parentheses
         "EE38 2200 2210  014 5686",  # the rest of a run of numbers
     ],
 )
