@@ -132,7 +132,7 @@ def measure(n: int, workers: int, folder: Path) -> dict[str, object]:
             screened, report = run_screen(client, store, ingested, cfg.screen)
             seconds["screen"] = time.perf_counter() - start
             start = time.perf_counter()
-            run_split(client, store, screened, cfg.split, [])
+            split = run_split(client, store, screened, cfg.split, [])
             seconds["split"] = time.perf_counter() - start
         client.close()
     finally:
@@ -146,8 +146,9 @@ def measure(n: int, workers: int, folder: Path) -> dict[str, object]:
     orchestrator = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {
         "records": n,
-        "accepted": ingested.rows if hasattr(ingested, "rows") else None,
+        "ingest_counts": ingested.counts,
         "kept": report.kept,
+        "split_counts": split.counts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
         "records_per_second": {k: round(n / v, 1) for k, v in seconds.items()},
         "worker_peak_mib": [round(v / 2**20) for v in sampler.peaks.values()],
