@@ -126,20 +126,24 @@ _MOBILE_TEST = re.compile(r"it\('should validate mobile phone number'.*?fixtures
 _LOCALE = re.compile(r"locale: '([\w-]+)',\n\s+valid: \[(.*?)\n\s+\],", re.S)
 
 
-def _mobile_phones(source: str, first: int, n: int) -> list[dict[str, Any]]:
-    """`n` of the valid numbers of the isMobilePhone fixtures (one list per locale), sampled by
-    hash, each after `Mobile: ` (the frame is ours: a number alone is no phone to anyone)."""
+def mobile_numbers(source: str) -> list[str]:
+    """Every valid number of the isMobilePhone fixtures (one list per locale), once, in order."""
     block = _MOBILE_TEST.search(source)
     assert block is not None, "isMobilePhone fixtures not found"
-    numbers = list(
+    return list(
         dict.fromkeys(
             re.sub(r"\\(.)", r"\1", literal)
             for _, body in _LOCALE.findall(block.group(0))
             for literal in _JS_STRING.findall(body)
         )
     )
+
+
+def _mobile_phones(source: str, first: int, n: int) -> list[dict[str, Any]]:
+    """`n` of the valid numbers of the isMobilePhone fixtures (one list per locale), sampled by
+    hash, each after `Mobile: ` (the frame is ours: a number alone is no phone to anyone)."""
     out = []
-    for i, number in enumerate(sample(numbers, n, "mobiles")):
+    for i, number in enumerate(sample(mobile_numbers(source), n, "mobiles")):
         span = {"type": "PHONE_NUMBER", "value": number, "start": 8, "end": 8 + len(number)}
         out.append(record("validatorjs", first + i, f"Mobile: {number}", [span]))
     return out
@@ -160,15 +164,7 @@ def validatorjs_unlabelled_phones(path: Path, labelled: int) -> list[dict[str, A
     """The isMobilePhone fixtures' valid numbers that `validatorjs.jsonl` leaves out (its
     `labelled` sampled ones), as each locale writes them, each in one of UNLABELLED_FRAMES in
     turn: numbers of 149 locales with no phone word."""
-    block = _MOBILE_TEST.search(path.read_text())
-    assert block is not None, "isMobilePhone fixtures not found"
-    numbers = list(
-        dict.fromkeys(
-            re.sub(r"\\(.)", r"\1", literal)
-            for _, body in _LOCALE.findall(block.group(0))
-            for literal in _JS_STRING.findall(body)
-        )
-    )
+    numbers = mobile_numbers(path.read_text())
     taken = set(sample(numbers, labelled, "mobiles"))
     out = []
     for i, number in enumerate(n for n in numbers if n not in taken):
