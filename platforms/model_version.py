@@ -67,6 +67,22 @@ class ModelVersion(BaseModel):
         digest = hmac.new(key, self.signed_content(), hashlib.sha256).hexdigest()
         return self.model_copy(update={"signature": digest})
 
+    def signed_by(self, key: bytes) -> bool:
+        """Whether the record's signature holds with `key`: over the record as this release
+        writes it, or as the release that added reviewer identities (2026-11-29, e92468b to
+        5c1a1ca) wrote it, with its approval's empty identity as `"identity": null` (the same
+        record: that release's approval records drop the key, this one's records never had it)."""
+        contents = [self.signed_content()]
+        dumped = self.model_dump(mode="json", exclude={"path", "signature"})
+        approval = dumped.get("lineage", {}).get("approval")
+        if isinstance(approval, dict) and "identity" not in approval:
+            approval["identity"] = None
+            contents.append(json.dumps(dumped, sort_keys=True, separators=(",", ":")).encode())
+        return any(
+            hmac.compare_digest(hmac.new(key, c, hashlib.sha256).hexdigest(), self.signature)
+            for c in contents
+        )
+
 
 class AliasRecord(BaseModel):
     """Where tunegate last pointed an alias, kept in the registry itself (a tag on the version:

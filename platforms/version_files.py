@@ -9,7 +9,6 @@ added or removed after the approval is found before the model serves.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ def problems(version: ModelVersion, key: bytes | None) -> list[str]:
     file missing, changed or added."""
     folder = Path(version.root)
     found = []
-    if key is not None and not _signed_by(version, key):
+    if key is not None and not version.signed_by(key):
         found.append("its record's signature does not hold (edited, or another key)")
     record_file = folder / VERSION_FILE
     if not record_file.exists():
@@ -85,10 +84,6 @@ def with_card(source: Path, card: str) -> Iterator[Path]:
             shutil.copytree(source, copy)
         write_card(copy, card)
         yield copy
-
-
-def _signed_by(version: ModelVersion, key: bytes) -> bool:
-    return hmac.compare_digest(version.signed(key).signature, version.signature)
 
 
 def file_hashes(folder: Path) -> dict[str, str]:

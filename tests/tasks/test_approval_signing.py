@@ -181,3 +181,17 @@ def test_a_version_registered_before_reviewer_identities_still_verifies() -> Non
                       hashlib.sha256).hexdigest()  # fmt: skip
     read_back = ModelVersion.model_validate({**written, "signature": digest})
     assert read_back.signed(key).signature == digest
+    assert read_back.signed_by(key) and not read_back.signed_by(b"another key" * 3)
+
+    # as the release that added identities (e92468b..5c1a1ca) wrote it: `"identity": null`
+    with_null = json.loads(json.dumps(old))
+    with_null["lineage"]["approval"]["identity"] = None
+    digest = hmac.new(key, json.dumps(with_null, sort_keys=True, separators=(",", ":")).encode(),
+                      hashlib.sha256).hexdigest()  # fmt: skip
+    stored = {**written, "signature": digest}
+    stored["lineage"]["approval"]["identity"] = None
+    read_back = ModelVersion.model_validate(stored)
+    assert read_back.signed_by(key) and not read_back.signed_by(b"another key" * 3)
+    # and a changed record does not verify in either form
+    edited = ModelVersion.model_validate({**stored, "metrics": {"f1": 99.0}})
+    assert not edited.signed_by(key)
