@@ -259,16 +259,21 @@ def window_records(
     sides: dict[tuple[str, str | None, str], list[dict[str, Any]]],
 ) -> None:
     """Add each collected record of [since, until) to its side's list in `sides`, keyed by
-    (deployment, version label, how it was routed); records of other keys are skipped."""
+    (deployment, version label, how it was routed); records of other keys are skipped. A record
+    stamped to the second (Azure ML's data collector) counts from `since`'s whole second: it
+    cannot say whether it came before `since` within that second."""
+    whole_second = since.replace(microsecond=0)
     for record in records:
         key = (record.get("deployment"), record.get("version"), record.get("routed", "traffic"))
         if key not in sides:
             continue
+        stamp = str(record.get("time"))
         try:
-            at = parse_time(str(record.get("time")))
+            at = parse_time(stamp)
         except ValueError:
             continue
-        if since <= at < until:
+        start = since if "." in stamp else whole_second
+        if start <= at < until:
             sides[key].append(record)
 
 
@@ -290,13 +295,11 @@ def judge_live_window(
     the challenger's side is the mirrored copies, not traffic routed to it."""
     wait = default_wait if config.wait_seconds is None else config.wait_seconds
     deadline = time.monotonic() + wait
-    # from the step's whole second: Azure ML's data collector stamps a request to the second
-    since = since.replace(microsecond=0)
     routed = "mirror" if shadow else "traffic"
     while True:
         until = datetime.now(UTC)
         stamps = since.isoformat(timespec="seconds"), until.isoformat(timespec="seconds")
-        records = read(since)
+        records = read(since.replace(microsecond=0))  # records stamped to the second included
         if records is None:  # nothing to read: required (enabled: true) or not judged
             unread = "live: this endpoint keeps no traffic records a rollout can read"
             if config.enabled:

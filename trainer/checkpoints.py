@@ -1,10 +1,12 @@
 """Training checkpoints: which one a restarted job resumes from, and their removal once done.
 
 The Hugging Face Trainer writes `checkpoint-<step>/` folders (the LoRA adapter or the weights,
-the optimizer, scheduler and RNG states) and, last, `trainer_state.json`. A folder whose
-`trainer_state.json` is missing, unreadable or of another step was cut short (the job was killed
-or its node preempted mid-save): it is never resumed from, and it is removed so that the rerun
-writes that step afresh.
+the optimizer, scheduler and RNG states) and `trainer_state.json`. In a job of several processes
+the main one writes that state as soon as its own part is saved, while another rank may still be
+writing its RNG state (`rng_state_1.pth`): so once every rank has saved, after a barrier, the
+main process writes `SAVED` last (`mark_saved`). A folder whose trainer state or `SAVED` is
+missing, unreadable or of another step was cut short (the job was killed or its node preempted
+mid-save): it is never resumed from, and it is removed so that the rerun writes that step afresh.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 
 log = logging.getLogger("trainer.checkpoints")
 
-STATE = "trainer_state.json"  # transformers' TRAINER_STATE_NAME, written last in a checkpoint
+STATE = "trainer_state.json"  # transformers' TRAINER_STATE_NAME, written by the main process
+SAVED = "tunegate-saved.json"  # written last, once every process has saved its part
 _FOLDER = re.compile(r"checkpoint-(\d+)")
 
 
@@ -41,13 +44,29 @@ def _checkpoints(folder: Path) -> list[Checkpoint]:
     return sorted(found, key=lambda c: c.step)
 
 
-def is_complete(checkpoint: Checkpoint) -> bool:
-    """Its trainer state was written whole, for its own step (the Trainer writes it last)."""
+def _step_of(path: Path, key: str) -> int | None:
     try:
-        state = json.loads((checkpoint.path / STATE).read_text())
+        found = json.loads(path.read_text())
     except (OSError, ValueError):
-        return False
-    return isinstance(state, dict) and state.get("global_step") == checkpoint.step
+        return None
+    return found.get(key) if isinstance(found, dict) else None
+
+
+def is_complete(checkpoint: Checkpoint) -> bool:
+    """Its trainer state and its `SAVED` mark were written whole, for its own step."""
+    return (
+        _step_of(checkpoint.path / STATE, "global_step") == checkpoint.step
+        and _step_of(checkpoint.path / SAVED, "step") == checkpoint.step
+    )
+
+
+def mark_saved(folder: Path, step: int, processes: int) -> None:
+    """Called by the main process once every process has saved `checkpoint-<step>` (after a
+    barrier): the mark that makes it complete, written whole (to a temporary name, then renamed)."""
+    path = folder / f"checkpoint-{step}"
+    temporary = path / f".{SAVED}.tmp"
+    temporary.write_text(json.dumps({"step": step, "processes": processes}))
+    temporary.replace(path / SAVED)
 
 
 def newest_complete(folder: Path, remove_torn: bool = True) -> Checkpoint | None:

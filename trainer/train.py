@@ -135,6 +135,7 @@ def _train(
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(ProgressLines())
+    trainer.add_callback(MarkSaved())
 
     # train, from the newest complete checkpoint when a killed run left one
     resume = checkpoints.newest_complete(
@@ -175,6 +176,19 @@ def _train(
 def checkpoint_folder(args: TrainArgs) -> Path:
     """Where checkpoints go: --checkpoint-dir, else `checkpoints/` in the output folder."""
     return Path(args.checkpoint_dir or Path(args.output_dir) / "checkpoints")
+
+
+class MarkSaved(TrainerCallback):
+    """After each checkpoint: wait for every process to have saved its part, then the main one
+    marks the checkpoint complete (`checkpoints.mark_saved`)."""
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        processes = 1
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
+            processes = dist.get_world_size()
+        if state.is_world_process_zero:
+            checkpoints.mark_saved(Path(args.output_dir), state.global_step, processes)
 
 
 class ProgressLines(TrainerCallback):

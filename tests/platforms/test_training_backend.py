@@ -151,7 +151,7 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
         request.getfixturevalue("deepspeed_cpu_ops")  # built before the job, never in it
     backend = LocalTrainingBackend(tmp_path / "jobs")
     args = {"max_length": 64, "doc_stride": 16, "batch_size": 3 if nproc == 1 else 2}
-    spec = _spec(tmp_path, "preempted", **args, epochs=1, save_steps=2).model_copy(
+    spec = _spec(tmp_path, "preempted", **args, epochs=2, save_steps=2).model_copy(
         update={"nproc": nproc, "accelerate_config": accelerate_config}
     )
     folder = tmp_path / "jobs" / "preempted"
@@ -230,5 +230,5 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
         output = Path(done.output_dir)
         uninterrupted = json.loads((output / "metrics.json").read_text())
     assert uninterrupted["resumed_from_step"] == 0
-    assert resumed["steps"] == uninterrupted["steps"] == (8 if nproc == 1 else 6)
+    assert resumed["steps"] == uninterrupted["steps"] == (16 if nproc == 1 else 12)
     assert_same_adapter(Path(job.output_dir), output)

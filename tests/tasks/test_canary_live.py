@@ -71,6 +71,24 @@ def test_a_window_reads_the_users_requests_of_its_time_and_sides_only() -> None:
     assert [len(v) for v in sides.values()] == [1, 2]
 
 
+def test_a_record_stamped_to_the_millisecond_before_the_step_is_not_in_its_window() -> None:
+    """The local collector stamps to the millisecond: a request answered 300 ms before the step
+    began (traffic still routed the old way) is not the step's. Azure ML's collector stamps to
+    the second: its record of that second may be the step's, so it counts."""
+    since = START + timedelta(milliseconds=700)
+    before = (START + timedelta(milliseconds=400)).isoformat(timespec="milliseconds")
+    after = (START + timedelta(milliseconds=900)).isoformat(timespec="milliseconds")
+    records = [
+        {**_record("blue"), "time": before},
+        {**_record("blue"), "time": after},
+        {**_record("green"), "time": START.isoformat(timespec="seconds")},
+    ]
+    sides: dict = {("green", "qa:2", "traffic"): [], ("blue", "qa:1", "traffic"): []}
+    window_records(iter(records), since, START + timedelta(minutes=1), sides)
+    assert [r["time"] for r in sides[("blue", "qa:1", "traffic")]] == [after]
+    assert len(sides[("green", "qa:2", "traffic")]) == 1
+
+
 def test_a_healthy_challenger_passes_and_every_number_is_kept() -> None:
     verdict = _decide([_record("green")] * 12, [_record("blue")] * 12)
     assert verdict.verdict == "pass" and verdict.reasons == []

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trainer.checkpoints import STATE, newest_complete, remove_all
+from trainer.checkpoints import SAVED, STATE, newest_complete, remove_all
 
 
-def _checkpoint(folder: Path, step: int, state: str | None) -> Path:
+def _checkpoint(folder: Path, step: int, state: str | None, saved: bool = True) -> Path:
     path = folder / f"checkpoint-{step}"
     path.mkdir(parents=True)
     (path / "adapter_model.safetensors").write_bytes(b"\0" * 64)
     if state is not None:
         (path / STATE).write_text(state)
+        if saved:
+            (path / SAVED).write_text(json.dumps({"step": step, "processes": 2}))
     return path
 
 
@@ -32,6 +34,8 @@ def test_the_newest_complete_checkpoint_is_chosen_and_torn_ones_are_skipped(
         _checkpoint(folder, 400, None),  # killed before the trainer state was written
         _checkpoint(folder, 600, _state(600)[:25]),  # killed while writing it
         _checkpoint(folder, 800, _state(600)),  # another step's state: not this folder's own
+        # the main process wrote its state while another rank was still saving its own part
+        _checkpoint(folder, 1000, _state(1000), saved=False),
     ]
     (folder / "checkpoint-900.tmp").mkdir()  # not a checkpoint folder at all
 
