@@ -118,6 +118,18 @@ that is missing, has no weights or no matching label, or is set where it cannot 
 Azure backend; with `person_model: false`) exits 2 naming the field. Nothing is downloaded.
 `screen.person_model: false` reads names by the rules alone, about 2.5x faster a screen
 ([benchmarks.md](benchmarks.md)).
+
+**Azure AI Language.** `screen.pii_backend: azure-ai-language` with `screen.azure_language.endpoint`
+sends every text to the resource's PII detection (`azure-ai-textanalytics`; five documents a
+request, a text over 5,120 characters in windows, the service's logging of it off, retries of a
+throttled request), with the key in `$AZURE_LANGUAGE_KEY` or, unset, an Azure AD sign-in. Its
+categories become the screen's types (Person is PERSON, Address STREET_ADDRESS, a national
+identity, passport or tax number ID, Azure connection strings and keys credential types) and the
+same rules apply: add `ID: {action: redact}` to `screen.entities` to remove national numbers.
+`mode: beside` (default) adds its findings to the local ones; `instead` replaces spaCy, Presidio
+and the person model, keeping the local credential finders. A text the service refuses
+quarantines its record; a request refused after the retries (a wrong key, a wrong endpoint)
+stops the stage with what to check. Model outputs at evaluation are screened locally.
 """,
     "approval": """\
 The signing key is looked up in this order: the environment variable `approval.key_env`, the

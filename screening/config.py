@@ -188,6 +188,41 @@ class ToxicityConfig(BaseModel):
         return None
 
 
+class AzureLanguageConfig(BaseModel):
+    """Azure AI Language's PII detection (`screen.pii_backend: azure-ai-language`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    endpoint: str = Field(
+        description="The Language resource's endpoint (https://NAME.cognitiveservices.azure.com)."
+    )
+    key_env: str = Field(
+        "AZURE_LANGUAGE_KEY",
+        description="Environment variable holding the resource's key; when it is unset, the "
+        "screen signs in with Azure AD (a managed identity, the Azure CLI's login).",
+    )
+    mode: Literal["beside", "instead"] = Field(
+        "beside",
+        description="beside: the service's findings join the local recognizers'; instead: they "
+        "replace the local personal-data recognizers (the local credential finders still run).",
+    )
+    model_version: str | None = Field(
+        None, description="The service's model version (e.g. 2023-09-01); null: its latest."
+    )
+    retries: int = Field(
+        4, ge=0, le=10, description="Retries of a throttled or failed request (429, 5xx)."
+    )
+
+    @field_validator("endpoint")
+    @classmethod
+    def _https(cls, endpoint: str) -> str:
+        if not endpoint.startswith("https://"):
+            raise ValueError(
+                f"{endpoint!r} is no https:// URL: give the resource's endpoint, e.g. "
+                "https://NAME.cognitiveservices.azure.com"
+            )
+        return endpoint
+
+
 class ScreenConfig(BaseModel):
     """PII, secrets and toxicity screening: the model, the rules, the thresholds."""
 
@@ -236,6 +271,15 @@ class ScreenConfig(BaseModel):
         "the shipped reader: labels such as B-PER, I-person or B-GIVENNAME mark persons; the "
         "same windows, threshold and vetoes apply. Nothing is downloaded.",
     )
+    pii_backend: Literal["local", "azure-ai-language"] = Field(
+        "local",
+        description="local: spaCy, Presidio and the screen's own finders, offline; "
+        "azure-ai-language: Azure AI Language's PII detection too (screen.azure_language), "
+        "under the same rules.",
+    )
+    azure_language: AzureLanguageConfig | None = Field(
+        None, description="The Azure AI Language resource (with pii_backend azure-ai-language)."
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per spaCy nlp.pipe batch.")
     max_samples: int = Field(12, ge=0, le=200, description="Masked samples kept in the report.")
     review_shows: list[str] = Field(
@@ -269,11 +313,15 @@ class ScreenConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_default_profile(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """No `profile` key for the default one: the hash of a config (and of the screen it
-        keys) written before profiles existed stays what it was."""
+        """No `profile` key for the default one, no service backend keys for the local one: the
+        hash of a config (and of the screen it keys) written before they existed stays what it
+        was."""
         dumped: dict[str, Any] = handler(self)
         if self.profile == DEFAULT_PROFILE:
             dumped.pop("profile", None)
+        if self.pii_backend == "local" and self.azure_language is None:
+            dumped.pop("pii_backend", None)  # so too for the fields of the service backend
+            dumped.pop("azure_language", None)
         return dumped
 
     @field_validator("spacy_model")
@@ -329,6 +377,16 @@ class ScreenConfig(BaseModel):
     def _something_to_look_for(self) -> ScreenConfig:
         if not self.entities and not self.secrets:
             raise ValueError("screen.entities and screen.secrets are both empty")
+        if self.pii_backend == "azure-ai-language" and self.azure_language is None:
+            raise ValueError(
+                "screen.pii_backend azure-ai-language needs screen.azure_language.endpoint "
+                "(https://NAME.cognitiveservices.azure.com)"
+            )
+        if self.azure_language is not None and self.pii_backend != "azure-ai-language":
+            raise ValueError(
+                "screen.azure_language is set but screen.pii_backend is local: set pii_backend "
+                "azure-ai-language to use the service, or drop azure_language"
+            )
         if self.person_model_dir and not self.person_model:
             raise ValueError(
                 "screen.person_model_dir is set but screen.person_model is false: "

@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
 
@@ -30,11 +30,16 @@ from presidio_analyzer import (
 )
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
+from screening.azure_language import AzureLanguageDetectors, CombinedDetectors
+from screening.azure_language import client as azure_client
 from screening.finder_table import load, own_finders
 from screening.persons.names import install as install_person_names
 from screening.persons.person_model import PersonModelRecognizer, shared_model
 from screening.recognizers import FinderRecognizer
 from screening.redact import Span
+
+if TYPE_CHECKING:
+    from screening.config import ScreenConfig
 
 
 class AnalysisFailed(list):  # an empty list of spans that says why
@@ -175,8 +180,9 @@ class PatternDetectors:
     recognizers: list[EntityRecognizer]
     entities: list[str]
 
-    def analyze(self, texts: Sequence[str]) -> list[list[Span]]:
-        """Findings for every text, in order (the interface of `Detectors.analyze`)."""
+    def analyze(self, texts: Sequence[str], batch_size: int = 1) -> list[list[Span]]:
+        """Findings for every text, in order (the interface of `Detectors.analyze`; one text at
+        a time whatever `batch_size`)."""
         found = []
         for text in texts:
             spans = []
@@ -202,3 +208,42 @@ def pattern_detectors(language: str, entities: tuple[str, ...]) -> PatternDetect
         if isinstance(r, PatternRecognizer) and r.name not in REPLACED
     ]
     return PatternDetectors([*presidio, *own_recognizers()], list(entities))
+
+
+def screen_detectors(config: ScreenConfig) -> Any:
+    """What finds personal data and credentials for a screen config: the local detectors, and
+    with `pii_backend: azure-ai-language` Azure AI Language's beside them or, `mode: instead`,
+    in place of the local personal-data recognizers (`screening.azure_language`)."""
+    entities = config.all_entities()
+    if config.pii_backend == "local" or config.azure_language is None:
+        return detectors_for(config.spacy_model, config.language, entities, config.person_reader())
+    service = config.azure_language
+    azure = _azure_detectors(
+        service.endpoint, service.key_env, service.retries, config.language,
+        service.model_version, entities,
+    )  # fmt: skip
+    if service.mode == "instead":
+        secrets = tuple(e for e in entities if e in config.secrets)
+        return CombinedDetectors([pattern_detectors(config.language, secrets), azure])
+    local = detectors_for(config.spacy_model, config.language, entities, config.person_reader())
+    return CombinedDetectors([local, azure])
+
+
+@cache
+def _azure_detectors(
+    endpoint: str,
+    key_env: str,
+    retries: int,
+    language: str,
+    model_version: str | None,
+    entities: tuple[str, ...],
+) -> AzureLanguageDetectors:
+    """One client per worker process and resource."""
+    return AzureLanguageDetectors(
+        azure_client(endpoint, key_env, retries),
+        list(entities),
+        language=language,
+        model_version=model_version,
+        endpoint=endpoint,
+        key_env=key_env,
+    )

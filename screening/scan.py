@@ -74,12 +74,10 @@ def screen_records(
     `salt` keys the surrogate values (needed when a rule says surrogate). A text the analyzer
     cannot take quarantines its record, masked entirely: a record is never kept unscreened.
     """
-    from screening.detectors import AnalysisFailed, detectors_for  # Presidio loads here
+    from screening.detectors import AnalysisFailed, screen_detectors  # Presidio loads here
     from screening.surrogates import Surrogates
 
-    detectors = detectors_for(
-        config.spacy_model, config.language, config.all_entities(), config.person_reader()
-    )
+    detectors = screen_detectors(config)
     fields = [list(task_spec(task).text_fields(r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]
     spans = iter(detectors.analyze(flat, config.batch_size))
