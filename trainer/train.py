@@ -43,7 +43,7 @@ import torch.distributed as dist
 from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-from trainer import checkpoints
+from trainer import checkpoints, flops
 from trainer.args import MIXED_PRECISION, TrainArgs, parse_args
 from trainer.data import features, read_split
 from trainer.modeling import (
@@ -143,6 +143,7 @@ def _train(
     )
     if resume is not None:
         log.info("resuming from step %d (%s)", resume.step, resume.path)
+    peak = flops.peak_flops(_precision(args))  # every rank at once, as they will train
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=str(resume.path) if resume else None)
     seconds = time.perf_counter() - start
@@ -167,6 +168,7 @@ def _train(
             _save_merged(args, output_dir, tokenizer)
         resumed_from = resume.step if resume else 0
         metrics = _metrics(trainer, train_set, result, eval_metrics, seconds, args, resumed_from)
+        metrics.update(_utilisation(trainer.model, train_set, metrics, seconds, peak))
         (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
         checkpoints.remove_all(checkpoint_dir)  # the model is saved: nothing to resume
     trainer.accelerator.wait_for_everyone()  # no rank leaves while rank 0 still writes
@@ -280,10 +282,16 @@ def _with_lora(model: Any, args: TrainArgs) -> Any:
     return get_peft_model(model, config)
 
 
+def _precision(args: TrainArgs) -> str:
+    """The precision trained in: `auto` is bf16 where native, fp16 (with loss scaling) on older
+    GPUs, fp32 on a CPU."""
+    if args.precision == "auto":
+        return auto_precision(device_capability())
+    return args.precision
+
+
 def _training_arguments(args: TrainArgs, has_eval: bool) -> TrainingArguments:
-    precision = args.precision
-    if precision == "auto":  # bf16 where native, fp16 with loss scaling on older GPUs, CPU fp32
-        precision = auto_precision(device_capability())
+    precision = _precision(args)
     # The configured precision wins over the launcher's: `accelerate launch` exports its config's
     # mixed_precision (bf16 in trainer/configs/), which TrainingArguments (and DeepSpeed) would
     # take whenever bf16 and fp16 are both off, e.g. fp32 on a T4 or on CPU.
@@ -340,6 +348,33 @@ def report_to() -> list[str] | str:
         )
         return "none"
     return ["mlflow"]
+
+
+def _utilisation(
+    model: Any, train_set: Any, metrics: dict[str, Any], seconds: float, peak: flops.Peak | None
+) -> dict[str, Any]:
+    """Model FLOPs utilisation (`trainer.flops`) of the steps this run trained, logged."""
+    share = metrics["tokens_per_second"] * seconds / max(1, sum(train_set["length"]))
+    targets = None
+    if "labels" in train_set.column_names and getattr(model.config, "is_encoder_decoder", False):
+        targets = [sum(1 for t in labels if t >= 0) for labels in train_set["labels"]]
+    done = flops.training_flops(model, train_set["length"], targets) * share
+    mfu = flops.utilisation(done, seconds, peak, metrics["world_size"])
+    achieved = done / seconds if seconds > 0 else 0.0
+    if mfu is None:
+        log.info("model FLOPs: %.3g a second (no peak known for this device)", achieved)
+    else:
+        assert peak is not None
+        log.info(
+            "model FLOPs utilisation %.1f%%: %.3g FLOPs a second of %s x %.3g (%s)",
+            100 * mfu, achieved, metrics["world_size"], peak.flops, peak.source,
+        )  # fmt: skip
+    return {
+        "model_flops_per_second": round(achieved, 1),
+        "peak_flops_per_second": round(peak.flops, 1) if peak else None,
+        "peak_flops_source": peak.source if peak else None,
+        "mfu": round(mfu, 5) if mfu is not None else None,
+    }
 
 
 def _metrics(

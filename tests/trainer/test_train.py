@@ -73,6 +73,9 @@ def test_trainer_runs_each_task(
         ]
     )
     assert metrics["loss_curve"] and metrics["tokens_per_second"] > 0
+    # model FLOPs utilisation, against this CPU's measured peak (trainer/flops.py)
+    assert 0 < metrics["mfu"] < 1 and metrics["peak_flops_source"].startswith("measured")
+    assert metrics["model_flops_per_second"] > 0
     if run is not None:
         _logged_into_the_flow_run(*run, metrics)
     assert metrics["eval"]["eval_loss"] > 0 and metrics["peak_memory_bytes"] > 0

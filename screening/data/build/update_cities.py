@@ -48,8 +48,8 @@ def everyday_words() -> Callable[[str], bool]:
     Not nouns: WordNet's nouns hold the towns themselves (`paris`, `chicago`, `boston`)."""
     import spacy
 
-    from screening.persons.name_text import english_words as _english
     from screening.config import ScreenConfig
+    from screening.persons.name_text import english_words as _english
 
     nlp = spacy.load(ScreenConfig().spacy_model)
     lookups = nlp.get_pipe("lemmatizer").lookups

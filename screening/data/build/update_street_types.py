@@ -83,8 +83,8 @@ def english_words() -> tuple[set[str], Callable[[str], bool]]:
     a word or its inflection (`screening.persons.name_text.english_words`)."""
     import spacy
 
-    from screening.persons.name_text import english_words as _english
     from screening.config import ScreenConfig
+    from screening.persons.name_text import english_words as _english
 
     nlp = spacy.load(ScreenConfig().spacy_model)
     lookups = nlp.get_pipe("lemmatizer").lookups
