@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from screening.redact import Span
+from screening.redact import AnalysisFailed, Span
 
 MAX_DOCUMENTS = 5  # documents per synchronous PII request (the service's data limits)
 MAX_CHARACTERS = 5120  # characters per document (text elements: never more than code points)
@@ -118,8 +118,6 @@ class AzureLanguageDetectors:
 
     def analyze(self, texts: Sequence[str], batch_size: int = MAX_DOCUMENTS) -> list[list[Span]]:
         """Findings for every text, in order; identical texts are sent once, empty ones never."""
-        from screening.detectors import AnalysisFailed
-
         unique = [t for t in dict.fromkeys(texts) if t.strip()]
         documents = [
             (i, offset, piece) for i, t in enumerate(unique) for offset, piece in windows(t)
@@ -184,8 +182,6 @@ class CombinedDetectors:
     parts: list[Any]
 
     def analyze(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        from screening.detectors import AnalysisFailed
-
         results = [part.analyze(texts, batch_size) for part in self.parts]
         joined: list[list[Span]] = []
         for found in zip(*results, strict=True):

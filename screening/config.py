@@ -319,7 +319,7 @@ class ScreenConfig(BaseModel):
         dumped: dict[str, Any] = handler(self)
         if self.profile == DEFAULT_PROFILE:
             dumped.pop("profile", None)
-        if self.pii_backend == "local" and self.azure_language is None:
+        if self.pii_backend != "azure-ai-language" and self.azure_language is None:
             dumped.pop("pii_backend", None)  # so too for the fields of the service backend
             dumped.pop("azure_language", None)
         return dumped

@@ -36,18 +36,10 @@ from screening.finder_table import load, own_finders
 from screening.persons.names import install as install_person_names
 from screening.persons.person_model import PersonModelRecognizer, shared_model
 from screening.recognizers import FinderRecognizer
-from screening.redact import Span
+from screening.redact import AnalysisFailed, Span
 
 if TYPE_CHECKING:
     from screening.config import ScreenConfig
-
-
-class AnalysisFailed(list):  # an empty list of spans that says why
-    """No findings because the analysis of this text failed: never to be taken as clean."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
 
 
 @dataclass
@@ -215,7 +207,7 @@ def screen_detectors(config: ScreenConfig) -> Any:
     with `pii_backend: azure-ai-language` Azure AI Language's beside them or, `mode: instead`,
     in place of the local personal-data recognizers (`screening.azure_language`)."""
     entities = config.all_entities()
-    if config.pii_backend == "local" or config.azure_language is None:
+    if config.pii_backend != "azure-ai-language" or config.azure_language is None:
         return detectors_for(config.spacy_model, config.language, entities, config.person_reader())
     service = config.azure_language
     azure = _azure_detectors(

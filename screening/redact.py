@@ -25,6 +25,14 @@ class Span:
     score: float = 1.0
 
 
+class AnalysisFailed(list):  # an empty list of spans that says why
+    """No findings because the analysis of this text failed: never to be taken as clean."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 def placeholder(entity: str) -> str:
     return f"<{entity}>"
 

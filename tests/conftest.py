@@ -21,6 +21,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # DeepSpeed's CPU ops are built (torch's JIT extensions) into the test venv, not the user's cache
 # that other checkouts share: see the deepspeed_cpu_ops fixture.
 os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(sys.prefix, "torch-extensions"))
+# The venv's tools first, as in an activated venv and in the Azure ML jobs the tests run
+# (tests/azureml/job_runner.py): torch builds DeepSpeed's op with the first `ninja` on PATH, and
+# a build by another ninja version (the system's 1.11, the venv's 1.13) reads as changed and is
+# built again, a minute of both cores each time (three builds per CI run before, 2026-11-30).
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
 from collections.abc import Callable, Iterator
 from pathlib import Path

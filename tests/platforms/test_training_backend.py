@@ -151,7 +151,7 @@ def test_a_killed_job_is_submitted_again_and_resumes_from_its_newest_complete_ch
         request.getfixturevalue("deepspeed_cpu_ops")  # built before the job, never in it
     backend = LocalTrainingBackend(tmp_path / "jobs")
     args = {"max_length": 64, "doc_stride": 16, "batch_size": 3 if nproc == 1 else 2}
-    spec = _spec(tmp_path, "preempted", **args, epochs=2, save_steps=2).model_copy(
+    spec = _spec(tmp_path, "preempted", **args, epochs=2, save_steps=4).model_copy(
         update={"nproc": nproc, "accelerate_config": accelerate_config}
     )
     folder = tmp_path / "jobs" / "preempted"
