@@ -84,12 +84,12 @@ def _task(task: str, options: argparse.Namespace, peak: flops.Peak) -> dict[str,
         argv = ["--task", spec.trainer_task, "--data-dir", str(data.parent), "--epochs", "1"]
         argv += ["--max-length", str(options.max_length), "--logging-steps", "100000"]
         args = parse_args([*argv, "--output-dir", f"{tmp}/ours"])
-        dataset, lengths, targets = _padded(args, records, options.max_length)
+        model = load_base(args.task, args.model, args.seed)
+        model = _with_lora(model, args) if args.lora else model
+        dataset, lengths, targets = _padded(args, records, options.max_length, model.config)
         print(f"{task}: {len(records)} records, {len(lengths)} examples, {sum(lengths)} tokens")
 
         ours = train_main([*argv, "--output-dir", f"{tmp}/ours"])
-        model = load_base(args.task, args.model, args.seed)
-        model = _with_lora(model, args) if args.lora else model
         start = time.perf_counter()
         _plain_trainer(model, dataset, args, f"{tmp}/plain")
         seconds = time.perf_counter() - start
@@ -100,14 +100,16 @@ def _task(task: str, options: argparse.Namespace, peak: flops.Peak) -> dict[str,
         "task": task,
         "examples": len(lengths),
         "ours_tokens_per_second": mine,
-        "ours_mfu": ours["mfu"],
+        "ours_mfu": ours["model_flops_per_second"] / peak.flops,  # one peak for both sides
         "padded_tokens_per_second": padded,
         "padded_mfu": padded_mfu,
         "ratio": mine / padded,
     }
 
 
-def _padded(args: Any, records: list[dict], length: int) -> tuple[Dataset, list[int], Any]:
+def _padded(
+    args: Any, records: list[dict], length: int, model_config: Any
+) -> tuple[Dataset, list[int], Any]:
     """The task's training examples as our trainer builds them, each padded to `length`; the
     real lengths (and an encoder-decoder's real target lengths)."""
     tokenizer = task_spec(args.task).code.prepare_tokenizer(load_tokenizer(args.model))
@@ -125,7 +127,7 @@ def _padded(args: Any, records: list[dict], length: int) -> tuple[Dataset, list[
             values = [v[:length] + [fill] * (length - len(v)) for v in values]
         columns[name] = values
     targets = None
-    if getattr(base_config(args.model), "is_encoder_decoder", False) and "labels" in columns:
+    if getattr(model_config, "is_encoder_decoder", False) and "labels" in columns:
         targets = [sum(1 for t in labels if t >= 0) for labels in columns["labels"]]
     return Dataset.from_dict(columns), lengths, targets
 
