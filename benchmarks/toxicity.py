@@ -33,6 +33,7 @@ CORPORA = {  # name: must it be dropped
     "everyday_topical_chat": False,
     "everyday_convabuse_clean": False,
     "everyday_hatecheck": False,
+    "everyday_taskmaster_coffee": False,  # added after tuning: never read while tuning
     "code_chat": False,
     "toxic_convabuse_strong": True,
     "toxic_davidson_hate": True,

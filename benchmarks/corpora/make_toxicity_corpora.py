@@ -25,6 +25,7 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parent
 CAP = 2000
+TASKMASTER = "google-research-datasets+Taskmaster"
 
 
 def split_of(record_id: str) -> str:
@@ -38,9 +39,11 @@ def _show(mirrors: Path, repo: str, path: str) -> str:
     ).stdout.decode("utf-8", errors="replace")
 
 
-def _record(record_id: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
+def _record(
+    record_id: str, turns: list[tuple[str, str]], split: str | None = None
+) -> dict[str, Any]:
     messages = [{"role": role, "content": text} for role, text in turns if text.strip()]
-    return {"id": record_id, "messages": messages, "split": split_of(record_id)}
+    return {"id": record_id, "messages": messages, "split": split or split_of(record_id)}
 
 
 def _write(name: str, records: list[dict[str, Any]]) -> None:
@@ -66,6 +69,23 @@ def topical_chat(mirrors: Path) -> None:
             ]
             records.append(_record(f"topical-chat-{conv_id}", turns))
     _write("everyday_topical_chat", records)
+
+
+def taskmaster_coffee(mirrors: Path) -> None:
+    """Taskmaster-4's coffee-ordering dialogues (one crowd worker writing both the customer and
+    the barista, from three dozen scenarios: changed minds, missing items, complaints). Added
+    after the toxicity screen was tuned, to measure it on dialogue it never saw: every record is
+    `test`, none `dev`."""
+    records = []
+    for i in range(8):
+        data = json.loads(_show(mirrors, TASKMASTER, f"TM-4-2024/data/data_{i:02d}.json"))
+        for dialog in data:
+            turns = [
+                ("user" if u["speaker"] == "user" else "assistant", u["text"])
+                for u in dialog["utterances"]
+            ]
+            records.append(_record(f"taskmaster4-{dialog['conversation_id']}", turns, "test"))
+    _write("everyday_taskmaster_coffee", records)
 
 
 def _convabuse_rows(mirrors: Path) -> list[dict[str, str]]:
@@ -238,6 +258,7 @@ def main() -> None:
     davidson(args.mirrors)
     code_chat(args.mirrors)
     hatecheck(args.mirrors)
+    taskmaster_coffee(args.mirrors)
 
 
 if __name__ == "__main__":
