@@ -47,7 +47,10 @@ demo: $(STAMP)
 # processes they start, so two share two cores; tests/conftest.py groups what must share a worker.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
+# What the tests need is set up side by side (npm and apt wait on the network while pip unpacks;
+# the serving venv and lint follow .venv), then the suite runs.
+test:
+	$(MAKE) -j4 --no-print-directory $(STAMP) $(SERVING_STAMP) node_modules/.bin/azurite-blob $(CHROMIUM) lint
 	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS)
 
 # The tests not marked `slow` (pyproject.toml says which are): what runs inside the pytest

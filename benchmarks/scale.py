@@ -9,8 +9,9 @@ For each size N and each worker count W: writes N generated support tickets
 (`dask scheduler`) and W single-threaded worker processes (`dask worker --nthreads 1`), as on a
 cluster, and runs the three stages against it from this process (the orchestrator, as `tunegate
 run` is). `--store local`: input and store on the local disk; `--store blob`: both on a real
-Azure Blob endpoint (Azurite, `npm ci`), the input uploaded first, the store `az://`. For each
-stage: seconds and records a second; for the run: the peak RSS of each worker process (sampled
+Azure Blob endpoint (Azurite, `npm ci`), the input uploaded first, the store `az://`. Every
+worker first loads the screen's models (as `dask worker --preload` would on a cluster kept up;
+timed apart, `worker load`), then for each stage: seconds and records a second; for the run: the peak RSS of each worker process (sampled
 every 0.2 s, its children included) and of this process.
 
 Prints a table, writes it as `scale.json` and `scale.md` and draws `scale.png` (time per stage
@@ -45,11 +46,18 @@ import psutil
 from flows.config import validate_config
 from platforms.compute import shared_client
 from samples.generate import generate_sample, write_sample
+from screening.scan import screen_records
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
 from tasks.split import run_split
 
 BIN = Path(sys.executable).parent
+WARM_RECORD = {
+    "id": "warm",
+    "question": "Where does Maria Gonzalez live?",
+    "context": "Maria Gonzalez lives at 12 Main Street; call her on 555-0100.",
+    "answers": {"text": ["12 Main Street"], "answer_start": [24]},
+}
 
 
 class PeakSampler:
@@ -100,13 +108,15 @@ def start_cluster(folder: Path, workers: int) -> tuple[str, list[subprocess.Pope
         if time.monotonic() > deadline:
             raise SystemExit(f"the scheduler did not start: {folder / 'cluster.log'}")
         time.sleep(0.2)
+    # as docs/stages.md asks of an operator's workers: no stack sampling for a dashboard profile
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
     for i in range(workers):
         processes.append(
             subprocess.Popen(
                 [str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file),
                  "--nthreads", "1", "--nworkers", "1", "--memory-limit", "4GiB",
                  "--name", f"worker-{i}", "--no-dashboard"],
-                stdout=log, stderr=subprocess.STDOUT,
+                stdout=log, stderr=subprocess.STDOUT, env=env,
             )
         )  # fmt: skip
     address = json.loads(scheduler_file.read_text())["address"]
@@ -154,6 +164,12 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
         client.wait_for_workers(workers, timeout=120)
         worker_pids = [p.pid for p in processes[1:]]
         seconds: dict[str, float] = {}
+        # what `dask worker --preload` would do on a cluster kept up: every worker loads the
+        # screen's models (spaCy, Presidio, the person reader, toxicity) before the stages, so
+        # the stage times are the work on the records, timed apart as `worker_load`
+        start = time.perf_counter()
+        client.run(screen_records, cfg.task, [WARM_RECORD], cfg.screen)
+        seconds["worker_load"] = time.perf_counter() - start
         with PeakSampler(worker_pids) as sampler:
             start = time.perf_counter()
             ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 1000)
@@ -182,7 +198,9 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
         "kept": report.kept,
         "split_counts": split.counts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
-        "records_per_second": {k: round(n / v, 1) for k, v in seconds.items()},
+        "records_per_second": {
+            k: round(n / v, 1) for k, v in seconds.items() if k != "worker_load"
+        },
         "worker_peak_mib": [round(v / 2**20) for v in sampler.peaks.values()],
         "orchestrator_peak_mib": round(orchestrator / 2**20),
     }
@@ -190,14 +208,15 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
 
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| records | workers | store | ingest s | screen s | split s | screen records/s | "
-        "worker peak MiB | orchestrator peak MiB |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| records | workers | store | worker load s | ingest s | screen s | split s | "
+        "screen records/s | worker peak MiB | orchestrator peak MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         s, rate = r["seconds"], r["records_per_second"]
         lines.append(
-            f"| {r['records']:,} | {r['workers']} | {r['store']} | {s['ingest']} | {s['screen']} | {s['split']} | "
+            f"| {r['records']:,} | {r['workers']} | {r['store']} | {s['worker_load']} | "
+            f"{s['ingest']} | {s['screen']} | {s['split']} | "
             f"{rate['screen']:,} | {', '.join(map(str, r['worker_peak_mib']))} | "
             f"{r['orchestrator_peak_mib']} |"
         )

@@ -3,6 +3,7 @@ kept, clearly abusive text that must be dropped.
 
     python benchmarks/toxicity.py                 # the test halves, default config
     python benchmarks/toxicity.py --split dev --set flag_threshold=0.9
+    python benchmarks/toxicity.py --corpus everyday_taskmaster_coffee
 
 Reads the corpora of benchmarks/corpora/ (sources and licences in SOURCES.md there), scores
 every message of every record with the configured toxicity backend, as the screen does
@@ -60,6 +61,9 @@ def main() -> None:
     parser.add_argument(
         "--set", action="append", default=[], help="a ToxicityConfig field: threshold=0.99"
     )
+    parser.add_argument(
+        "--corpus", action="append", choices=list(CORPORA), help="only these corpora (repeat)"
+    )
     args = parser.parse_args()
     fields = dict(item.split("=", 1) for item in args.set)
     config = ToxicityConfig(**{k: (None if v == "null" else v) for k, v in fields.items()})
@@ -71,6 +75,8 @@ def main() -> None:
     print(f"{'corpus':28s} {'records':>7s} {'dropped':>8s} {'flagged':>8s}  target")
     met = True
     for name, toxic in CORPORA.items():
+        if args.corpus and name not in args.corpus:
+            continue
         records = load(name, args.split)
         start = time.perf_counter()
         acts = decisions(records, config)

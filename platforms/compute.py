@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
+import dask
 from distributed import Client, LocalCluster, as_completed
 from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -44,6 +45,11 @@ class DaskConfig(BaseModel):
 
 
 _clients: dict[DaskConfig, Client] = {}
+# Dask settings for the LocalCluster's workers (an operator's cluster: set them on its workers,
+# docs/stages.md). Dask's statistical profiler samples each worker's stack every 10 ms for the
+# dashboard's profile page, which this cluster does not serve: it takes the GIL from the
+# screening thread, 7% of the workers' CPU on the screen stage (2026-11-30, two workers).
+WORKER_SETTINGS = {"distributed.worker.profile.enabled": False}
 
 
 def shared_client(config: DaskConfig) -> Client:
@@ -55,7 +61,7 @@ def shared_client(config: DaskConfig) -> Client:
         log.info("connecting to Dask scheduler at %s", config.address)
         client = Client(config.address, timeout="30s")
     else:
-        with _environment_kept():
+        with _environment_kept(), dask.config.set(WORKER_SETTINGS):
             cluster = LocalCluster(
                 n_workers=config.n_workers,
                 threads_per_worker=config.threads_per_worker,

@@ -1,4 +1,5 @@
-"""The local Dask cluster leaves this process's environment as it found it."""
+"""The local Dask cluster leaves this process's environment as it found it, and its workers
+spend no time on what nobody reads."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ client = shared_client(DaskConfig(n_workers=1, memory_limit="1GiB"))
 names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 (worker,) = client.run(lambda: os.environ.get("OMP_NUM_THREADS")).values()
 print("worker", worker)
+import dask
+(profiling,) = client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()
+print("profiling", profiling)
 print("here", *(os.environ.get(n) for n in names))
 """
 
@@ -38,3 +42,4 @@ def test_starting_the_cluster_does_not_pin_later_processes_to_one_thread() -> No
     lines = dict(line.split(" ", 1) for line in probe.stdout.splitlines())
     assert lines["worker"] == "1"  # the workers still get Dask's one-thread setting
     assert lines["here"] == "None None None"  # this process (and what it starts) does not
+    assert lines["profiling"] == "False"  # no stack sampling for a dashboard this cluster lacks
