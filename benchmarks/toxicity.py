@@ -35,6 +35,10 @@ CORPORA = {  # name: must it be dropped
     "everyday_convabuse_clean": False,
     "everyday_hatecheck": False,
     "everyday_taskmaster_coffee": False,  # added after tuning: never read while tuning
+    # corpora of other benchmarks, never read to tune the toxicity screen: task-oriented chat
+    # (Schema-Guided Dialogue) and friends' banter at a game table (CRD3: fights, jokes, swearing)
+    "chat_sgd": False,
+    "summarization_crd3": False,
     "code_chat": False,
     "toxic_convabuse_strong": True,
     "toxic_davidson_hate": True,
@@ -44,8 +48,16 @@ CORPORA = {  # name: must it be dropped
 
 
 def load(name: str, split: str) -> list[dict]:
+    """A corpus' records of `split` as chat records; a summarization corpus' dialogue (CRD3's
+    `Speaker: utterance` lines) as one message per line."""
     with (EXTERNAL / f"{name}.jsonl").open(encoding="utf-8") as f:
-        return [r for r in map(json.loads, f) if split == "all" or r["split"] == split]
+        records = [r for r in map(json.loads, f) if split == "all" or r["split"] == split]
+    for r in records:
+        if "document" in r:
+            r["messages"] = [
+                {"role": "user", "content": line} for line in r["document"].splitlines() if line
+            ]
+    return records
 
 
 def decisions(records: list[dict], config: ToxicityConfig) -> list[Action | None]:
