@@ -11,8 +11,9 @@ cluster, and runs the three stages against it from this process (the orchestrato
 run` is). `--store local`: input and store on the local disk; `--store blob`: both on a real
 Azure Blob endpoint (Azurite, `npm ci`), the input uploaded first, the store `az://`. Every
 worker first loads the screen's models (as `dask worker --preload` would on a cluster kept up;
-timed apart, `worker load`), then for each stage: seconds and records a second; for the run: the peak RSS of each worker process (sampled
-every 0.2 s, its children included) and of this process.
+timed apart, `worker load`), then for each stage: seconds and records a second; for the run:
+the peak RSS of each worker process (sampled every 0.2 s, its children included) and of this
+process.
 
 Prints a table, writes it as `scale.json` and `scale.md` and draws `scale.png` (time per stage
 and worker peak memory against records) in `--out`; ends with the ratios of the largest size to
@@ -132,23 +133,28 @@ def blob_store(folder: Path, sample: Path) -> Iterator[dict[str, object]]:
 
     from tests.azurite import azurite_blob
 
+    before = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
     with azurite_blob(folder / "azurite") as connection:
         os.environ["AZURE_STORAGE_CONNECTION_STRING"] = connection
-        service = BlobServiceClient.from_connection_string(connection)
-        for container in ("incoming", "tunegate"):
-            service.create_container(container)
-        with sample.open("rb") as data:
-            service.get_blob_client("incoming", sample.name).upload_blob(data, max_concurrency=2)
-        yield {
-            "store": "az://tunegate/store",
-            "ingest": {"inputs": [f"az://incoming/{sample.name}"]},
-            "tracking": {"uri": "http://mlflow.invalid:5000"},  # never reached: data stages only
-        }
+        try:
+            service = BlobServiceClient.from_connection_string(connection)
+            for container in ("incoming", "tunegate"):
+                service.create_container(container)
+            with sample.open("rb") as data:
+                blob = service.get_blob_client("incoming", sample.name)
+                blob.upload_blob(data, max_concurrency=2)
+            yield {
+                "store": "az://tunegate/store",
+                "ingest": {"inputs": [f"az://incoming/{sample.name}"]},
+                "tracking": {"uri": "http://mlflow.invalid:5000"},  # never reached: data only
+            }
+        finally:  # the next measurement's Azurite has another port
+            os.environ.pop("AZURE_STORAGE_CONNECTION_STRING")
+            if before is not None:
+                os.environ["AZURE_STORAGE_CONNECTION_STRING"] = before
 
 
-def measure(n: int, workers: int, folder: Path, blob: bool) -> dict[str, object]:
-    sample = folder / "sample.jsonl"
-    write_sample(generate_sample("extractive-qa", n, seed=43), sample)
+def measure(n: int, workers: int, sample: Path, folder: Path, blob: bool) -> dict[str, object]:
     local = {"store": str(folder / "store"), "ingest": {"inputs": [str(sample)]}}
     with blob_store(folder, sample) if blob else nullcontext(local) as where:
         return _measure(n, workers, folder, where)
@@ -270,14 +276,19 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in sorted(args.records):
+        data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
+        sample = data / "sample.jsonl"  # one sample of each size, for every worker count
+        write_sample(generate_sample("extractive-qa", n, seed=43), sample)
         for workers in sorted(args.workers):
-            folder = Path(tempfile.mkdtemp(prefix=f"scale-{n}-{workers}-"))
+            folder = data / f"workers-{workers}"
+            folder.mkdir()
             try:
-                row = measure(n, workers, folder, args.store == "blob")
+                row = measure(n, workers, sample, folder, args.store == "blob")
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             rows.append(row)
             print(json.dumps(row), flush=True)
+        shutil.rmtree(data, ignore_errors=True)
     (args.out / "scale.json").write_text(json.dumps(rows, indent=2))
     (args.out / "scale.md").write_text(table(rows) + "\n")
     plot(rows, args.out / "scale.png")
