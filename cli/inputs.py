@@ -71,8 +71,8 @@ def read_inputs(
         read = read_file(uri, fmt, options, task=TaskType(task), columns=cfg.columns)
         counts.update(read=read.read, blank=read.blank)
         skipped += [{k: v for k, v in row.items() if k != "stage"} for row in read.quarantine]
-        for record, key in zip(read.accepted, read.keys, strict=True):
-            take(record, uri, key.line)
+        for record, line in zip(read.accepted, read.keys.lines, strict=True):
+            take(record, uri, line)
     if counts["read"] != len(records) + len(skipped):
         raise RuntimeError(f"records lost while reading: {dict(counts)}")  # a bug, never data
     return records, skipped, dict(counts)

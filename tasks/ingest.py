@@ -41,12 +41,14 @@ from tasks.ingest_files import (
     FileRead,
     FileTally,
     FileWritten,
+    RowKey,
     Spill,
+    id_digest,
     read_file,
     write_file,
 )
 from tasks.ingest_inputs import expand_inputs, fingerprint, input_format
-from tasks.ingest_totals import add_up, decide_duplicates, ingest_contents
+from tasks.ingest_totals import add_up, decide_duplicates, ingest_contents, shared_rows
 from tasks.readers import FORMATS
 from tasks.records import ColumnMap, TaskType
 
@@ -189,8 +191,9 @@ def run_ingest(
         reads: list[Future] = []
         try:
             reads = _start_reads(client, files, task_type, columns, config, azure, spills)
-            tallies: list[FileTally] = client.gather(client.map(FileRead.tally, reads, pure=False))
-            drops = decide_duplicates(tallies, files, frozenset(erased_ids(store)))
+            erased = frozenset(erased_ids(store))
+            tallies = _tallies(client, reads, erased)
+            drops = decide_duplicates(_shared_keys(client, reads, tallies), files, erased)
             written = _write_files(dataset, reads, drops, task_type, partition_rows, cipher)
         finally:
             client.cancel(reads)
@@ -244,6 +247,23 @@ def _start_reads(
         max_chars=config.max_record_chars,
         pure=False,
     )
+
+
+def _tallies(client: Client, reads: list[Future], erased: frozenset[str]) -> list[FileTally]:
+    """Every file's counts and key prefixes (16 bytes a row), rows with an erased id left out."""
+    digests = frozenset(id_digest(i) for i in erased)
+    return client.gather(client.map(FileRead.tally, reads, erased=digests, pure=False))
+
+
+def _shared_keys(
+    client: Client, reads: list[Future], tallies: list[FileTally]
+) -> list[list[tuple[int, RowKey]]]:
+    """The full keys of the rows whose content or id may occur twice, fetched from the workers
+    that hold them: never every row's."""
+    rows = shared_rows(tallies)
+    wanted = [(read, r) for read, r in zip(reads, rows, strict=True) if r]
+    fetched = iter(client.gather([client.submit(FileRead.keys_at, f, r) for f, r in wanted]))
+    return [list(zip(r, next(fetched), strict=True)) if r else [] for r in rows]
 
 
 def _write_files(

@@ -1,20 +1,29 @@
 """The per-file half of ingest, run on Dask workers, and the typed values it hands the stage.
 
 A worker reads and validates one input file (`read_file`) and keeps the result until the stage
-has decided, from every file's `RowKey`s, which rows are duplicates (`Drops`); a second worker
-call then writes what was kept (`write_file`) and returns what it wrote (`FileWritten`). With a
-`Spill`, the accepted records are written to pending chunk files of `partition_rows` as they are
-read, so a worker holds one chunk and the row keys, never a whole file's records.
+has decided which rows are duplicates (`Drops`); a second worker call then writes what was kept
+(`write_file`) and returns what it wrote (`FileWritten`). With a `Spill`, the accepted records
+are written to pending chunk files of `partition_rows` as they are read, so a worker holds one
+chunk and the packed row keys (`RowKeys`, 56 bytes a row), never a whole file's records.
+
+The stage never gathers every row's keys: each file hands it 16 bytes a row (`FileTally`: an
+8-byte prefix of the row's content digest and of its id digest), from which it finds the rows
+whose content or id may occur twice, and it fetches the full keys of those rows only
+(`FileRead.keys_at`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from platforms.hashing import MultisetHash
 from platforms.keys import RawCipher
@@ -35,13 +44,65 @@ from trainer.taskspec import task_spec
 STAGE = "ingest"
 
 
+CONTENT_BYTES = 32  # a `record_hash` digest
+ID_BYTES = 16  # `id_digest`: equal ids, equal digests; two ids sharing one: about 1 in 2**64 at 1e9
+
+
+def id_digest(record_id: str) -> bytes:
+    """A record id as deduplication compares it: a 16-byte digest, whatever the id's length."""
+    return hashlib.blake2b(record_id.encode(), digest_size=ID_BYTES).digest()
+
+
 @dataclass(frozen=True, slots=True)
 class RowKey:
     """What deduplication needs to know about one accepted row."""
 
     content: str  # hash of the canonical record (`record_hash`)
-    record_id: str  # the record's id
+    record_id: str  # the record's id as `id_digest` (hex): ids compare equal by it
     line: int  # line (or row) number in its source file
+
+
+@dataclass(frozen=True, slots=True)
+class RowKeys:
+    """Every accepted row's `RowKey` of one file, packed: 56 bytes a row on the worker."""
+
+    contents: bytes  # CONTENT_BYTES a row: the `record_hash` digest
+    ids: bytes  # ID_BYTES a row: `id_digest` of the record's id
+    lines: array  # line numbers ("q")
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def content(self, row: int) -> str:
+        return self.contents[row * CONTENT_BYTES : (row + 1) * CONTENT_BYTES].hex()
+
+    def key(self, row: int) -> RowKey:
+        record_id = self.ids[row * ID_BYTES : (row + 1) * ID_BYTES].hex()
+        return RowKey(self.content(row), record_id, self.lines[row])
+
+    def prefixes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the first 8 bytes of its content digest and of its id digest (uint64):
+        equal keys have equal prefixes, so a key whose prefix occurs once occurs once."""
+        contents = np.frombuffer(self.contents, dtype="<u8").reshape(-1, CONTENT_BYTES // 8)
+        ids = np.frombuffer(self.ids, dtype="<u8").reshape(-1, ID_BYTES // 8)
+        return contents[:, 0].copy(), ids[:, 0].copy()
+
+
+class _KeysBuilder:
+    """`RowKeys` as a file is read."""
+
+    def __init__(self) -> None:
+        self.contents = bytearray()
+        self.ids = bytearray()
+        self.lines = array("q")
+
+    def add(self, record: dict[str, Any], line: int) -> None:
+        self.contents += bytes.fromhex(record_hash(record))
+        self.ids += id_digest(record["id"])
+        self.lines.append(line)
+
+    def build(self) -> RowKeys:
+        return RowKeys(bytes(self.contents), bytes(self.ids), self.lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +123,7 @@ class FileRead:
 
     source: str  # the file's URI
     accepted: tuple[dict[str, Any], ...]  # valid canonical records, in file order (no Spill)
-    keys: tuple[RowKey, ...]  # one per accepted record, same order
+    keys: RowKeys  # one per accepted record, same order
     quarantine: tuple[dict[str, Any], ...]  # quarantine rows of lines that failed to parse/validate
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
@@ -76,19 +137,44 @@ class FileRead:
         name (not its folder) and format."""
         return f"{self.fmt}:{posixpath.basename(self.source.rstrip('/'))}"
 
-    def tally(self) -> FileTally:
-        """The small part of this result the stage fetches from the worker."""
-        return FileTally(keys=self.keys, read=self.read, blank=self.blank, located=self.located)
+    def tally(self, erased: frozenset[bytes] = frozenset()) -> FileTally:
+        """The small part of this result the stage fetches from the worker: counts, and the
+        key prefixes of the rows whose id is not in `erased` (`id_digest`s)."""
+        contents, ids = self.keys.prefixes()
+        live = np.arange(len(self.keys), dtype=np.int64)
+        if erased:
+            gone = [
+                row
+                for row in range(len(self.keys))
+                if self.keys.ids[row * ID_BYTES : (row + 1) * ID_BYTES] in erased
+            ]
+            live = np.delete(live, gone)
+            contents, ids = contents[live], ids[live]
+        return FileTally(
+            read=self.read,
+            blank=self.blank,
+            located=self.located,
+            rows=live,
+            contents=contents,
+            ids=ids,
+        )
+
+    def keys_at(self, rows: list[int]) -> list[RowKey]:
+        """The full keys of some rows (those whose prefixes occur twice)."""
+        return [self.keys.key(row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
 class FileTally:
-    """The part of a `FileRead` the stage needs to decide duplicates and count lines."""
+    """The part of a `FileRead` the stage needs to decide duplicates and count lines: 16
+    bytes a row that deduplication looks at (its id not erased)."""
 
-    keys: tuple[RowKey, ...]  # one per accepted record, in file order
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
-    located: int = 0  # accepted QA records whose answer offsets were found in the context
+    located: int  # accepted QA records whose answer offsets were found in the context
+    rows: np.ndarray  # the accepted rows deduplication looks at (int64 row indices)
+    contents: np.ndarray  # their content digests' 8-byte prefixes (uint64)
+    ids: np.ndarray  # their id digests' 8-byte prefixes (uint64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +182,9 @@ class Drops:
     """The accepted rows of one file that deduplication takes out, by row index."""
 
     duplicates: frozenset[int]  # same content as an earlier record: counted, not kept
-    conflicts: dict[int, str]  # known id with other content -> the quarantine reason
-    erased: frozenset[int] = frozenset()  # ids erased from the store (tunegate erase)
-    erased_ids: frozenset[str] = frozenset()  # those ids: quarantined lines with one go too
+    conflicts: dict[int, str]  # known id with other content -> where the id was first kept
+    erased_ids: frozenset[str] = frozenset()  # ids erased from the store (tunegate erase):
+    # accepted rows and quarantined lines with one are left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +216,7 @@ def read_file(
     characters is quarantined. Without a `spill` nothing is written and the accepted records come
     back in memory; with one they go to pending chunks as they are read."""
     accepted: list[dict[str, Any]] = []
-    keys: list[RowKey] = []
+    keys = _KeysBuilder()
     quarantine: list[dict[str, Any]] = []
     pending: list[str] = []
     read = blank = located = 0
@@ -164,14 +250,14 @@ def read_file(
             continue
         located += "answers" in record and offsets_missing(columns, line.obj)
         accepted.append(record)
-        keys.append(RowKey(record_hash(record), record["id"], line.number))
+        keys.add(record, line.number)
         if spill is not None and len(accepted) >= spill.rows:
             flush()
     flush()
     return FileRead(
         uri,
         tuple(accepted),
-        tuple(keys),
+        keys.build(),
         tuple(quarantine),
         read,
         blank,
@@ -228,21 +314,27 @@ def write_file(
         accepted_files.append(name)
         keep.clear()
 
-    rows = _accepted_rows(result, store, cipher)
-    for row, (record, key) in enumerate(zip(rows, result.keys, strict=True)):
-        if row in drops.erased:
+    keys = result.keys
+    row = -1
+    for row, record in enumerate(_accepted_rows(result, store, cipher)):
+        if record["id"] in drops.erased_ids:
             erased += 1
         elif row in drops.duplicates:
             duplicates += 1
-        elif (reason := drops.conflicts.get(row)) is not None:
-            quarantine.append(_quarantine_row(result.source, key.line, record["id"], reason, ""))
+        elif (first := drops.conflicts.get(row)) is not None:
+            reason = f"duplicate id {record['id']!r} with other content (first at {first})"
+            quarantine.append(
+                _quarantine_row(result.source, keys.lines[row], record["id"], reason, "")
+            )
         else:
             keep.append(record)
-            content.add(identity_hash(key.content, record["id"], result.source_tag))
+            content.add(identity_hash(keys.content(row), record["id"], result.source_tag))
             kept += 1
             unanswerable += "answers" in record and not record["answers"]["text"]
             if len(keep) == partition_rows:
                 write_partition()
+    if row + 1 != len(keys):
+        raise RuntimeError(f"{result.source}: {row + 1} records read back of {len(keys)}")
     if keep:
         write_partition()
     quarantine_files = []

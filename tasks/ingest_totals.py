@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
 from platforms.hashing import MultisetHash
 from platforms.manifest import table_info
 from tasks.data_stage import Contents
-from tasks.ingest_files import Drops, FileTally, FileWritten
+from tasks.ingest_files import Drops, FileTally, FileWritten, RowKey
 from tasks.records import QUARANTINE_SCHEMA, TaskType
 from trainer.taskspec import task_spec
 
@@ -26,36 +28,55 @@ class Totals:
     quarantine_files: list[str]  # the quarantine table's files, in input order
 
 
-def decide_duplicates(
-    tallies: list[FileTally], files: list[str], erased: frozenset[str] = frozenset()
-) -> list[Drops]:
-    """For every file, the accepted rows to drop as duplicates or quarantine as id conflicts,
-    and those to leave out because their id was erased from the store (`erased`).
+def shared_rows(tallies: list[FileTally]) -> list[list[int]]:
+    """For every file, the rows deduplication must look at: those whose content prefix or id
+    prefix occurs more than once among the rows of every file (`FileTally`). A row whose two
+    prefixes occur once has content and an id no other row has: it is kept, and no other row's
+    decision depends on it. This holds 8 bytes a row of each prefix at once, never the keys."""
+    if not tallies:
+        return []
+    files = np.repeat(np.arange(len(tallies)), [len(t.rows) for t in tallies])
+    rows = np.concatenate([t.rows for t in tallies])
+    look = np.zeros(len(rows), dtype=bool)
+    for prefixes in (
+        np.concatenate([t.contents for t in tallies]),
+        np.concatenate([t.ids for t in tallies]),
+    ):
+        _, inverse, counts = np.unique(prefixes, return_inverse=True, return_counts=True)
+        look |= counts[inverse] > 1
+    chosen = np.flatnonzero(look)
+    out: list[list[int]] = [[] for _ in tallies]
+    for file, row in zip(files[chosen].tolist(), rows[chosen].tolist(), strict=True):
+        out[file].append(row)
+    return out
 
-    The first occurrence in (file, line) order is kept. A later record with the same content is a
-    duplicate; a later record with a known id but other content is quarantined, so ids stay unique.
+
+def decide_duplicates(
+    keys: list[list[tuple[int, RowKey]]], files: list[str], erased: frozenset[str] = frozenset()
+) -> list[Drops]:
+    """For every file, the rows to drop as duplicates or quarantine as id conflicts, from the
+    keys of the rows that may repeat (`shared_rows`), each file's in row order; every other row
+    is kept. Records whose id is in `erased` are left out by the writer.
+
+    The first occurrence in (file, line) order is kept. A later record with the same content as
+    a kept one is a duplicate; a later record with the id of a kept one but other content is
+    quarantined, so ids stay unique.
     """
     seen_hash: set[str] = set()
     first_id: dict[str, str] = {}
     drops: list[Drops] = []
-    for source, tally in zip(files, tallies, strict=True):
+    for source, rows in zip(files, keys, strict=True):
         duplicates: set[int] = set()
         conflicts: dict[int, str] = {}
-        gone = frozenset(row for row, key in enumerate(tally.keys) if key.record_id in erased)
-        for row, key in enumerate(tally.keys):
-            if row in gone:
-                continue
+        for row, key in rows:
             if key.content in seen_hash:
                 duplicates.add(row)
             elif key.record_id in first_id:
-                conflicts[row] = (
-                    f"duplicate id {key.record_id!r} with other content "
-                    f"(first at {first_id[key.record_id]})"
-                )
+                conflicts[row] = first_id[key.record_id]
             else:
                 seen_hash.add(key.content)
                 first_id[key.record_id] = f"{source}:{key.line}"
-        drops.append(Drops(frozenset(duplicates), conflicts, gone, erased))
+        drops.append(Drops(frozenset(duplicates), conflicts, erased))
     return drops
 
 

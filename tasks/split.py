@@ -14,6 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from distributed import Client
 from prefect import task
 from prefect.artifacts import create_table_artifact
@@ -31,6 +32,7 @@ from trainer.taskspec import task_spec
 
 log = logging.getLogger(__name__)
 STAGE = "split"
+GROUP_HASH = np.dtype([("high", "<u8"), ("low", "<u8")])  # a group value's 16-byte blake2b
 SPLITS = ("train", "validation", "test")
 
 
@@ -131,7 +133,6 @@ def run_split(
         counts: Counter[str] = Counter()
         content = MultisetHash()
         files: dict[str, list[str]] = {s: [] for s in SPLITS}
-        groups: dict[str, set[str]] = {s: set() for s in SPLITS}
         excluded_found: set[str] = set()
         for r in results:
             content.merge(MultisetHash(r.content))
@@ -139,7 +140,7 @@ def run_split(
             for s, shard in r.shards.items():
                 counts[s] += shard.records
                 files[s] += shard.files
-                groups[s].update(shard.groups)
+        groups = {s: distinct_groups([r.shards[s].groups for r in results]) for s in SPLITS}
         schema = task_spec(task_type).record_schema
         return Contents(
             content_hash=content.hexdigest(),
@@ -148,7 +149,7 @@ def run_split(
             extra={
                 "ratios": {s: getattr(config, s) for s in SPLITS},
                 "group_field": config.group_field(task_type),
-                "groups": {s: len(groups[s]) for s in SPLITS},
+                "groups": groups,
                 "excluded_ids": sorted(excluded_found),
                 "excluded_ids_not_found": sorted(set(excluded) - excluded_found),
             },
@@ -175,7 +176,7 @@ class SplitShard:
 
     records: int  # records the partition put in this split
     files: tuple[str, ...]  # this split's table files it wrote, relative to the dataset
-    groups: frozenset[str]  # hashes of the group values of those records
+    groups: np.ndarray  # their distinct group values' 16-byte hashes (GROUP_HASH rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +203,7 @@ def _split_partition(
     store = Store(store_uri, store_options)
     field = config.group_field(task_type)
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
-    groups: dict[str, set[str]] = {s: set() for s in SPLITS}
+    groups: dict[str, set[bytes]] = {s: set() for s in SPLITS}
     content = MultisetHash()
     found = []
     for record in read_table(store, part_uri):
@@ -212,7 +213,7 @@ def _split_partition(
         group = _group_value(record, field)
         split = assign_split(group, config)  # split_counts below draws the same way
         rows[split].append(record)
-        groups[split].add(sha256_text(group))
+        groups[split].add(hashlib.blake2b(group.encode(), digest_size=16).digest())
         content.add(sha256_text(split + record_hash(record) + record["id"]))
     shards = {}
     for s in SPLITS:
@@ -221,8 +222,15 @@ def _split_partition(
             name = f"{s}/part-{index:05d}.parquet"
             write_table(store, f"{work_uri}/{name}", rows[s], task_spec(task_type).record_schema)
             files = (name,)
-        shards[s] = SplitShard(records=len(rows[s]), files=files, groups=frozenset(groups[s]))
+        hashes = np.frombuffer(b"".join(groups[s]), dtype=GROUP_HASH)
+        shards[s] = SplitShard(records=len(rows[s]), files=files, groups=hashes)
     return PartitionSplit(shards=shards, content=content.value, excluded=tuple(found))
+
+
+def distinct_groups(parts: list[np.ndarray]) -> int:
+    """How many distinct groups the partitions' group hashes hold together: a group may have
+    records in several partitions. 16 bytes a group, never the values."""
+    return len(np.unique(np.concatenate(parts))) if parts else 0
 
 
 def split_counts(store: Store, screened: DatasetRef, config: SplitConfig) -> dict[str, int]:

@@ -94,3 +94,17 @@ def test_groups_never_straddle_and_old_records_keep_their_split(
     _, grown = _split(make_config, path, exclude=["o1-0"])
     assert all(grown[rid][0] == split for rid, (split, _) in first.items())
     assert len(grown) == len(first) + 60
+
+
+def test_the_manifest_counts_each_group_once_across_partitions(make_config, tmp_path: Path) -> None:
+    """A group's records in several partitions (written apart, partitions of 50) count once."""
+    lines = _records(60)
+    path = write_jsonl(tmp_path / "a.jsonl", lines[0::2] + lines[1::2])
+    ref, rows = _split(make_config, path)
+    contexts: dict[str, set[str]] = {}
+    for split, context in rows.values():
+        contexts.setdefault(split, set()).add(context)
+    store = make_config(ingest={"inputs": [str(path)]}).open_store()
+    groups = store.read_manifest(ref.uri).extra["groups"]
+    assert groups == {s: len(contexts.get(s, ())) for s in ("train", "validation", "test")}
+    assert sum(groups.values()) == 60
