@@ -37,6 +37,8 @@ def _phones(text: str) -> list[str]:
         ("Details: 9123 4567, weekdays only", "9123 4567"),  # Hong Kong, four-four
         ("Tel: +44 (0)20 7946 0958 x123", "+44 (0)20 7946 0958 x123"),  # trunk, extension
         ("Phone: 555-0100 ext. 42.", "555-0100 ext. 42"),
+        # a Kenyan mobile with its country code and no `+`, in a sentence
+        ("If plans change, 254712345678 is the one to ring.", "254712345678"),
     ],
 )
 def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
@@ -59,6 +61,9 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "tested 8 - 11 - 2016 and 2016 11 08",  # dates
         "Version 3.0.1 (2022-10-18)",  # a release date in parentheses
         "EE38 2200 2210  014 5686",  # the rest of a run of numbers
+        "We trained on 17500000000 tokens.",  # a round count of 11 digits
+        "Order 254712345678 shipped today.",  # a mobile's shape after a reference word
+        "See run-254712345678 in the log.",  # inside an identifier
     ],
 )
 def test_ordinary_numbers_with_no_phone_word_are_no_phones(text: str) -> None:
