@@ -13,7 +13,8 @@ Azure Blob endpoint (Azurite, `npm ci`), the input uploaded first, the store `az
 worker first loads the screen's models (as `dask worker --preload` would on a cluster kept up;
 timed apart, `worker load`), then for each stage: seconds and records a second; for the run:
 the peak RSS of each worker process (sampled every 0.2 s, its children included) and of this
-process.
+process alone during the stages (the sample is written by `tunegate data sample` in a process
+of its own, so the generator's memory is not counted as the orchestrator's).
 
 Prints a table, writes it as `scale.json` and `scale.md` and draws `scale.png` (time per stage
 and worker peak memory against records) in `--out`; ends with the ratios of the largest size to
@@ -28,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -46,7 +46,6 @@ import psutil
 
 from flows.config import validate_config
 from platforms.compute import shared_client
-from samples.generate import generate_sample, write_sample
 from screening.scan import screen_records
 from tasks.ingest import run_ingest
 from tasks.screen import run_screen
@@ -62,10 +61,12 @@ WARM_RECORD = {
 
 
 class PeakSampler:
-    """The peak RSS of processes (with their children), sampled on a thread."""
+    """The peak RSS of processes (with their children, unless `children` is False), sampled on
+    a thread."""
 
-    def __init__(self, pids: list[int]) -> None:
+    def __init__(self, pids: list[int], children: bool = True) -> None:
         self.peaks = dict.fromkeys(pids, 0)
+        self.children = children
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -84,7 +85,10 @@ class PeakSampler:
                     process = psutil.Process(pid)
                     rss = sum(
                         p.memory_info().rss
-                        for p in [process, *process.children(recursive=True)]
+                        for p in [
+                            process,
+                            *(process.children(recursive=True) if self.children else ()),
+                        ]
                         if p.is_running()
                     )
                 except psutil.Error:
@@ -176,7 +180,8 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
         start = time.perf_counter()
         client.run(screen_records, cfg.task, [WARM_RECORD], cfg.screen)
         seconds["worker_load"] = time.perf_counter() - start
-        with PeakSampler(worker_pids) as sampler:
+        # this process alone (its children are the cluster), from the stages' start only
+        with PeakSampler(worker_pids) as sampler, PeakSampler([os.getpid()], False) as own:
             start = time.perf_counter()
             ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 1000)
             seconds["ingest"] = time.perf_counter() - start
@@ -195,7 +200,7 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
                 p.wait(20)
             except subprocess.TimeoutExpired:
                 p.kill()
-    orchestrator = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    orchestrator = own.peaks[os.getpid()]
     return {
         "records": n,
         "workers": workers,
@@ -278,7 +283,12 @@ def main() -> None:
     for n in sorted(args.records):
         data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
         sample = data / "sample.jsonl"  # one sample of each size, for every worker count
-        write_sample(generate_sample("extractive-qa", n, seed=43), sample)
+        # in a process of its own: the orchestrator's memory is the stages', not the generator's
+        subprocess.run(
+            [BIN / "tunegate", "data", "sample", "--n", str(n), "--seed", "43", "--out", sample],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         for workers in sorted(args.workers):
             folder = data / f"workers-{workers}"
             folder.mkdir()

@@ -141,15 +141,16 @@ class FileRead:
         """The small part of this result the stage fetches from the worker: counts, and the
         key prefixes of the rows whose id is not in `erased` (`id_digest`s)."""
         contents, ids = self.keys.prefixes()
-        live = np.arange(len(self.keys), dtype=np.int64)
+        live = None
         if erased:
             gone = [
                 row
                 for row in range(len(self.keys))
                 if self.keys.ids[row * ID_BYTES : (row + 1) * ID_BYTES] in erased
             ]
-            live = np.delete(live, gone)
-            contents, ids = contents[live], ids[live]
+            if gone:
+                live = np.delete(np.arange(len(self.keys), dtype=np.int64), gone)
+                contents, ids = contents[live], ids[live]
         return FileTally(
             read=self.read,
             blank=self.blank,
@@ -167,12 +168,12 @@ class FileRead:
 @dataclass(frozen=True, slots=True)
 class FileTally:
     """The part of a `FileRead` the stage needs to decide duplicates and count lines: 16
-    bytes a row that deduplication looks at (its id not erased)."""
+    bytes a row for the rows deduplication looks at (every row whose id is not erased)."""
 
     read: int  # non-blank lines read
     blank: int  # blank lines skipped
     located: int  # accepted QA records whose answer offsets were found in the context
-    rows: np.ndarray  # the accepted rows deduplication looks at (int64 row indices)
+    rows: np.ndarray | None  # the rows those are (int64), None: every accepted row
     contents: np.ndarray  # their content digests' 8-byte prefixes (uint64)
     ids: np.ndarray  # their id digests' 8-byte prefixes (uint64)
 

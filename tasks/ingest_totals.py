@@ -32,23 +32,26 @@ def shared_rows(tallies: list[FileTally]) -> list[list[int]]:
     """For every file, the rows deduplication must look at: those whose content prefix or id
     prefix occurs more than once among the rows of every file (`FileTally`). A row whose two
     prefixes occur once has content and an id no other row has: it is kept, and no other row's
-    decision depends on it. This holds 8 bytes a row of each prefix at once, never the keys."""
-    if not tallies:
-        return []
-    files = np.repeat(np.arange(len(tallies)), [len(t.rows) for t in tallies])
-    rows = np.concatenate([t.rows for t in tallies])
-    look = np.zeros(len(rows), dtype=bool)
-    for prefixes in (
-        np.concatenate([t.contents for t in tallies]),
-        np.concatenate([t.ids for t in tallies]),
-    ):
-        _, inverse, counts = np.unique(prefixes, return_inverse=True, return_counts=True)
-        look |= counts[inverse] > 1
-    chosen = np.flatnonzero(look)
-    out: list[list[int]] = [[] for _ in tallies]
-    for file, row in zip(files[chosen].tolist(), rows[chosen].tolist(), strict=True):
-        out[file].append(row)
-    return out
+    decision depends on it. Holds one kind of prefix of every row at a time (8 bytes a row),
+    sorted in place, never the keys."""
+    look = [np.zeros(len(t.contents), dtype=bool) for t in tallies]
+    for kind in ("contents", "ids"):
+        if not tallies:
+            break
+        values = np.concatenate([getattr(t, kind) for t in tallies])
+        values.sort()
+        repeated = np.unique(values[1:][values[1:] == values[:-1]])
+        del values
+        if not len(repeated):
+            continue
+        for mask, tally in zip(look, tallies, strict=True):
+            mine = getattr(tally, kind)
+            at = np.minimum(np.searchsorted(repeated, mine), len(repeated) - 1)
+            mask |= repeated[at] == mine
+    return [
+        (np.flatnonzero(mask) if t.rows is None else t.rows[mask]).tolist()
+        for mask, t in zip(look, tallies, strict=True)
+    ]
 
 
 def decide_duplicates(
