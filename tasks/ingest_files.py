@@ -76,9 +76,11 @@ class RowKeys:
     def content(self, row: int) -> str:
         return self.contents[row * CONTENT_BYTES : (row + 1) * CONTENT_BYTES].hex()
 
+    def id(self, row: int) -> bytes:
+        return self.ids[row * ID_BYTES : (row + 1) * ID_BYTES]
+
     def key(self, row: int) -> RowKey:
-        record_id = self.ids[row * ID_BYTES : (row + 1) * ID_BYTES].hex()
-        return RowKey(self.content(row), record_id, self.lines[row])
+        return RowKey(self.content(row), self.id(row).hex(), self.lines[row])
 
     def prefixes(self) -> tuple[np.ndarray, np.ndarray]:
         """Per row, the first 8 bytes of its content digest and of its id digest (uint64):
@@ -143,11 +145,7 @@ class FileRead:
         contents, ids = self.keys.prefixes()
         live = None
         if erased:
-            gone = [
-                row
-                for row in range(len(self.keys))
-                if self.keys.ids[row * ID_BYTES : (row + 1) * ID_BYTES] in erased
-            ]
+            gone = [row for row in range(len(self.keys)) if self.keys.id(row) in erased]
             if gone:
                 live = np.delete(np.arange(len(self.keys), dtype=np.int64), gone)
                 contents, ids = contents[live], ids[live]

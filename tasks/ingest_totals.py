@@ -34,10 +34,10 @@ def shared_rows(tallies: list[FileTally]) -> list[list[int]]:
     prefixes occur once has content and an id no other row has: it is kept, and no other row's
     decision depends on it. Holds one kind of prefix of every row at a time (8 bytes a row),
     sorted in place, never the keys."""
+    if not tallies:
+        return []
     look = [np.zeros(len(t.contents), dtype=bool) for t in tallies]
     for kind in ("contents", "ids"):
-        if not tallies:
-            break
         values = np.concatenate([getattr(t, kind) for t in tallies])
         values.sort()
         repeated = np.unique(values[1:][values[1:] == values[:-1]])
