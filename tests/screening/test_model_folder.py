@@ -102,12 +102,11 @@ def saved_reader(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and in another order (the classifier's rows permuted with them): a real model, of another
     label scheme, that should read exactly as the shipped one does."""
     import torch
+    from transformers import AutoTokenizer
 
-    from screening.persons.person_model import PersonModel
+    from screening.persons.person_model import base_model_dir, shipped_classifier
 
-    reader = PersonModel()
-    reader._load()
-    model = reader._model
+    model = shipped_classifier()
     order = [2, 0, 1]  # I-PER, O, B-PER of the shipped LABELS
     with torch.no_grad():
         model.classifier.weight.copy_(model.classifier.weight[order].clone())
@@ -117,7 +116,7 @@ def saved_reader(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model.config.label2id = {v: k for k, v in names.items()}
     folder = tmp_path_factory.mktemp("reader") / "wnut-style"
     model.save_pretrained(folder)
-    reader._tokenizer.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(base_model_dir()).save_pretrained(folder)
     return folder
 
 

@@ -94,6 +94,29 @@ def test_a_batch_and_one_text_give_the_same_spans() -> None:
     ]
 
 
+def test_onnx_runtime_reads_as_torch_does() -> None:
+    """The shipped reader runs in ONNX Runtime for speed; every piece's person probability is
+    torch's, so the same words are names, in windows of every width a batch pads to."""
+    import numpy as np
+
+    from screening.persons.person_model import LABELS, _torch_reader, shipped_classifier
+
+    texts = [json.loads(line)["text"] for line in NAMES_DEV.open(encoding="utf-8")][:96]
+    model = shared_model()
+    model._load()
+    torch_read = _torch_reader(shipped_classifier(), [LABELS.index("B-PER"), LABELS.index("I-PER")])
+    enc = model._tokenizer(
+        texts, padding=True, truncation=True, max_length=128, return_tensors="np"
+    )
+    ids, mask = enc["input_ids"].astype(np.int64), enc["attention_mask"].astype(np.int64)
+    fast, slow = model._read(ids, mask), torch_read(ids, mask)
+    assert fast.shape == slow.shape == ids.shape
+    real = mask.astype(bool)
+    assert np.abs(fast - slow)[real].max() < 1e-4
+    assert ((fast >= 0.5) == (slow >= 0.5))[real].all()
+    assert (slow[real] >= 0.5).sum() > 20  # names were read, not nothing twice
+
+
 @pytest.mark.slow
 def test_names_left_whole_on_a_slice_of_tweets_others_wrote(detectors) -> None:
     """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/corpora/): the
