@@ -101,8 +101,9 @@ def shipped_classifier(weights: Path = WEIGHTS) -> Any:
 
 
 class PersonModel:
-    """The fine-tuned reader, loaded on first use (torch, the weights and their export to ONNX: ~2 s, ~100 MB); or,
-    given `folder`, the token classifier saved there (its person labels' probabilities summed)."""
+    """The fine-tuned reader, loaded on first use (torch, the weights and their export to ONNX:
+    ~2 s, ~150 MB); or, given `folder`, the token classifier saved there (its person labels'
+    probabilities summed)."""
 
     def __init__(
         self, weights: Path = WEIGHTS, threshold: float = THRESHOLD, folder: str | None = None
