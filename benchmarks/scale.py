@@ -3,6 +3,7 @@ starts one, time and memory against the number of records, and the screen agains
 workers.
 
     python benchmarks/scale.py --records 10000 100000 [--workers 1 2] [--store local|blob] [--out DIR]
+        [--add EARLIER/scale.json ...]
 
 For each size N and each worker count W: writes N generated support tickets
 (`samples.generate`, extractive QA; to a temporary folder, never committed), starts a scheduler
@@ -267,7 +268,7 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--records", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument(
         "--workers", type=int, nargs="+", default=[2],
         help="single-threaded worker processes (several: each size with each count)",
@@ -277,6 +278,12 @@ def main() -> None:
         help="input and store on the local disk, or on Azurite's Blob endpoint",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("scale-out"))
+    parser.add_argument(
+        "--add", type=Path, nargs="+", default=[], metavar="SCALE_JSON",
+        help="rows of earlier runs (their scale.json) to tabulate, draw and compare with these: "
+        "sizes measured in several sessions, the same release. `--records` with no size: "
+        "these rows alone",
+    )  # fmt: skip
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -299,11 +306,16 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
         shutil.rmtree(data, ignore_errors=True)
+    for earlier in args.add:
+        rows.extend(json.loads(earlier.read_text()))
+    rows.sort(key=lambda r: (r["workers"], r["records"], r["store"]))
+    if not rows:
+        parser.error("no sizes to run (--records) and no rows to add (--add)")
     (args.out / "scale.json").write_text(json.dumps(rows, indent=2))
     (args.out / "scale.md").write_text(table(rows) + "\n")
     plot(rows, args.out / "scale.png")
     print(table(rows))
-    most = max(args.workers)
+    most = max(r["workers"] for r in rows)
     by_size = [r for r in rows if r["workers"] == most]
     if len(by_size) > 1:
         small, large = by_size[0], by_size[-1]
@@ -318,12 +330,14 @@ def main() -> None:
             + ", ".join(f"{k} {v:.2f}" for k, v in per_record.items())
         )
         print(f"worker peak memory, largest over smallest: {memory:.2f}x")
-    fewest = min(args.workers)
+    fewest = min(r["workers"] for r in rows)
     if most > fewest:
-        for n in sorted(args.records):
+        for n in sorted({r["records"] for r in rows}):
             rate = {
                 r["workers"]: r["records_per_second"]["screen"] for r in rows if r["records"] == n
             }
+            if most not in rate or fewest not in rate:
+                continue
             print(
                 f"screen at {n:,} records: {most} workers {rate[most] / rate[fewest]:.2f}x "
                 f"the records a second of {fewest}"
