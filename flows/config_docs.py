@@ -116,7 +116,9 @@ place of the shipped reader with the same windows, threshold (0.5) and vetoes;
 and on Azure ML the evaluation job takes the folder with its code (`person_reader/`). A folder
 that is missing, has no weights or no matching label, or is set where it cannot be used (with the
 Azure backend; with `person_model: false`) exits 2 naming the field. Nothing is downloaded.
-`screen.person_model: false` reads names by the rules alone, about 2.5x faster a screen
+`screen.person_model: false` reads names by the rules alone: a faster screen (2.5x when the
+reader ran in torch; in ONNX Runtime it takes half that time), and the names only the reader
+finds (about half of those the rules leave in text others write) left whole
 ([benchmarks.md](benchmarks.md)).
 
 **Azure AI Language.** `screen.pii_backend: azure-ai-language` with `screen.azure_language.endpoint`
