@@ -206,15 +206,17 @@ def _onnx_reader(model: Any, person: list[int]) -> Callable[[Any, Any], Any]:
     """The same probabilities from the classifier exported to ONNX (~0.6 s) and run by ONNX
     Runtime with as many threads as torch has (one in a Dask worker): equal to torch's to float
     precision, in half its time on a CPU core (docs/benchmarks.md, Data stages at scale). Where
-    ONNX Runtime is not installed, torch reads."""
+    ONNX Runtime is not installed (the Azure ML jobs' environment), torch reads."""
     import tempfile
     import warnings
 
     import torch
 
-    try:
+    try:  # not in the Azure ML jobs' environment (platforms/azureml/locks/tunegate.txt)
+        import onnxruntime  # noqa: F401
+
         from serving.runtimes import OPSET, session
-    except ImportError:  # pragma: no cover - onnxruntime is a dependency of both environments
+    except ImportError:
         return _torch_reader(model, person)
 
     class Person(torch.nn.Module):

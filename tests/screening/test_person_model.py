@@ -117,6 +117,24 @@ def test_onnx_runtime_reads_as_torch_does() -> None:
     assert (slow[real] >= 0.5).sum() > 20  # names were read, not nothing twice
 
 
+def test_without_onnx_runtime_torch_reads_the_same_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Azure ML jobs' environment has no ONNX Runtime (the evaluation job screens outputs
+    with this reader): there torch reads, and finds what ONNX Runtime finds."""
+    import sys
+
+    from screening.persons.person_model import PersonModel
+
+    texts = [json.loads(line)["text"] for line in NAMES_DEV.open(encoding="utf-8")][:40]
+    texts.append("lol me and jessica went to the mall after work")
+    fast = shared_model().find(texts)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` fails
+    slow = PersonModel()
+    spans = slow.find(texts)
+    assert slow._read.__qualname__.startswith("_torch_reader")
+    assert [[(s, e) for s, e, _ in t] for t in spans] == [[(s, e) for s, e, _ in t] for t in fast]
+    assert [texts[-1][s:e] for s, e, _ in spans[-1]] == ["jessica"]
+
+
 @pytest.mark.slow
 def test_names_left_whole_on_a_slice_of_tweets_others_wrote(detectors) -> None:
     """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/corpora/): the
