@@ -231,6 +231,20 @@ def _mobile_with_country_code(candidate: str) -> bool:
     )
 
 
+def _plus_and_country_code(text: str, start: int, end: int) -> bool:
+    """`+`, a country calling code and 8-15 digits in all, standing on its own, not a round
+    number: a phone as E.164 writes one, even where libphonenumber's plan for that country no
+    longer takes it (`+22920293092`: Benin's eight-digit numbers before 2024; Mexico's mobiles
+    with their old `1`)."""
+    candidate = text[start:end]
+    return (
+        candidate.startswith("+")
+        and _e164_shaped(candidate)
+        and not re.sub(r"\D", "", candidate).endswith("000")
+        and _stands_alone(text, start, end)
+    )
+
+
 def _written_as_phone(text: str, start: int, end: int) -> bool:
     """Whether a digit run with no phone word near it is written as phone numbers are in their
     own country, standing on its own (after a space, a label or a comma; not inside a URL, a
@@ -298,6 +312,8 @@ def find_phones(text: str) -> list[Span]:
             score = _international(candidate)
             if not score and near and _e164_shaped(candidate):
                 score = NATIONAL_IN_CONTEXT
+            elif not score and _plus_and_country_code(text, start, end):
+                score = NATIONAL
             if score:
                 found.append(Span(start, end, ENTITY, score))
             continue

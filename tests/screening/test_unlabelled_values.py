@@ -39,6 +39,9 @@ def _phones(text: str) -> list[str]:
         ("Phone: 555-0100 ext. 42.", "555-0100 ext. 42"),
         # a Kenyan mobile with its country code and no `+`, in a sentence
         ("If plans change, 254712345678 is the one to ring.", "254712345678"),
+        # `+` and a country code, in an eight-digit plan libphonenumber no longer takes (Benin's
+        # before 2024): as E.164 writes a phone
+        ("Until Friday I am at +22990123456, then back home.", "+22990123456"),
     ],
 )
 def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
@@ -64,6 +67,8 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "We trained on 17500000000 tokens.",  # a round count of 11 digits
         "Order 254712345678 shipped today.",  # a mobile's shape after a reference word
         "See run-254712345678 in the log.",  # inside an identifier
+        "The balance moved by +22900000000 points.",  # a `+` and a round number
+        "x = 5 +22990123456",  # a sum
     ],
 )
 def test_ordinary_numbers_with_no_phone_word_are_no_phones(text: str) -> None:
