@@ -39,7 +39,9 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
   taken for a year;
 - a number in international form that libphonenumber calls impossible (`+420123456789`,
   `+390549612345678`) is still a phone at 0.6 after a phone word when it has E.164's shape: a
-  country calling code libphonenumber knows and 8-15 digits in all.
+  country calling code libphonenumber knows and 8-15 digits in all; with no phone word, at 0.4
+  when written with a `+`, standing on its own and not a round number (a plan changed since it
+  was written: Benin's eight digits before 2024, `+22990123456`).
 """
 
 from __future__ import annotations
