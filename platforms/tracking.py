@@ -15,7 +15,7 @@ and its end status; flows/run_tracking.py says what goes in. The trainer logs in
 (trainer/tracking.py).
 
 A new SQLite database is a copy of an empty one migrated once per MLflow version and kept in the
-user's cache (`~/.cache/tunegate/`): MLflow's own migrations take seconds, a copy milliseconds.
+user's cache (`platforms.cache.user_cache`, `~/.cache/tunegate/`): MLflow's own migrations take seconds, a copy milliseconds.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from platforms.cache import user_cache
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -66,17 +68,12 @@ def _quiet_mlflow() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tunegate"
-
-
 def _empty_database() -> Path:
     """A migrated, empty MLflow database of the installed MLflow version (made once)."""
     import mlflow
     from mlflow import MlflowClient
 
-    template = _cache_dir() / f"mlflow-empty-{mlflow.__version__}.db"
+    template = user_cache() / f"mlflow-empty-{mlflow.__version__}.db"
     if template.exists():
         return template
     template.parent.mkdir(parents=True, exist_ok=True)

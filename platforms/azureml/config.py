@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from platforms.azureml import cuda_lines, vm_sizes
 from platforms.azureml.four_bit import check_4bit
 from platforms.azureml.job_config import JobConfig
+from platforms.cache import user_cache
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
 # transformers/peft are older than the trainer's, so the default is the tunegate environment
@@ -28,8 +28,8 @@ CURATED_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/
 
 def local_cache() -> Path:
     """Where Azure ML models and endpoint state are kept on this machine when the store is not a
-    local folder (`TUNEGATE_CACHE`, default ~/.cache/tunegate)."""
-    return Path(os.environ.get("TUNEGATE_CACHE", Path.home() / ".cache" / "tunegate"))
+    local folder (`platforms.cache.user_cache`: `TUNEGATE_CACHE`, default ~/.cache/tunegate)."""
+    return user_cache()
 
 
 # How a version is registered and deployed (`AzureMLConfig.model_type`)

@@ -27,8 +27,12 @@ torch (whatever architecture the folder holds).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -38,6 +42,7 @@ import numpy as np
 from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from platforms.cache import user_cache
 from screening.code_text import code_ranges, may_hold_code
 from screening.model_folder import folder_problem, person_label_ids
 from screening.persons import name_words
@@ -127,7 +132,7 @@ class PersonModel:
             if self.folder is not None:
                 self._load_folder(self.folder)
                 return
-            self._read = _onnx_reader(shipped_classifier(self.weights), self._person)
+            self._read = _onnx_reader(self.weights, self._person)
             self._tokenizer = AutoTokenizer.from_pretrained(base_model_dir())
 
     def _load_folder(self, folder: str) -> None:
@@ -202,22 +207,86 @@ def _torch_reader(model: Any, person: list[int]) -> Callable[[Any, Any], Any]:
     return read
 
 
-def _onnx_reader(model: Any, person: list[int]) -> Callable[[Any, Any], Any]:
-    """The same probabilities from the classifier exported to ONNX (~0.6 s) and run by ONNX
-    Runtime with as many threads as torch has (one in a Dask worker): equal to torch's to float
-    precision, in half its time on a CPU core (docs/benchmarks.md, Data stages at scale). Where
-    ONNX Runtime is not installed (the Azure ML jobs' environment), torch reads."""
-    import tempfile
-    import warnings
-
+def _onnx_reader(weights: Path, person: list[int]) -> Callable[[Any, Any], Any]:
+    """The same probabilities from the classifier exported to ONNX and run by ONNX Runtime with
+    as many threads as torch has (one in a Dask worker): equal to torch's to float precision, in
+    half its time on a CPU core (docs/benchmarks.md, Data stages at scale). The graph is exported
+    once (~2 s with building the model) and kept in the user's cache (`cached_graph`), so a Dask
+    worker or a later run loads it in a fraction of that. Where ONNX Runtime is not installed
+    (the Azure ML jobs' environment), torch reads."""
     import torch
 
     try:  # not in the Azure ML jobs' environment (platforms/azureml/locks/tunegate.txt)
         import onnxruntime  # noqa: F401
 
-        from serving.runtimes import OPSET, session
+        from serving.runtimes import session
     except ImportError:
-        return _torch_reader(model, person)
+        return _torch_reader(shipped_classifier(weights), person)
+
+    threads = torch.get_num_threads()
+    try:
+        reader = session(cached_graph(weights, person), threads)
+    except OSError:  # no cache to write to (a read-only home): exported for this process alone
+        with tempfile.TemporaryDirectory(prefix="tunegate-person-") as folder:
+            graph = Path(folder) / "person.onnx"
+            _export(shipped_classifier(weights), person, graph)
+            reader = session(graph, threads)
+
+    def read(ids: Any, mask: Any) -> Any:
+        return reader.run(["person"], {"input_ids": ids, "attention_mask": mask})[0]
+
+    return read
+
+
+def graph_key(weights: Path, person: list[int]) -> str:
+    """What the exported graph depends on: the shipped changes, the packaged MiniLM, the person
+    labels, torch's and ONNX's versions and the opset (a hash of them)."""
+    import importlib.metadata
+
+    from serving.runtimes import OPSET
+
+    digest = hashlib.sha256()
+    for path in (weights, base_model_dir() / "model.safetensors"):
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    versions = [importlib.metadata.version(name) for name in ("torch", "onnx")]
+    digest.update(repr((person, versions, OPSET, _GRAPH_FORM)).encode())
+    return digest.hexdigest()[:24]
+
+
+def cached_graph(weights: Path, person: list[int]) -> Path:
+    """The reader's ONNX graph in the user's cache (`platforms.cache.user_cache()/person-reader`),
+    exported when it is missing or unreadable; written under a scratch name and renamed, so a
+    process (a Dask worker) never opens one another is still writing."""
+    import onnx
+
+    graph = user_cache() / "person-reader" / f"person-{graph_key(weights, person)}.onnx"
+    if graph.exists():
+        try:
+            onnx.checker.check_model(str(graph))
+            return graph
+        except Exception:  # noqa: BLE001 - cut short or damaged: exported again below
+            pass
+    graph.parent.mkdir(parents=True, exist_ok=True)
+    scratch = graph.with_name(f".{graph.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        _export(shipped_classifier(weights), person, scratch)
+        os.replace(scratch, graph)
+    finally:
+        scratch.unlink(missing_ok=True)
+    return graph
+
+
+_GRAPH_FORM = 1  # raise when `_export` writes a different graph from the same weights
+
+
+def _export(model: Any, person: list[int], path: Path) -> None:
+    """The classifier as an ONNX graph from word-piece ids and mask to each piece's summed
+    person probability (`person`), any batch and length (~0.6 s)."""
+    import warnings
+
+    import torch
+
+    from serving.runtimes import OPSET
 
     class Person(torch.nn.Module):
         def __init__(self) -> None:
@@ -230,27 +299,18 @@ def _onnx_reader(model: Any, person: list[int]) -> Callable[[Any, Any], Any]:
 
     sample = torch.ones((1, 8), dtype=torch.long)
     axes = {0: "batch", 1: "pieces"}
-    # exported to a file, as bytes in memory the graph would be held twice while it loads
-    with tempfile.TemporaryDirectory(prefix="tunegate-person-") as folder:
-        graph = Path(folder) / "person.onnx"
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the tracer's notes on the attention mask's shape
-            torch.onnx.export(
-                Person(),
-                (sample, sample),
-                str(graph),
-                input_names=["input_ids", "attention_mask"],
-                output_names=["person"],
-                dynamic_axes={name: axes for name in ("input_ids", "attention_mask", "person")},
-                opset_version=OPSET,
-                dynamo=False,
-            )
-        reader = session(graph, torch.get_num_threads())
-
-    def read(ids: Any, mask: Any) -> Any:
-        return reader.run(["person"], {"input_ids": ids, "attention_mask": mask})[0]
-
-    return read
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on the attention mask's shape
+        torch.onnx.export(
+            Person(),
+            (sample, sample),
+            str(path),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["person"],
+            dynamic_axes={name: axes for name in ("input_ids", "attention_mask", "person")},
+            opset_version=OPSET,
+            dynamo=False,
+        )
 
 
 def _spans(text: str, pieces: dict[tuple[int, int], float]) -> list[tuple[int, int, float]]:

@@ -135,6 +135,36 @@ def test_without_onnx_runtime_torch_reads_the_same_spans(monkeypatch: pytest.Mon
     assert [texts[-1][s:e] for s, e, _ in spans[-1]] == ["jessica"]
 
 
+def test_the_exported_graph_is_kept_and_a_damaged_one_made_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The reader's graph is exported once into the user's cache; a later load (a Dask worker, the
+    next run) reads it without building the torch model, and a file cut short is exported anew,
+    with the same names found each time."""
+    from screening.persons import person_model
+    from screening.persons.person_model import PersonModel
+
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path))
+    builds = []
+    build = person_model.shipped_classifier
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(person_model, "shipped_classifier", counted)
+    text = ["lol me and jessica went to the mall after work"]
+    assert PersonModel().find(text) == shared_model().find(text)
+    (graph,) = (tmp_path / "person-reader").glob("person-*.onnx")
+    assert len(builds) == 1
+    assert PersonModel().find(text)[0][0][:2] == (11, 18)
+    assert len(builds) == 1  # read from the cache
+    graph.write_bytes(graph.read_bytes()[:1000])
+    assert PersonModel().find(text)[0][0][:2] == (11, 18)
+    assert len(builds) == 2 and graph.stat().st_size > 10_000_000
+    assert list((tmp_path / "person-reader").iterdir()) == [graph]  # no scratch file left
+
+
 @pytest.mark.slow
 def test_names_left_whole_on_a_slice_of_tweets_others_wrote(detectors) -> None:
     """The first 500 sentences of the dev half of WNUT-17 + BTC (benchmarks/corpora/): the
