@@ -129,13 +129,14 @@ def _international(candidate: str) -> float:
 
 
 @lru_cache(maxsize=8192)
-def _e164_shaped(candidate: str) -> bool:
-    """`+` (or `00`), a country calling code libphonenumber knows, 8-15 digits in all."""
+def _e164_digits(candidate: str) -> str:
+    """The digits after `+` (or `00`) where they are a country calling code libphonenumber knows
+    and 8-15 digits in all; "" where they are not."""
     digits = re.sub(r"\D", "", candidate[2:] if candidate.startswith("00") else candidate)
     if not 8 <= len(digits) <= 15:
-        return False
+        return ""
     known = phonenumbers.COUNTRY_CODE_TO_REGION_CODE
-    return any(int(digits[:n]) in known for n in (1, 2, 3))
+    return digits if any(int(digits[:n]) in known for n in (1, 2, 3)) else ""
 
 
 _REGIONS = (*FIRST_REGIONS, *sorted(phonenumbers.SUPPORTED_REGIONS - set(FIRST_REGIONS)))
@@ -239,12 +240,8 @@ def _plus_and_country_code(text: str, start: int, end: int) -> bool:
     longer takes it (`+22920293092`: Benin's eight-digit numbers before 2024; Mexico's mobiles
     with their old `1`)."""
     candidate = text[start:end]
-    return (
-        candidate.startswith("+")
-        and _e164_shaped(candidate)
-        and not re.sub(r"\D", "", candidate).endswith("000")
-        and _stands_alone(text, start, end)
-    )
+    digits = _e164_digits(candidate) if candidate.startswith("+") else ""
+    return bool(digits) and not digits.endswith("000") and _stands_alone(text, start, end)
 
 
 def _written_as_phone(text: str, start: int, end: int) -> bool:
@@ -312,7 +309,7 @@ def find_phones(text: str) -> list[Span]:
             continue
         if _INTERNATIONAL.match(candidate):
             score = _international(candidate)
-            if not score and near and _e164_shaped(candidate):
+            if not score and near and _e164_digits(candidate):
                 score = NATIONAL_IN_CONTEXT
             elif not score and _plus_and_country_code(text, start, end):
                 score = NATIONAL

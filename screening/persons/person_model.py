@@ -119,11 +119,12 @@ class PersonModel:
         self._read: Callable[[Any, Any], Any] = _unloaded
         self._person: list[int] = [LABELS.index("B-PER"), LABELS.index("I-PER")]
         self._pad = 0
+        self._loaded = False
         self._lock = threading.Lock()
 
     def _load(self) -> None:
         with self._lock:
-            if self._tokenizer is not None:
+            if self._loaded:
                 return
             from transformers import AutoTokenizer
             from transformers.utils import logging as hf_logging
@@ -131,9 +132,10 @@ class PersonModel:
             hf_logging.set_verbosity_error()
             if self.folder is not None:
                 self._load_folder(self.folder)
-                return
-            self._read = _onnx_reader(self.weights, self._person)
-            self._tokenizer = AutoTokenizer.from_pretrained(base_model_dir())
+            else:
+                self._read = _onnx_reader(self.weights, self._person)
+                self._tokenizer = AutoTokenizer.from_pretrained(base_model_dir())
+            self._loaded = True
 
     def _load_folder(self, folder: str) -> None:
         from transformers import AutoModelForTokenClassification, AutoTokenizer
