@@ -90,7 +90,12 @@ Azure's severity 6 drop; a config from before that says `threshold: 0.8` keeps d
 An abusive term is a slur, a threat, strong profanity or an insult aimed at someone, sexual
 harassment, a call to kill or dehumanise a group, hate aimed at a protected group in one sentence
 or two (`I hate Muslims`, `Disabled people are lesser beings`, `I'll slaughter any woman like
-you`), unless a negation denies it; also when disguised (`f*ck`, `sh1t`, `f u c k`). A word with
+you`), unless a negation denies it; also when disguised (`f*ck`, `sh1t`, `f u c k`). Swearing
+aimed at no one (`oh fuck`, `that's fucking cool`, `bored as shit`: friends' table talk) is no
+term, and the classifier reads the sentence without it: the model flags it at most. Aimed, it is
+one: at the listener (`fuck you`, `you're a bastard`, `fix it, you morons`), of someone (`she's
+a total prick`), with an insult (`stupid asshole`), in a sentence that names a protected group,
+as a call (`give it back, asshole`) or alone (`Bastard!`). A word with
 an innocent sense (`cracker`, `colored`, `cut you`) counts only where it is aimed at a person; a
 slur with an everyday other sense (`dyke`, `faggot`, `fag`, `bitch`, `hoe`) not where the sentence
 speaks of a levee, a meal, a cigarette, a dog or a garden and addresses no one.

@@ -8,7 +8,8 @@ into sentences, and each is scored two ways:
 
 - **abusive terms** (`abusive_terms`): slurs, threats of violence, strong profanity and insults
   aimed at someone, sexual harassment, and calls to kill or dehumanise a group, from the lists
-  below. A sentence holding one scores 1.0: it is abusive whatever the model says (the model
+  below. Swearing aimed at no one (`oh fuck`, `that's fucking cool`) is no term: friends talk so
+  (the classifier reads such a sentence without the expletives; the model flags it at most). A sentence holding one scores 1.0: it is abusive whatever the model says (the model
   scores `niglet` 0.03 and `I'll slice your throat` 0.3). A word with an innocent sense
   (`cracker`, `dike`, `colored`, `negro`, `trash`, `cut`, `shoot`) counts only in the forms that
   aim it at a person (`are you a dike`, `you stupid cracker`, `colored folks`, `I'll cut you`,

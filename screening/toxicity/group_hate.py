@@ -181,6 +181,15 @@ def _negated(text: str, match: re.Match[str]) -> bool:
     return _NEGATION.search(span) is not None or _STOP.search(before) is not None
 
 
+_GROUP_NAMED = re.compile(rf"(?<![\w@-])(?:{_GROUP_OF})(?![\w-])", re.IGNORECASE)
+
+
+def names_group(sentence: str) -> bool:
+    """Whether the sentence names a protected group or one of its members (`Muslims`, `trans
+    people`, `a woman`); a colour or an adjective alone is not a group (`the black car`)."""
+    return _GROUP_WORD.search(sentence) is not None and _GROUP_NAMED.search(sentence) is not None
+
+
 def group_hate(sentence: str, before: str = "") -> bool:
     """Whether the sentence (or it read after `before`, the sentence before it) hates, demeans or
     threatens a protected group or one of its members."""

@@ -2,6 +2,12 @@
 harassment (the lists below), read as written and once their disguises are undone
 (`screening.toxicity.disguise`), and hate aimed at a group (`screening.toxicity.group_hate`).
 A sentence holding one scores 1.0 (`screening.toxicity.score`) whatever a model says.
+
+Expletives (`fuck`, `shit`) and insult words (`asshole`, `bastard`, `prick`) count only where
+they are aimed at someone (`_AIMED`, `_swears_at_someone`); sexual insults (`cunt`, `whore`,
+`bitch`) count wherever they stand. On CRD3's table talk among friends (never read to tune the
+terms before; its dev half read for this) 22.2% of records were dropped, 5.2% after, with every
+toxic corpus's test half dropped as before (docs/benchmarks.md, Screen: toxicity).
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ import re
 
 from screening.shipped import word_lists
 from screening.toxicity.disguise import undisguised
-from screening.toxicity.group_hate import group_hate
+from screening.toxicity.group_hate import group_hate, names_group
 
 _WORDS = word_lists("abusive_terms.json")  # word lists (screening/data/abusive_terms.json)
 
@@ -145,7 +151,63 @@ _SLURS = [
     r"(?:have|has)\s+no\s+right\s+to\s+(?:be\s+alive|live|exist|breathe)"
     r"(?!\s+(?:in|here|there|on|at|with|near|under|without))",
 ]
-_PROFANITY = list(_WORDS["_PROFANITY"])
+_PROFANITY = list(_WORDS["_PROFANITY"])  # sexual insults: abuse wherever they stand
+# Strong words that friends swear with (`oh fuck`, `fucking cool`, `Bitches gonna die!`, `that
+# motherfucker` of a monster in a game) are abuse where they are aimed at someone: said to
+# `you`, of `he`/`she`, with an insult, as a call (`, bitch!`), or alone. Elsewhere they are left
+# to the classifier and the model, which read them without the expletives (`judged_innocent`)
+# and flag them at most.
+_INSULT_NOUN = "|".join(_WORDS["_INSULT_NOUNS"])
+_EXPLETIVE = "|".join(_WORDS["_EXPLETIVES"])
+_DUMB = (  # what `you fucking ...` calls someone
+    r"morons?|idiots?|imbeciles?|losers?|clowns?|pigs?|dogs?|freaks?|creeps?|jerks?|retards?"
+    r"|\w+(?:holes?|heads?|faces?|wits?|tards?|bags?|suckers?)"
+)
+_BEFORE_INSULT = (  # what may stand before an insult word: `such a total`, `a lying`
+    r"(?:(?:such|just|only|nothing\s+but|an?|one|the|big|little|real|total|complete|absolute"
+    rf"|lying|dirty|stinking|{_INSULT})\s+)"
+)
+_AIMED = [
+    # at you: `you bastard`, `you're a prick`, `ur such a fucking asshole`
+    rf"(?:you|u|ya|ur|youre)(?:'?re|\s+are|\s+r)?\s+{_BEFORE_INSULT}{{0,3}}(?:{_INSULT_NOUN})",
+    # of someone or of a group: `he's an asshole`, `most X are absolute bastards`
+    rf"(?:he|she|they|(?:your|ur|yo|his|her|their)\s+\w+|(?:all|most|many|these|those)\s+"
+    rf"(?:\w+\s+)?\w+)(?:'s|'re|\s+is|\s+are|\s+r|\s+was|\s+were)(?:\s+all)?\s+"
+    rf"{_BEFORE_INSULT}{{0,3}}(?:{_INSULT_NOUN})",
+    rf"to\s+be\s+{_BEFORE_INSULT}{{1,3}}(?:{_INSULT_NOUN})",  # `in their nature to be a prick`
+    # with an insult: `stupid bastard`, `complete assholes`, `fucking knob gobbling douchebag`
+    rf"(?:{_INSULT}|motherfucking|dirty|lying|stinking|total|complete|absolute|utter|massive"
+    rf"|annoying)\s+(?:[\w-]+\s+){{0,2}}(?:{_INSULT_NOUN})",
+    rf"(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+(?:\w+\s+)?(?:{_DUMB}|gay"
+    r"|retarded)",  # `fucking moron`, `fucking incompetent idiots`
+    rf"(?:all|these|those|bunch\s+of)\s+(?:\w+\s+)?(?:{_INSULT_NOUN})",  # `those bastards`
+    # a call: `get out, asshole!`, `Bastard, give it back`
+    rf"(?<=,)\s*(?:{_INSULT_NOUN})(?=\W*$)",
+    rf"^\W*(?:{_INSULT_NOUN})(?=\s*,)",
+    # expletives said to someone, of someone or a group, or as a proposition
+    r"(?:fuck|fck|fuk|fvck|phuc?k|f+u+c+k+)(?:ing|in)?\s+(?:you|u|ya|yu|yourself|urself"
+    r"|yourselves|themselves|himself|herself|off|your|ur|yo|him|her|them"
+    r"|(?:this|that)\s+(?:guy|girl|bastard|asshole|prick))",
+    r"(?:fuck|fck|fuk)\s+(?-i:[A-Z])\w+",  # `Fuck Islam`, `Fuck <name>`
+    r"(?:fuck|fck|fuk)\s*(?:all|every)\s+(?:\w+\s+)?(?:people|persons|men|women|\w+s)\b",
+    r"(?:want|like|wanna|let'?s|lets|to)\s+(?:to\s+)?fuck(?:\s+(?:me|you|u|her|him))?(?=\W|$)",
+    r"(?:you|u)\s+(?:\w+\s+)?fuck\s+me",
+    r"(?:give|get)\s+(?:me|us)\s+a\s+fuck",
+    r"(?:good|great|quick|nice|hard)\s+fuck(?=\W|$)",
+    r"(?:are|is|be|'re|'s)\s+(?:\w+\s+)?(?:fucked|fukced|fcked|fuked)(?:\s+up)?\s+in\s+the\s+head",
+    r"shut\s+(?:the\s+)?(?:fuck|fck|fuk|f\w*k)\s+up",
+    r"stfu",
+    r"gtfo",
+    r"eat\s+shit",
+    r"piss\s+off",
+    rf"(?:you|u|ya)\s+(?:{_INSULT}\s+)?(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+"
+    rf"(?:{_DUMB})",
+    r"(?:you|u|ya)\s+(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+(?!guys\b)"
+    r"(?:\w+\s+)?(?:people|men|women|\w+s)\b",  # `what is it with you fucking X`
+    r"(?:you|u|ya|he|she|they)(?:'?re|\s+are|\s+r|'s|\s+is)\s+(?:so\s+)?full\s+(?:of|o'?|a)\s+"
+    r"(?:shit|schitt?|shite)",
+    r"camel\s?fuck\w*",
+]
 _YOU = r"(?:you|u|ya|yourself|urself|your\s+self|ur|your|his|her|him|them|their)"
 # A threat: I will (...) harm you, him or her, or a part of you.
 _I_WILL = (
@@ -236,7 +298,9 @@ _HARASSMENT = [
     r"\s+(?:your|ur)\s+(?:\w+\s+)?(?:body|boobs|tits|ass|butt|pussy|dick|cock|breasts|naked)",
 ]
 _ALONE = [  # a whole message of only these words
+    rf"{_BEFORE_INSULT}{{0,2}}(?:{_INSULT_NOUN})",  # `Bitch!`, `stupid bastard.`
     r"die",
+    r"fuck\s+me",  # said to someone, a proposition (`fuck me, that's huge` is not alone)
     r"kill\s+(?:you|u)",
     r"die\s+now",
     r"just\s+die",
@@ -247,13 +311,18 @@ def _in_words(entries: list[str]) -> str:
     return r"(?<![\w@-])(?:" + "|".join(entries) + r")(?![\w-])"
 
 
-_IN_WORDS = _in_words(_SLURS + _PROFANITY + _THREATS + _HARASSMENT)
+_IN_WORDS = _in_words(_SLURS + _PROFANITY + _AIMED + _THREATS + _HARASSMENT)
 ABUSIVE = re.compile(_IN_WORDS + r"|^\W*(?:" + "|".join(_ALONE) + r")\W*$", re.IGNORECASE)
 # A disguised sentence is searched for the terms alone: `DIIIIIE!` is excitement, not `die`.
 _DISGUISABLE = re.compile(_IN_WORDS, re.IGNORECASE)
 # Narrative (`threats=False`): the slurs and the profanity only; characters of a story threaten,
 # fight and court one another (`we will kill you too`, `go to bed with her`).
-_NARRATIVE = re.compile(_in_words(_SLURS + _PROFANITY), re.IGNORECASE)
+_NARRATIVE = re.compile(_in_words(_SLURS + _PROFANITY + _AIMED), re.IGNORECASE)
+_SWEARING = re.compile(_in_words([_EXPLETIVE, _INSULT_NOUN]), re.IGNORECASE)
+_CALLED_NAMES = re.compile(
+    _in_words([rf"(?:you|u|ya)\s+(?:all\s+|guys\s+|people\s+)?(?:\w+\s+)?(?:{_DUMB})"]),
+    re.IGNORECASE,
+)
 
 
 # The first three letters of a word each entry above needs (keep them in step), and words a
@@ -261,7 +330,7 @@ _NARRATIVE = re.compile(_in_words(_SLURS + _PROFANITY), re.IGNORECASE)
 # ~0.2 ms a sentence). Checked equal to the full search on the 71,512 sentences of
 # benchmarks/corpora.
 _PREFIXES = frozenset(_WORDS["_PREFIXES"])
-_INFIXES = ("fuck", "cunt", "nigg", "cocksuck")
+_INFIXES = ("fuck", "fvck", "fuker", "fvker", "cunt", "nigg", "cocksuck")
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -299,18 +368,24 @@ def _other_sense(term: str, sentence: str) -> bool:
 
 def judged_innocent(sentence: str) -> str:
     """The sentence without the slurs the terms read in their other sense in it (`a garden
-    hoe`, `a packet of fags`). The classifier reads this, so it does not drop what the terms
-    kept for the word alone."""
+    hoe`, `a packet of fags`) and without expletives and insult words (`oh fuck`, `Bitches
+    gonna die!`: where they were aimed at someone, the terms have dropped the sentence already).
+    The classifier reads this, so it does not drop what the terms kept for the word alone."""
     for word in _other_senses(sentence):
         sentence = re.sub(rf"\b{word.pattern}\b", " ", sentence, flags=re.IGNORECASE)
-    return sentence
+    return _SWEARING.sub(" ", sentence)
+
+
+def _may_hold_term(sentence: str) -> bool:
+    """The three-letter prefilter: False where no term can match."""
+    lower = sentence.lower()
+    return any(w[:3] in _PREFIXES for w in _WORD.findall(lower)) or any(
+        i in lower for i in _INFIXES
+    )
 
 
 def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
-    lower = sentence.lower()
-    if not any(w[:3] in _PREFIXES for w in _WORD.findall(lower)) and not any(
-        i in lower for i in _INFIXES
-    ):
+    if not _may_hold_term(sentence):
         return False
     return any(not _other_sense(m.group(), sentence) for m in terms.finditer(sentence))
 
@@ -324,5 +399,18 @@ def abusive_terms(sentence: str, before: str = "", threats: bool = True) -> bool
     return (
         _holds_term(sentence, whole)
         or group_hate(sentence, before)
-        or any(_holds_term(v, disguisable) or group_hate(v, before) for v in undisguised(sentence))
+        or _swears_at_someone(sentence)
+        or any(
+            _holds_term(v, disguisable) or group_hate(v, before) or _swears_at_someone(v)
+            for v in undisguised(sentence)
+        )
     )
+
+
+def _swears_at_someone(sentence: str) -> bool:
+    """An expletive or an insult word in a sentence that names a protected group (`X should get
+    the fuck out`, `if the idea comes from a X, it must be bullshit`) or calls the listener names
+    (`this shit is broken again, you idiots`)."""
+    if not _may_hold_term(sentence) or _SWEARING.search(sentence) is None:
+        return False
+    return _CALLED_NAMES.search(sentence) is not None or names_group(sentence)

@@ -385,3 +385,50 @@ def test_the_shipped_classifier_loads_from_the_package_and_is_switched_off_by_co
     assert clown >= learned.drop_at > flu
     on, off = local_toxicity([_INSULTS["clown"]]), local_toxicity([_INSULTS["clown"]], False, False)
     assert on[0].score == 1.0 and off[0].score < 1.0 and off[0].why == "model"
+
+
+# --- Swearing: aimed at someone it is abuse, among friends it is talk -----------------------------
+# Sentences written for this test. Friends swear at a game table or over a beer (CRD3's table
+# talk: 22.2% of its records were dropped for it); an expletive aimed at a person, at a group or
+# with an insult is abuse as before.
+_SWEARING_AMONG_FRIENDS = {
+    "oh": "Oh fuck, the dragon is awake.",
+    "cool": "That is pretty fucking cool, I love it.",
+    "bored": "I'm bored as shit, let's roll initiative.",
+    "plane": "We can't go, we don't own a private fucking plane.",
+    "what": "What the fuck is that thing in the well?",
+    "monster": "Hit that motherfucker with the hammer again!",
+    "luggage": "All of our shit is still on the boat.",
+    "prick": "Prick your finger and let a drop fall on the map.",
+}
+_SWEARING_AT_SOMEONE = {
+    "at-you": "fuck you, I'm done talking to a machine",
+    "off": "just fuck off already",
+    "call": "give me back my phone, asshole",
+    "you-are": "you're a lying bastard and everyone knows it",
+    "of-her": "his sister is such a total prick",
+    "group": "most refugees are absolute scumbags",
+    "group-expletive": "Muslims should get the fuck out of this town.",
+    "names": "This app crashed again, fix your shit, you morons.",
+    "intensified": "what a fucking imbecile",
+    "shut-up": "shut the fuck up",
+    "alone": "Bastard!",
+    "proposition": "do you want to fuck me",
+}
+
+
+def test_swearing_among_friends_is_kept_and_swearing_at_someone_dropped() -> None:
+    from screening.toxicity.terms import ABUSIVE, abusive_terms
+
+    records = [
+        {"id": rid, "messages": [{"role": "user", "content": text}]}
+        for rid, text in (_SWEARING_AMONG_FRIENDS | _SWEARING_AT_SOMEONE).items()
+    ]
+    dropped, flagged = _toxicity_outcomes(records)
+    assert dropped == set(_SWEARING_AT_SOMEONE)
+    # kept, but the model still reads strong words: most go to the reviewer as flagged
+    assert len(flagged & set(_SWEARING_AMONG_FRIENDS)) >= len(_SWEARING_AMONG_FRIENDS) // 2
+    for text in _SWEARING_AT_SOMEONE.values():
+        assert abusive_terms(text), text
+    for text in _SWEARING_AMONG_FRIENDS.values():  # the classifier read them without the words
+        assert not abusive_terms(text) and not ABUSIVE.search(text), text
