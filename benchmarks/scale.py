@@ -3,10 +3,13 @@ starts one, time and memory against the number of records, and the screen agains
 workers.
 
     python benchmarks/scale.py --records 10000 100000 [--workers 1 2] [--store local|blob] [--out DIR]
-        [--add EARLIER/scale.json ...]
+        [--source generated|external] [--add EARLIER/scale.json ...]
 
 For each size N and each worker count W: writes N generated support tickets
-(`samples.generate`, extractive QA; to a temporary folder, never committed), starts a scheduler
+(`samples.generate`, extractive QA; to a temporary folder, never committed) or, with `--source
+external`, N texts others wrote (`external_records`: every distinct text of the public corpora
+in benchmarks/corpora/, sources and licences in its SOURCES.md, as text-generation records; about
+53,000 exist, so a larger N is cut to them and the row says how many), starts a scheduler
 (`dask scheduler`) and W single-threaded worker processes (`dask worker --nthreads 1`), as on a
 cluster, and runs the three stages against it from this process (the orchestrator, as `tunegate
 run` is). `--store local`: input and store on the local disk; `--store blob`: both on a real
@@ -28,7 +31,9 @@ at least 1.8x from 1 to 2 on two cores). Never run in CI: a wall time is no test
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -37,6 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -59,6 +65,7 @@ WARM_RECORD = {
     "context": "Maria Gonzalez lives at 12 Main Street; call her on 555-0100.",
     "answers": {"text": ["12 Main Street"], "answer_start": [24]},
 }
+WARM_TEXT = WARM_RECORD["context"]
 
 
 class PeakSampler:
@@ -159,17 +166,47 @@ def blob_store(folder: Path, sample: Path) -> Iterator[dict[str, object]]:
                 os.environ["AZURE_STORAGE_CONNECTION_STRING"] = before
 
 
-def measure(n: int, workers: int, sample: Path, folder: Path, blob: bool) -> dict[str, object]:
+CORPORA = Path(__file__).resolve().parent / "corpora"
+_TEXT_FIELDS = ("text", "document", "summary", "context", "question")
+
+
+def external_records(n: int, out: Path) -> int:
+    """Up to `n` text-generation records (`{"id", "text"}`) of the distinct texts of the public
+    corpora in benchmarks/corpora/ (every text field of every record, a chat's every message), in
+    an order fixed by their hashes so corpora mix; written to `out` as JSON lines. Returns how many
+    were written (fewer than `n` where the corpora hold fewer)."""
+    texts: dict[str, str] = {}
+    for path in sorted(CORPORA.glob("*.jsonl")):
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                found = [record.get(k) for k in _TEXT_FIELDS]
+                found += [m.get("content") for m in record.get("messages") or []]
+                for text in found:
+                    if isinstance(text, str) and text.strip():
+                        texts.setdefault(text, path.stem)
+    order = sorted(texts, key=lambda t: hashlib.sha256(t.encode()).hexdigest())[:n]
+    with out.open("w", encoding="utf-8") as f:
+        for i, text in enumerate(order):
+            f.write(json.dumps({"id": f"{texts[text]}-{i}", "text": text}) + "\n")
+    return len(order)
+
+
+def measure(
+    n: int, workers: int, sample: Path, folder: Path, blob: bool, task: str = "extractive-qa"
+) -> dict[str, object]:
     local = {"store": str(folder / "store"), "ingest": {"inputs": [str(sample)]}}
     with blob_store(folder, sample) if blob else nullcontext(local) as where:
-        return _measure(n, workers, folder, where)
+        return _measure(n, workers, folder, where, task)
 
 
-def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> dict[str, object]:
+def _measure(
+    n: int, workers: int, folder: Path, where: dict[str, object], task: str
+) -> dict[str, object]:
     address, processes = start_cluster(folder, workers)
     try:
         cfg = validate_config(
-            {"task": "extractive-qa", **where, "dask": {"address": address, "partition_rows": 1000}}
+            {"task": task, **where, "dask": {"address": address, "partition_rows": 1000}}
         )
         client, store = shared_client(cfg.dask), cfg.open_store()
         client.wait_for_workers(workers, timeout=120)
@@ -179,7 +216,8 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
         # screen's models (spaCy, Presidio, the person reader, toxicity) before the stages, so
         # the stage times are the work on the records, timed apart as `worker_load`
         start = time.perf_counter()
-        client.run(screen_records, cfg.task, [WARM_RECORD], cfg.screen)
+        warm = WARM_RECORD if task == "extractive-qa" else {"id": "warm", "text": WARM_TEXT}
+        client.run(screen_records, cfg.task, [warm], cfg.screen)
         seconds["worker_load"] = time.perf_counter() - start
         # this process alone (its children are the cluster), from the stages' start only
         with PeakSampler(worker_pids) as sampler, PeakSampler([os.getpid()], False) as own:
@@ -204,6 +242,7 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
     orchestrator = own.peaks[os.getpid()]
     return {
         "records": n,
+        "source": "generated" if task == "extractive-qa" else "external",
         "workers": workers,
         "store": "blob" if str(where["store"]).startswith("az://") else "local",
         "ingest_counts": ingested.counts,
@@ -220,14 +259,15 @@ def _measure(n: int, workers: int, folder: Path, where: dict[str, object]) -> di
 
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| records | workers | store | worker load s | ingest s | screen s | split s | "
+        "| records | source | workers | store | worker load s | ingest s | screen s | split s | "
         "screen records/s | worker peak MiB | orchestrator peak MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         s, rate = r["seconds"], r["records_per_second"]
         lines.append(
-            f"| {r['records']:,} | {r['workers']} | {r['store']} | {s['worker_load']} | "
+            f"| {r['records']:,} | {r.get('source', 'generated')} | {r['workers']} | "
+            f"{r['store']} | {s['worker_load']} | "
             f"{s['ingest']} | {s['screen']} | {s['split']} | "
             f"{rate['screen']:,} | {', '.join(map(str, r['worker_peak_mib']))} | "
             f"{r['orchestrator_peak_mib']} |"
@@ -279,6 +319,11 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("scale-out"))
     parser.add_argument(
+        "--source", choices=["generated", "external"], default="generated",
+        help="generated support tickets (extractive QA), or texts others wrote: the public "
+        "corpora of benchmarks/corpora/ as text-generation records (about 53,000 at most)",
+    )  # fmt: skip
+    parser.add_argument(
         "--add", type=Path, nargs="+", default=[], metavar="SCALE_JSON",
         help="rows of earlier runs (their scale.json) to tabulate, draw and compare with these: "
         "sizes measured in several sessions, the same release. `--records` with no size: "
@@ -290,17 +335,34 @@ def main() -> None:
     for n in sorted(args.records):
         data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
         sample = data / "sample.jsonl"  # one sample of each size, for every worker count
-        # in a process of its own: the orchestrator's memory is the stages', not the generator's
-        subprocess.run(
-            [BIN / "tunegate", "data", "sample", "--n", str(n), "--seed", "43", "--out", sample],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        # written in a process of their own: the orchestrator's memory is the stages' alone
+        task = "extractive-qa"
+        if args.source == "external":
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=spawn) as writer:
+                n = writer.submit(external_records, n, sample).result()
+            task = "text-generation"
+        else:
+            subprocess.run(
+                [
+                    BIN / "tunegate",
+                    "data",
+                    "sample",
+                    "--n",
+                    str(n),
+                    "--seed",
+                    "43",
+                    "--out",
+                    sample,
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         for workers in sorted(args.workers):
             folder = data / f"workers-{workers}"
             folder.mkdir()
             try:
-                row = measure(n, workers, sample, folder, args.store == "blob")
+                row = measure(n, workers, sample, folder, args.store == "blob", task)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             rows.append(row)
