@@ -3,13 +3,15 @@ starts one, time and memory against the number of records, and the screen agains
 workers.
 
     python benchmarks/scale.py --records 10000 100000 [--workers 1 2] [--store local|blob] [--out DIR]
-        [--source generated|external] [--add EARLIER/scale.json ...]
+        [--source generated|external] [--input FILE --task TASK] [--add EARLIER/scale.json ...]
 
 For each size N and each worker count W: writes N generated support tickets
 (`samples.generate`, extractive QA; to a temporary folder, never committed) or, with `--source
 external`, N texts others wrote (`external_records`: every distinct text of the public corpora
 in benchmarks/corpora/, sources and licences in its SOURCES.md, as text-generation records; about
-53,000 exist, so a larger N is cut to them and the row says how many), starts a scheduler
+53,000 exist, so a larger N is cut to them and the row says how many) or, with `--input FILE`,
+the first N lines of a JSON lines file of your own records of `--task` (a public corpus too large
+to ship here: SQuAD 2.0's training set as extractive-QA records), starts a scheduler
 (`dask scheduler`) and W single-threaded worker processes (`dask worker --nthreads 1`), as on a
 cluster, and runs the three stages against it from this process (the orchestrator, as `tunegate
 run` is). `--store local`: input and store on the local disk; `--store blob`: both on a real
@@ -65,7 +67,19 @@ WARM_RECORD = {
     "context": "Maria Gonzalez lives at 12 Main Street; call her on 555-0100.",
     "answers": {"text": ["12 Main Street"], "answer_start": [24]},
 }
-WARM_TEXT = WARM_RECORD["context"]
+
+
+def warm_record(task: str) -> dict[str, object]:
+    """A record of `task` holding a name, an address and a phone: loads every model it needs."""
+    text, summary = WARM_RECORD["context"], "Where Maria lives."
+    return {
+        "extractive-qa": WARM_RECORD,
+        "summarization": {"id": "warm", "document": text, "summary": summary},
+        "chat": {
+            "id": "warm",
+            "messages": [{"role": "user", "content": text}, {"role": "assistant", "content": "Ok"}],
+        },
+    }.get(task, {"id": "warm", "text": text})
 
 
 class PeakSampler:
@@ -192,16 +206,35 @@ def external_records(n: int, out: Path) -> int:
     return len(order)
 
 
+def first_lines(source: Path, n: int, out: Path) -> int:
+    """The first `n` non-blank lines of `source` copied to `out`; how many there were."""
+    written = 0
+    with source.open(encoding="utf-8") as lines, out.open("w", encoding="utf-8") as f:
+        for line in lines:
+            if written == n:
+                break
+            if line.strip():
+                f.write(line if line.endswith("\n") else line + "\n")
+                written += 1
+    return written
+
+
 def measure(
-    n: int, workers: int, sample: Path, folder: Path, blob: bool, task: str = "extractive-qa"
+    n: int,
+    workers: int,
+    sample: Path,
+    folder: Path,
+    blob: bool,
+    task: str = "extractive-qa",
+    source: str = "generated",
 ) -> dict[str, object]:
     local = {"store": str(folder / "store"), "ingest": {"inputs": [str(sample)]}}
     with blob_store(folder, sample) if blob else nullcontext(local) as where:
-        return _measure(n, workers, folder, where, task)
+        return _measure(n, workers, folder, where, task, source)
 
 
 def _measure(
-    n: int, workers: int, folder: Path, where: dict[str, object], task: str
+    n: int, workers: int, folder: Path, where: dict[str, object], task: str, source: str
 ) -> dict[str, object]:
     address, processes = start_cluster(folder, workers)
     try:
@@ -216,8 +249,7 @@ def _measure(
         # screen's models (spaCy, Presidio, the person reader, toxicity) before the stages, so
         # the stage times are the work on the records, timed apart as `worker_load`
         start = time.perf_counter()
-        warm = WARM_RECORD if task == "extractive-qa" else {"id": "warm", "text": WARM_TEXT}
-        client.run(screen_records, cfg.task, [warm], cfg.screen)
+        client.run(screen_records, cfg.task, [warm_record(task)], cfg.screen)
         seconds["worker_load"] = time.perf_counter() - start
         # this process alone (its children are the cluster), from the stages' start only
         with PeakSampler(worker_pids) as sampler, PeakSampler([os.getpid()], False) as own:
@@ -242,7 +274,7 @@ def _measure(
     orchestrator = own.peaks[os.getpid()]
     return {
         "records": n,
-        "source": "generated" if task == "extractive-qa" else "external",
+        "source": source,
         "workers": workers,
         "store": "blob" if str(where["store"]).startswith("az://") else "local",
         "ingest_counts": ingested.counts,
@@ -319,6 +351,14 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("scale-out"))
     parser.add_argument(
+        "--input", type=Path, help="records of your own (JSON lines of --task): their first N lines"
+    )
+    parser.add_argument(
+        "--task", default="extractive-qa",
+        choices=["extractive-qa", "summarization", "chat", "text-generation"],
+        help="the task of the --input records",
+    )  # fmt: skip
+    parser.add_argument(
         "--source", choices=["generated", "external"], default="generated",
         help="generated support tickets (extractive QA), or texts others wrote: the public "
         "corpora of benchmarks/corpora/ as text-generation records (about 53,000 at most)",
@@ -336,8 +376,10 @@ def main() -> None:
         data = Path(tempfile.mkdtemp(prefix=f"scale-{n}-"))
         sample = data / "sample.jsonl"  # one sample of each size, for every worker count
         # written in a process of their own: the orchestrator's memory is the stages' alone
-        task = "extractive-qa"
-        if args.source == "external":
+        task, source = "extractive-qa", args.source
+        if args.input:
+            n, task, source = first_lines(args.input, n, sample), args.task, args.input.name
+        elif args.source == "external":
             spawn = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(1, mp_context=spawn) as writer:
                 n = writer.submit(external_records, n, sample).result()
@@ -362,7 +404,7 @@ def main() -> None:
             folder = data / f"workers-{workers}"
             folder.mkdir()
             try:
-                row = measure(n, workers, sample, folder, args.store == "blob", task)
+                row = measure(n, workers, sample, folder, args.store == "blob", task, source)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             rows.append(row)
