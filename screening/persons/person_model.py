@@ -265,6 +265,7 @@ def cached_graph(weights: Path, person: list[int]) -> Path:
     if graph.exists():
         try:
             onnx.checker.check_model(str(graph))
+            os.utime(graph)  # used now: the last to be pruned
             return graph
         except Exception:  # noqa: BLE001 - cut short or damaged: exported again below
             pass
@@ -275,7 +276,18 @@ def cached_graph(weights: Path, person: list[int]) -> Path:
         os.replace(scratch, graph)
     finally:
         scratch.unlink(missing_ok=True)
+    _prune(graph.parent, KEEP_GRAPHS)
     return graph
+
+
+KEEP_GRAPHS = 3  # graphs of other releases or environments kept beside the newest (~90 MB each)
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """All but the `keep` graphs used last (several environments may share the cache)."""
+    graphs = sorted(folder.glob("person-*.onnx"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in graphs[keep:]:
+        old.unlink(missing_ok=True)
 
 
 _GRAPH_FORM = 1  # raise when `_export` writes a different graph from the same weights

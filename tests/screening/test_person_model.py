@@ -6,6 +6,7 @@ leave; what it must not take for a name; and the same spans whether a batch or o
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,15 @@ def test_the_exported_graph_is_kept_and_a_damaged_one_made_again(
     assert PersonModel().find(text)[0][0][:2] == (11, 18)
     assert len(builds) == 2 and graph.stat().st_size > 10_000_000
     assert list((tmp_path / "person-reader").iterdir()) == [graph]  # no scratch file left
+    # graphs of other releases: the three used last are kept, older ones go at the next export
+    for i, age in enumerate((100, 200, 300, 400)):
+        other = tmp_path / "person-reader" / f"person-other{i}.onnx"
+        other.write_bytes(b"x")
+        os.utime(other, (graph.stat().st_mtime - age,) * 2)
+    graph.unlink()
+    PersonModel().find(text)
+    kept = sorted(p.name for p in (tmp_path / "person-reader").iterdir())
+    assert kept == sorted([graph.name, "person-other0.onnx", "person-other1.onnx"])
 
 
 @pytest.mark.slow
