@@ -227,7 +227,12 @@ def _onnx_reader(weights: Path, person: list[int]) -> Callable[[Any, Any], Any]:
 
     threads = torch.get_num_threads()
     try:
-        reader = session(cached_graph(weights, person), threads)
+        try:
+            reader = session(cached_graph(weights, person), threads)
+        except OSError:
+            raise
+        except Exception:  # noqa: BLE001 - a graph cut short or damaged: exported again
+            reader = session(cached_graph(weights, person, fresh=True), threads)
     except OSError:  # no cache to write to (a read-only home): exported for this process alone
         with tempfile.TemporaryDirectory(prefix="tunegate-person-") as folder:
             graph = Path(folder) / "person.onnx"
@@ -255,20 +260,15 @@ def graph_key(weights: Path, person: list[int]) -> str:
     return digest.hexdigest()[:24]
 
 
-def cached_graph(weights: Path, person: list[int]) -> Path:
+def cached_graph(weights: Path, person: list[int], fresh: bool = False) -> Path:
     """The reader's ONNX graph in the user's cache (`platforms.cache.user_cache()/person-reader`),
-    exported when it is missing or unreadable; written under a scratch name and renamed, so a
-    process (a Dask worker) never opens one another is still writing."""
-    import onnx
-
+    exported when it is missing (or `fresh`: the one there would not load); written under a
+    scratch name and renamed, so a process (a Dask worker) never opens one another is still
+    writing."""
     graph = user_cache() / "person-reader" / f"person-{graph_key(weights, person)}.onnx"
-    if graph.exists():
-        try:
-            onnx.checker.check_model(str(graph))
-            os.utime(graph)  # used now: the last to be pruned
-            return graph
-        except Exception:  # noqa: BLE001 - cut short or damaged: exported again below
-            pass
+    if graph.exists() and not fresh:
+        os.utime(graph)  # used now: the last to be pruned
+        return graph
     graph.parent.mkdir(parents=True, exist_ok=True)
     scratch = graph.with_name(f".{graph.name}.{uuid.uuid4().hex[:8]}")
     try:
