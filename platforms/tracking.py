@@ -15,7 +15,8 @@ and its end status; flows/run_tracking.py says what goes in. The trainer logs in
 (trainer/tracking.py).
 
 A new SQLite database is a copy of an empty one migrated once per MLflow version and kept in the
-user's cache (`platforms.cache.user_cache`, `~/.cache/tunegate/`): MLflow's own migrations take seconds, a copy milliseconds.
+user's cache (`trainer.cache.user_cache`, `~/.cache/tunegate/`): MLflow's own migrations take
+seconds, a copy milliseconds.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from platforms.cache import user_cache
+from trainer.cache import user_cache
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient

@@ -42,10 +42,10 @@ import numpy as np
 from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
-from platforms.cache import user_cache
 from screening.code_text import code_ranges, may_hold_code
 from screening.model_folder import folder_problem, person_label_ids
 from screening.persons import name_words
+from trainer.cache import user_cache
 
 WEIGHTS = Path(__file__).resolve().parents[1] / "data" / "person_model.safetensors"
 ENTITY = "PERSON"
@@ -261,7 +261,7 @@ def graph_key(weights: Path, person: list[int]) -> str:
 
 
 def cached_graph(weights: Path, person: list[int], fresh: bool = False) -> Path:
-    """The reader's ONNX graph in the user's cache (`platforms.cache.user_cache()/person-reader`),
+    """The reader's ONNX graph in the user's cache (`trainer.cache.user_cache()/person-reader`),
     exported when it is missing (or `fresh`: the one there would not load); written under a
     scratch name and renamed, so a process (a Dask worker) never opens one another is still
     writing."""
