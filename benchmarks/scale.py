@@ -9,7 +9,7 @@ For each size N and each worker count W: writes N generated support tickets
 (`samples.generate`, extractive QA; to a temporary folder, never committed) or, with `--source
 external`, N texts others wrote (`external_records`: every distinct text of the public corpora
 in benchmarks/corpora/, sources and licences in its SOURCES.md, as text-generation records; about
-53,000 exist, so a larger N is cut to them and the row says how many) or, with `--input FILE`,
+54,500 exist, so a larger N is cut to them and the row says how many) or, with `--input FILE`,
 the first N lines of a JSON lines file of your own records of `--task` (a public corpus too large
 to ship here: SQuAD 2.0's training set as extractive-QA records), starts a scheduler
 (`dask scheduler`) and W single-threaded worker processes (`dask worker --nthreads 1`), as on a
@@ -181,24 +181,20 @@ def blob_store(folder: Path, sample: Path) -> Iterator[dict[str, object]]:
 
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
-_TEXT_FIELDS = ("text", "document", "summary", "context", "question")
 
 
 def external_records(n: int, out: Path) -> int:
     """Up to `n` text-generation records (`{"id", "text"}`) of the distinct texts of the public
-    corpora in benchmarks/corpora/ (every text field of every record, a chat's every message), in
-    an order fixed by their hashes so corpora mix; written to `out` as JSON lines. Returns how many
-    were written (fewer than `n` where the corpora hold fewer)."""
+    corpora in benchmarks/corpora/ (`screen_findings.corpus_texts`: every text field of every
+    record), in an order fixed by their hashes so corpora mix; written to `out` as JSON lines.
+    Returns how many were written (fewer than `n` where the corpora hold fewer)."""
+    from benchmarks.screen_findings import corpus_texts
+
     texts: dict[str, str] = {}
     for path in sorted(CORPORA.glob("*.jsonl")):
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                record = json.loads(line)
-                found = [record.get(k) for k in _TEXT_FIELDS]
-                found += [m.get("content") for m in record.get("messages") or []]
-                for text in found:
-                    if isinstance(text, str) and text.strip():
-                        texts.setdefault(text, path.stem)
+        for text in corpus_texts(path):
+            if text.strip():
+                texts.setdefault(text, path.stem)
     order = sorted(texts, key=lambda t: hashlib.sha256(t.encode()).hexdigest())[:n]
     with out.open("w", encoding="utf-8") as f:
         for i, text in enumerate(order):
@@ -361,7 +357,7 @@ def main() -> None:
     parser.add_argument(
         "--source", choices=["generated", "external"], default="generated",
         help="generated support tickets (extractive QA), or texts others wrote: the public "
-        "corpora of benchmarks/corpora/ as text-generation records (about 53,000 at most)",
+        "corpora of benchmarks/corpora/ as text-generation records (about 54,500 at most)",
     )  # fmt: skip
     parser.add_argument(
         "--add", type=Path, nargs="+", default=[], metavar="SCALE_JSON",

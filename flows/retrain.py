@@ -41,7 +41,6 @@ from flows.config import ConfigError, PipelineConfig, RetrainRequest
 from flows.run_log import own_process, route_to_file, run_log
 from flows.run_tracking import RunTracker
 from flows.summary import STOPS, RunSummary, run_logger
-from platforms.azureml.config import local_cache
 from platforms.backends import Backends
 from platforms.endpoint import CollectedReader
 from platforms.evaluation import GateDecision
@@ -61,6 +60,7 @@ from tasks.screen import screen_task
 from tasks.split import count_split_task, split_task
 from tasks.traffic_sources import endpoint_traffic
 from tasks.train import train_task
+from trainer.cache import user_cache
 
 DESCRIPTION = (
     "Ingest, screen, approve and split training data; fine-tune, evaluate against the base "
@@ -145,7 +145,7 @@ def retrain_request(request: RetrainRequest = RetrainRequest()) -> State:  # noq
     except ConfigError as exc:  # the one line naming the field, as `tunegate run --set` prints
         flow_run_id = _flow_run_id()
         if own_process(flow_run_id):  # no store to keep a log in: the local cache's runs/
-            route_to_file(local_cache() / "runs" / str(flow_run_id) / "run.log")
+            route_to_file(user_cache() / "runs" / str(flow_run_id) / "run.log")
         run_logger().error("%s", exc)
         return RunSummary(flow_run_id=flow_run_id).failed("invalid-config", str(exc))
     return run_pipeline(config, only_new=True, reason=started_because(request))

@@ -11,7 +11,7 @@ A platform is one row of `PLATFORMS` (a `PlatformKind` and its factories): addin
 Kubernetes) is a new `Platform` there and its backends in a package of `platforms/`; no stage
 module names a platform. Local backends keep their state in a local store (`{store}/jobs`,
 `{store}/models`, `{store}/endpoints/{model name}`); Azure ML backends with an `az://` store keep
-theirs under `local_cache()`. Every model name has its own endpoint (a local one with its own
+theirs under `user_cache()`. Every model name has its own endpoint (a local one with its own
 folder and port; an Azure ML managed online endpoint named for it unless
 `azureml.endpoint.name` says otherwise), so a rollout only ever touches its own model's
 deployments.
@@ -26,9 +26,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from platforms.azureml.config import AzureMLConfig, local_cache
+from platforms.azureml.config import AzureMLConfig
 from platforms.compute import DaskConfig, lazy_client
 from platforms.store import Store
+from trainer.cache import user_cache
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -236,13 +237,13 @@ class LocalPlatform:
 
 class AzureMLPlatform:
     """Azure ML: one `MLClient` of `azureml.workspace` for every part; local state (downloaded
-    models, job records) under `local_cache()` for an `az://` store."""
+    models, job records) under `user_cache()` for an `az://` store."""
 
     def registry(self, backends: Backends) -> ModelRegistry:
         from platforms.azureml.registry import AzureMLRegistry
 
         return AzureMLRegistry(
-            backends.workspace, local_cache() / "models", backends.settings.azureml.model_type
+            backends.workspace, user_cache() / "models", backends.settings.azureml.model_type
         )
 
     def training(self, backends: Backends) -> TrainingBackend:
@@ -468,7 +469,7 @@ class Backends:
         return Path(self.store.uri)
 
     def state_dir(self, in_store: str, in_cache: str) -> Path:
-        """`{store}/{in_store}` for a local store, else `{local_cache()}/{in_cache}`."""
+        """`{store}/{in_store}` for a local store, else `{user_cache()}/{in_cache}`."""
         if self.store.is_local:
             return Path(self.store.uri) / in_store
-        return local_cache() / in_cache
+        return user_cache() / in_cache

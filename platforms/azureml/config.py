@@ -18,18 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from platforms.azureml import cuda_lines, vm_sizes
 from platforms.azureml.four_bit import check_4bit
 from platforms.azureml.job_config import JobConfig
-from trainer.cache import user_cache
 
 # Azure ML's curated Hugging Face image: usable by naming it (environment.asset); its pinned
 # transformers/peft are older than the trainer's, so the default is the tunegate environment
 # (platforms/azureml/environment.py) built from constraints.txt.
 CURATED_ENV = "azureml://registries/azureml/environments/acft-hf-nlp-gpu/labels/latest"
-
-
-def local_cache() -> Path:
-    """Where Azure ML models and endpoint state are kept on this machine when the store is not a
-    local folder (`trainer.cache.user_cache`: `TUNEGATE_CACHE`, default ~/.cache/tunegate)."""
-    return user_cache()
 
 
 # How a version is registered and deployed (`AzureMLConfig.model_type`)

@@ -41,8 +41,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from platforms.azureml.config import local_cache
 from platforms.azureml.cuda_lines import GPU_SERVING_ENV, LOCKS, TRAINING_ENV
+from trainer.cache import user_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
@@ -245,7 +245,7 @@ def context_version(folder: Path) -> str:
 def staged_context(spec: EnvSpec = TRAINING) -> Path:
     """The build context in this machine's cache, written once per version."""
     files = _context_files(spec)
-    folder = local_cache() / spec.folder / _version(files)
+    folder = user_cache() / spec.folder / _version(files)
     if not (folder / "requirements.txt").exists():
         write_context(folder, spec)
     return folder

