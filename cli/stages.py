@@ -199,7 +199,9 @@ def screen(
     cfg = load_cli_config(config, set)
     store = cfg.open_store()
     ref, report = run_stage(
-        lambda: run_screen(shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.screen)
+        lambda: run_screen(
+            shared_client(cfg.dask), store, store.dataset_at(dataset), cfg.screen, cfg.azure
+        )
     )
     console.print(report_markdown(report))
     print(ref.model_dump_json(indent=2))

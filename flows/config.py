@@ -11,6 +11,7 @@ turns it into a PipelineConfig through the same `load_config` as `tunegate run -
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from dataclasses import replace
@@ -108,6 +109,55 @@ class PipelineConfig(BaseModel):
         if "://" not in store and os.path.exists(store) and not os.path.isdir(store):
             raise ValueError(f"{store!r} is a file; give a directory (or az://container/prefix)")
         return store
+
+    @model_validator(mode="before")
+    @classmethod
+    def _input_profiles(cls, data: Any) -> Any:
+        """An `ingest.inputs` entry given as a mapping with a `profile`: that input's entry of
+        `screen.profiles` (the rest of the mapping is its datasheet)."""
+        ingest = data.get("ingest") if isinstance(data, dict) else None
+        inputs = ingest.get("inputs") if isinstance(ingest, dict) else None
+        if not isinstance(inputs, list) or not any(
+            isinstance(e, dict) and "profile" in e for e in inputs
+        ):
+            return data
+        screen = dict(data.get("screen") or {})
+        profiles = dict(screen.get("profiles") or {})
+        entries = []
+        for entry in inputs:
+            if isinstance(entry, dict) and "profile" in entry:
+                entry = dict(entry)
+                profile = entry.pop("profile")
+                path = entry.get("path")
+                if isinstance(path, str) and profiles.get(path, profile) != profile:
+                    raise ValueError(
+                        f"screen.profiles gives {path!r} the profile {profiles[path]!r} and its "
+                        f"ingest.inputs entry {profile!r}: say it once"
+                    )
+                if isinstance(path, str):
+                    profiles[path] = profile
+            entries.append(entry)
+        return {
+            **data,
+            "ingest": {**ingest, "inputs": entries},
+            "screen": {**screen, "profiles": profiles},
+        }
+
+    @model_validator(mode="after")
+    def _profiles_name_inputs(self) -> PipelineConfig:
+        inputs = [spec.rstrip("/") for spec in self.ingest.inputs]
+        for spec in self.screen.profiles:
+            key = spec.rstrip("/")
+            if not any(
+                key == i or key.startswith(i + "/") or i.startswith(key + "/")
+                or fnmatch.fnmatchcase(key, i) or fnmatch.fnmatchcase(i, key)
+                for i in inputs
+            ):  # fmt: skip
+                raise ValueError(
+                    f"screen.profiles names {spec!r}, which is none of ingest.inputs "
+                    f"({inputs or 'none: sample data'}) nor a file, folder or glob within one"
+                )
+        return self
 
     @model_validator(mode="after")
     def _group_key_fits_task(self) -> PipelineConfig:

@@ -76,7 +76,8 @@ PHONE_NUMBER, CREDIT_CARD, IBAN_CODE, IP_ADDRESS, US_SSN and STREET_ADDRESS are 
 LOCATION is flagged; `screen.secrets` is the same per credential type (all `drop`).
 `screen.profile` fits these defaults to a kind of text: `literary` (books: no PERSON or LOCATION
 rule, credentials redacted, `toxicity.classifier: false`, `toxicity.terms: narrative`) or `code`
-(no PERSON or LOCATION rule); a map or a toxicity field you write wins (docs/stages.md).
+(no PERSON or LOCATION rule), for the run or, by `screen.profiles`, per input; a map or a
+toxicity field you write wins (docs/stages.md).
 
 **Toxicity.** A record whose toxicity score is at or above `screen.toxicity.threshold` gets
 `screen.toxicity.action` (`drop` or `flag`); scores from `flag_threshold` up to it are flagged:

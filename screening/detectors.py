@@ -161,8 +161,14 @@ def detectors_for(
 def _detectors(
     spacy_model: str, language: str, entities: tuple[str, ...], person_model: bool | str
 ) -> Detectors:
-    analyzer = build_analyzer(spacy_model, language, person_model=person_model)
-    return Detectors(analyzer, language, list(entities))
+    return Detectors(_analyzer(spacy_model, language, person_model), language, list(entities))
+
+
+@cache
+def _analyzer(spacy_model: str, language: str, person_model: bool | str) -> AnalyzerEngine:
+    """One analyzer per worker process and model, whatever entities each config asks of it (the
+    inputs of `screen.profiles` screened in one process share it)."""
+    return build_analyzer(spacy_model, language, person_model=person_model)
 
 
 @dataclass

@@ -10,6 +10,7 @@ its findings and its reason): the screen keeps them in the dataset's `review` ta
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal, NamedTuple
 
 import pyarrow as pa
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from platforms.hashing import sha256_text, stable_json
 from platforms.manifest import DatasetRef
 from screening.changes import FlagMark, TextChange
-from screening.profiles import DEFAULT_PROFILE, ProfileName
+from screening.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 
 
 class EntityCount(BaseModel):
@@ -148,6 +149,10 @@ class ScreenReport(BaseModel):
     profile: ProfileName = Field(
         DEFAULT_PROFILE, description="The screening profile (`screen.profile`) that screened."
     )
+    input_profiles: dict[str, ProfileName] = Field(
+        default_factory=dict,
+        description="Inputs screened with another profile (`screen.profiles`): input → profile.",
+    )
 
     @model_serializer(mode="wrap")
     def _without_default_profile(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -158,7 +163,19 @@ class ScreenReport(BaseModel):
             dumped.pop("profile", None)
         if not self.changed:
             dumped.pop("changed", None)
+        if not self.input_profiles:
+            dumped.pop("input_profiles", None)
         return dumped
+
+    @property
+    def profiles_said(self) -> str:
+        """The profiles that screened, for a person: `personal profile`, or `personal profile;
+        literary for 2 inputs`."""
+        said = f"{self.profile} profile"
+        others = Counter(self.input_profiles.values())
+        for name, n in sorted(others.items()):
+            said += f"; {name} for {n} input{'s' if n > 1 else ''}"
+        return said
 
     @property
     def needs_review(self) -> bool:
@@ -181,8 +198,10 @@ def counts_markdown(report: ScreenReport) -> list[str]:
     """The report's counts (its first five lines) and findings per entity and rule, as two
     narrow tables."""
     return [
-        f"### Screening report ({report.task}, profile {report.profile})",
+        f"### Screening report ({report.task}, {report.profiles_said})",
         "",
+        *[f"- `{uri}`: screened as {name}" for uri, name in sorted(report.input_profiles.items())],
+        *([""] if report.input_profiles else []),
         "| records in | kept | redacted | quarantined | flagged for review |",
         "|---:|---:|---:|---:|---:|",
         f"| {report.records_in} | {report.kept} | {report.redacted} | {report.quarantined} "
@@ -194,10 +213,26 @@ def counts_markdown(report: ScreenReport) -> list[str]:
     ]
 
 
+def profiles_markdown(report: ScreenReport) -> list[str]:
+    """Which profile screened the data, said for a person: the run's, and each input's that was
+    screened with another (`screen.profiles`)."""
+    lines = [
+        f"Screened with the **{report.profile}** profile (`screen.profile`: "
+        f"{PROFILES[report.profile].description})."
+    ]
+    if report.input_profiles:
+        lines += ["", "Inputs screened with another profile (`screen.profiles`):", ""]
+        lines += [
+            f"- `{uri}`: **{name}** ({PROFILES[name].description})"
+            for uri, name in sorted(report.input_profiles.items())
+        ]
+    return lines
+
+
 def counts_line(report: ScreenReport) -> str:
     """The report's counts as one sentence (the pause form's, which has room for a paragraph)."""
     return (
-        f"Screening report ({report.profile} profile): {report.records_in} records in, "
+        f"Screening report ({report.profiles_said}): {report.records_in} records in, "
         f"{report.kept} kept ({report.redacted} redacted), {report.quarantined} quarantined, "
         f"{report.flagged} flagged for review."
     )

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from screening.changes import TextChange
 from screening.config import ScreenConfig, ToxicityConfig
 from screening.policy import Outcome, apply_policy, masked_record
+from screening.profiles import ProfileName
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from screening.toxicity.azure import content_safety_scores
 from screening.toxicity.score import ABUSIVE_TERM, Toxicity, local_toxicity, term_scores
@@ -231,8 +232,14 @@ def _review(record_id: str, outcome: Outcome) -> ReviewRecord:
     )
 
 
-def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> ScreenReport:
-    """Every batch's tally added up into the report; a record lost on the way is a bug."""
+def screen_report(
+    task: str,
+    tallies: list[Tally],
+    config: ScreenConfig,
+    input_profiles: dict[str, ProfileName] | None = None,
+) -> ScreenReport:
+    """Every batch's tally added up into the report; a record lost on the way is a bug.
+    `input_profiles`: the inputs screened with another profile than the run's."""
     counts: Counter[tuple[str, str]] = Counter()
     changed: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
@@ -266,6 +273,7 @@ def screen_report(task: str, tallies: list[Tally], config: ScreenConfig) -> Scre
         toxicity_threshold=config.toxicity.threshold,
         changed=list(_counts(changed)),
         profile=config.profile,
+        input_profiles=input_profiles or {},
     )
 
 

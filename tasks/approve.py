@@ -144,6 +144,7 @@ def make_record(
         exclude_ids=sorted(set(exclude_ids or [])),
         inputs=rights.inputs if rights is not None else [],
         screen_profile=None if report.profile == DEFAULT_PROFILE else report.profile,
+        input_profiles=dict(report.input_profiles),
     )
 
 

@@ -12,7 +12,8 @@ Three places, the nearer to the run winning field by field:
 from __future__ import annotations
 
 import fnmatch
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import fsspec
 import yaml
@@ -23,6 +24,7 @@ from platforms.datasheet import DataRights, Datasheet, InputRights
 
 SIDECAR_SUFFIX = ".datasheet.yaml"
 CARD = "README.md"
+T = TypeVar("T")
 
 
 def is_sidecar(path: str) -> bool:
@@ -35,7 +37,7 @@ def read_rights(
 ) -> DataRights:
     """The datasheet of every input (files and `datasets` folders, as `expand_inputs` lists
     them); a ValueError names a sidecar or card that cannot be read."""
-    configured = {_as_listed(spec, azure): sheet for spec, sheet in configured.items()}
+    sheet_of = by_input(configured, azure)
     found = []
     for uri in files:
         fs, path = fsspec.core.url_to_fs(uri, **storage_options(uri, azure))
@@ -46,7 +48,7 @@ def read_rights(
             ("config", None),
         ):
             if origin == "config":
-                given = _configured(uri, configured)
+                given = sheet_of(uri)
             elif read is None:
                 continue
             else:
@@ -58,23 +60,30 @@ def read_rights(
     return DataRights(inputs=found)
 
 
+def by_input(configured: dict[str, T], azure: AzureStorageConfig) -> Callable[[str], T | None]:
+    """What the config gives an input (a datasheet, a profile) by the input as given: a file, a
+    folder or a glob, as `ingest.inputs` names them. The returned lookup takes an input as
+    `expand_inputs` lists it and answers with the entry that names it most closely (the file
+    itself, a folder it is in, or a glob it matches), or None."""
+    listed = {_as_listed(spec, azure): value for spec, value in configured.items()}
+
+    def lookup(uri: str) -> T | None:
+        matches = [
+            spec
+            for spec in listed
+            if uri == spec.rstrip("/")
+            or uri.startswith(spec.rstrip("/") + "/")
+            or fnmatch.fnmatchcase(uri, spec)
+        ]
+        return listed[max(matches, key=len)] if matches else None
+
+    return lookup
+
+
 def _as_listed(spec: str, azure: AzureStorageConfig) -> str:
     """An input as given (a relative path, a glob) as `expand_inputs` lists what it names."""
     _, path = fsspec.core.url_to_fs(spec, **storage_options(spec, azure))
     return spec.split("://", 1)[0] + "://" + path if "://" in spec else path
-
-
-def _configured(uri: str, configured: dict[str, Datasheet]) -> Datasheet | None:
-    """The config's datasheet for an input: the entry that names it most closely (the file
-    itself, a folder it is in, or a glob it matches)."""
-    matches = [
-        spec
-        for spec in configured
-        if uri == spec.rstrip("/")
-        or uri.startswith(spec.rstrip("/") + "/")
-        or fnmatch.fnmatchcase(uri, spec)
-    ]
-    return configured[max(matches, key=len)] if matches else None
 
 
 def _sidecar(fs: Any, path: str, origin: str) -> Datasheet | None:

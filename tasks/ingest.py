@@ -64,8 +64,9 @@ class IngestConfig(BaseModel):
     inputs: list[str] = Field(
         default_factory=list,
         description="Files, directories or globs; local paths or az://container/path. "
-        "Empty: `tunegate run` generates sample data. An entry may be a mapping: its `path` "
-        "and its datasheet (source, licence, owner, basis), kept in `datasheets`.",
+        "Empty: `tunegate run` generates sample data. An entry may be a mapping: its `path`, "
+        "its datasheet (source, licence, owner, basis), kept in `datasheets`, and its "
+        "screening `profile`, kept in `screen.profiles`.",
     )
     datasheets: dict[str, Datasheet] = Field(
         default_factory=dict,

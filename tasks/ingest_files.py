@@ -285,6 +285,17 @@ def _check_length(task: TaskType, record: dict[str, Any], max_chars: int) -> Non
             )
 
 
+def accepted_part(file_index: int, chunk: int) -> str:
+    """An accepted partition's name in the ingest dataset: the index of the input it was read
+    from (in the manifest's `inputs`) and its chunk of that input."""
+    return f"accepted/part-{file_index:05d}-{chunk:05d}.parquet"
+
+
+def input_index(part_uri: str) -> int:
+    """The index (in the manifest's `inputs`) of the input an accepted partition came from."""
+    return int(part_uri.rsplit("/", 1)[-1].split("-")[1])
+
+
 def write_file(
     result: FileRead,
     drops: Drops,
@@ -308,7 +319,7 @@ def write_file(
     accepted_files: list[str] = []
 
     def write_partition() -> None:
-        name = f"accepted/part-{file_index:05d}-{len(accepted_files):05d}.parquet"
+        name = accepted_part(file_index, len(accepted_files))
         write_table(store, f"{work_uri}/{name}", keep, task_spec(task_type).record_schema, cipher)
         accepted_files.append(name)
         keep.clear()

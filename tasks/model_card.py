@@ -20,8 +20,8 @@ from platforms.evaluation import EvalReport
 from platforms.lineage import Lineage
 from platforms.model_version import NEEDS_RETRAIN
 from platforms.version_files import CARD_FILE
-from screening.profiles import DEFAULT_PROFILE, PROFILES
-from screening.report import ScreenReport
+from screening.profiles import DEFAULT_PROFILE
+from screening.report import ScreenReport, profiles_markdown
 from trainer.taskspec import task_spec
 
 _PIPELINE_TAGS = {
@@ -193,8 +193,7 @@ def _screening(screen: ScreenReport | None) -> list[str]:
     if screen is None:
         return [*lines, "Not recorded with this version.", ""]
     lines += [
-        f"Screened with the **{screen.profile}** profile (`screen.profile`: "
-        f"{PROFILES[screen.profile].description}).",
+        *profiles_markdown(screen),
         "",
         f"{screen.records_in} records in, {screen.kept} kept: {screen.redacted} redacted, "
         f"{screen.quarantined} dropped (quarantined), {screen.flagged} flagged for the reviewer.",
@@ -223,7 +222,8 @@ def _approval(lineage: Lineage) -> list[str]:
         f"- when: {record.decided_at}",
         f"- record hash: `{lineage.approval_hash or record.record_hash}`",
         f"- dataset approved: `{record.dataset_hash}`",
-        f"- screened with the `{record.screen_profile or DEFAULT_PROFILE}` profile",
+        f"- screened with the `{record.screen_profile or DEFAULT_PROFILE}` profile"
+        + "".join(f"; `{p}` for `{uri}`" for uri, p in sorted(record.input_profiles.items())),
     ]
     if record.exclude_ids:
         lines.append(f"- records excluded by the reviewer: {len(record.exclude_ids)}")

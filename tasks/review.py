@@ -20,8 +20,13 @@ from platforms.datasheet import DataRights
 from platforms.manifest import DatasetRef
 from platforms.store import Store, read_table
 from screening.changes import TextChange
-from screening.profiles import PROFILES
-from screening.report import ReviewRecord, ScreenReport, counts_markdown, markdown_text
+from screening.report import (
+    ReviewRecord,
+    ScreenReport,
+    counts_markdown,
+    markdown_text,
+    profiles_markdown,
+)
 from tasks.review_changes import ReviewChanges, changes_markdown
 from tasks.review_kept import flags_markdown, kept_markdown
 
@@ -56,8 +61,7 @@ def review_markdown(
         "",
         f"Dataset `{dataset.uri}`, content hash `{dataset.content_hash}`.",
         "",
-        f"Screened with the **{report.profile}** profile (`screen.profile`): "
-        f"{PROFILES[report.profile].description}.",
+        *profiles_markdown(report),
         "",
         *counts_markdown(report),
     ]

@@ -31,11 +31,13 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 
 from platforms.backends import Backends
+from platforms.blob import AzureStorageConfig
 from platforms.hashing import MultisetHash, combine_hashes, sha256_text, stable_json
 from platforms.keys import RawCipher, key_id, secret_key
 from platforms.manifest import DatasetRef, table_info
 from platforms.store import MANIFEST, Store, read_table, write_table
 from screening.config import ScreenConfig
+from screening.profiles import ProfileName
 from screening.report import (
     CHANGES_SCHEMA,
     REVIEW_SCHEMA,
@@ -47,6 +49,8 @@ from screening.report import (
 )
 from screening.scan import Tally, screen_records, screen_report
 from tasks.data_stage import Contents, DatasetBuild, stage_dataset
+from tasks.datasheets import by_input
+from tasks.ingest_files import input_index
 from tasks.records import QUARANTINE_SCHEMA, TaskType, identity_hash, record_hash
 from trainer.taskspec import task_spec
 
@@ -80,10 +84,27 @@ def screened_before(store: Store, ingested: DatasetRef, config: ScreenConfig) ->
     return store.exists(f"{store.dataset_uri(STAGE, key)}/{MANIFEST}")
 
 
+def partition_profiles(
+    parts: list[str], inputs: list[str], config: ScreenConfig, azure: AzureStorageConfig
+) -> tuple[list[ProfileName], dict[str, ProfileName]]:
+    """The profile each ingest partition is screened with (its input's, by `screen.profiles`,
+    else the run's), and the inputs whose profile is not the run's."""
+    if not config.profiles:
+        return [config.profile] * len(parts), {}
+    profile_of = by_input(config.profiles, azure)
+    others = {uri: p for uri in inputs if (p := profile_of(uri)) not in (None, config.profile)}
+    return [others.get(inputs[input_index(part)], config.profile) for part in parts], others
+
+
 def run_screen(
-    client: Client, store: Store, ingested: DatasetRef, config: ScreenConfig
+    client: Client,
+    store: Store,
+    ingested: DatasetRef,
+    config: ScreenConfig,
+    azure: AzureStorageConfig | None = None,
 ) -> Screened:
-    """Screen the accepted table of an ingest dataset (or reuse an earlier identical screen)."""
+    """Screen the accepted table of an ingest dataset (or reuse an earlier identical screen);
+    `azure` reaches the inputs `screen.profiles` names on Blob."""
     salt = surrogate_salt(store, config)
     key, config_hash = screen_key(ingested, config, salt)
     task_type = TaskType(ingested.task)
@@ -94,10 +115,14 @@ def run_screen(
         # raw values, kept at rest as the ingest keeps its raw records (encrypted unless `keep`).
         raw_extra = store.read_manifest(ingested.uri).extra
         originals_cipher = store.raw_cipher if "encrypted_with_key" in raw_extra else None
+        profiles, input_profiles = partition_profiles(
+            parts, raw_extra.get("inputs", []), config, azure or AzureStorageConfig()
+        )
         results = dataset.map(
             screen_partition,
             parts,
             list(range(len(parts))),
+            profiles,
             description="screen",
             records=lambda r: r.tally.records_in,
             total_records=ingested.counts.get("accepted"),
@@ -107,7 +132,7 @@ def run_screen(
             cipher=store.raw_cipher,
             originals_cipher=originals_cipher,
         )
-        report = screen_report(task_type, [r.tally for r in results], config)
+        report = screen_report(task_type, [r.tally for r in results], config, input_profiles)
         dataset.writer.write_json("report.json", report.model_dump(mode="json"))
         content = MultisetHash()
         for r in results:
@@ -190,6 +215,7 @@ class PartitionScreened:
 def screen_partition(
     part_uri: str,
     index: int,
+    profile: ProfileName | None = None,
     *,
     work_uri: str,
     store_uri: str,
@@ -202,8 +228,10 @@ def screen_partition(
 ) -> PartitionScreened:
     """Screen one partition on a worker (decrypted with `cipher` when encrypted); write its
     tables (the review and changes tables, which may hold originals, encrypted with
-    `originals_cipher` when given); return its tally and files."""
+    `originals_cipher` when given); return its tally and files. `profile`: its input's
+    screening profile, when not the run's (`screen.profiles`)."""
     store = Store(store_uri, store_options)
+    config = config.for_profile(profile or config.profile)
     screening = screen_records(task_type, read_table(store, part_uri, cipher), config, salt)
     content = MultisetHash()
     for record in screening.kept:
@@ -269,9 +297,14 @@ def _write_part(
 
 
 @task(name="screen", cache_policy=NONE)
-def screen_task(backends: Backends, ingested: DatasetRef, config: ScreenConfig) -> Screened:
+def screen_task(
+    backends: Backends,
+    ingested: DatasetRef,
+    config: ScreenConfig,
+    azure: AzureStorageConfig | None = None,
+) -> Screened:
     """Screen for PII, secrets and toxicity; publish the report as Prefect artifacts."""
-    screened = run_screen(backends.compute, backends.store, ingested, config)
+    screened = run_screen(backends.compute, backends.store, ingested, config, azure)
     report = screened.report
     create_table_artifact(
         key="screening-counts",

@@ -102,6 +102,6 @@ def test_the_report_says_which_profile_screened_and_old_reports_hash_as_before()
     assert "profile" not in old
     assert report_hash(ScreenReport.model_validate(old)) == report_hash(_report())
     literary = _report("literary")
-    assert "profile literary" in counts_markdown(literary)[0]
+    assert "literary profile" in counts_markdown(literary)[0]
     assert counts_line(literary).startswith("Screening report (literary profile):")
     assert report_hash(literary) != report_hash(_report())

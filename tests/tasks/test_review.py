@@ -108,8 +108,8 @@ def test_every_flagged_and_quarantined_record_is_reviewed_masked_with_its_reason
     assert "before: Agent **Kenji Watanabe** reset" in changed
     assert "after: Agent **&lt;PERSON&gt;** reset" in changed
     assert "### Since the last approved dataset" in page
-    assert "Screened with the **personal** profile (`screen.profile`)" in page
-    assert "### Screening report (summarization, profile personal)" in page
+    assert "Screened with the **personal** profile (`screen.profile`: personal data" in page
+    assert "### Screening report (summarization, personal profile)" in page
 
     # `tunegate review show`: the same review from the store, by content-hash prefix
     store_opt = ["--set", f"store={cfg.store}"]
