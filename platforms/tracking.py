@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import time
 import uuid
@@ -345,12 +346,18 @@ def start_run(
     return run
 
 
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
 def flat_params(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A nested mapping (a validated config) as `section.field` keys; lists stay one value."""
+    """A nested mapping (a validated config) as `section.field` keys; lists stay one value, and
+    so does a mapping keyed by what a user names (inputs: `ingest.datasheets`,
+    `screen.profiles`), whose keys MLflow would refuse in a parameter's name (`books/`,
+    `data/*.jsonl`)."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
+        if isinstance(value, Mapping) and value and all(_FIELD_NAME.fullmatch(k) for k in value):
             flat.update(flat_params(value, f"{name}."))
         else:
             flat[name] = value

@@ -113,6 +113,32 @@ def test_the_config_is_flattened_into_parameters_without_the_webhook_s_token(
     assert "trainer.output_dir" not in params  # the job's own folder: the trainer logs it
 
 
+def test_inputs_named_in_the_config_are_one_parameter_mlflow_takes(tmp_path: Path) -> None:
+    """Datasheets and profiles keyed by an input (`books/`, a glob) are logged as one parameter
+    each: MLflow refuses those keys in a parameter's name (a run's setup failed on them)."""
+    (tmp_path / "books").mkdir()
+    inputs = [
+        str(tmp_path / "data/*.jsonl"),
+        {"path": "books/", "licence": "CC0-1.0", "profile": "literary"},
+    ]
+    config = load_config(
+        None,
+        [f"store={tmp_path / 'store'}", f"ingest.inputs={json.dumps(inputs)}",
+         f'ingest.datasheets={{"{inputs[0]}": {{"licence": "MIT"}}}}'],
+    )  # fmt: skip
+    params = config_params(config)
+    assert not [k for k in params if "books" in k or "*" in k]  # no input in a name
+    run = tracking.start_run(
+        tracking.ensure_local_database(tmp_path), "tunegate-qa", "retrain-qa", "flow-1", {},
+        tracking.local_artifact_root(tmp_path),
+    )  # fmt: skip
+    run.log_params(params)
+    logged = tracking.client(tracking.ensure_local_database(tmp_path)).get_run(run.run_id)
+    assert json.loads(logged.data.params["screen.profiles"]) == {"books/": "literary"}
+    assert json.loads(logged.data.params["ingest.datasheets"])[inputs[0]]["licence"] == "MIT"
+    assert logged.data.params["screen.toxicity.threshold"]  # sections still flattened
+
+
 def test_the_loss_plot_is_a_png_of_the_training_history(tmp_path: Path) -> None:
     history = [{"step": s, "loss": 3.0 / s} for s in range(1, 11)]
     history += [{"step": 10, "eval_loss": 0.5}, {"step": 10, "train_runtime": 1.0}]
