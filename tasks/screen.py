@@ -91,6 +91,12 @@ def partition_profiles(
     else the run's), and the inputs whose profile is not the run's."""
     if not config.profiles:
         return [config.profile] * len(parts), {}
+    for spec, name in config.profiles.items():  # a typo must not screen tickets as a book
+        if not any(by_input({spec: name}, azure)(uri) for uri in inputs):
+            raise ValueError(
+                f"screen.profiles names {spec!r}, which is none of the files this run reads "
+                f"({len(inputs)} inputs): give a file, folder or glob of ingest.inputs"
+            )
     profile_of = by_input(config.profiles, azure)
     others = {uri: p for uri in inputs if (p := profile_of(uri)) not in (None, config.profile)}
     return [others.get(inputs[input_index(part)], config.profile) for part in parts], others

@@ -44,8 +44,8 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
     return books, tickets, passages
 
 
-def _screen(make_config, inputs: list) -> tuple:
-    cfg = make_config(task="text-generation", ingest={"inputs": inputs})
+def _screen(make_config, inputs: list, screen: dict | None = None) -> tuple:
+    cfg = make_config(task="text-generation", ingest={"inputs": inputs}, screen=screen or {})
     client, store = shared_client(cfg.dask), cfg.open_store()
     ingested = run_ingest(client, store, cfg.task, cfg.columns, cfg.ingest, cfg.azure, 200)
     screened, report = run_screen(client, store, ingested, cfg.screen, cfg.azure)
@@ -94,6 +94,14 @@ def test_a_book_among_the_inputs_keeps_its_names_and_the_tickets_lose_theirs(
         screened, report, ApprovalMode.manual, approved=True, reviewer="uma@example.com", comment=""
     )
     assert record.input_profiles == {book_input: "literary"}
+
+    # a profile for a file the run does not read stops the screen, naming the field
+    with pytest.raises(ValueError, match=r"screen\.profiles names '.*/books/aeneid\.jsonl'"):
+        _screen(
+            make_config,
+            [str(tickets), f"{books}/"],
+            {"profiles": {f"{books}/aeneid.jsonl": "literary"}},
+        )
 
     # the same inputs without the book's profile: its names go too (what the profile changed)
     _, _, _, plain, kept_plain = _screen(make_config, [str(tickets), f"{books}/"])
