@@ -74,19 +74,30 @@ def shared_client(config: DaskConfig) -> Client:
                 silence_logs=logging.WARNING,
             )
         client = Client(cluster)
-        atexit.register(_close_quietly, cluster)
-    atexit.register(client.close)
+    atexit.register(_close_quietly, client, None if config.address else cluster)
     _clients[config] = client
     return client
 
 
-def _close_quietly(cluster: LocalCluster) -> None:
-    """Close the cluster at exit without Dask's warnings on the terminal (a worker slow to stop
-    on a busy machine is killed: "Worker process still alive after 4.0 seconds, killing")."""
+def _close_quietly(client: Client, cluster: LocalCluster | None) -> None:
+    """Close the client and the cluster we started at exit, without Dask's lines on the
+    terminal after the run's own last words: its INFO lines of closing (18 of them:
+    "Remove client", "Closing Nanny", "Lost all workers"), which reach the console through
+    Prefect's handler, a `CommClosedError` traceback when a worker's stream closes first, or
+    a worker slow to stop on a busy machine ("Worker process still alive after 4.0 seconds,
+    killing"). Errors still show."""
     from distributed.utils import silence_logging_cmgr
 
-    with silence_logging_cmgr(logging.ERROR):
-        cluster.close()
+    dask_log = logging.getLogger("distributed")
+    level = dask_log.level
+    dask_log.setLevel(logging.ERROR)
+    try:
+        with silence_logging_cmgr(logging.ERROR):
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    finally:
+        dask_log.setLevel(level)
 
 
 @contextlib.contextmanager
