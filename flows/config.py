@@ -11,7 +11,6 @@ turns it into a PipelineConfig through the same `load_config` as `tunegate run -
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 from dataclasses import replace
@@ -142,22 +141,6 @@ class PipelineConfig(BaseModel):
             "ingest": {**ingest, "inputs": entries},
             "screen": {**screen, "profiles": profiles},
         }
-
-    @model_validator(mode="after")
-    def _profiles_name_inputs(self) -> PipelineConfig:
-        inputs = [spec.rstrip("/") for spec in self.ingest.inputs]
-        for spec in self.screen.profiles:
-            key = spec.rstrip("/")
-            if not any(
-                key == i or key.startswith(i + "/") or i.startswith(key + "/")
-                or fnmatch.fnmatchcase(key, i) or fnmatch.fnmatchcase(i, key)
-                for i in inputs
-            ):  # fmt: skip
-                raise ValueError(
-                    f"screen.profiles names {spec!r}, which is none of ingest.inputs "
-                    f"({inputs or 'none: sample data'}) nor a file, folder or glob within one"
-                )
-        return self
 
     @model_validator(mode="after")
     def _group_key_fits_task(self) -> PipelineConfig:
