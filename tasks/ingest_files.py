@@ -291,9 +291,12 @@ def accepted_part(file_index: int, chunk: int) -> str:
     return f"accepted/part-{file_index:05d}-{chunk:05d}.parquet"
 
 
-def input_index(part_uri: str) -> int:
-    """The index (in the manifest's `inputs`) of the input an accepted partition came from."""
-    return int(part_uri.rsplit("/", 1)[-1].split("-")[1])
+def input_index(part_uri: str) -> int | None:
+    """The index (in the manifest's `inputs`) of the input an accepted partition came from (its
+    name rewritten by an erasure too: `part-00001-00000.erased-<id>.parquet`); None for a name
+    of another form."""
+    found = re.match(r"part-(\d+)-\d+", part_uri.rsplit("/", 1)[-1])
+    return int(found.group(1)) if found else None
 
 
 def write_file(

@@ -104,7 +104,12 @@ def partition_profiles(
             )
     profile_of = by_input(config.profiles, azure)
     others = {uri: p for uri in inputs if (p := profile_of(uri)) not in (None, config.profile)}
-    return [others.get(inputs[input_index(part)], config.profile) for part in parts], others
+
+    def input_of(part: str) -> str | None:
+        index = input_index(part)
+        return inputs[index] if index is not None and index < len(inputs) else None
+
+    return [others.get(input_of(part) or "", config.profile) for part in parts], others
 
 
 def run_screen(

@@ -132,3 +132,22 @@ def test_an_unknown_profile_for_an_input_names_the_field() -> None:
             ['ingest.inputs=[{"path": "books/", "profile": "literary"}]',
              'screen.profiles={"books/": "code"}'],
         )  # fmt: skip
+
+
+def test_each_partition_gets_its_input_s_profile_after_an_erasure_too(tmp_path: Path) -> None:
+    from platforms.blob import AzureStorageConfig
+    from tasks.ingest_files import accepted_part
+    from tasks.screen import partition_profiles
+
+    inputs = [str(tmp_path / "tickets.jsonl"), str(tmp_path / "books" / "odyssey.jsonl")]
+    parts = [
+        f"{tmp_path}/ds/{accepted_part(0, 0)}",
+        f"{tmp_path}/ds/{accepted_part(1, 0)}",
+        f"{tmp_path}/ds/accepted/part-00001-00001.erased-4f2a.parquet",  # rewritten by erasure
+    ]
+    config = ScreenConfig(profiles={f"{tmp_path}/books/": "literary"})
+    profiles, others = partition_profiles(parts, inputs, config, AzureStorageConfig())
+    assert profiles == ["personal", "literary", "literary"]
+    assert others == {inputs[1]: "literary"}
+    # a dataset whose manifest lists no inputs: the run's profile, never an input's guessed
+    assert partition_profiles(parts, [], config, AzureStorageConfig())[0] == ["personal"] * 3
