@@ -268,7 +268,9 @@ _HARASSMENT = [
     r"suck\s+(?:my|me|on\s+my)\s+\w*",
     r"my\s+(?:dick|cock|penis)",
     rf"{_YOU}\s+(?:\w+\s+)?(?:pussy|pussies|tits|titties|boobs|cock|dick|penis|vagina|nipples?)",
-    r"cum(?:s|ming|shots?|sluts?|dumpsters?)?",
+    # not the Latin of a degree (`summa cum laude`) nor a `kitchen-cum-diner`
+    r"(?<!summa )(?<!magna )(?<!-)cum(?!\s+(?:laude|grano)\b)(?:s|ming|shots?|sluts?|dumpsters?)?"
+    r"(?!-\w)",
     r"jizz\w*",
     r"send\s+(?:me\s+)?nudes?",
     r"nudes",

@@ -432,3 +432,17 @@ def test_swearing_among_friends_is_kept_and_swearing_at_someone_dropped() -> Non
         assert abusive_terms(text), text
     for text in _SWEARING_AMONG_FRIENDS.values():  # the classifier read them without the words
         assert not abusive_terms(text) and not ABUSIVE.search(text), text
+
+
+def test_a_degree_summa_cum_laude_and_a_kitchen_cum_diner_are_not_sexual_terms() -> None:
+    from screening.toxicity.terms import abusive_terms
+
+    for text in (
+        "She graduated summa cum laude from Leiden in 2019.",
+        "BSc, magna cum laude; MSc cum laude.",
+        "Take the forecast cum grano salis.",
+        "The flat has a kitchen-cum-diner and a study-cum-guest-room.",
+    ):
+        assert not abusive_terms(text), text
+    for text in ("send me a pic, I want to cum on you", "what a cum slut", "he cums fast"):
+        assert abusive_terms(text), text
