@@ -81,8 +81,7 @@ _SLURS = [
     r"niglets?",
     r"jig+aboos?",
     r"coons?",
-    r"spics?",
-    r"spicks?",
+    r"spick?s?(?!\s*(?:and|&|-and-)\s*span\b)",  # not `spick and span`, clean and tidy
     r"wetbacks?",
     r"chinks?(?!\s+in\s+(?:the|his|her|their|its|our|my|your)\s+armou?r)",
     r"gooks?",
@@ -97,8 +96,12 @@ _SLURS = [
     r"(?<!van\s)dykes?",
     r"trann(?:y|ies)",
     r"shemales?",
-    r"retards?",
-    r"retarded",
+    # not the verb of engineering and physics (`retard the ignition timing`, `retards growth`,
+    # a `retarded potential`)
+    r"retards?(?!\s+(?:the|its|their|growth|progress|development|ignition|combustion|corrosion"
+    r"|germination|spark|timing|flames?)\b)",
+    r"retarded(?!\s+(?:growth|ignition|timing|spark|development|potentials?|time|flow"
+    r"|acceleration)\b)",
     r"mongoloids?",
     r"half[- ]breeds?",
     r"muzzies?",
@@ -280,7 +283,7 @@ _HARASSMENT = [
     r"sex\s+with\s+(?:me|you|u)\b",
     r"horny",
     r"dildos?",
-    r"pussy",
+    r"pussy(?!\s*(?:willows?|cats?|foot))",  # not the plant nor the cat
     r"pussies",
     r"tits",
     r"titties",

@@ -434,7 +434,9 @@ def test_swearing_among_friends_is_kept_and_swearing_at_someone_dropped() -> Non
         assert not abusive_terms(text) and not ABUSIVE.search(text), text
 
 
-def test_a_degree_summa_cum_laude_and_a_kitchen_cum_diner_are_not_sexual_terms() -> None:
+def test_words_that_are_also_slurs_or_sexual_terms_stay_in_their_other_senses() -> None:
+    """The Scunthorpe cases of the term list: a degree's Latin, a kitchen-cum-diner, spick and
+    span, a pussy willow, the ignition timing retarded; the same words as abuse still count."""
     from screening.toxicity.terms import abusive_terms
 
     for text in (
@@ -442,7 +444,18 @@ def test_a_degree_summa_cum_laude_and_a_kitchen_cum_diner_are_not_sexual_terms()
         "BSc, magna cum laude; MSc cum laude.",
         "Take the forecast cum grano salis.",
         "The flat has a kitchen-cum-diner and a study-cum-guest-room.",
+        "Spick and span, the kitchen shone; Spic & Span did the floor.",
+        "She bought a pussy willow for the vase.",
+        "Retard the ignition timing by two degrees; cold retards growth.",
+        "The retarded potential of a moving charge.",
     ):
         assert not abusive_terms(text), text
-    for text in ("send me a pic, I want to cum on you", "what a cum slut", "he cums fast"):
+    for text in (
+        "send me a pic, I want to cum on you",
+        "what a cum slut",
+        "go home, you dirty spic",
+        "show me your pussy",
+        "you retard",
+        "what a retarded idea",
+    ):
         assert abusive_terms(text), text
