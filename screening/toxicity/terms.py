@@ -80,7 +80,7 @@ _SLURS = [
     r"(?:trash|filth|scum|savages|animals|monkeys|apes|vermin|parasites|mongrels|cockroaches)",
     r"niglets?",
     r"jig+aboos?",
-    r"coons?",
+    r"(?<!maine )coons?(?!\s*(?:cats?|hounds?|dogs?)\b)",  # not a Maine Coon, a coon dog
     r"spick?s?(?!\s*(?:and|&|-and-)\s*span\b)",  # not `spick and span`, clean and tidy
     r"wetbacks?",
     r"chinks?(?!\s+in\s+(?:the|his|her|their|its|our|my|your)\s+armou?r)",
@@ -90,11 +90,13 @@ _SLURS = [
     r"towel\s?heads?",
     r"rag\s?heads?",
     r"pakis?",
-    r"fag+s?",
+    # not the British cigarette: `out for a fag`, `a fag break`, `fag ends`
+    r"(?<!for a )(?<!smoke a )(?<!light a )(?<!have a )(?<!roll a )(?<!rolled a )"
+    r"fag+s?(?!\s+(?:break|breaks|packets?|ends?|butts?)\b)",
     r"fag+ots?",
     r"fag+y",
     r"(?<!van\s)dykes?",
-    r"trann(?:y|ies)",
+    r"trann(?:y|ies)(?!\s+(?:fluid|oil|cooler|filter|pan|shop|rebuild|swap)\b)",  # a gearbox's
     r"shemales?",
     # not the verb of engineering and physics (`retard the ignition timing`, `retards growth`,
     # a `retarded potential`)

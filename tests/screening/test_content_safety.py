@@ -436,7 +436,8 @@ def test_swearing_among_friends_is_kept_and_swearing_at_someone_dropped() -> Non
 
 def test_words_that_are_also_slurs_or_sexual_terms_stay_in_their_other_senses() -> None:
     """The Scunthorpe cases of the term list: a degree's Latin, a kitchen-cum-diner, spick and
-    span, a pussy willow, the ignition timing retarded; the same words as abuse still count."""
+    span, a pussy willow, the ignition timing retarded, a Maine Coon, a British cigarette, a
+    gearbox's fluid; the same words as abuse still count."""
     from screening.toxicity.terms import abusive_terms
 
     for text in (
@@ -448,6 +449,9 @@ def test_words_that_are_also_slurs_or_sexual_terms_stay_in_their_other_senses() 
         "She bought a pussy willow for the vase.",
         "Retard the ignition timing by two degrees; cold retards growth.",
         "The retarded potential of a moving charge.",
+        "Our Maine Coon cat and the neighbour's coon dog.",
+        "I'm just going out for a fag; back after my fag break.",
+        "The tranny fluid needs changing before the trip.",
     ):
         assert not abusive_terms(text), text
     for text in (
@@ -457,5 +461,8 @@ def test_words_that_are_also_slurs_or_sexual_terms_stay_in_their_other_senses() 
         "show me your pussy",
         "you retard",
         "what a retarded idea",
+        "go back, coon",
+        "you fag",
+        "look at that tranny",
     ):
         assert abusive_terms(text), text
