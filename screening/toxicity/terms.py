@@ -240,12 +240,16 @@ _THREATS = [
     r"beat\s+the\s+(?:shit|crap|hell|fuck|living\s+daylights)\s+out\s+of\s+(?:you|u|ya)",
     r"(?:hope|wish)\s+(?:you|u)\s+(?:get|catch)\s+(?:cancer|aids|ebola|hit\s+by\s+an?\s+"
     r"(?:car|bus|truck|train))",
+    # not the advice against it (`do not kill yourself`, `never kill yourself over a job`)
+    r"(?<!\bnot )(?<!n't )(?<!\bdont )(?<!never )"
     r"kill\s+(?:yourself|urself|your\s+self|yo\s+self|yourselves|yaselves|urselves)",
+    r"why\s+(?:not|don'?t\s+(?:you|u))\s+(?:just\s+|go\s+)?kill\s+(?:yourself|urself)",
     r"kys",
     r"(?:hope|wish)\s+(?:you|u)\s+(?:(?!(?:not|never|don't|dont|won't|wont)\b)[\w']+\s+){0,3}"
     r"(?:die|dies|died|get\s+(?:raped|killed|shot)|rot|burn)",
     r"(?:you|u)\s+(?:should|deserve\s+to|need\s+to|must|ought\s+to)\s+(?:\w+\s+)?"
-    r"(?:die|be\s+(?:killed|shot|raped|hanged|hung))",
+    r"(?:die(?!\s+(?:your|ur|my|her|his|their|the)\s+(?:\w+\s+)?hair)"  # `die your hair`: dye
+    r"|be\s+(?:killed|shot|raped|hanged|hung))",
     r"(?:slit|slice|slicing|slitting|cut|cutting)\s+(?:you|u|ya|yourself|urself|your\s+self|ur"
     r"|your|his|her|him|them|their)\s+throats?",
     r"(?:hope|wish)\s+(?:(?!(?:not|never|doesn't|don't|won't|didn't|doesnt|dont|wont|didnt)\b)"

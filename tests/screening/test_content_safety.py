@@ -466,3 +466,16 @@ def test_words_that_are_also_slurs_or_sexual_terms_stay_in_their_other_senses() 
         "look at that tranny",
     ):
         assert abusive_terms(text), text
+
+
+def test_advice_against_self_harm_and_dyed_hair_are_no_threats() -> None:
+    from screening.toxicity.terms import abusive_terms
+
+    for text in (
+        "Do not kill yourself and do not kill others, either.",
+        "Don't kill yourself over a deadline.",
+        "Kelsey you should die your hair the colour it was.",
+    ):
+        assert not abusive_terms(text), text
+    for text in ("go kill yourself", "Why don't you just kill yourself?", "you should just die"):
+        assert abusive_terms(text), text
