@@ -192,6 +192,7 @@ _GROUPS = re.compile(r"\d+")
 _THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:([ .\u00a0])\d{3})+")  # `612 345 678`, `1.234.567`
 _POSTCODE = re.compile(r"\d{5}[ \-]\d{3,4}")  # a ZIP+4 (`92553-4313`), a CEP (`01037-010`)
 _DATE_GROUPS = re.compile(r"\d{1,2}\D+\d{1,2}\D+(?:19|20)\d\d|(?:19|20)\d\d\D+\d{1,2}\D+\d{1,2}")
+_YEARS = re.compile(r"(?:19|20)\d\d\s*[-/\u2013]\s*(?:19|20)\d\d")  # `2019-2024` in a CV
 _FIELD_BEFORE = (":", ",", ";", "|", "-", "\u2013")
 _FIELD_AFTER = (",", ";", "/", "|", ")")
 _COUNTING = "01234567890123456789 98765432109876543210"
@@ -265,6 +266,8 @@ def _written_as_phone(text: str, start: int, end: int) -> bool:
     if min(len(g) for g in groups) < 2 or digits in _COUNTING:
         return False
     if _DATE_GROUPS.fullmatch(candidate.strip("()")) or _POSTCODE.fullmatch(candidate):
+        return False
+    if _YEARS.fullmatch(candidate.strip("()")):
         return False
     if candidate.startswith("(") or (candidate[0] == "0" and candidate[1:2] != "0"):
         return True

@@ -83,6 +83,8 @@ class NameRuns:
                 return None
         elif context not in ("strong", "list"):
             return None
+        elif context == "list" and word_case(tok.text) == "lower" and not self._english_text(text):
+            return None  # `Jürgen Müller und wohne`: lower-case rules hold for English text only
         end = tok.end
         if i + 1 < len(tokens) and not tok.possessive:
             nxt = tokens[i + 1]
@@ -135,6 +137,16 @@ class NameRuns:
         self, text: str, run: list[Token], pos: PosLookup, last_end: int
     ) -> tuple[int, int, float] | None:
         names = [t for t in run if t.key not in PARTICLES]
+        # `Jürgen Müller und wohne`, `Spokesman Ali Khan said`: a lower-case word ending a run
+        # of capitalised names is none (it stays in the run, so it opens no run of its own),
+        # unless a first name precedes it in English text (`Mauro renallo`)
+        while (
+            len(names) > 1
+            and word_case(names[-1].text) == "lower"
+            and word_case(names[-2].text) != "lower"
+            and not (self._in(names[-2].key, self.first) and self._english_text(text))
+        ):
+            names = names[:-1]
         if not names:
             return None
         strong = [t for t in names if self.is_strong(t.key)]

@@ -110,6 +110,14 @@ america, europe, israel, jersey, york, devon, washington, cuba, peru, ireland, h
 scotland, wales
 """
 
+# Headings of a CV, a letter or a form that spaCy takes for a person on a line of their own
+# (`Curriculum Vitae`): a span of only these words is none.
+HEADINGS = """
+curriculum, vitae, resume, résumé, cv, cover, letter, personal, details, contact, information,
+profile, summary, objective, work, experience, employment, history, education, qualifications,
+skills, languages, references, interests, hobbies, achievements, certifications, publications
+"""
+
 # First names that are also verbs or adjectives but in tickets are mostly names.
 NAME_FIRST = """
 jack, nick, pat, bob, sue, jimmy, frank, max, gene, cliff, wade, ray, dean, harry, carol, peter,

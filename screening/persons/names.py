@@ -81,6 +81,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         self.common = frozenset(common) | w.words(w.COMMON_WORDS) | self.stop_words
         self.wordish = frozenset(wordish) - w.words(w.NAME_FIRST)
         self.context_words = w.words(w.CONTEXT_WORDS)
+        self.headings = w.words(w.HEADINGS)
         self.use_spacy = use_spacy
         # names-dataset's names (screening.persons.name_list) that no Faker list holds and that are no
         self.english = english  # an English word or an inflection of one (by spaCy's tables)
@@ -196,6 +197,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 return True  # an English word opening its sentence: `Given an integer`
             if IDENTIFIER.search(span.text):
                 return True  # an identifier: `personId`, `queue2`, `3x`
+        if words and all(word_key(word) in self.headings for word in words):
+            return True  # a heading: `Curriculum Vitae`, `Work Experience`
         return bool(words) and all(self.is_product(word_key(word)) for word in words)
 
     def _plain(self, key: str) -> bool:
@@ -239,7 +242,10 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         return [RecognizerResult(ENTITY, s, e, score) for s, e, score in found]
 
     def _spacy(self, text: str, artifacts: NlpArtifacts, pos: PosLookup) -> list:
-        """spaCy's PERSON spans, cut at line breaks, product words trimmed off their edges."""
+        """spaCy's PERSON spans, cut at line breaks, product words trimmed off their edges; the
+        part of a span on a later line only where it holds a name no common word shares (spaCy
+        runs a name on into the next line of a form or a CV: `Ivanov` + `Date of birth`,
+        `Astrid Lindqvist` + `Stockholm`)."""
         out = []
         for ent, score in zip(artifacts.entities, artifacts.scores, strict=False):
             if ent.label_ != ENTITY:
@@ -247,6 +253,10 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
             offset = ent.start_char
             for line in re.finditer(r"[^\n]+", ent.text):
                 words = list(NAME_WORD.finditer(line.group()))
+                if line.start() > 0 and not any(self.is_strong(word_key(m)) for m in words):
+                    continue
+                if words and all(word_key(m) in self.headings for m in words):
+                    continue  # a heading: `Curriculum Vitae`
                 if any(self._spacy_drop(m) for m in words):
                     # "the Dell API": a product inside keeps the span only beside a known name.
                     if not any(self.is_strong(word_key(m)) for m in words):

@@ -133,6 +133,19 @@ NO_PERSON = [
     "JIRA, SLACK AND DOCKER ARE DOWN AGAIN",
     "pip install datasets[torch,jax]",
 ]
+# A CV's block, a form's next field, a German sentence: the name goes, the words around it stay
+# (spaCy ran a name on into the next line; a lower-case word joined a capitalised surname).
+AROUND_A_NAME = [
+    (
+        "Curriculum Vitae\nAstrid Lindqvist\nStockholm, Sweden",
+        "Curriculum Vitae\n<PERSON>\nStockholm, Sweden",
+    ),
+    (
+        "Name: Aleksandr Petrovich Ivanov\nDate of birth: 1980-01-01",
+        "Name: <PERSON>\nDate of birth: 1980-01-01",
+    ),
+    ("Ich heiße Jürgen Müller und wohne in Köln.", "Ich heiße <PERSON> und wohne in Köln."),
+]
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +156,7 @@ def screened(detectors):
     from screening.policy import apply_policy
 
     config = ScreenConfig()
-    texts = [t for t, _ in WRITTEN_BY_PEOPLE] + NO_PERSON
+    texts = [t for t, _ in WRITTEN_BY_PEOPLE] + NO_PERSON + [t for t, _ in AROUND_A_NAME]
     out = {}
     for text, spans in zip(texts, detectors.analyze(texts), strict=True):
         record = {"id": "r", "document": text, "summary": "s"}
@@ -167,6 +180,13 @@ def test_names_as_people_write_them_are_redacted_whole(screened, text, name) -> 
 @pytest.mark.parametrize("text", NO_PERSON)
 def test_common_words_products_and_sentence_starts_stay(screened, text) -> None:
     assert screened[text] == text
+
+
+@pytest.mark.parametrize(("text", "after"), AROUND_A_NAME)
+def test_a_name_in_a_block_goes_and_the_lines_and_words_around_it_stay(
+    screened, text, after
+) -> None:
+    assert screened[text] == after
 
 
 def test_the_shipped_name_file_has_names_of_many_countries() -> None:

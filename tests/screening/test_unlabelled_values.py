@@ -69,6 +69,8 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "See run-254712345678 in the log.",  # inside an identifier
         "The balance moved by +22900000000 points.",  # a `+` and a round number
         "x = 5 +22990123456",  # a sum
+        "Senior engineer at Contoso, 2019-2024",  # a CV's years
+        "Education: BSc, 1998 \u2013 2002",
     ],
 )
 def test_ordinary_numbers_with_no_phone_word_are_no_phones(text: str) -> None:
