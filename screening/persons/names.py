@@ -271,7 +271,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 if words:
                     last = words[-1]
                     end = last.end() - (2 if re.search(r"['\u2019][sS]$", last.group()) else 0)
-                    out.append((base + words[0].start(), base + end, float(score)))
+                    if not _code_like(text, base + words[0].start(), base + end):
+                        out.append((base + words[0].start(), base + end, float(score)))
         return out
 
     def _common_word(self, text: str, start: int, pos: PosLookup) -> bool:
@@ -323,6 +324,23 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 word, end = word[:-2], end - 2
             tokens.append(Token(m.start(), end, word, fold(word), possessive))
         return tokens
+
+
+# Inside a span, what a name never holds: a bracket, an underscore, an operator, a path's or
+# markup's symbol, or a dot before a lower-case letter (`len(arr`, `dict_arr`, `q.enqueue`)
+_CODE_INSIDE = re.compile(r"[()_=\[\]{}<>;/\\$#@`|]|\.[a-z]")
+
+
+def _code_like(text: str, start: int, end: int) -> bool:
+    """Whether spaCy's PERSON span is a piece of code: a symbol of code inside it or right
+    beside it (a `#hashtag` is a mention, not code), or an identifier's shape (`getNumber`,
+    `queue2`)."""
+    span = text[start:end]
+    return bool(
+        _CODE_INSIDE.search(span)
+        or IDENTIFIER.search(span)
+        or in_code(text, Token(start, end, span, span.casefold()), hashtag=True)
+    )
 
 
 def install(analyzer, nlp, **kwargs) -> PersonNameRecognizer:

@@ -132,6 +132,10 @@ NO_PERSON = [
     "Can't wait. We're done. Wouldn't it be nice?",
     "JIRA, SLACK AND DOCKER ARE DOWN AGAIN",
     "pip install datasets[torch,jax]",
+    # code spaCy read as persons: a call, an index, an attribute, a colour
+    "Call getNumber() and then q.enqueue(item) before len(arr) grows.",
+    "Store it in dict_arr and print velocity.y each frame.",
+    "Set the colour to #FFC7CB and the font to Roboto.",
 ]
 # A CV's block, a form's next field, a German sentence: the name goes, the words around it stay
 # (spaCy ran a name on into the next line; a lower-case word joined a capitalised surname).
