@@ -72,14 +72,20 @@ def _healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def prefect_server(home: Path) -> Iterator[dict[str, str]]:
-    """`prefect server start` with its UI on a free port; yields the env its clients need."""
+def prefect_server(home: Path, scheduler: bool = False) -> Iterator[dict[str, str]]:
+    """`prefect server start` with its UI on a free port; yields the env its clients need.
+
+    Its scheduler service is off unless `scheduler`: the runs of the session's shared server are
+    the tests' own (with it, the served and applied deployments' schedules add their future runs,
+    the nightly's first among the runs tests search by expected start, and the every-minute
+    watchers' runs would start). tests/flows/test_schedules.py starts one with it on."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/api"
     env = {
         **os.environ,
         "PREFECT_HOME": str(home),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "true" if scheduler else "false",
         "PREFECT_SERVER_UI_ENABLED": "true",  # the browser test approves in the UI
         "PREFECT_API_URL": url,
         "PREFECT_UI_URL": f"http://127.0.0.1:{port}",
