@@ -257,13 +257,9 @@ def _stages(
         require_records(ingested, quarantine_reasons(backends.store, ingested))
         with summary.stage("screen"):
             screened = screen_task(backends, ingested, config.screen, config.azure)
-        by_input = {"input_profiles": screened.report.input_profiles}
-        summary.dataset(
-            "screen",
-            screened.dataset,
-            profile=config.screen.profile,
-            **(by_input if screened.report.input_profiles else {}),
-        )
+        summary.dataset("screen", screened.dataset, profile=config.screen.profile)
+        if screened.report.input_profiles:
+            summary.note("screen", input_profiles=screened.report.input_profiles)
         tracker.screened(screened)
         require_records(screened.dataset, screened.report.quarantine_reasons)
         if config.until != "split":  # the gate will judge: can it, on the test split to come?

@@ -197,9 +197,13 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 return True  # an English word opening its sentence: `Given an integer`
             if IDENTIFIER.search(span.text):
                 return True  # an identifier: `personId`, `queue2`, `3x`
-        if words and all(word_key(word) in self.headings for word in words):
-            return True  # a heading: `Curriculum Vitae`, `Work Experience`
+        if self._heading(words):
+            return True  # `Curriculum Vitae`, `Work Experience`
         return bool(words) and all(self.is_product(word_key(word)) for word in words)
+
+    def _heading(self, words: list[re.Match]) -> bool:
+        """Words of a CV's or a letter's heading only (`HEADINGS`): no person."""
+        return bool(words) and all(word_key(w) in self.headings for w in words)
 
     def _plain(self, key: str) -> bool:
         """A common word, an English word (by spaCy's tables) or a lone letter."""
@@ -255,8 +259,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 words = list(NAME_WORD.finditer(line.group()))
                 if line.start() > 0 and not any(self.is_strong(word_key(m)) for m in words):
                     continue
-                if words and all(word_key(m) in self.headings for m in words):
-                    continue  # a heading: `Curriculum Vitae`
+                if self._heading(words):
+                    continue  # `Curriculum Vitae`
                 if any(self._spacy_drop(m) for m in words):
                     # "the Dell API": a product inside keeps the span only beside a known name.
                     if not any(self.is_strong(word_key(m)) for m in words):
