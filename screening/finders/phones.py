@@ -39,7 +39,8 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
 - an extension written right after a number (`x123`, `ext. 42`), or on to it (`9328x792`), is
   part of it;
 - a run in national form with a reference word nearer before it than any phone word (order,
-  invoice, account, version, timestamp, total, price, card...) is no phone, nor is one that continues an IBAN;
+  invoice, account, version, timestamp, total, price, card...) is no phone, nor is one that continues an IBAN,
+  nor one with a year in parentheses and no phone word (a citation's `45 (2019) 123-145`);
 - `number` is a phone word for a run of 7 or more digits when no reference word is in the window
   and it is not `number of` (`My CN number is 13812345678`);
 - right after a phone word (`Phone: 40123`, `tel. 20.12.34`: only punctuation, `number`, `no.`
@@ -270,6 +271,9 @@ _PHONE_SHAPES = re.compile(
 )
 
 
+_YEAR_IN_PARENTHESES = re.compile(r"\((?:19|20)\d\d\)")
+
+
 def _phone_shaped(text: str, start: int, end: int) -> bool:
     """Written in a shape only phone numbers take (`_PHONE_SHAPES`), standing on its own, with
     9-13 digits and no date in it."""
@@ -362,8 +366,8 @@ def find_phones(text: str) -> list[Span]:
             if short and _valid_in_any_region(candidate):
                 found.append(Span(start, end, ENTITY, NATIONAL_IN_CONTEXT))
             continue
-        if reference:
-            continue
+        if reference or (not near and _YEAR_IN_PARENTHESES.search(candidate)):
+            continue  # a citation's `45 (2019) 123-145`
         first = _matched_first_regions(text, start, end)
         part = bool(first) and (first[0][0] > start or first[-1][1] < end)
         part = part and text.count("(", start, end) == text.count(")", start, end)

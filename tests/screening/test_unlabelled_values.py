@@ -82,6 +82,7 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "Both screens run at 1920x1080 and 3840x2160.",  # sizes, an `x` between numbers
         "Mask the value with 0x7fffffff first.",
         "Revenue (2023) 12-34-56 in thousands",  # a year in parentheses
+        "See Phys. Rev. 45 (2019) 123-145 for the proof.",  # a citation: volume, year, pages
     ],
 )
 def test_ordinary_numbers_with_no_phone_word_are_no_phones(text: str) -> None:
