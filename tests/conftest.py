@@ -27,6 +27,7 @@ os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(sys.prefix, "torch-ex
 # built again, a minute of both cores each time (three builds per CI run before, 2026-11-30).
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,8 +109,10 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     string. Tests using it are `slow`."""
     from tests.azurite import azurite_blob
 
-    with azurite_blob(tmp_path_factory.mktemp("azurite")) as connection:
+    folder = tmp_path_factory.mktemp("azurite")
+    with azurite_blob(folder) as connection:
         yield connection
+    shutil.rmtree(folder, ignore_errors=True)  # its blobs, once the module is done with them
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ same alone and in a batch (int8 too), and the scoring code serves from the graph
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,8 @@ def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     write_model_info(model_dir, task, name, adapter=False, max_new_tokens=24)
     folders = runtimes.export(model_dir, folder / runtimes.FOLDER)
     model, tokenizer, _ = load_trained(model_dir)
-    return task, model_dir, model, tokenizer, folders
+    yield task, model_dir, model, tokenizer, folders
+    shutil.rmtree(folder, ignore_errors=True)  # the module's hundreds of MB, not the session's
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -46,11 +47,12 @@ def _questions(n: int) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def exported(qa_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def exported(qa_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("runtimes") / "model"
     shutil.copytree(qa_model_dir, folder)
     runtimes.export(folder, folder / runtimes.FOLDER)
-    return folder
+    yield folder
+    shutil.rmtree(folder.parent, ignore_errors=True)  # the module's exports, not the session's
 
 
 def test_onnx_fp32_answers_as_torch_does_and_int8_runs(exported: Path) -> None:
