@@ -39,8 +39,9 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
 - an extension written right after a number (`x123`, `ext. 42`), or on to it (`9328x792`), is
   part of it;
 - a run in national form with a reference word nearer before it than any phone word (order,
-  invoice, account, version, timestamp, total, price, card...) is no phone, nor is one that continues an IBAN,
-  nor one with a year in parentheses and no phone word (a citation's `45 (2019) 123-145`);
+  invoice, account, version, timestamp, total, price, card...) is no phone, nor is one that
+  continues an IBAN, nor one with a year in parentheses and no phone word (a citation's `45
+  (2019) 123-145`);
 - `number` is a phone word for a run of 7 or more digits when no reference word is in the window
   and it is not `number of` (`My CN number is 13812345678`);
 - right after a phone word (`Phone: 40123`, `tel. 20.12.34`: only punctuation, `number`, `no.`
@@ -112,6 +113,7 @@ _NUMBER_WORD = re.compile(
 # What may stand between a phone word and the number it introduces (`Phone: `, `tel. no. `).
 _ADJACENT = re.compile(r"(?:[^\w]|_|\b(?:number|no|nr|num|is)\b)*", re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
+_YEAR_IN_PARENTHESES = re.compile(r"\((?:19|20)\d\d\)")  # a citation's `45 (2019) 123-145`
 # A run may open with its country code in parentheses (`(+30) 210 1234567`); it ends where no
 # letter or digit follows, or where an extension is written on to it (`387.978.9328x792`:
 # `_with_extension` takes it).
@@ -269,9 +271,6 @@ _PHONE_SHAPES = re.compile(
     r"(?:(?:\+|00)?1[ .\-]?)?(?:\(\d{3}\) ?|\d{3}([.\-]))\d{3}(?(1)\1|[ .\-])\d{4}"
     r"|(?:\+?\d{1,3}[ .\-]?)?\(\d{2,5}\)[ .\-]?\d{2,4}(?:[ .\-]\d{2,4})+"
 )
-
-
-_YEAR_IN_PARENTHESES = re.compile(r"\((?:19|20)\d\d\)")
 
 
 def _phone_shaped(text: str, start: int, end: int) -> bool:
