@@ -1,7 +1,8 @@
 """Issue 45, item 2: street addresses of more of the world (screening/finders/address_scripts.py):
-Cyrillic and Greek script, US military addresses, a flat or unit after a European number."""
+Cyrillic and Greek script, US military addresses, a flat or unit after a European number, Czech
+and Norwegian street names with no street word."""
 
-# ruff: noqa: RUF001 (Cyrillic and Greek letters on purpose: street words of those scripts)
+# ruff: noqa: RUF001 (Cyrillic, Greek and Czech letters on purpose: street words of those scripts)
 from __future__ import annotations
 
 import pytest
@@ -41,6 +42,15 @@ def _found(text: str) -> list[str]:
         ),
         ("Kungsgatan 12 lgh 1102, 111 35 Stockholm", "Kungsgatan 12 lgh 1102, 111 35 Stockholm"),
         ("Via Roma 10, int. 4, 00184 Roma", "Via Roma 10, int. 4, 00184 Roma"),
+        # no street word and no postcode: a Greek genitive, Czech and Norwegian street names
+        ("Στείλτε το στο Φυλακής 730 ως την Παρασκευή.", "Φυλακής 730"),
+        ("Στοιχεία: Πάρ. Σαντομερίου 8", "Πάρ. Σαντομερίου 8"),
+        ("Bydlím v ulici Rašínská 536/12 od loňska.", "Rašínská 536/12"),
+        ("Kind regards,\nTom Baker\nNa Srážku 19", "Na Srážku 19"),
+        ("Details: Kováříkova 4", "Kováříkova 4"),
+        ("Please send it to Moravanů 432 by Friday.", "Moravanů 432"),
+        ("I moved to Solbergtoppen 8 last year.", "Solbergtoppen 8"),
+        ("Haugestykket 14, 4056 Johanfoss", "Haugestykket 14, 4056 Johanfoss"),
     ],
 )
 def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
@@ -59,6 +69,11 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Στις 25 Μαρτίου 1821 ξεκίνησε η Επανάσταση.",
         "Ομήρου Οδύσσεια 12, 345 στίχοι",
         "Hauptstraße 5 top 10 reasons",  # `Top 5` is Austrian for a flat, `top 10` is not
+        "Η συνάντηση ορίστηκε για τις 12 Ιουλίου 25 συμμετέχοντες.",  # a month's genitive
+        "Το μερίδιο της Ελλάδας 25% αυξήθηκε.",  # a share
+        "Podle zákona č. 563/1991 Sb. a Národní 5 let trvající program.",  # years of something
+        "Copenhagen 2024 and Australia 5 were the names.",  # English words ending so
+        "We visited Holmenkollen 2024 in winter.",  # a year
     ],
 )
 def test_prose_in_those_scripts_is_no_address(text: str) -> None:
