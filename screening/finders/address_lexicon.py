@@ -27,6 +27,7 @@ from screening.finders.address_towns import NOT_HOUSE, city_after
 # A word, then a house number on the same line: the candidates of the lexicon's street forms.
 _NUMBER_AFTER_WORD = re.compile(  # a separator first: the regex engine scans for it fast
     r"[ \t,](?<=[^\W\d_][ \t,])(?:(?<=,)[ \t]+|(?<=[ \t])[ \t]*)"
+    r"(?:(?:Nr|nr|NR)\.?[ \t]*)?"  # Romanian, German, Polish: `Drumul Ardelean Nr. 99`
     r"(?P<number>\d{1,4}(?:[ ]?[a-zA-Z](?![\w\-]))?(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?)"
     r"(?![\w\-%\u00b0]|[.,:]\d)"
 )
@@ -34,6 +35,13 @@ _LAST_WORD = re.compile(r"[^\W\d_][\w'\u2019\-]*$")
 _NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019\-]*")
 _TOKEN = re.compile(r"\S+")
 _LEXICON_TAIL = re.compile(rf"{SEP}(?P<tail>{EU_TAIL})")
+# Kinds of place a Brazilian street's name opens with that libpostal's Portuguese list lacks
+# (the Correios' types of logradouro: `Ladeira de Silveira, 4`, `Conjunto de Pires, 31`);
+# not those that are ordinary words too (`Área`, `Lago`, `Feira`, `Jardim`, `Estação`).
+BRAZIL_TYPES = frozenset(
+    {"ladeira", "conjunto", "núcleo", "esplanada", "condomínio", "colônia", "favela", "quadra"}
+    | {"setor", "residencial", "loteamento", "viela", "vereda", "chácara", "recanto", "morro"}
+)
 # The little words inside a street's name after its type: "Rua do Sol a Santa Catarina", "Carrer
 # de la Pau", "Ulica pod Lipami"
 _NAME_PARTICLES = frozenset(WORDS["_NAME_PARTICLES"])
@@ -47,7 +55,7 @@ def plain_types() -> frozenset[str]:
 @cache
 def _lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(street words written apart, compound endings, English words ending in one)."""
-    kinds: dict[str, set[str]] = {"word": set(), "suffix": set(), "english": set()}
+    kinds: dict[str, set[str]] = {"word": set(BRAZIL_TYPES), "suffix": set(), "english": set()}
     for form, how, _ in lexicon_rows():
         kinds.get(how, set()).add(form)  # "spelling" rows: `spellings`
     suffixes = kinds["suffix"] | {_fold(f) for f in kinds["suffix"]}  # "Varmdovagen" as typed
@@ -88,7 +96,8 @@ def lexicon_streets(text: str) -> list[Found]:
     languages (libpostal's): a compound ending in one (`Skredderplassen 20`, `Gamla
     Varmdovagen 6`), a capitalised name before one (`Brīvības iela 5`,
     `Henrik Walters plass 3`, `Atatürk Caddesi 5`) or after one (`Rua Augusta 5`, `náměstí Míru
-    5`), then a postcode and city if any. Names in lower case only on a line of their own (a
+    5`, `Drumul Ardelean Nr. 99`: `Nr.` may come before the number), then a postcode and city
+    if any. Names in lower case only on a line of their own (a
     query or a form's field: `skredderplassen 20`)."""
     words, _, _ = _lexicon()
     found = []

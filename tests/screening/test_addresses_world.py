@@ -1,6 +1,6 @@
 """Issue 45, item 2: street addresses of more of the world (screening/finders/address_scripts.py):
-Cyrillic and Greek script, US military addresses, a flat or unit after a European number, Czech
-and Norwegian street names with no street word."""
+Cyrillic and Greek script, US military addresses, a flat or unit after a European number, Czech,
+Norwegian and Finnish street names with no street word, Romanian `Nr.` and blocks."""
 
 # ruff: noqa: RUF001 (Cyrillic, Greek and Czech letters on purpose: street words of those scripts)
 from __future__ import annotations
@@ -51,6 +51,19 @@ def _found(text: str) -> list[str]:
         ("Please send it to Moravanů 432 by Friday.", "Moravanů 432"),
         ("I moved to Solbergtoppen 8 last year.", "Solbergtoppen 8"),
         ("Haugestykket 14, 4056 Johanfoss", "Haugestykket 14, 4056 Johanfoss"),
+        ("Sarah wrote Štychova 39 on the form.", "Štychova 39"),
+        ("Details: Horní Stromky 56", "Horní Stromky 56"),
+        ("If anything comes up, Jyvätie 15 is best.", "Jyvätie 15"),
+        # Romanian: `Nr.` before the number, a block, a staircase and a flat after it
+        (
+            "Adresa: Strada Maria Suciu Nr. 747 Bl. 40 Sc. 30 Ap. 375",
+            "Strada Maria Suciu Nr. 747 Bl. 40 Sc. 30 Ap. 375",
+        ),
+        ("Please send it to Drumul Ardelean Nr. 99 by Friday.", "Drumul Ardelean Nr. 99"),
+        ("Доставка: алл. Курортная, д. 5/1", "алл. Курортная, д. 5/1"),
+        # Brazil's kinds of place before a street's name
+        ("Moro na Ladeira da Barra, 120 desde 2019.", "Ladeira da Barra, 120"),
+        ("Entrega: Conjunto Habitacional Vila Rica, 45", "Conjunto Habitacional Vila Rica, 45"),
     ],
 )
 def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
@@ -74,6 +87,9 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Podle zákona č. 563/1991 Sb. a Národní 5 let trvající program.",  # years of something
         "Copenhagen 2024 and Australia 5 were the names.",  # English words ending so
         "We visited Holmenkollen 2024 in winter.",  # a year
+        "Bertie 5 and Christie 2 won; tie 3 each.",  # names ending in `tie`, a tie
+        "Beethoven's Symphonie Nr. 5 in c-Moll",  # a work's number
+        "O Conjunto 5 venceu o festival; o Setor 3 fechou.",  # a set, a sector
     ],
 )
 def test_prose_in_those_scripts_is_no_address(text: str) -> None:
