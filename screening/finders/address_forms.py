@@ -43,13 +43,21 @@ from screening.finders.address_grammar import (
 
 @cache
 def street_types() -> tuple[
-    frozenset[str], re.Pattern, re.Pattern, re.Pattern, re.Pattern, re.Pattern, tuple[str, str]
+    frozenset[str],
+    re.Pattern,
+    re.Pattern,
+    re.Pattern,
+    re.Pattern,
+    re.Pattern,
+    tuple[str, str],
+    re.Pattern,
 ]:
     """(core types, the pattern of a house-number-first street line with all types, the same
     preferring the first street-type word to the last, the pattern of a street without a type
     word after a direction: `110 W Hubbard`, `6641 N 2200 W`, a UK address block ending in its
     postcode, a line that is a house number and a few words and nothing else, and the house
-    number's and the units' and tail's parts of these patterns, for `_typo_pattern`)."""
+    number's and the units' and tail's parts of these patterns, for `_typo_pattern`; and a UK
+    flat's line with its street on the next line and nothing after them)."""
     from faker.providers.address.en_US import Provider
 
     # a type's other spellings in libpostal's English dictionary count as the type ("29th Strt",
@@ -155,7 +163,23 @@ def street_types() -> tuple[
         rf"(?P<name>{NAME_WORD}(?:[ \t]+{NAME_WORD})?)(?![\w\-])" + after + r"[ \t]*$",
         re.MULTILINE,
     )
-    return core, patterns[0], patterns[1], directional, uk_block, bare_line, (number, after)
+    # A UK flat and its street on the next line, with no house number and nothing after them
+    # (`Flat 3` / `Mason Motorway`; `Studio 2, Douglas Brooks`): the unit line opens it.
+    uk_unit = re.compile(
+        rf"(?<![^\n])[ \t]*(?P<street>(?:{cases(['Flat', 'Studio', 'Apartment'])})[ \t]+"
+        rf"\d{{1,4}}[A-Za-z]?[ \t]*(?:,[ \t]*|\n[ \t]*){CAP}(?:[ \t]+{CAP}){{0,3}}?[ \t]+"
+        rf"(?:{every}))(?=[ \t]*(?:[,.]|\n|$))"
+    )
+    return (
+        core,
+        patterns[0],
+        patterns[1],
+        directional,
+        uk_block,
+        bare_line,
+        (number, after),
+        uk_unit,
+    )
 
 
 DIGIT = re.compile(r"\d")

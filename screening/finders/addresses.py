@@ -196,7 +196,7 @@ def _trim(text: str, start: int, end: int) -> int:
 
 
 def _number_first(text: str) -> list[Found]:
-    core, greedy, lazy, directional, uk_block, bare_line, _ = street_types()
+    core, greedy, lazy, directional, uk_block, bare_line, _, uk_unit = street_types()
     found = []
     # The lazy pattern matches where the greedy one does (the same strings, another preference):
     # "6618 FROST LAKE LANE" (greedy) but "12 Main St and Park Ave" (lazy: "12 Main St").
@@ -278,6 +278,7 @@ def _number_first(text: str) -> list[Found]:
         found.append(Found(m.start(), end, score))
     if UK_POSTCODE_ANYWHERE.search(text):
         found += [Found(m.start(), m.end(), WITH_TAIL) for m in uk_block.finditer(text)]
+    found += [Found(m.start("street"), m.end(), STREET) for m in uk_unit.finditer(text)]
     for m in bare_line.finditer(text):
         words = m.group("name").split()
         first = words[0].lower()

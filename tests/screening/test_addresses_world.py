@@ -61,6 +61,8 @@ def _found(text: str) -> list[str]:
         ),
         ("Please send it to Drumul Ardelean Nr. 99 by Friday.", "Drumul Ardelean Nr. 99"),
         ("Доставка: алл. Курортная, д. 5/1", "алл. Курортная, д. 5/1"),
+        # a UK flat's line and its street on the next, nothing after them
+        ("Kind regards,\nTom Baker\nFlat 3\nMason Motorway", "Flat 3\nMason Motorway"),
         # Brazil's kinds of place before a street's name
         ("Moro na Ladeira da Barra, 120 desde 2019.", "Ladeira da Barra, 120"),
         ("Entrega: Conjunto Habitacional Vila Rica, 45", "Conjunto Habitacional Vila Rica, 45"),
@@ -90,6 +92,7 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Bertie 5 and Christie 2 won; tie 3 each.",  # names ending in `tie`, a tie
         "Beethoven's Symphonie Nr. 5 in c-Moll",  # a work's number
         "O Conjunto 5 venceu o festival; o Setor 3 fechou.",  # a set, a sector
+        "Unit 3\nIntegration Test Point",  # a test's unit, no flat
     ],
 )
 def test_prose_in_those_scripts_is_no_address(text: str) -> None:
