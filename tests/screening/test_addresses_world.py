@@ -90,6 +90,7 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Copenhagen 2024 and Australia 5 were the names.",  # English words ending so
         "We visited Holmenkollen 2024 in winter.",  # a year
         "Bertie 5 and Christie 2 won; tie 3 each.",  # names ending in `tie`, a tie
+        "Looooottie 3 ever!",  # a name drawn out
         "Beethoven's Symphonie Nr. 5 in c-Moll",  # a work's number
         "O Conjunto 5 venceu o festival; o Setor 3 fechou.",  # a set, a sector
         "Unit 3\nIntegration Test Point",  # a test's unit, no flat
