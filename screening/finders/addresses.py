@@ -8,9 +8,12 @@ a postcode), not by a parser: every pattern needs a house or box number AND a st
 - house number first (US, UK, Canada, Ireland, Australia): `221B Baker Street`, `1600
   Pennsylvania Avenue NW`, `Flat 3, 12 High St`, with units (Apt, Suite, Unit, Floor, #) and an
   optional tail on the same line or the next: `City, ST 12345`, `City, QC H2X 1Y4`, `London NW1
-  6XE`. Street types: the common ones (Street, St, Avenue, Road, Lane, Drive, Boulevard...) score
-  alone; the rest of Faker's en_US street-suffix list (Key, Light, Point, Union...) only with a
-  tail, a unit or an address word before ("address", "live at", "ship to");
+  6XE`. Street types: the common ones (Street, St, Avenue, Road, Lane, Drive, Boulevard, and
+  Australia's Circuit, Esplanade, Promenade...) score alone; the rest of Faker's en_US
+  street-suffix list (Key, Light, Point, Union...) and of Australia's road types (Approach,
+  Siding, Intersection...) only with a tail, a unit or an address word before ("address", "live
+  at", "ship to"); none after a word that counts something else (`Round 5 Silverstone
+  Circuit`, `Season 2 ...`: `NOT_HOUSE`) without one of those;
 - street name first, number after (German, Austrian, Swiss, Dutch, Nordic, Polish):
   `Hauptstraße 5`, `Frankfurter Allee 12a`, `Keizersgracht 123`, `ul. Długa 5`, then an optional
   `10115 Berlin` / `1015 CJ Amsterdam`;
@@ -153,6 +156,7 @@ from screening.finders.address_grammar import (
 from screening.finders.address_lexicon import lexicon_streets, name_word, plain_types
 from screening.finders.address_scripts import SCRIPT_FORMS, unit_after
 from screening.finders.address_towns import (
+    NOT_HOUSE,
     NUMBERED_LINES,
     ends_in_town,
     gazetteer_streets,
@@ -187,6 +191,21 @@ def find_addresses(text: str) -> list[Span]:
                 found.append(Found(m.start(), m.end(), WITH_TAIL if tail else STREET))
     found = [Found(f.start, unit_after(text, f.end), f.score) for f in found]
     return [Span(f.start, _trim(text, f.start, f.end), ENTITY, f.score) for f in _longest(found)]
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[ \t]+$")
+# Of `NOT_HOUSE`, the nouns that count something else; not `about`, `over`, `only`... (`How
+# about 100 Greenwich Street?` is an address).
+_COUNTING_NOUNS = NOT_HOUSE - {
+    "about", "around", "best", "first", "floor", "gate", "last", "next", "no", "number", "only",
+    "over", "room", "top", "under", "worst",
+}  # fmt: skip
+
+
+def _counted(text: str, start: int) -> bool:
+    """The number after a noun that counts something else (`round`, `season`, `chapter`...)."""
+    word = _WORD_BEFORE.search(text, max(0, start - 20), start)
+    return bool(word) and word.group(1).casefold() in _COUNTING_NOUNS
 
 
 def _trim(text: str, start: int, end: int) -> int:
@@ -254,6 +273,8 @@ def _number_first(text: str) -> list[Found]:
             end = line_end  # the rest of its line is the address's too: "nw kennesaw"
         if http_status(m.group("street")):
             continue  # "502 Bad Gateway"
+        if not (tail or context or unit) and _counted(text, m.start()):
+            continue  # "Round 5 Silverstone Circuit", "Season 2 Ocean Drive": a count, no house
         if m.group("sletter") and not (tail or unit or context or alone):
             continue  # "400 A South Boulevard, Evanston"; not "Chapter 12 A Long Road"
         if m.group("wordnum") and not (

@@ -63,6 +63,9 @@ def _found(text: str) -> list[str]:
         ("Доставка: алл. Курортная, д. 5/1", "алл. Курортная, д. 5/1"),
         # a UK flat's line and its street on the next, nothing after them
         ("Kind regards,\nTom Baker\nFlat 3\nMason Motorway", "Flat 3\nMason Motorway"),
+        # Australia's road types (AS/NZS 4819's, as Faker's en_AU writes them)
+        ("Please send it to 5 Marine Esplanade by Friday.", "5 Marine Esplanade"),
+        ("Details: 32 Patricia Circuit", "32 Patricia Circuit"),
         # Brazil's kinds of place before a street's name
         ("Moro na Ladeira da Barra, 120 desde 2019.", "Ladeira da Barra, 120"),
         ("Entrega: Conjunto Habitacional Vila Rica, 45", "Conjunto Habitacional Vila Rica, 45"),
@@ -94,6 +97,7 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Beethoven's Symphonie Nr. 5 in c-Moll",  # a work's number
         "O Conjunto 5 venceu o festival; o Setor 3 fechou.",  # a set, a sector
         "Unit 3\nIntegration Test Point",  # a test's unit, no flat
+        "The race at Round 5 Silverstone Circuit was wet.",  # a count before the number
     ],
 )
 def test_prose_in_those_scripts_is_no_address(text: str) -> None:
