@@ -89,6 +89,11 @@ GREEK_POSTCODE = re.compile(
     rf"(?P<tail>,?\s*(?:{_GR_POSTCODE}(?:\s+{_GR_CAP}(?:[ \-]{_GR_CAP})?)?|{_GR_CAP}"
     rf"(?:[ \-]{_GR_CAP})?,?\s*{_GR_POSTCODE}))(?!\w)"
 )
+# The end of a house number with no street word before it: no word, percentage or decimal goes
+# on (`25%`, `2,5`); and a house number that is no year (`Holmenkollen 2024`).
+_HOUSE_END = r"(?![\w%]|[.,]\d)"
+_NO_YEAR = r"(?!(?:19|20)\d\d(?!\d))"
+
 # No street word and no postcode, as a Greek writes a street (`Φυλακής 730`, `Ερμού 25`): a
 # name whose last word is in the genitive, and its number; not a month (`Ιουλίου 25`), nor a
 # number of something after it (`25%`, `2,5`).
@@ -104,22 +109,23 @@ _GR_GENITIVE = (
 )
 GREEK_GENITIVE = re.compile(
     rf"(?<![\w\-.])(?P<street>(?:{_GR_CAP}\s+){{0,2}}{_GR_GENITIVE}\s+{_GR_NUMBER})"
-    rf"(?P<tail>)(?![\w%]|[.,]\d)"
+    rf"(?P<tail>){_HOUSE_END}"
 )
 GREEK_HINT = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
 
-# --- Czech and Norwegian streets with no street word -----------------------------------------
+# --- Czech, Norwegian and Finnish streets with no street word ---------------------------------
 # Czech names a street by an adjective, a possessive or a genitive (`Rašínská 536`, `Národní 5`,
 # `Kováříkova 4`, `Palackého 12`, `Moravanů 432`) or a preposition and a place (`Na Srážku 19`,
-# `Pod Velkým Hájem 19`), with an orientation number after a slash (`Vlčická 536/12`); each form holds a letter only
-# Czech and its neighbours write (`á í é ů ě ř š č ž`...), so English words do not take it.
+# `Pod Velkým Hájem 19`), with an orientation number after a slash (`Vlčická 536/12`); each
+# form holds a letter only Czech and its neighbours write (`á í é ů ě ř š č ž`...), so English
+# words do not take it.
 _CS_UPPER = "A-ZÁČĎÉĚÍŇÓŘŠŤÚŮÝŽ"
 _CS_LETTERS = "a-záčďéěíňóřšťúůýž"
 _CS_MARKED = (
     rf"(?=[{_CS_LETTERS}{_CS_UPPER}]*[ÁČĎÉĚÍŇÓŘŠŤÚŮÝŽáčďéěíňóřšťúůýž])[{_CS_UPPER}][{_CS_LETTERS}]+"
 )
 _CS_WORD = rf"[{_CS_UPPER}][{_CS_LETTERS}]+"
-_NOT_A_HOUSE = r"(?![\w%]|[.,]\d|\s*(?:%|Kč|let|km|kg|procent))"
+_NOT_A_HOUSE = rf"{_HOUSE_END}(?!\s*(?:%|Kč|let|km|kg|procent))"
 CZECH = re.compile(
     rf"(?<![\w\-.])(?P<street>(?:(?:Na|Nad|Pod|U|K|Ke|Za|Před|Při|Ve|Do|Mezi|Proti)\s+"
     rf"(?:{_CS_WORD}\s+){{0,2}}{_CS_MARKED}|(?:{_CS_WORD}\s+)?[{_CS_UPPER}][{_CS_LETTERS}]*"
@@ -136,17 +142,16 @@ _NO_ENDINGS = (
     "kroken|lunden|lyngen|løkka|myra|skogen|skrenten|spranget|stubben|stykket|tjernet|"
     "toppen|tunet|vollen|åsen"
 )
+NORWEGIAN = re.compile(
+    rf"(?<![\w\-.])(?P<street>[A-ZÆØÅ][a-zæøåé]{{2,}}(?:{_NO_ENDINGS})\s+"
+    rf"{_NO_YEAR}\d{{1,4}}[A-Za-z]?)(?P<tail>,?\s*(?:\d{{4}}\s+[A-ZÆØÅ][a-zæøå]+)?){_HOUSE_END}"
+)
 # Finnish joins `tie` (road) to the name (`Jyvätie 15`, `Hannukselantie 56`): after a vowel or
 # an `n`, in a word of seven letters or more with no letter thrice in a row (not `Bertie`,
 # `Christie`, `necktie`, a tweet's `Kaaaatie`).
 FINNISH = re.compile(
     r"(?<![\w\-.])(?![\wäöå]*?([a-zäöå])\1\1)(?P<street>[A-ZÄÖÅ][a-zäöå]{2,}[aeiouyäön]tie\s+"
-    r"(?!(?:19|20)\d\d(?!\d))\d{1,4}[A-Za-z]?)(?P<tail>)(?![\w%]|[.,]\d)"
-)
-NORWEGIAN = re.compile(
-    rf"(?<![\w\-.])(?P<street>[A-ZÆØÅ][a-zæøåé]{{2,}}(?:{_NO_ENDINGS})\s+"
-    rf"(?!(?:19|20)\d\d(?!\d))\d{{1,4}}[A-Za-z]?)(?P<tail>,?\s*(?:\d{{4}}\s+[A-ZÆØÅ][a-zæøå]+)?)"
-    rf"(?![\w%]|[.,]\d)"
+    rf"{_NO_YEAR}\d{{1,4}}[A-Za-z]?)(?P<tail>){_HOUSE_END}"
 )
 
 SCRIPT_FORMS = (

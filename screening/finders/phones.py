@@ -246,6 +246,22 @@ _MOBILE_TYPES = (
 
 
 @lru_cache(maxsize=8192)
+def _mobile_in(candidate: str, regions: tuple[str | None, ...]) -> bool:
+    """A valid mobile number of one of `regions`, read in its national form (`None`: a number
+    written with its `+` and country code)."""
+    for region in regions:
+        try:
+            parsed = phonenumbers.parse(candidate, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if (
+            phonenumbers.is_valid_number(parsed)
+            and phonenumbers.number_type(parsed) in _MOBILE_TYPES
+        ):
+            return True
+    return False
+
+
 def _mobile_with_country_code(candidate: str) -> bool:
     """11-13 digits in one run, a country calling code first and no `+` (`380661234567`,
     `962777866254`), not a round number, that libphonenumber calls a valid mobile number of that
@@ -254,13 +270,7 @@ def _mobile_with_country_code(candidate: str) -> bool:
         return False
     if candidate.endswith("000"):
         return False  # a round number (`17500000000 tokens`)
-    try:
-        parsed = phonenumbers.parse("+" + candidate, None)
-    except phonenumbers.NumberParseException:
-        return False
-    return (
-        phonenumbers.is_valid_number(parsed) and phonenumbers.number_type(parsed) in _MOBILE_TYPES
-    )
+    return _mobile_in("+" + candidate, (None,))
 
 
 def _plus_and_country_code(text: str, start: int, end: int) -> bool:
@@ -320,22 +330,6 @@ def _phone_shaped(text: str, start: int, end: int) -> bool:
     )
 
 
-@lru_cache(maxsize=8192)
-def _mobile_in(candidate: str, regions: tuple[str, ...]) -> bool:
-    """A valid mobile number, in national form, of one of `regions`."""
-    for region in regions:
-        try:
-            parsed = phonenumbers.parse(candidate, region)
-        except phonenumbers.NumberParseException:
-            continue
-        if (
-            phonenumbers.is_valid_number(parsed)
-            and phonenumbers.number_type(parsed) in _MOBILE_TYPES
-        ):
-            return True
-    return False
-
-
 def _range(first: str, second: str) -> bool:
     """`1090-1092`, `200-1200`, `1920 1080`, `1100 1100`: a range of house numbers, pages or
     codes, a pair of round numbers, bits."""
@@ -357,7 +351,7 @@ def _local_or_mobile(text: str, start: int, end: int) -> bool:
     if not _stands_alone(text, start, end):
         return False
     if _LOCAL.fullmatch(candidate):
-        if _STATE_BEFORE.search(text, 0, start):
+        if _STATE_BEFORE.search(text, max(0, start - 8), start):
             return False  # a ZIP code written with four digits (`LOS ANGELES CA 9151-2100`)
         first, second = _GROUPS.findall(candidate)
         if _YEAR.fullmatch(second) or _range(first, second):
@@ -368,7 +362,7 @@ def _local_or_mobile(text: str, start: int, end: int) -> bool:
         if word and word.group(1).lower() not in _NOT_A_UNIT:
             return False  # thousands of something (`612 345 678 people`)
         return _mobile_in(candidate, _THREES_REGIONS)
-    if _OPERATOR_BEFORE.search(text, 0, start) or _OPERATOR_AFTER.match(text, end):
+    if _OPERATOR_BEFORE.search(text, max(0, start - 8), start) or _OPERATOR_AFTER.match(text, end):
         return False  # a constant in code or a formula (`x = 15720318185*2**(1/3)`)
     return any(
         shape.fullmatch(candidate) and _mobile_in(candidate, regions)
