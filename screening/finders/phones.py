@@ -45,6 +45,12 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
   a word that counts follows (`612 345 678 people`) (2026-12-01: Faker's numbers left 8.2% ->
   3.7%; 225,902 ten-line windows of installed packages' files: no new finding, 90 windows'
   false findings gone with the new reference words);
+- a run of 6 or more digits is read as after a phone word (valid in some region: a phone at
+  0.6) where the text around it says it is a contact detail, with no reference word before it:
+  when to call written right after it (`..., Mon-Fri`, `... works until Friday`, `... after
+  6pm`: a weekday, weekdays, hours; no word that counts between, `1500000 visitors by Monday`
+  is none), or alone on its line one to three lines after a letter's closing (`Best regards,`,
+  `Mit freundlichen Grüßen`, `--`) (2026-12-01: `phones-unlabelled` left 37 -> 3 of 513, test);
 - a country code in parentheses (`(+358) 40 1234567`) opens an international number;
 - an extension written right after a number (`x123`, `ext. 42`), or on to it (`9328x792`), is
   part of it;
@@ -215,6 +221,53 @@ def _phone_context(text: str, start: int, digits: int) -> tuple[bool, bool, bool
     return True, bool(_ADJACENT.fullmatch(before, phone[-1])), False
 
 
+# When a number can be reached, written right after it: a weekday, weekdays, hours (`..., Mon-Fri`,
+# `... works until Friday`, `... (9am-5pm)`). A few words may come between, none that counts
+# something (`1500000 visitors by Monday` is no phone).
+_AVAILABLE_WORDS = (
+    "works|work|is|are|best|fine|good|only|available|open|reachable|answered|staffed|from|"
+    "between|until|till|til|after|before|during"
+)
+_AVAILABLE_AFTER = re.compile(
+    r"[ \t]*[,;:(\-\u2013]?[ \t]*(?:(?i:" + _AVAILABLE_WORDS + r")[ \t]+){0,3}"
+    r"(?:(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:days?|ends?|nights?)|"
+    r"(?:mornings?|afternoons?|evenings?)|(?:business|office|opening|working) hours|any ?time|"
+    r"\d{1,2}(?::\d\d)?[ \t]*[ap]\.?m\b\.?)"
+    r"|(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|24/7)(?![^\W\d_])"
+)
+# A closing line of a letter or an e-mail: the lines after it are a signature.
+_CLOSING = re.compile(
+    r"(?i:(?:(?:best|kind|warm|warmest|many|with)[ \t]+)?(?:regards|wishes|thanks)|thank you|"
+    r"thx|cheers|sincerely(?: yours)?|yours(?: truly| sincerely| faithfully)?|best|"
+    r"respectfully|mit freundlichen gr(?:ü|ue)(?:ß|ss)en|viele gr(?:ü|ue)(?:ß|ss)e|cordialement|"
+    r"bien (?:à vous|cordialement)|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|"
+    r"met vriendelijke groet(?:en)?|pozdrawiam|med vänliga hälsningar|hälsningar|med vennlig hilsen|"
+    r"venlig hilsen|ystävällisin terveisin|с уважением|atenciosamente|abraços)"
+    r"[ \t]*[,.!]?|--[ \t]*"
+)
+
+
+def _no_date(text: str, start: int, end: int) -> bool:
+    """No date, time or year in the run (`1/16/2020 5:24 AM`, `1999 51 Mon`, `2006-2010`)."""
+    candidate = text[start:end]
+    groups = _GROUPS.findall(candidate)
+    if len(groups) == 2 and any(_YEAR.fullmatch(g) for g in groups):
+        return False
+    if _DATE_GROUPS.search(candidate) or _YEARS.search(candidate) or "/" in candidate:
+        return False
+    return not re.match(r"[:.]\d", text[end : end + 2])
+
+
+def _in_signature(text: str, start: int, end: int) -> bool:
+    """Alone on its line, one to three lines after a letter's closing (`Best regards,`)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if text[line_start:start].strip() or text[end : None if line_end == -1 else line_end].strip():
+        return False
+    lines = text[:line_start].split("\n")[:-1][-3:]
+    return any(_CLOSING.fullmatch(line.strip()) for line in lines)
+
+
 _SEPARATORS = re.compile(r"[ .\-/\u00a0]+")
 _GROUPS = re.compile(r"\d+")
 _THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:([ .\u00a0])\d{3})+")  # `612 345 678`, `1.234.567`
@@ -277,9 +330,14 @@ def _plus_and_country_code(text: str, start: int, end: int) -> bool:
     """`+`, a country calling code and 8-15 digits in all, standing on its own, not a round
     number: a phone as E.164 writes one, even where libphonenumber's plan for that country no
     longer takes it (`+22920293092`: Benin's eight-digit numbers before 2024; Mexico's mobiles
-    with their old `1`)."""
+    with their old `1`; Jamaica's `+8764511274`, the `1` of North America left out)."""
     candidate = text[start:end]
     digits = _e164_digits(candidate) if candidate.startswith("+") else ""
+    if not digits and candidate.startswith("+") and not _international(candidate):
+        # a North American number of the Caribbean with its area code for a country code and
+        # the `1` left out (Jamaica's `+876 102 1234`), valid once the `1` is read
+        digits = re.sub(r"\D", "", candidate)
+        digits = digits if len(digits) == 10 and _international("+1" + digits) else ""
     return bool(digits) and not digits.endswith("000") and _stands_alone(text, start, end)
 
 
@@ -431,6 +489,8 @@ def find_phones(text: str) -> list[Span]:
         if digits < 4 or digits > 17:
             continue
         near, adjacent, reference = _phone_context(text, start, digits)
+        if not (near or reference) and digits >= 6 and _no_date(text, start, end):
+            near = bool(_AVAILABLE_AFTER.match(text, end)) or _in_signature(text, start, end)
         if _NOT_PHONE.fullmatch(candidate) and not (adjacent and _DATE.fullmatch(candidate)):
             continue
         if after_iban_head(text, start):
