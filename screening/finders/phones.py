@@ -242,7 +242,7 @@ _CLOSING = re.compile(
     r"respectfully|mit freundlichen gr(?:ü|ue)(?:ß|ss)en|viele gr(?:ü|ue)(?:ß|ss)e|cordialement|"
     r"bien (?:à vous|cordialement)|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|"
     r"met vriendelijke groet(?:en)?|pozdrawiam|med vänliga hälsningar|hälsningar|med vennlig hilsen|"
-    r"venlig hilsen|ystävällisin terveisin|с уважением|atenciosamente|abraços)"
+    r"venlig hilsen|ystävällisin terveisin|с уважением|atenciosamente|abraços)"  # noqa: RUF001
     r"[ \t]*[,.!]?|--[ \t]*"
 )
 
