@@ -81,10 +81,12 @@ def test_values_left_whole_within_target(measured: Measured, kind: str) -> None:
 
 
 def test_handles_are_written_as_people_write_them() -> None:
-    """The tweets' `@handle` and `#tag` stand as written, not as the tokenizer's `@ handle`."""
+    """The tweets' `@handle` and `#tag` stand as written, not as the tokenizer's `@ handle`,
+    and an underscore inside a name too (`@md_addam`, not `@md _ addam`)."""
     texts = [r["text"] for r in load("wnut17")]
-    assert sum("@" in t for t in texts) > 50
+    assert sum("@" in t for t in texts) > 50 and sum("_" in t for t in texts) > 20
     assert not any(re.search(r"(?:^|\s)[@#] \w", t) for t in texts)
+    assert not any(re.search(r"[@A-Za-z0-9] _ [A-Za-z0-9]", t) for t in texts)
 
 
 def test_records_kept(measured: Measured) -> None:
