@@ -7,9 +7,11 @@ kept, clearly abusive text that must be dropped.
 
 Reads the corpora of benchmarks/corpora/ (sources and licences in SOURCES.md there), scores
 every message of every record with the configured toxicity backend, as the screen does
-(`screening.scan._toxicity`: prose only, abusive terms 1.0), and decides each record with
-`ToxicityConfig.decide` (its worst message). Prints, per corpus, the share of records dropped
-and flagged; everyday and code corpora must stay at <= 0.5% dropped, toxic ones at >= 95%.
+(`screening.scan._sentence_toxicity`: prose only, abusive terms 1.0), and decides each record
+as the screen does (`screening.scan.record_toxicity`, then `ToxicityConfig.decide`: its worst
+sentence; a long record's few toxic sentences replaced instead). Prints, per corpus, the share
+of records dropped, flagged, and kept with sentences replaced (flagged too); everyday and code
+corpora must stay at <= 0.5% dropped, toxic ones at >= 95%.
 Personal data and credentials are not screened here (benchmarks/screen.py times the whole
 screen).
 """
@@ -27,7 +29,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from screening.config import Action, ToxicityConfig
-from screening.scan import _toxicity, worst
+from screening.scan import _sentence_toxicity, record_toxicity
 
 EXTERNAL = Path(__file__).resolve().parent / "corpora"
 CORPORA = {  # name: must it be dropped
@@ -60,11 +62,20 @@ def load(name: str, split: str) -> list[dict]:
     return records
 
 
-def decisions(records: list[dict], config: ToxicityConfig) -> list[Action | None]:
-    """What the toxicity screen does with each record: drop, flag or nothing."""
+def decisions(records: list[dict], config: ToxicityConfig) -> list[tuple[Action | None, int]]:
+    """What the toxicity screen does with each record (drop, flag or nothing) and how many of
+    its sentences it replaces (`screening.scan.record_toxicity`: a long record's few toxic
+    sentences replaced rather than the record dropped; such a record is flagged)."""
     texts = [m["content"] for r in records for m in r["messages"]]
-    scores = iter(_toxicity(texts, config))
-    return [config.decide(worst(next(scores) for _ in r["messages"]).score) for r in records]
+    scored = iter(_sentence_toxicity(texts, config))
+    out: list[tuple[Action | None, int]] = []
+    for r in records:
+        fields = {f"messages[{i}]": next(scored) for i in range(len(r["messages"]))}
+        toxicity, removed = record_toxicity(fields, config)
+        replaced = sum(map(len, removed.values()))
+        action = config.decide(toxicity.score)
+        out.append((action or (Action.flag if replaced else None), replaced))
+    return out
 
 
 def main() -> None:
@@ -84,7 +95,9 @@ def main() -> None:
         f"{config.flag_threshold}, terms {config.terms}, classifier {config.classifier}; "
         f"{args.split} halves"
     )
-    print(f"{'corpus':28s} {'records':>7s} {'dropped':>8s} {'flagged':>8s}  target")
+    print(
+        f"{'corpus':28s} {'records':>7s} {'dropped':>8s} {'flagged':>8s} {'replaced':>8s}  target"
+    )
     met = True
     for name, toxic in CORPORA.items():
         if args.corpus and name not in args.corpus:
@@ -94,15 +107,17 @@ def main() -> None:
             print(f"{name:28s} {0:7d}  no {args.split} half")
             continue
         start = time.perf_counter()
-        acts = decisions(records, config)
+        decided = decisions(records, config)
         seconds = time.perf_counter() - start
+        acts = [action for action, _ in decided]
         dropped = sum(a is Action.drop for a in acts) / len(acts) * 100
         flagged = sum(a is Action.flag for a in acts) / len(acts) * 100
+        replaced = sum(n > 0 for _, n in decided) / len(acts) * 100
         ok = dropped >= 95.0 if toxic else dropped <= 0.5
         met &= ok
         target = ">= 95% dropped" if toxic else "<= 0.5% dropped"
         print(
-            f"{name:28s} {len(acts):7d} {dropped:7.1f}% {flagged:7.1f}%  {target}: "
+            f"{name:28s} {len(acts):7d} {dropped:7.1f}% {flagged:7.1f}% {replaced:7.1f}%  {target}: "
             f"{'met' if ok else 'NOT met'} ({seconds:.1f}s)"
         )
     print("all targets met" if met else "some targets not met")

@@ -87,6 +87,12 @@ the abuse classifier scores at or above its cut-off or for an abusive term, else
 probability, which stays below 1.0 (it scores mild words of everyday talk up to 0.998:
 `What a stupid rule!`). So by default only abusive terms, the classifier (local backend) and
 Azure's severity 6 drop; a config from before that says `threshold: 0.8` keeps dropping at 0.8.
+A long record is not dropped for a few sentences: with `long_text_sentences` (12) prose sentences
+or more in its text fields (a transcript, a long conversation, a document) and at most
+`long_text_share` (one in ten) of them at `threshold`, those sentences become `<TOXICITY>`,
+counted as (TOXICITY, redact), and the record is kept and flagged for its reviewer (a table of
+friends' banter loses its one `fuck you, Dylan`, not its thirty other lines); a short text, or a
+long one that is mostly abuse, is dropped as before. Local backend only: Azure scores a text whole.
 
 An abusive term is a slur, a threat, strong profanity or an insult aimed at someone, sexual
 harassment, a call to kill or dehumanise a group, hate aimed at a protected group in one sentence

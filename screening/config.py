@@ -136,6 +136,22 @@ class ToxicityConfig(BaseModel):
         "profanity and hate aimed at a group only, not threats nor harassment (the characters "
         "of a story threaten, fight and court one another).",
     )
+    long_text_sentences: int | None = Field(
+        12,
+        ge=2,
+        description="A record of at least this many prose sentences (a transcript, a long "
+        "conversation, a document) in which at most long_text_share of them reach `threshold` "
+        "is not dropped whole: those sentences are replaced by <TOXICITY> (counted, the record "
+        "flagged for the reviewer) and the rest kept (local backend: Azure's scores are a "
+        "text's, not a sentence's); null: a toxic sentence drops its record however long.",
+    )
+    long_text_share: float = Field(
+        0.1,
+        gt=0.0,
+        le=0.5,
+        description="The most of a long record's sentences that may be toxic for them to be "
+        "replaced rather than the record dropped (0.1: one in ten).",
+    )
 
     classifier: bool = Field(
         True,

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from screening.surrogates import Surrogates
 
 
+TOXIC = "TOXICITY"  # the entity of a toxic sentence taken out of a long record (`<TOXICITY>`)
+
+
 @dataclass
 class Outcome:
     """What screening did to one record."""
@@ -51,12 +54,16 @@ def apply_policy(
     config: ScreenConfig,
     surrogates: Surrogates | None = None,
     toxicity_why: str = "",
+    removed: dict[str, list[Span]] | None = None,
 ) -> Outcome:
     """Decide and redact one record of a task type (a TaskSpec name, e.g. `extractive-qa`).
 
     `findings` maps text field names to their spans. `surrogates` makes the values of
     `surrogate` rules (required when a rule says surrogate). `toxicity_why` says what gave the
     toxicity score (`abusive term`, `classifier 0.97`, `model`): the reason names it.
+    `removed`: the toxic sentences of a long record to replace rather than drop the record
+    (`screening.scan.record_toxicity`), per field: replaced by `<TOXICITY>`, counted as
+    (TOXICITY, redact), the record flagged for its reviewer.
     """
     outcome = Outcome(record=None)
     redact: dict[str, list[Span]] = {name: [] for name in findings}
@@ -74,16 +81,26 @@ def apply_policy(
             else:
                 outcome.flagged.append(span.entity)
                 outcome.flag_reasons.append(f"{span.entity} in {name}")
+    for name, spans in (removed or {}).items():
+        redact[name] += spans
+        outcome.counts[(TOXIC, Action.redact.value)] += len(spans)
+    if removed:
+        outcome.flagged.append(TOXIC)
+        outcome.flag_reasons.append(
+            f"{sum(map(len, removed.values()))} toxic sentence(s) >= "
+            f"{config.toxicity.threshold} replaced in a long text"
+        )
     toxic = config.toxicity.decide(toxicity)
     if toxic is not None:
-        outcome.counts[("TOXICITY", toxic.value)] += 1
+        outcome.counts[(TOXIC, toxic.value)] += 1
         if toxic is Action.drop:
             drop_reasons.append(
                 f"toxicity {toxicity:.2f} >= {config.toxicity.threshold}"
                 + (f" ({toxicity_why})" if toxicity_why else "")
             )
         else:
-            outcome.flagged.append("TOXICITY")
+            if TOXIC not in outcome.flagged:
+                outcome.flagged.append(TOXIC)
             outcome.flag_reasons.append(
                 f"toxicity {toxicity:.2f} >= {config.toxicity.flag_threshold} (flag"
                 + (f", {toxicity_why})" if toxicity_why else ")")

@@ -17,12 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from screening.changes import TextChange
-from screening.config import ScreenConfig, ToxicityConfig
-from screening.policy import Outcome, apply_policy, masked_record
+from screening.config import Action, ScreenConfig, ToxicityConfig
+from screening.policy import TOXIC, Outcome, apply_policy, masked_record
 from screening.profiles import ProfileName
+from screening.redact import Span
 from screening.report import EntityCount, MaskedSample, ReviewRecord, ScreenReport
 from screening.toxicity.azure import content_safety_scores
-from screening.toxicity.score import ABUSIVE_TERM, Toxicity, local_toxicity, term_scores
+from screening.toxicity.score import (
+    ABUSIVE_TERM,
+    ScoredSentence,
+    Toxicity,
+    sentence_toxicity,
+    term_scores,
+    text_worst,
+)
 from trainer.taskspec import task_spec
 
 _SAMPLE_WINDOW = 160
@@ -82,7 +90,7 @@ def screen_records(
     fields = [list(task_spec(task).text_fields(r)) for r in records]
     flat = [text for record_fields in fields for _, text in record_fields]
     spans = iter(detectors.analyze(flat, config.batch_size))
-    tox = iter(_toxicity(flat, config.toxicity))
+    tox = iter(_sentence_toxicity(flat, config.toxicity))
 
     kept: list[dict[str, Any]] = []
     quarantined: list[Quarantined] = []
@@ -97,7 +105,9 @@ def screen_records(
     surrogates = Surrogates(salt) if salt is not None else None
     for record, record_fields in zip(records, fields, strict=True):
         findings = {name: next(spans) for name, _ in record_fields}
-        toxicity = worst(next(tox) for _ in record_fields)
+        toxicity, removed = record_toxicity(
+            {name: next(tox) for name, _ in record_fields}, config.toxicity
+        )
         failed = [f"{n}: {f.reason}" for n, f in findings.items() if isinstance(f, AnalysisFailed)]
         if failed:  # never kept unscreened: quarantined, masked entirely
             outcome = Outcome(
@@ -107,7 +117,7 @@ def screen_records(
             )
         else:
             outcome = apply_policy(
-                task, record, findings, toxicity.score, config, surrogates, toxicity.why
+                task, record, findings, toxicity.score, config, surrogates, toxicity.why, removed
             )
         counts.update(outcome.counts)
         if outcome.reason is not None:
@@ -164,9 +174,15 @@ def _counts(counts: Counter[tuple[str, str]]) -> tuple[EntityCount, ...]:
 
 
 def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
+    """Each text's toxicity (its worst sentence's, `_sentence_toxicity`), with why."""
+    return [text_worst(scored) for scored in _sentence_toxicity(texts, config)]
+
+
+def _sentence_toxicity(texts: list[str], config: ToxicityConfig) -> list[list[ScoredSentence]]:
     """Scores from the configured backend, each with why (abusive terms score 1.0 with either,
     when `config.terms`; the local classifier when `config.classifier`); each distinct text is
-    scored once."""
+    scored once. The local backend scores each prose sentence where it lies in the text; Azure
+    AI Content Safety scores a text whole (one score, placed nowhere)."""
     unique = list(dict.fromkeys(texts))
     if config.backend == "azure-content-safety":
         assert config.endpoint is not None  # checked by ToxicityConfig
@@ -175,8 +191,9 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
         if config.terms:
             terms = term_scores(unique, config.threats)
             scores = [ABUSIVE_TERM if t else s for s, t in zip(scores, terms, strict=True)]
+        scored = [[ScoredSentence(-1, -1, score)] for score in scores]
     else:
-        scores = local_toxicity(
+        scored = sentence_toxicity(
             unique,
             bool(config.terms),
             config.classifier,
@@ -184,8 +201,38 @@ def _toxicity(texts: list[str], config: ToxicityConfig) -> list[Toxicity]:
             config.model_threshold,
             config.threats,
         )
-    by_text = dict(zip(unique, scores, strict=True))
+    by_text = dict(zip(unique, scored, strict=True))
     return [by_text[t] for t in texts]
+
+
+def record_toxicity(
+    fields: dict[str, list[ScoredSentence]], config: ToxicityConfig
+) -> tuple[Toxicity, dict[str, list[Span]]]:
+    """A record's toxicity (its worst text's) and the toxic sentences to take out of it instead.
+
+    A long record (`config.long_text_sentences` prose sentences or more in its text fields: a
+    transcript, a long conversation, a document) in which at most `config.long_text_share` of
+    the sentences reach `config.threshold` is not given `config.action` (drop) whole: those
+    sentences are returned, per field, as TOXICITY spans to replace, and the record's toxicity
+    is its other sentences' worst. A short record, or one a sentence of which cannot be placed
+    in its text, is judged whole as before."""
+    whole = worst(text_worst(scored) for scored in fields.values())
+    if config.long_text_sentences is None or config.action is not Action.drop:
+        return whole, {}
+    every = [(name, s) for name, scored in fields.items() for s in scored]
+    toxic = [(name, s) for name, s in every if s.toxicity.score >= config.threshold]
+    if (
+        not toxic
+        or len(every) < config.long_text_sentences
+        or len(toxic) > config.long_text_share * len(every)
+        or any(s.start < 0 for _, s in toxic)
+    ):
+        return whole, {}
+    removed: dict[str, list[Span]] = {}
+    for name, s in toxic:
+        removed.setdefault(name, []).append(Span(s.start, s.end, TOXIC, s.toxicity.score))
+    rest = [s for _, s in every if s.toxicity.score < config.threshold]
+    return text_worst(rest), removed
 
 
 def worst(scores: Iterable[Toxicity]) -> Toxicity:

@@ -28,7 +28,10 @@ into sentences, and each is scored two ways:
   drop; by default only a score of 1.0 drops (see `ToxicityConfig`).
 
 A text scores the worst of its sentences, with why (`Toxicity`: `abusive term`, `classifier
-0.73`, `model`), which the drop reason names. Measured on dialogue, chat with code and abuse written
+0.73`, `model`), which the drop reason names. Each sentence keeps its place in the text
+(`sentence_toxicity`), so that a long record's few toxic sentences can be replaced by
+`<TOXICITY>` instead of the record being dropped (`screening.scan.record_toxicity`,
+`toxicity.long_text_sentences`). Measured on dialogue, chat with code and abuse written
 by others in `benchmarks/toxicity.py` (docs/benchmarks.md).
 
 Azure AI Content Safety (`content_safety_scores`) is the optional service backend: the REST API
@@ -36,7 +39,8 @@ Azure AI Content Safety (`content_safety_scores`) is the optional service backen
 worst category severity (0, 2, 4 or 6) becomes a score in [0, 1] so the same thresholds apply.
 Throttling and server errors are retried with backoff; anything else is an answer and raised.
 
-- `score`: `local_toxicity` and `term_scores` (a text's worst prose sentence, with why)
+- `score`: `local_toxicity`, `sentence_toxicity` and `term_scores` (a text's prose sentences,
+  scored and placed; its worst, with why)
 - `terms`: the abusive terms and `abusive_terms`
 - `group_hate`: hate aimed at a protected group
 - `disguise`: disguised terms read back in plain letters (`undisguised`)

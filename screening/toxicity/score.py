@@ -48,6 +48,35 @@ class Toxicity(NamedTuple):
 
 
 ABUSIVE_TERM = Toxicity(1.0, "abusive term")
+_NONE = Toxicity(0.0, "")
+
+
+class ScoredSentence(NamedTuple):
+    """A prose sentence of a text: where it lies in the text as written ((-1, -1) where it cannot
+    be placed there: an HTML character reference read, inline code taken out) and its toxicity."""
+
+    start: int
+    end: int
+    toxicity: Toxicity
+
+
+def _placed(text: str, units: list[str]) -> list[tuple[int, int]]:
+    """Where each of a text's prose sentences lies in the text as written, in order."""
+    places, at = [], 0
+    for unit in units:
+        found = text.find(unit, at)
+        places.append((found, found + len(unit)) if found >= 0 else (-1, -1))
+        at = found + len(unit) if found >= 0 else at
+    return places
+
+
+def text_worst(scored: Sequence[ScoredSentence]) -> Toxicity:
+    """A text's toxicity: its worst sentence's (an abusive term first among equals)."""
+    return max(
+        (s.toxicity for s in scored),
+        key=lambda t: (t.score, t is ABUSIVE_TERM),
+        default=Toxicity(0.0, ""),
+    )
 
 
 def local_toxicity(
@@ -58,28 +87,45 @@ def local_toxicity(
     model_threshold: float = 1.0,
     threats: bool = True,
 ) -> list[Toxicity]:
-    """Toxicity of the local backend: the worst prose sentence of each text, 1.0 for a sentence
-    with an abusive term (when `terms`) or that the classifier scores at or above its cut-off
-    (when `classifier`) or that the text classifier saved in `model_dir`
-    (`screening.model_folder`) scores at or above `model_threshold`, else the highest of the
-    models' probabilities (below 1.0). Without `threats`, the terms are the slurs, profanity and
-    group hate only (`abusive_terms`)."""
+    """Toxicity of the local backend: the worst prose sentence of each text
+    (`sentence_toxicity`)."""
+    scored = sentence_toxicity(texts, terms, classifier, model_dir, model_threshold, threats)
+    return [text_worst(sentences) for sentences in scored]
+
+
+def sentence_toxicity(
+    texts: Sequence[str],
+    terms: bool = True,
+    classifier: bool = True,
+    model_dir: str | None = None,
+    model_threshold: float = 1.0,
+    threats: bool = True,
+) -> list[list[ScoredSentence]]:
+    """Each prose sentence of each text, scored by the local backend: 1.0 for a sentence with an
+    abusive term (when `terms`) or that the classifier scores at or above its cut-off (when
+    `classifier`) or that the text classifier saved in `model_dir` (`screening.model_folder`)
+    scores at or above `model_threshold`, else the highest of the models' probabilities (below
+    1.0). Without `threats`, the terms are the slurs, profanity and group hate only
+    (`abusive_terms`)."""
     if not texts:
         return []
     from profanity_check import predict_prob
 
     units: list[str] = []
-    owners: list[int] = []
-    worst = [Toxicity(0.0, "")] * len(texts)
+    owners: list[tuple[int, int]] = []
+    scored: list[list[ScoredSentence]] = []
     for i, text in enumerate(texts):
-        for sentence, before in _with_before(text):
-            if terms and abusive_terms(sentence, before, threats):
-                worst[i] = ABUSIVE_TERM
-            elif worst[i].score < 1.0:
+        pairs = _with_before(text)
+        places = _placed(text, [sentence for sentence, _ in pairs])
+        scored.append([])
+        for j, ((sentence, before), (start, end)) in enumerate(zip(pairs, places, strict=True)):
+            abusive = terms and abusive_terms(sentence, before, threats)
+            scored[i].append(ScoredSentence(start, end, ABUSIVE_TERM if abusive else _NONE))
+            if not abusive:
                 units.append(sentence)
-                owners.append(i)
+                owners.append((i, j))
     if not units:
-        return worst
+        return scored
     model = predict_prob(units)
     learned = abuse_classifier() if classifier else None
     learned_p = (
@@ -89,7 +135,7 @@ def local_toxicity(
     )
     own = sentence_classifier(model_dir).scores(units) if model_dir else [0.0] * len(units)
     own_name = Path(model_dir).name if model_dir else ""
-    for owner, p, q, r in zip(owners, model, learned_p, own, strict=True):
+    for (i, j), p, q, r in zip(owners, model, learned_p, own, strict=True):
         if learned and q >= learned.drop_at:
             found = Toxicity(1.0, f"classifier {q:.2f}")
         elif model_dir and r >= model_threshold:
@@ -98,6 +144,5 @@ def local_toxicity(
             found = Toxicity(min(r, MODEL_CEILING), own_name)
         else:
             found = Toxicity(min(float(p), MODEL_CEILING), "model")
-        if found.score > worst[owner].score:
-            worst[owner] = found
-    return worst
+        scored[i][j] = scored[i][j]._replace(toxicity=found)
+    return scored
