@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from screening.code_text import prose
 from screening.model_folder import sentence_classifier
@@ -79,18 +79,10 @@ def text_worst(scored: Sequence[ScoredSentence]) -> Toxicity:
     )
 
 
-def local_toxicity(
-    texts: Sequence[str],
-    terms: bool = True,
-    classifier: bool = True,
-    model_dir: str | None = None,
-    model_threshold: float = 1.0,
-    threats: bool = True,
-) -> list[Toxicity]:
-    """Toxicity of the local backend: the worst prose sentence of each text
-    (`sentence_toxicity`)."""
-    scored = sentence_toxicity(texts, terms, classifier, model_dir, model_threshold, threats)
-    return [text_worst(sentences) for sentences in scored]
+def local_toxicity(texts: Sequence[str], *options: Any, **named: Any) -> list[Toxicity]:
+    """Toxicity of the local backend: the worst prose sentence of each text, scored by
+    `sentence_toxicity` (with the same options: terms, classifier, model_dir...)."""
+    return [text_worst(scored) for scored in sentence_toxicity(texts, *options, **named)]
 
 
 def sentence_toxicity(
