@@ -48,8 +48,9 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
 - a run of 6 or more digits is read as after a phone word (valid in some region: a phone at
   0.6) where the text around it says it is a contact detail, with no reference word before it:
   when to call written right after it (`..., Mon-Fri`, `... works until Friday`, `... after
-  6pm`: a weekday, weekdays, hours; no word that counts between, `1500000 visitors by Monday`
-  is none), or alone on its line one to three lines after a letter's closing (`Best regards,`,
+  6pm`, `..., du lundi au vendredi`: a weekday, weekdays, hours, a range of days, in English,
+  German, French, Spanish, Italian, Dutch, Portuguese; no word that counts between, `1500000
+  visitors by Monday` is none), or alone on its line one to three lines after a letter's closing (`Best regards,`,
   `Mit freundlichen Grüßen`, `--`) (2026-12-01: `phones-unlabelled` left 37 -> 3 of 513, test);
 - a country code in parentheses (`(+358) 40 1234567`) opens an international number;
 - an extension written right after a number (`x123`, `ext. 42`), or on to it (`9328x792`), is
@@ -228,12 +229,32 @@ _AVAILABLE_WORDS = (
     "works|work|is|are|best|fine|good|only|available|open|reachable|answered|staffed|from|"
     "between|until|till|til|after|before|during"
 )
+# Weekdays in English, German, French, Spanish, Italian, Dutch and Portuguese, whole; their
+# abbreviations capitalised, in a range (`Mo-Fr`, `Lun-Ven`, `Ma-Vr`, `Seg-Sex`).
+_WEEKDAYS = (
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:days?|ends?|nights?)|"
+    r"montags?|dienstags?|mittwochs?|donnerstags?|freitags?|samstags?|sonntags?|werktags|"
+    r"lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|en semaine|"
+    r"lunes|martes|miércoles|jueves|viernes|sábados?|domingos?|"
+    r"lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica|"
+    r"maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag|werkdagen|"
+    r"segunda(?:-feira)?|terça(?:-feira)?|sexta(?:-feira)?|dias úteis"
+)
+_DAY_RANGE = (
+    r"(?:Mo|Mon|Lun|Lu|Ma|Seg|Di|Tu|Tue)[ \t]*[-\u2013][ \t]*"
+    r"(?:Fr|Fri|Ven|Vie|Vr|Sex|Sa|Sat|Su|Sun)\.?"
+)
+# ... and from one day to another (`du lundi au vendredi`, `von Montag bis Freitag`)
+_FROM_DAY_TO_DAY = (
+    r"(?:du|de|dal|von|vom|van|from)[ \t]+(?:" + _WEEKDAYS + r")[ \t]+"
+    r"(?:au|a|à|al|bis|tot|to)[ \t]+(?:" + _WEEKDAYS + r")"
+)
 _AVAILABLE_AFTER = re.compile(
-    r"[ \t]*[,;:(\-\u2013]?[ \t]*(?:(?i:" + _AVAILABLE_WORDS + r")[ \t]+){0,3}"
-    r"(?:(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:days?|ends?|nights?)|"
-    r"(?:mornings?|afternoons?|evenings?)|(?:business|office|opening|working) hours|any ?time|"
-    r"\d{1,2}(?::\d\d)?[ \t]*[ap]\.?m\b\.?)"
-    r"|(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|24/7)(?![^\W\d_])"
+    r"[ \t]*[,;:(\-\u2013]?[ \t]*(?:(?i:" + _FROM_DAY_TO_DAY + r")"
+    r"|(?:(?i:" + _AVAILABLE_WORDS + r")[ \t]+){0,3}"
+    r"(?:(?i:" + _WEEKDAYS + r"|(?:mornings?|afternoons?|evenings?)|"
+    r"(?:business|office|opening|working) hours|any ?time|\d{1,2}(?::\d\d)?[ \t]*[ap]\.?m\b\.?)"
+    r"|" + _DAY_RANGE + r"|(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|24/7))(?![^\W\d_])"
 )
 # A closing line of a letter or an e-mail: the lines after it are a signature.
 _CLOSING = re.compile(

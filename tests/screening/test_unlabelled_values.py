@@ -66,6 +66,8 @@ def _phones(text: str) -> list[str]:
         ("Ring-free hours: 21234567 (9am-5pm)", "21234567"),
         ("Mit freundlichen Grüßen\nAnna Schmidt\nEmpfang\n408500", "408500"),
         ("Best regards,\nThe front desk\n912220000", "912220000"),
+        ("Empfang 30123456, Mo-Fr 8-17 Uhr", "30123456"),  # German, French: the days
+        ("Accueil 612345678, du lundi au vendredi", "612345678"),
         # Jamaica's number with its area code for a country code, North America's `1` left out
         ("Front desk, +8764511274", "+8764511274"),
     ],
@@ -116,6 +118,8 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "Responses include AM/PM, for example 1/16/2020 5:24:12 AM +00:00.",
         "parse('1999 51 Mon', '%Y %W %a')",
         "Thanks,\nJan\n\nOrder: 12345678",  # a reference after a signature
+        "Ordine 12345678 dal lunedì",  # one day, not a range: an order from Monday
+        "Die Lieferung 12345678 kommt am Montag.",
     ],
 )
 def test_ordinary_numbers_with_no_phone_word_are_no_phones(text: str) -> None:
