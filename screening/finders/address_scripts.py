@@ -135,12 +135,14 @@ CZECH = re.compile(
 )
 CZECH_HINT = re.compile(r"[ÁČĎÉĚÍŇÓŘŠŤÚŮÝŽáčďéěíňóřšťúůýž]")
 # Norwegian joins a place word in its definite form to the name (`Solbergtoppen 8`,
-# `Haugestykket 14`, `Moenvollen 4`: the top, the plot, the field); the endings English words
-# share are left out (`-lia`: Australia, `-hagen`: Copenhagen, `-moen`).
+# `Haugestykket 14`, `Moenvollen 4`: the top, the plot, the field; `Andersenflata 8`,
+# `Jensenekra 6`: the flat, the field, feminine); the endings English or German words share are
+# left out (`-lia`: Australia, `-hagen`: Copenhagen, `-moen`, `-ringen`: Thüringen).
 _NO_ENDINGS = (
     "bakken|berget|bråten|eggen|engen|faret|gjerdet|grenda|haugen|holtet|jordet|kollen|"
     "kroken|lunden|lyngen|løkka|myra|skogen|skrenten|spranget|stubben|stykket|tjernet|"
-    "toppen|tunet|vollen|åsen"
+    "toppen|tunet|vollen|åsen|"
+    "ekra|flata|gropa|havna|høgda|marka|stranda|svingen|vangen|vika"
 )
 NORWEGIAN = re.compile(
     rf"(?<![\w\-.])(?P<street>[A-ZÆØÅ][a-zæøåé]{{2,}}(?:{_NO_ENDINGS})\s+"

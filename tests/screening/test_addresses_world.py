@@ -51,6 +51,8 @@ def _found(text: str) -> list[str]:
         ("Please send it to Moravanů 432 by Friday.", "Moravanů 432"),
         ("I moved to Solbergtoppen 8 last year.", "Solbergtoppen 8"),
         ("Haugestykket 14, 4056 Johanfoss", "Haugestykket 14, 4056 Johanfoss"),
+        ("Please note Andersenflata 8 for later.", "Andersenflata 8"),  # feminine endings
+        ("Jensenekra 6, 6637 Lien", "Jensenekra 6, 6637 Lien"),
         ("Sarah wrote Štychova 39 on the form.", "Štychova 39"),
         ("Details: Horní Stromky 56", "Horní Stromky 56"),
         ("If anything comes up, Jyvätie 15 is best.", "Jyvätie 15"),
@@ -91,6 +93,7 @@ def test_an_address_of_another_script_or_with_its_flat_is_found_whole(
         "Το μερίδιο της Ελλάδας 25% αυξήθηκε.",  # a share
         "Podle zákona č. 563/1991 Sb. a Národní 5 let trvající program.",  # years of something
         "Copenhagen 2024 and Australia 5 were the names.",  # English words ending so
+        "Thüringen 3 : 1 Sachsen",  # `-ringen` is German too: left out
         "We visited Holmenkollen 2024 in winter.",  # a year
         "Bertie 5 and Christie 2 won; tie 3 each.",  # names ending in `tie`, a tie
         "Looooottie 3 ever!",  # a name drawn out
