@@ -143,8 +143,8 @@ COMPOUND = (
 )
 _EU_SUFFIXES = (
     "straße|strasse|str\\.|weg|gasse|platz|allee|damm|ufer|chaussee|steig|pfad|graben|"
-    "straat|gracht|laan|plein|kade|singel|dijk|dreef|vej|gade|gatan|vägen|gata|veien|veg|katu|"
-    "utca|ulica|stigen|gränd|torget|gränd|stræde|strade|allé|plads|torv|gata|katu|kuja|polku"
+    "straat|gracht|laan|plein|kade|singel|dijk|dreef|boulevard|vej|gade|gatan|vägen|gata|veien|"
+    "veg|katu|utca|ulica|stigen|gränd|torget|stræde|strade|allé|plads|torv|kuja|polku"
 )
 _EU_TYPES_WORD = (
     "Straße|Strasse|Str\\.|Weg|Gasse|Platz|Allee|Damm|Ufer|Chaussee|Ring|Markt|Steig|Straat|"

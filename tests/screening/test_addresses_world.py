@@ -53,6 +53,7 @@ def _found(text: str) -> list[str]:
         ("Haugestykket 14, 4056 Johanfoss", "Haugestykket 14, 4056 Johanfoss"),
         ("Please note Andersenflata 8 for later.", "Andersenflata 8"),  # feminine endings
         ("Jensenekra 6, 6637 Lien", "Jensenekra 6, 6637 Lien"),
+        ("Sarah wrote Catharinaboulevard 30 on the form.", "Catharinaboulevard 30"),  # Dutch
         ("Sarah wrote Štychova 39 on the form.", "Štychova 39"),
         ("Details: Horní Stromky 56", "Horní Stromky 56"),
         ("If anything comes up, Jyvätie 15 is best.", "Jyvätie 15"),
