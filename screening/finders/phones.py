@@ -51,7 +51,7 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
   6pm`, `..., du lundi au vendredi`: a weekday, weekdays, hours, a range of days, in English,
   German, French, Spanish, Italian, Dutch, Portuguese; no word that counts between, `1500000
   visitors by Monday` is none), or alone on its line one to three lines after a letter's closing (`Best regards,`,
-  `Mit freundlichen Grüßen`, `--`) (2026-12-01: `phones-unlabelled` left 37 -> 3 of 513, test);
+  `Mit freundlichen Grüßen`, `--`) (2026-12-01: `phones-unlabelled` left 37 -> 2 of 513, test);
 - a country code in parentheses (`(+358) 40 1234567`) opens an international number;
 - an extension written right after a number (`x123`, `ext. 42`), or on to it (`9328x792`), is
   part of it;
