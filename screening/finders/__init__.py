@@ -3,6 +3,8 @@ offsets, score), registered by one row of the table of finders (`screening.finde
 `screening.detectors` wraps it in a Presidio recognizer.
 
 - `phones`: phone numbers of every region (libphonenumber), scored by the words around them
+- `phone_words`: what those words say (a phone word, a reference word, when to call, a
+  signature)
 - `cards`: payment card numbers of every network (Luhn-checked)
 - `ibans`: IBANs of every country in the registry (`data/iban_formats.tsv`), check digits verified
 - `emails`: e-mail addresses as RFC 5322 writes them, with a known top-level domain

@@ -81,6 +81,7 @@ import phonenumbers
 from phonenumbers import PhoneNumberMatcher, ValidationResult
 
 from screening.finders.ibans import after_iban_head
+from screening.finders.phone_words import phone_context, said_to_be_contact
 from screening.redact import Span
 
 ENTITY = "PHONE_NUMBER"
@@ -88,47 +89,6 @@ INTERNATIONAL_VALID, INTERNATIONAL_POSSIBLE = 0.7, 0.5
 NATIONAL, NATIONAL_IN_CONTEXT = 0.4, 0.6
 FIRST_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")  # Presidio's defaults
 
-# Words before a phone number, in the languages of the screen's users (lower case).
-PHONE_WORDS = (
-    "phone", "telephone", "tel", "tel.", "mobile", "mob", "cell", "cellphone", "call", "ring",
-    "text me", "sms", "whatsapp", "signal", "viber", "telegram", "fax", "landline", "hotline",
-    "reach me", "dial", "contact", "kontakt", "contacto", "contatto",
-    "telefon", "telefonnummer", "handy", "handynummer", "mobil", "mobilnummer", "rufnummer",
-    "anrufen",  # de, da, no, sv
-    "téléphone", "tél", "portable", "numéro", "appelez", "appeler",  # fr
-    "teléfono", "telefono", "móvil", "movil", "celular", "llamar", "llame", "número",  # es, pt
-    "cellulare", "chiamare", "numero",  # it
-    "telefoon", "mobiel", "nummer", "bellen",  # nl
-    "telefone", "telemóvel", "ligar",  # pt
-    "puhelin", "numer", "komórka", "telefonu", "телефон", "тел", "номер", "τηλ",  # fi, pl, ru, el
-    "電話", "携帯", "电话", "手机", "전화", "फ़ोन", "هاتف",  # ja, zh, ko, hi, ar
-)  # fmt: skip
-# A phone word is a word of its own, or with an English ending (`calls`, `phoned`): not the
-# start of `telemetry`, `cellular` or `phonenumbers`.
-_PHONE_WORD = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(re.escape(w) for w in PHONE_WORDS) + r")"
-    r"(?:s|es|d|ed|ing)?(?![a-zA-Z])",
-    re.IGNORECASE,
-)
-_CONTEXT = 40
-# Words that make a nearer digit run a reference, not a phone ("The order number is #2640684"):
-# a run in national form after one (and no phone word nearer) is no phone at all.
-_REFERENCE_WORD = re.compile(
-    r"(?<![^\W\d_])(?:order|invoice|ticket|tracking|reference|ref|case|booking|account|"
-    r"serial|sku|id|version|build|release|model|part|item|product|batch|lot|policy|claim|card|"
-    r"member|customer|patient|employee|student|licen[cs]e|registration|passport|tax|vat|iban|"
-    r"routing|transaction|confirmation|shipment|parcel|isbn|imei|issue|timestamp|epoch|unix|"
-    r"pin|otp|total|amount|sum|price|cost|balance|count|population|size|score|qty|quantity|"
-    r"salary|revenue|budget|weight|height|length|distance|area|volume|zip|postcode|postal|"
-    r"code|year|date|time|duration|seed|port|offset|limit|issn|doi|std|pp|rfc|iso|number\s+of)\b",
-    re.IGNORECASE,
-)
-# `number` as a phone word (weak: only with no reference word in the window, not `number of`).
-_NUMBER_WORD = re.compile(
-    r"(?<![^\W\d_])(?:number\b(?!\s+of\b)|no\.|nr\b\.?|num\b\.?)", re.IGNORECASE
-)
-# What may stand between a phone word and the number it introduces (`Phone: `, `tel. no. `).
-_ADJACENT = re.compile(r"(?:[^\w]|_|\b(?:number|no|nr|num|is)\b)*", re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _YEAR_IN_PARENTHESES = re.compile(r"\((?:19|20)\d\d\)")  # a citation's `45 (2019) 123-145`
 # A run may open with its country code in parentheses (`(+30) 210 1234567`); it ends where no
@@ -203,71 +163,6 @@ def _matched_first_regions(text: str, start: int, end: int) -> list[tuple[int, i
     return sorted(spans)
 
 
-def _phone_context(text: str, start: int, digits: int) -> tuple[bool, bool, bool]:
-    """(near, adjacent, reference): a phone word shortly before the digit run, with no
-    reference word (order, invoice, ticket...) nearer to it, and the run not written as a
-    reference (`#2640684`); adjacent: only punctuation, `number`, `no.` or `is` between the two;
-    reference: a reference word nearer (or the `#`)."""
-    before = text[max(0, start - _CONTEXT) : start]
-    if before.rstrip().endswith("#"):
-        return False, False, True
-    phone = [m.end() for m in _PHONE_WORD.finditer(before)]
-    reference = [m.end() for m in _REFERENCE_WORD.finditer(before)]
-    if not reference and digits >= 7:
-        phone = sorted(phone + [m.end() for m in _NUMBER_WORD.finditer(before)])
-    if reference and (not phone or phone[-1] < reference[-1]):
-        return False, False, True
-    if not phone:
-        return False, False, False
-    return True, bool(_ADJACENT.fullmatch(before, phone[-1])), False
-
-
-# When a number can be reached, written right after it: a weekday, weekdays, hours (`..., Mon-Fri`,
-# `... works until Friday`, `... (9am-5pm)`). A few words may come between, none that counts
-# something (`1500000 visitors by Monday` is no phone).
-_AVAILABLE_WORDS = (
-    "works|work|is|are|best|fine|good|only|available|open|reachable|answered|staffed|from|"
-    "between|until|till|til|after|before|during"
-)
-# Weekdays in English, German, French, Spanish, Italian, Dutch and Portuguese, whole; their
-# abbreviations capitalised, in a range (`Mo-Fr`, `Lun-Ven`, `Ma-Vr`, `Seg-Sex`).
-_WEEKDAYS = (
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:days?|ends?|nights?)|"
-    r"montags?|dienstags?|mittwochs?|donnerstags?|freitags?|samstags?|sonntags?|werktags|"
-    r"lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|en semaine|"
-    r"lunes|martes|miércoles|jueves|viernes|sábados?|domingos?|"
-    r"lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica|"
-    r"maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag|werkdagen|"
-    r"segunda(?:-feira)?|terça(?:-feira)?|sexta(?:-feira)?|dias úteis"
-)
-_DAY_RANGE = (
-    r"(?:Mo|Mon|Lun|Lu|Ma|Seg|Di|Tu|Tue)[ \t]*[-\u2013][ \t]*"
-    r"(?:Fr|Fri|Ven|Vie|Vr|Sex|Sa|Sat|Su|Sun)\.?"
-)
-# ... and from one day to another (`du lundi au vendredi`, `von Montag bis Freitag`)
-_FROM_DAY_TO_DAY = (
-    r"(?:du|de|dal|von|vom|van|from)[ \t]+(?:" + _WEEKDAYS + r")[ \t]+"
-    r"(?:au|a|à|al|bis|tot|to)[ \t]+(?:" + _WEEKDAYS + r")"
-)
-_AVAILABLE_AFTER = re.compile(
-    r"[ \t]*[,;:(\-\u2013]?[ \t]*(?:(?i:" + _FROM_DAY_TO_DAY + r")"
-    r"|(?:(?i:" + _AVAILABLE_WORDS + r")[ \t]+){0,3}"
-    r"(?:(?i:" + _WEEKDAYS + r"|(?:mornings?|afternoons?|evenings?)|"
-    r"(?:business|office|opening|working) hours|any ?time|\d{1,2}(?::\d\d)?[ \t]*[ap]\.?m\b\.?)"
-    r"|" + _DAY_RANGE + r"|(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|24/7))(?![^\W\d_])"
-)
-# A closing line of a letter or an e-mail: the lines after it are a signature.
-_CLOSING = re.compile(
-    r"(?i:(?:(?:best|kind|warm|warmest|many|with)[ \t]+)?(?:regards|wishes|thanks)|thank you|"
-    r"thx|cheers|sincerely(?: yours)?|yours(?: truly| sincerely| faithfully)?|best|"
-    r"respectfully|mit freundlichen gr(?:ü|ue)(?:ß|ss)en|viele gr(?:ü|ue)(?:ß|ss)e|cordialement|"
-    r"bien (?:à vous|cordialement)|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|"
-    r"met vriendelijke groet(?:en)?|pozdrawiam|med vänliga hälsningar|hälsningar|med vennlig hilsen|"
-    r"venlig hilsen|ystävällisin terveisin|с уважением|atenciosamente|abraços)"  # noqa: RUF001
-    r"[ \t]*[,.!]?|--[ \t]*"
-)
-
-
 def _no_date(text: str, start: int, end: int) -> bool:
     """No date, time or year in the run (`1/16/2020 5:24 AM`, `1999 51 Mon`, `2006-2010`)."""
     candidate = text[start:end]
@@ -277,16 +172,6 @@ def _no_date(text: str, start: int, end: int) -> bool:
     if _DATE_GROUPS.search(candidate) or _YEARS.search(candidate) or "/" in candidate:
         return False
     return not re.match(r"[:.]\d", text[end : end + 2])
-
-
-def _in_signature(text: str, start: int, end: int) -> bool:
-    """Alone on its line, one to three lines after a letter's closing (`Best regards,`)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    if text[line_start:start].strip() or text[end : None if line_end == -1 else line_end].strip():
-        return False
-    lines = text[:line_start].split("\n")[:-1][-3:]
-    return any(_CLOSING.fullmatch(line.strip()) for line in lines)
 
 
 _SEPARATORS = re.compile(r"[ .\-/\u00a0]+")
@@ -509,9 +394,9 @@ def find_phones(text: str) -> list[Span]:
         digits = sum(c.isdigit() for c in candidate)
         if digits < 4 or digits > 17:
             continue
-        near, adjacent, reference = _phone_context(text, start, digits)
+        near, adjacent, reference = phone_context(text, start, digits)
         if not (near or reference) and digits >= 6 and _no_date(text, start, end):
-            near = bool(_AVAILABLE_AFTER.match(text, end)) or _in_signature(text, start, end)
+            near = said_to_be_contact(text, start, end)
         if _NOT_PHONE.fullmatch(candidate) and not (adjacent and _DATE.fullmatch(candidate)):
             continue
         if after_iban_head(text, start):
