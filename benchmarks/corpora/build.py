@@ -2,6 +2,7 @@
 
     python benchmarks/corpora/build.py \\
         [--presidio-tests DIR] [--noseyparker-rules DIR] [--usaddress-xml FILE] [--wnut FILE] \\
+        [--uner-ewt DIR] [--uner-pud DIR] \\
         [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
         [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] \\
         [--usaddress-training DIR] [--out DIR]
@@ -48,6 +49,7 @@ from benchmarks.corpora.readers.values import (
     validatorjs_unlabelled_phones,
     validatorjs_values,
 )
+from benchmarks.corpora.readers.uner import uner_records
 from benchmarks.corpora.readers.wnut import wnut_sentences
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +61,8 @@ def main() -> None:
     parser.add_argument("--noseyparker-rules", type=Path)
     parser.add_argument("--usaddress-xml", type=Path, help="training/labeled.xml")
     parser.add_argument("--wnut", type=Path)
+    parser.add_argument("--uner-ewt", type=Path, help="a UNER_English-EWT checkout")
+    parser.add_argument("--uner-pud", type=Path, help="a UNER_English-PUD checkout")
     parser.add_argument("--validatorjs-tests", type=Path)
     parser.add_argument("--libpostal-tests", type=Path, help="test/test_parser.c")
     parser.add_argument(
@@ -82,6 +86,10 @@ def main() -> None:
         "noseyparker": (args.noseyparker_rules, noseyparker_examples),
         "usaddress": (args.usaddress_xml, lambda p: usaddress_lines(p, args.n)),
         "wnut17": (args.wnut, lambda p: wnut_sentences(p, args.n, args.n // 2)),
+        "uner-en": (
+            args.uner_ewt or args.uner_pud,
+            lambda _: uner_records(args.uner_ewt, args.uner_pud, args.n, args.n // 2),
+        ),
         "libphonenumber": (True, lambda _: phone_examples(args.n)),
         "validatorjs": (args.validatorjs_tests, lambda p: validatorjs_values(p, args.n // 2)),
         "phones-unlabelled": (

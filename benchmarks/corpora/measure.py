@@ -70,6 +70,7 @@ CORPORA = (
     "pelias",
     "usaddress-training",  # dev only: usaddress's other training lines, to tune on
     "wnut17",
+    "uner-en",  # persons in English web text and news (2026-12-01)
     "libphonenumber",
     "phones-unlabelled",  # validator.js's other mobile numbers, with no phone word (2026-11-30)
 )

@@ -55,7 +55,7 @@ _BEFORE_HOUSE = frozenset(["at", "to", "is", "on", "from", "in"])  # "I live at 
 
 
 @cache
-def _cities() -> frozenset[str]:
+def town_names() -> frozenset[str]:
     with gzip.open(_CITIES_PATH, "rt", encoding="utf-8") as f:
         return frozenset(line.rstrip("\n") for line in f if not line.startswith("#"))
 
@@ -74,7 +74,7 @@ def known_city(text: str, at: int) -> int | None:
         at = w.end() + 1
     if not words or not words[0].group()[:1].isupper():
         return None
-    cities = _cities()
+    cities = town_names()
     for n in range(len(words), 0, -1):
         name = " ".join(w.group() for w in words[:n]).rstrip(".")
         end = words[0].start() + len(name)

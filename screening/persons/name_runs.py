@@ -24,6 +24,7 @@ from screening.persons.name_text import (
     Token,
     ends_name,
     in_code,
+    is_place,
     joins_names,
     mid_sentence,
     word_case,
@@ -201,6 +202,12 @@ class NameRuns:
         if context == "intro":
             return (tok.start, tok.end, IN_CONTEXT) if self.is_strong(key) else None
         if word_case(tok.text) == "title":
+            if pos.other_entity(tok.start) and is_place(key) and not _beside_capital(text, tok):
+                # `friends from Florida`, `trips to Israel`: a listed name (Faker's US first
+                # names hold both) that spaCy reads as the place it is; a title, greeting or
+                # sign-off before it (returned above) or a capitalised word beside it (`French
+                # Montana`) still makes it a name
+                return None
             if not common and self.is_first(key) and (context or self.is_listed(key)):
                 return tok.start, tok.end, IN_CONTEXT if context else LONE_NAME
             if not common and self._proper_noun(text, tok, pos):
@@ -319,3 +326,15 @@ class NameRuns:
         ):
             return "weak"
         return None
+
+
+_CAPITAL_BEFORE = re.compile(r"[A-Z][\w'-]*[ \t]+$")
+_CAPITAL_AFTER = re.compile(r"[ \t]+[A-Z]")
+
+
+def _beside_capital(text: str, tok: Token) -> bool:
+    """Whether a capitalised word stands right before or after `tok` on its line."""
+    return bool(
+        _CAPITAL_BEFORE.search(text, max(0, tok.start - 40), tok.start)
+        or _CAPITAL_AFTER.match(text, tok.end)
+    )

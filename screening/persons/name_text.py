@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 
 from screening.persons import name_words as w
 from screening.persons.faker_names import fold, strip_accents
@@ -191,3 +192,22 @@ def in_code(text: str, tok: Token, hashtag: bool = False) -> bool:
 def mid_sentence(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     return bool(before) and before[-1] not in ".!?:\n\"'"
+
+
+@cache
+def _places() -> frozenset[str]:
+    """Place names, casefolded: GeoNames' towns of 15,000 people or more (the address finder's
+    gazetteer), the countries of Faker's English address provider and the US states."""
+    from faker.providers.address.en_US import Provider as Address
+
+    from screening.finders.address_grammar import US_STATE_NAMES
+    from screening.finders.address_towns import town_names
+
+    countries = {fold(c) for c in Address.countries}
+    states = {fold(s) for s in US_STATE_NAMES.split("|")}
+    return town_names() | countries | states
+
+
+def is_place(key: str) -> bool:
+    """Whether a word (its lookup key) is the name of a town, country or US state."""
+    return key in _places()

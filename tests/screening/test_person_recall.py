@@ -118,12 +118,16 @@ WRITTEN_BY_PEOPLE = [
     ("BEST OF RANBIR", "RANBIR"),
     ("Is that Mauro renallo?", "Mauro renallo"),
     ("Dagný sent the files yesterday", "Dagný"),
+    ("Dear Florida, thanks for the notes.", "Florida"),  # a place's name after a greeting
 ]
 # Common words that are names, products, sentence starts and tech terms: the screen keeps them.
 NO_PERSON = [
     "Will you check? May I ask? Mark it done. Bill me later.",
     "Summer sale: Rose gold cases. Grant access to the new users. Chase the vendor.",
     "Our Hong Kong office ships the orders on Monday.",
+    # towns and countries Faker's US first names hold too, read by spaCy as the places they are
+    "My friends from Florida flew to Israel, then on to Memphis and Houston.",
+    "We stayed in Venice for a week and took the train to Milan.",
     "I'm fine, this is great, call me back, it's ok.",
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",

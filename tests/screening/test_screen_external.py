@@ -138,3 +138,62 @@ def test_the_dev_only_address_corpus_holds_no_line_of_another() -> None:
     }
     mine = {plain(x) for r in extra for x in (r["text"], r["spans"][0]["value"])}
     assert not mine & others
+
+
+_IOB2 = """# newdoc id = email-enronsent01_01
+# sent_id = email-enronsent01_01-0001
+# text = Thanks, Debra Perlingiere will call.
+1\tThanks\tO\t-\t-
+2\t,\tO\t-\t-
+3\tDebra\tB-PER\t-\tstephen
+4\tPerlingiere\tI-PER\t-\tstephen
+5\twill\tO\t-\t-
+6\tcall\tO\t-\t-
+7\t.\tO\t-\t-
+
+# sent_id = email-enronsent01_01-0002
+# text = Houston isn't far.
+1\tHouston\tB-LOC\t-\tstephen
+2\tis\tO\t-\t-
+3\tn't\tO\t-\t-
+4\tfar\tO\t-\t-
+5\t.\tO\t-\t-
+
+# newdoc id = reviews-000001
+# sent_id = reviews-000001-0001
+# text = Great food in Tampa Bay!
+1\tGreat\tO\t-\t-
+2\tfood\tO\t-\t-
+3\tin\tO\t-\t-
+4\tTampa\tB-LOC\t-\tstephen
+5\tBay\tI-LOC\t-\tstephen
+6\t!\tO\t-\t-
+"""
+
+
+def test_universal_ner_runs_keep_the_text_as_written(tmp_path) -> None:
+    """UNER's sentences are joined per document as the treebank wrote them (`isn't`, not
+    `is n't`); a PER entity is one PERSON span at its place, LOC and ORG are no value; EWT's
+    own files give the split; a document without a person is a clean record."""
+    from benchmarks.corpora.readers.uner import uner_records
+
+    for split in ("dev", "test"):
+        (tmp_path / f"en_ewt-ud-{split}.iob2").write_text(_IOB2)
+    records = uner_records(tmp_path, None, 10, 10)
+    assert [r["split"] for r in records] == ["dev", "dev", "test", "test"]
+    named, clean = records[0], records[1]
+    assert named["text"] == "Thanks, Debra Perlingiere will call. Houston isn't far."
+    assert [(s["type"], s["value"]) for s in named["spans"]] == [("PERSON", "Debra Perlingiere")]
+    assert not named["clean"]
+    assert clean["text"] == "Great food in Tampa Bay!" and clean["clean"] and not clean["spans"]
+
+
+def test_the_web_text_corpus_is_split_as_its_treebank() -> None:
+    """`uner-en`: both halves, names in e-mails, reviews and news, every value in place."""
+    records = load("uner-en")
+    assert {r["split"] for r in records} == {"dev", "test"}
+    names = [s for r in records for s in r["spans"]]
+    assert len(names) > 1000 and {s["type"] for s in names} == {"PERSON"}
+    for r in records:
+        for s in r["spans"]:
+            assert r["text"][s["start"] : s["end"]] == s["value"], r["id"]
