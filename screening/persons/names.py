@@ -3,13 +3,16 @@
 spaCy's small English pipeline misses names in sign-offs, greetings, lower case, lists and
 possessives, and takes some products for people (Kafka, Zendesk, Oracle). `PersonNameRecognizer`
 takes over PERSON from Presidio's spaCy recognizer: it keeps spaCy's PERSON spans (minus those
-that are only product names or a verb such as "Mark it done") and adds names found by list:
+that are only product names, a verb such as "Mark it done", or capitalised English words no name
+list holds, "Cigar Lounge", unless a title or greeting comes first) and adds names found by list:
 
 - the first and last names of every Faker person provider with Latin-script names, read from
   the installed `faker` package when the analyzer is built (nothing is copied into the repo);
 - a capitalised, unambiguous first name on its own ("Priya approved it", "Olga's laptop": the
   span stops before "'s"), or two or more name words in a row ("priya raman", "Nguyễn Văn Minh",
-  "Mark Kowalski" where one word is unambiguous, "Jan de Jong" with a particle inside);
+  "Mark Kowalski" where one word is unambiguous, "Jan de Jong" with a particle inside); a listed
+  name that is also a town, country or US state and that spaCy reads as a place ("friends from
+  Florida", "trips to Israel") is none, unless a title, a greeting or a capitalised word is beside it;
 - a name word that is also a common word (Will, May, Mark, Hope, Summer...) or is in lower case
   only in context: after a title (Mr, Dr), a greeting (hi, dear), on a sign-off line ("Thanks,"
   then "maria"), after "@", after context words (ask, from, by, cc:) or in a list of names;
@@ -272,6 +275,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 base = offset + line.start()
                 if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
                     continue
+                if self._only_words(words) and self._context(text, base, -1) != "strong":
+                    continue  # `Hidden Nook`, `Joke List`, `Good Food`: English words, no name
                 if words:
                     last = words[-1]
                     end = last.end() - (2 if re.search(r"['\u2019][sS]$", last.group()) else 0)
@@ -294,6 +299,13 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
             pos.tag(start) in STOP_POS
             or not mid_sentence(text, start)
             or (after is not None and pos.tag(word.end() + 1) == "NOUN")
+        )
+
+    def _only_words(self, words: list[re.Match]) -> bool:
+        """Capitalised English words only, none a name any list holds: no person by spaCy alone."""
+        keys = [word_key(m) for m in words]
+        return bool(keys) and all(
+            self._plain(k) and not self.is_name(k) and not self.is_more(k) for k in keys
         )
 
     def _spacy_drop(self, word: re.Match) -> bool:

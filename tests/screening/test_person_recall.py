@@ -128,6 +128,8 @@ NO_PERSON = [
     # towns and countries Faker's US first names hold too, read by spaCy as the places they are
     "My friends from Florida flew to Israel, then on to Memphis and Houston.",
     "We stayed in Venice for a week and took the train to Milan.",
+    # capitalised English words spaCy's small model read as a person, no word of them a name
+    "Friendly staff, a great Cigar Lounge and a quiet Reading Room.",
     "I'm fine, this is great, call me back, it's ok.",
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
