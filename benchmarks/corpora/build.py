@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.corpora.readers.address_tests import libpostal_cases, pelias_cases, pyap_cases
 from benchmarks.corpora.readers.opencage import opencage_cases
+from benchmarks.corpora.readers.uner import uner_records
 from benchmarks.corpora.readers.usaddress import usaddress_lines, usaddress_training, usaddress_us50
 from benchmarks.corpora.readers.values import (
     noseyparker_examples,
@@ -49,7 +50,6 @@ from benchmarks.corpora.readers.values import (
     validatorjs_unlabelled_phones,
     validatorjs_values,
 )
-from benchmarks.corpora.readers.uner import uner_records
 from benchmarks.corpora.readers.wnut import wnut_sentences
 
 HERE = Path(__file__).resolve().parent

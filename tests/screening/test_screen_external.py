@@ -57,10 +57,13 @@ def _xfail(reason: str) -> Any:
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-# Issue 23's items and what the slice measured on the detectors of the day: none left today. The
-# slice holds 21 names, all now redacted; the whole dev half still leaves 17 of 196 (8.7%, bound
-# 2%: `benchmarks/screen_external.py --split dev`), so PERSON's bound is not met on the corpus.
-LEFT_TODAY: dict[str, Any] = {}
+# Issue 23's items and what the slice measured on the detectors of the day. Since web text and
+# news joined the names (`uner-en`, 2026-12-01) the slice holds 29 names and leaves one (`then Faz
+# will be able to help`: a name no list holds, which the reader scores low); the whole dev half
+# leaves 36 of 769 (4.7%, bound 2%: `benchmarks/screen_external.py --split dev`).
+LEFT_TODAY: dict[str, Any] = {
+    "PERSON": _xfail("names of web text the reader misses: 1 of the slice's 29 (issue 45)"),
+}
 
 
 def test_slice_is_small_and_holds_every_type() -> None:
