@@ -63,31 +63,34 @@ def _persons(text: str, tokens: list[tuple[str, str]]) -> list[tuple[int, int]] 
     return [(a, b) for a, b in spans]
 
 
-def _chunks(paths: Iterable[Path]) -> Iterator[tuple[str, str, list[tuple[int, int]]]]:
-    """(document id, text, person spans) per run of at most SENTENCES sentences of a document."""
-    current: list[tuple[str, list[tuple[int, int]]]] = []
-    current_doc = ""
+def _joined(
+    sentences: list[tuple[str, list[tuple[int, int]]]],
+) -> tuple[str, list[tuple[int, int]]]:
+    """Sentences joined by a space, with their person spans moved to the joined text."""
+    text, spans = "", []
+    for sentence, persons in sentences:
+        text += " " if text else ""
+        spans += [(len(text) + a, len(text) + b) for a, b in persons]
+        text += sentence
+    return text, spans
 
-    def flush() -> Iterator[tuple[str, str, list[tuple[int, int]]]]:
-        text, spans = "", []
-        for sentence, persons in current:
-            if text:
-                text += " "
-            spans += [(len(text) + a, len(text) + b) for a, b in persons]
-            text += sentence
-        if text:
-            yield current_doc, text, spans
 
+def _chunks(paths: Iterable[Path]) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+    """(text, person spans) per run of at most SENTENCES sentences of one document."""
+    run: list[tuple[str, list[tuple[int, int]]]] = []
+    run_doc = ""
     for path in paths:
         for doc, text, tokens in _sentences(path):
             persons = _persons(text, tokens)
             if persons is None:
                 continue
-            if doc != current_doc or len(current) == SENTENCES:
-                yield from flush()
-                current, current_doc = [], doc
-            current.append((text, persons))
-    yield from flush()
+            if run and (doc != run_doc or len(run) == SENTENCES):
+                yield _joined(run)
+                run = []
+            run_doc = doc
+            run.append((text, persons))
+    if run:
+        yield _joined(run)
 
 
 def uner_records(
@@ -104,7 +107,7 @@ def uner_records(
     out: list[dict[str, Any]] = []
     for split, paths in sources:
         named, plain = [], []
-        for _doc, text, spans in _chunks(paths):
+        for text, spans in _chunks(paths):
             values = [
                 {"type": "PERSON", "value": text[a:b], "start": a, "end": b} for a, b in spans
             ]
