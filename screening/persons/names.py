@@ -276,7 +276,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
                     continue
                 if self._only_words(words) and self._context(text, base, -1) != "strong":
-                    continue  # `Hidden Nook`, `Joke List`, `Good Food`: English words, no name
+                    continue  # `Hidden Nook`, `Cigar Lounge`: English words no name list holds
                 if words:
                     last = words[-1]
                     end = last.end() - (2 if re.search(r"['\u2019][sS]$", last.group()) else 0)

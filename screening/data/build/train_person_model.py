@@ -29,6 +29,9 @@ and BTC only), names_dev, names found whole / spans on no person: all changes wh
 its file separates them with a tab line, which made 1,000 run-together texts cut at 96 pieces
 before `names_from_conll` was fixed): 70.3% / 143 at 0.5 (the first run 67.9% / 131; at 0.6 the
 new run gives 68.2% / 112, at 0.4 the first 70.4% / 180: better at every threshold tried).
+Tried and not shipped: Portuguese, Danish and Swedish news added (docs/measurements/2026-12-01c.md);
+English news, biographies and filings added (GUM via `gum_persons.py`, Wikigold, SEC NER:
+docs/measurements/2026-12-01d.md).
 """
 
 from __future__ import annotations
