@@ -25,12 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 GENRES = ("academic", "bio", "court", "interview", "news", "voyage")
-_TITLES = frozenset(
+_TITLE_WORDS = (
     "mr mr. mrs mrs. ms ms. dr dr. prof prof. professor sir madam dame lord lady king queen "
     "prince princess president senator governor saint st. st pope rev rev. reverend judge "
     "justice general gen. captain capt. colonel col. sgt. sergeant mayor minister chancellor "
-    "premier chairman chairwoman sheikh emperor empress".split()
+    "premier chairman chairwoman sheikh emperor empress"
 )
+_TITLES = frozenset(_TITLE_WORDS.split())
 _PIECE = re.compile(r"\((\d+)-([a-z]+)[^()]*?(\))?(?=\(|\d+\)|$)|(\d+)\)")
 
 
