@@ -66,12 +66,6 @@ def test_only_openly_licensed_genres_are_read(tmp_path: Path, capsys) -> None:
     for name in ("GUM_news_a", "GUM_fiction_b", "GUM_reddit_c", "GENTLE_poetry_d"):
         (tmp_path / f"{name}.conllu").write_text(conllu(ROWS, name), encoding="utf-8")
     out = tmp_path / "persons.conll"
-    import sys
-
-    argv, sys.argv = sys.argv, ["gum_persons.py", str(tmp_path), "--out", str(out)]
-    try:
-        gum_persons.main()
-    finally:
-        sys.argv = argv
+    gum_persons.main([str(tmp_path), "--out", str(out)])
     assert "1 documents, 1 sentences, 2 persons" in capsys.readouterr().out
     assert out.read_text(encoding="utf-8").count("B-PER") == 2

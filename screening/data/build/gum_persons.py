@@ -8,7 +8,7 @@ column of `dep/*.conllu`, CorefUD's bracket notation). A token is a person's nam
 innermost mention it sits in is a person and it is a proper noun (UPOS `PROPN`) that is no
 title (`Dr.`, `Lord`): `Dr. William Glennie` gives `William Glennie`; `his`, `the poet` and
 `Aberdeen Grammar School` (an organisation holding a place) give nothing. Neighbouring name
-tokens of one mention are one name (B-PER, I-PER); every other token is O.
+tokens are one name (B-PER, I-PER); every other token is O.
 
 Only the genres whose texts GUM's LICENSE.txt gives an open licence are read (`GENRES`):
 academic (CC-BY 4.0), biographies (Wikipedia, CC-BY-SA 3.0), court (CC-BY 4.0), interviews and
@@ -21,17 +21,22 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from screening.persons.name_words import TITLES
+
 GENRES = ("academic", "bio", "court", "interview", "news", "voyage")
-_TITLE_WORDS = (
-    "mr mr. mrs mrs. ms ms. dr dr. prof prof. professor sir madam dame lord lady king queen "
-    "prince princess president senator governor saint st. st pope rev rev. reverend judge "
-    "justice general gen. captain capt. colonel col. sgt. sergeant mayor minister chancellor "
+# The name rules' titles (`Dr`, `Mrs`, `Lord`), and offices GUM's writers put before a name.
+_OFFICES = (
+    "lady king queen prince princess president senator governor saint st pope rev reverend "
+    "judge justice general gen captain capt colonel col sgt sergeant mayor minister chancellor "
     "premier chairman chairwoman sheikh emperor empress"
 )
-_TITLES = frozenset(_TITLE_WORDS.split())
+_TITLES = frozenset(f"{TITLES} {_OFFICES}".split())
 _PIECE = re.compile(r"\((\d+)-([a-z]+)[^()]*?(\))?(?=\(|\d+\)|$)|(\d+)\)")
 
 
@@ -76,17 +81,21 @@ def sentences(path: Path) -> Iterator[list[tuple[str, str]]]:
 def _labelled(rows: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
     out, inside = [], False
     for form, upos, kind in rows:
-        name = kind == "person" and upos == "PROPN" and (inside or form.lower() not in _TITLES)
+        name = (
+            kind == "person"
+            and upos == "PROPN"
+            and (inside or form.lower().rstrip(".") not in _TITLES)
+        )
         out.append((form, ("I-PER" if inside else "B-PER") if name else "O"))
         inside = name
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dep", type=Path, help="a GUM checkout's dep/ folder")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     files = sorted(p for g in GENRES for p in args.dep.glob(f"GUM_{g}_*.conllu"))
     if not files:
         raise SystemExit(f"no GUM_<genre>_*.conllu of {', '.join(GENRES)} in {args.dep}")
