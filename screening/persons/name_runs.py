@@ -311,6 +311,8 @@ class NameRuns:
             return "intro"
         if SIGN_OFF.match(prefix) and prefix.strip():
             return "strong"
+        if _closes_line(text, start) and SIGN_OFF.match(_last_sentence(prefix)):
+            return "strong"  # "It smelled awful. Talk to you later GT"; not "Thank you guys."
         if not prefix.strip() or re.fullmatch(r"\W*", prefix):
             before = text[:line_start].rstrip("\n ")
             previous = before[before.rfind("\n") + 1 :]
@@ -326,6 +328,22 @@ class NameRuns:
         ):
             return "weak"
         return None
+
+
+_SENTENCE_END = re.compile(r"[.!?]+\s+")
+_LINE_CLOSE = re.compile(r"[\w'\u2019.-]+(?:[ \t]+[\w'\u2019.-]+)?[^\w\n]*(?:\n|$)")
+
+
+def _last_sentence(prefix: str) -> str:
+    """The last sentence with words in a line's text before a word ("" when there is none)."""
+    sentences = [s for s in _SENTENCE_END.split(prefix) if s.strip()]
+    return sentences[-1] if sentences else ""
+
+
+def _closes_line(text: str, start: int) -> bool:
+    """One or two words from `start`, the first capitalised, then only punctuation to the
+    line's end: a closing's signature, not a sentence going on."""
+    return text[start : start + 1].isupper() and bool(_LINE_CLOSE.match(text, start))
 
 
 _CAPITAL_BEFORE = re.compile(r"[A-Z][\w'-]*[ \t]+$")

@@ -135,6 +135,7 @@ SIGN_OFFS = (
     "many thanks, thanks a lot, thx, ty, cheers, regards, best, best regards, kind regards, "
     "warm regards, warmest regards, best wishes, all the best, sincerely, yours sincerely, "
     "yours truly, yours, cordially, respectfully, br, rgds, ta, talk soon, with thanks, "
+    "talk to you later, talk to you soon, ttyl, see you soon, see you later, take care, "
     "mit freundlichen grüßen, saludos, cordialement, groeten, pozdrawiam"
 )
 # A lone first name (or a lower-case one) right after one of these is taken as a name.

@@ -112,6 +112,9 @@ WRITTEN_BY_PEOPLE = [
     ("Dear Łukasz, the parcel is here.", "Łukasz"),
     ("Regards,\n\nVsevolod Ivanov", "Vsevolod Ivanov"),
     ("The fix is live.\n--\nTomomi Hayashi\nSupport", "Tomomi Hayashi"),
+    # a closing inside the last line, initials after it
+    ("The bed smelled awful. Talk to you later GT", "GT"),
+    ("Could you send me a copy? Thanks. TJO", "TJO"),
     # alone and out of context, as social-media text writes them
     ("wow emma and kaite are so cute", "emma"),
     ("Themba is obsessed with the new phone", "Themba"),
@@ -131,6 +134,9 @@ NO_PERSON = [
     # capitalised English words spaCy's small model read as a person, no word of them a name
     "Friendly staff, a great Cigar Lounge and a quiet Reading Room.",
     "I'm fine, this is great, call me back, it's ok.",
+    # a closing inside a line that thanks no one by name
+    "They are sooooo beautiful. Thank you guys.",
+    "The demo went well. Talk to you later, have fun with the build.",
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
     "Hi team, the Jenkins build on Ubuntu failed again; Docker and Redis are fine.",
