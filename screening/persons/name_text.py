@@ -23,6 +23,18 @@ MENTION = re.compile(r"(?<![\w.@])@([^\W\d_][\w'\u2019\-]*(?:\.[\w'\u2019\-]+)*)
 REDDIT_USER = re.compile(r"(?<![\w/])/?u ?/ ?([^\W\d_][\w\-]{2,19})(?![\w/])")
 EMAIL_LOCAL = re.compile(r"(?<![\w.@])([^\W\d_][\w'\u2019\-]*(?:[._][^\W\d_][\w'\u2019\-]*)+)@\w")
 PARTS = re.compile(r"[._\-]")
+# An e-mail's display name: `"TJO" <tj@example.com>`, `Maria Perez <mp@example.org>` (quoted, or
+# the capitalised words right before the address in angle brackets).
+DISPLAY_NAME = re.compile(
+    r"(?:\"([^\"<>\n]{1,60})\"|((?:[^\W\d_][\w'\u2019.\-]*[ \t]+){0,3}[^\W\d_][\w'\u2019.\-]*))"
+    r"[ \t]*<[^<>\s@]+@[^<>\s]+>"
+)
+# Initials before a capitalised surname: `V K Choudhry`, `J. R. Okafor` (one to three capitals,
+# a dot optional; a bare `I` or `A` is a word, `:D` a smile, `M SUBS` capitals).
+INITIALS = re.compile(
+    r"(?<![\w.:;=])((?:[A-Z]\.[ \t]*|(?![AI]\b)[A-Z][ \t]+){1,3})([A-Z][^\W\d_A-Z]"
+    r"[^\W\d_]*)(?![\w'])"
+)
 # A word of code rather than of a name: lower-case then capitals (`personId`), letters and digits
 # run together (`queue2`, `3x`).
 IDENTIFIER = re.compile(r"\b[a-z]+[A-Z]\w*|[^\W\d_]\d|\d[^\W\d_]")

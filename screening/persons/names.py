@@ -42,10 +42,12 @@ from screening.persons import name_words as w
 from screening.persons.faker_names import PARTICLES, faker_name_lists, fold, held_out, strip_accents
 from screening.persons.name_runs import NameRuns
 from screening.persons.name_text import (
+    DISPLAY_NAME,
     EMAIL_LOCAL,
     ENTITY,
     IDENTIFIER,
     IN_CONTEXT,
+    INITIALS,
     MENTION,
     MENTION_WORDS,
     NAME_WORD,
@@ -245,6 +247,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         if self.use_spacy and nlp_artifacts is not None:
             found += self._spacy(text, nlp_artifacts, pos)
         found += self._handles(text)
+        found += self._display_names(text)
+        found += self._initials(text)
         found += self._runs(text, pos)
         return [RecognizerResult(ENTITY, s, e, score) for s, e, score in found]
 
@@ -311,6 +315,50 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
     def _spacy_drop(self, word: re.Match) -> bool:
         return self.is_product(word_key(word))
 
+    def _display_names(self, text: str) -> list:
+        """The display name before an e-mail address in angle brackets (`"TJO" <tj@...>`,
+        `Maria Perez <mp@...>`): its words from the first that is no common or English word (a
+        name list may hold it); none when no such word is left (`"Support Team" <support@...>`,
+        `No Reply <noreply@...>`) or one is a product."""
+        out = []
+        for m in DISPLAY_NAME.finditer(text):
+            group = 1 if m.group(1) is not None else 2
+            words = list(NAME_WORD.finditer(m.group(group)))
+            if group == 2:  # unquoted: the capitalised words right before the address
+                capitalised = [w.group()[0].isupper() for w in words]
+                first = len(words)
+                while first and capitalised[first - 1]:
+                    first -= 1
+                words = words[first:]
+            # `Contact Ngozi <...>`: the English words before the name are none of it
+            while words and self._plain_word(word_key(words[0])):
+                words.pop(0)
+            keys = [word_key(w) for w in words]
+            if not keys or any(
+                self.is_product(k) or (_CAMEL.search(w.group()) and not self.is_name(k))
+                for k, w in zip(keys, words, strict=True)
+            ):
+                continue  # `"GitHub" <noreply@github.com>`
+            base = m.start(group)
+            out.append((base + words[0].start(), base + words[-1].end(), IN_CONTEXT))
+        return out
+
+    def _plain_word(self, key: str) -> bool:
+        """A common or English word (or its plural) that is no first name: `Contact`, `Sales`
+        (a surname too), not `Mark`."""
+        plain = self._plain(key) or (key.endswith("s") and self._plain(key[:-1]))
+        return plain and not self.is_first(key)
+
+    def _initials(self, text: str) -> list:
+        """Initials and a surname (`V K Choudhry`, `J. R. Okafor`): the surname in a name list
+        and no common word or product, or a word no list knows that is no English word."""
+        out = []
+        for m in INITIALS.finditer(text):
+            key = fold(m.group(2))
+            if self.is_strong(key) or (self.is_unknown(key) and not self.english(key)):
+                out.append((m.start(1), m.end(2), IN_CONTEXT))
+        return out
+
     def _handles(self, text: str) -> list:
         out = []
         for pattern, need_two in ((MENTION, False), (REDDIT_USER, False), (EMAIL_LOCAL, True)):
@@ -342,6 +390,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         return tokens
 
 
+# A brand's inner capital (`GitHub`, `PayPal`); a name list holds `McDonald`, `DeShawn`
+_CAMEL = re.compile(r"[a-z][A-Z]")
 # Inside a span, what a name never holds: a bracket, an underscore, an operator, a path's or
 # markup's symbol, or a dot before a lower-case letter (`len(arr`, `dict_arr`, `q.enqueue`)
 _CODE_INSIDE = re.compile(r"[()_=\[\]{}<>;/\\$#@`|]|\.[a-z]")

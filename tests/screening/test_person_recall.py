@@ -115,6 +115,10 @@ WRITTEN_BY_PEOPLE = [
     # a closing inside the last line, initials after it
     ("The bed smelled awful. Talk to you later GT", "GT"),
     ("Could you send me a copy? Thanks. TJO", "TJO"),
+    # an e-mail's display name; initials before a surname
+    ('Email: "TJO"<ded69@example.com>', "TJO"),
+    ('On Monday "DJT" <dt@example.org> wrote:', "DJT"),
+    ("Contact V K Choudhry today.", "V K Choudhry"),
     # alone and out of context, as social-media text writes them
     ("wow emma and kaite are so cute", "emma"),
     ("Themba is obsessed with the new phone", "Themba"),
@@ -136,6 +140,10 @@ NO_PERSON = [
     "I'm fine, this is great, call me back, it's ok.",
     # a closing inside a line that thanks no one by name
     "They are sooooo beautiful. Thank you guys.",
+    # senders that are no person; capitals that are no initials
+    'From: "Support Team" <support@example.com>, GitHub <noreply@github.com>',
+    "Write to Sales <sales@example.com> or No Reply <noreply@example.com>.",
+    "There are UP Govt. Buses and DTC Buses between them.",
     "The demo went well. Talk to you later, have fun with the build.",
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
