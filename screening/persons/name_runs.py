@@ -8,6 +8,7 @@ import re
 
 from screening.persons.faker_names import PARTICLES, fold
 from screening.persons.name_text import (
+    ADDRESSED,
     FULL_NAME,
     GREETING,
     IN_CONTEXT,
@@ -17,9 +18,12 @@ from screening.persons.name_text import (
     LONE_NAME,
     NAME_IS,
     NAME_WORD,
+    OFFICE_WORDS,
     SIGN_OFF,
     STOP_POS,
     TITLE,
+    TITLE_DOT,
+    TITLE_WORDS,
     PosLookup,
     Token,
     ends_name,
@@ -62,13 +66,26 @@ class NameRuns:
         """A word no list knows, capitalised or on a sign-off line, right after a title, a
         greeting or alone on a sign-off line; the next capitalised unknown word joins it."""
         tok = tokens[i]
-        if word_case(tok.text) == "mixed":
-            return None
+        if (
+            word_case(tok.text) == "mixed"
+            or tok.key in TITLE_WORDS
+            or (tok.key in OFFICE_WORDS and text[tok.end : tok.end + 1] == ".")
+        ):
+            return None  # `iPhone`; `Mr`, `Sgt.` open a name, are none
         if tok.key in self.stop_words and self.is_name(tok.key) and not self.is_product(tok.key):
             # "Regards,\nWill": a stop word that is a name, alone after a greeting or sign-off
             if self._context(text, tok.start, -1) == "strong" and ends_name(text, tok.end):
                 return tok.start, tok.end, IN_CONTEXT
             return None
+        if (
+            word_case(tok.text) == "title"
+            and len(tok.key) > 1
+            and tok.key not in self.stop_words
+            and tok.key not in ADDRESSED
+            and not self.is_product(tok.key)
+            and TITLE_DOT.search(text, max(0, tok.start - 12), tok.start)
+        ):
+            return tok.start, tok.end, IN_CONTEXT  # `Dr. Strange`, `Capt. Hook`, `Col. Mustard`
         if not self.is_unknown(tok.key):
             return None
         context = self._context(text, tok.start, last_end)

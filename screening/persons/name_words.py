@@ -129,6 +129,13 @@ TITLES = (
     "mr mrs ms miss mx dr prof professor sir madam dame lord herr frau fr sr sra srta mme mlle "
     "señor señora signor signora sig dott ing mag"
 )
+# Ranks and offices written short before a name, with their dot only ("Capt. Hook", "Sen. Warren"):
+# without it most are words or codes (`col`, `gen`, `rep`, `det`).
+OFFICES = "capt col gen sgt lt cpl maj adm cmdr gov sen rep insp det supt"
+# What a title addresses that is no name ("Mr. President", "Madam Speaker").
+ADDRESSED = (
+    "president speaker chairman chairwoman chair secretary mayor governor senator ambassador"
+)
 GREETINGS = "hi hello hey heya hiya dear morning afternoon evening greetings yo howdy hallo hola"
 SIGN_OFFS = (
     "thanks, thank you, thanks so much, thank you so much, thanks again, thanks in advance, "

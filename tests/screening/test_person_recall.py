@@ -119,6 +119,9 @@ WRITTEN_BY_PEOPLE = [
     ('Email: "TJO"<ded69@example.com>', "TJO"),
     ('On Monday "DJT" <dt@example.org> wrote:', "DJT"),
     ("Contact V K Choudhry today.", "V K Choudhry"),
+    # after a title or a rank with its dot, an English word is a name
+    ("Ask Capt. Hook about the cargo.", "Hook"),
+    ("Col. Mustard signed the form.", "Mustard"),
     # alone and out of context, as social-media text writes them
     ("wow emma and kaite are so cute", "emma"),
     ("Themba is obsessed with the new phone", "Themba"),
@@ -144,6 +147,7 @@ NO_PERSON = [
     'From: "Support Team" <support@example.com>, GitHub <noreply@github.com>',
     "Write to Sales <sales@example.com> or No Reply <noreply@example.com>.",
     "There are UP Govt. Buses and DTC Buses between them.",
+    "Thank you for your attention, Mr. President.",
     "The demo went well. Talk to you later, have fun with the build.",
     "I'm sure this is Python code; call me maybe.",
     "Server crashed. Table of contents missing after the Kubernetes and Terraform upgrade.",
