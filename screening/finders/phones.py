@@ -69,7 +69,8 @@ the ranges it calls valid (`+447700 208 815`) stay. `find_phones` (the table's `
   `+390549612345678`) is still a phone at 0.6 after a phone word when it has E.164's shape: a
   country calling code libphonenumber knows and 8-15 digits in all; with no phone word, at 0.4
   when written with a `+`, standing on its own and not a round number (a plan changed since it
-  was written: Benin's eight digits before 2024, `+22990123456`).
+  was written: Benin's eight digits before 2024, `+22990123456`), with up to 17 digits (a trunk
+  prefix run on: `+37805496123456789`).
 """
 
 from __future__ import annotations
@@ -122,11 +123,11 @@ def _international(candidate: str) -> float:
 
 
 @lru_cache(maxsize=8192)
-def _e164_digits(candidate: str) -> str:
+def _e164_digits(candidate: str, longest: int = 15) -> str:
     """The digits after `+` (or `00`) where they are a country calling code libphonenumber knows
-    and 8-15 digits in all; "" where they are not."""
+    and 8-15 (E.164's most) or `longest` digits in all; "" where they are not."""
     digits = re.sub(r"\D", "", candidate[2:] if candidate.startswith("00") else candidate)
-    if not 8 <= len(digits) <= 15:
+    if not 8 <= len(digits) <= longest:
         return ""
     known = phonenumbers.COUNTRY_CODE_TO_REGION_CODE
     return digits if any(int(digits[:n]) in known for n in (1, 2, 3)) else ""
@@ -233,12 +234,14 @@ def _mobile_with_country_code(candidate: str) -> bool:
 
 
 def _plus_and_country_code(text: str, start: int, end: int) -> bool:
-    """`+`, a country calling code and 8-15 digits in all, standing on its own, not a round
+    """`+`, a country calling code and 8-17 digits in all, standing on its own, not a round
     number: a phone as E.164 writes one, even where libphonenumber's plan for that country no
     longer takes it (`+22920293092`: Benin's eight-digit numbers before 2024; Mexico's mobiles
-    with their old `1`; Jamaica's `+8764511274`, the `1` of North America left out)."""
+    with their old `1`; Jamaica's `+8764511274`, the `1` of North America left out), or with
+    more digits than E.164's 15 (a trunk prefix or an extension run on: validator.js takes
+    San Marino's `+3780549` before a mobile's ten digits, 17 in all)."""
     candidate = text[start:end]
-    digits = _e164_digits(candidate) if candidate.startswith("+") else ""
+    digits = _e164_digits(candidate, 17) if candidate.startswith("+") else ""
     if not digits and candidate.startswith("+") and not _international(candidate):
         # a North American number of the Caribbean with its area code for a country code and
         # the `1` left out (Jamaica's `+876 102 1234`), valid once the `1` is read

@@ -70,6 +70,8 @@ def _phones(text: str) -> list[str]:
         ("Accueil 612345678, du lundi au vendredi", "612345678"),
         # Jamaica's number with its area code for a country code, North America's `1` left out
         ("Front desk, +8764511274", "+8764511274"),
+        # more digits than E.164 allows: a trunk prefix run on (San Marino's 0549 after +378)
+        ("Until Friday I am at +37805496123456789, then back home.", "+37805496123456789"),
     ],
 )
 def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
@@ -97,6 +99,7 @@ def test_a_phone_written_as_its_country_writes_it_is_found_with_no_phone_word(
         "See run-254712345678 in the log.",  # inside an identifier
         "The balance moved by +22900000000 points.",  # a `+` and a round number
         "x = 5 +22990123456",  # a sum
+        "The balance moved by +37805496123450000 points.",  # 17 digits, a round number
         "Senior engineer at Contoso, 2019-2024",  # a CV's years
         "Education: BSc, 1998 \u2013 2002",
         "Both screens run at 1920x1080 and 3840x2160.",  # sizes, an `x` between numbers
