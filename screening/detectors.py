@@ -33,6 +33,8 @@ from presidio_analyzer.nlp_engine import NlpEngineProvider
 from screening.azure_language import AzureLanguageDetectors, CombinedDetectors
 from screening.azure_language import client as azure_client
 from screening.finder_table import load, own_finders
+from screening.persons.name_parts import name_parts
+from screening.persons.names import PersonNameRecognizer
 from screening.persons.names import install as install_person_names
 from screening.persons.person_model import PersonModelRecognizer, shared_model
 from screening.recognizers import FinderRecognizer
@@ -70,15 +72,20 @@ class Detectors:
     def _analyze(self, texts: list[str], batch_size: int) -> dict[str, list[Span]]:
         engine = self.analyzer.nlp_engine
         found: dict[str, list[Span]] = {}
+        names = None  # the name rules' word tables, for a name's parts standing alone
         for recognizer in self.analyzer.registry.recognizers:
             if isinstance(recognizer, PersonModelRecognizer) and "PERSON" in self.entities:
                 recognizer.prefetch(texts)  # the token classifier reads the batch at once
+            if isinstance(recognizer, PersonNameRecognizer) and "PERSON" in self.entities:
+                names = recognizer
         for text, artifacts in engine.process_batch(texts, self.language, batch_size=batch_size):
             results = self.analyzer.analyze(
                 text, self.language, entities=self.entities, nlp_artifacts=artifacts
             )
-            results = sorted(results, key=lambda r: (r.start, r.end, r.entity_type))
-            found[text] = [Span(r.start, r.end, r.entity_type, r.score) for r in results]
+            spans = [Span(r.start, r.end, r.entity_type, r.score) for r in results]
+            if names is not None:
+                spans += name_parts(names, text, spans)  # `Lamarr` after `Hedy Lamarr`
+            found[text] = sorted(spans, key=lambda s: (s.start, s.end, s.entity))
         return found
 
 

@@ -192,12 +192,12 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         if score < 0.7 and may_hold_code(text):
             # a document of several lines or with code marks (an answer, a manual): the reader's
             # guesses at its terms (`integer` 0.6) sit here; a chat line's lower-case names stay
-            if span.text.islower() and all(self._plain(word_key(w)) for w in words):
+            if span.text.islower() and all(self.is_plain(word_key(w)) for w in words):
                 return True  # English words in lower case: `integer x`, `provides`
             if (
                 len(words) == 1
                 and not mid_sentence(text, start)
-                and self._plain(word_key(words[0]))
+                and self.is_plain(word_key(words[0]))
             ):
                 return True  # an English word opening its sentence: `Given an integer`
             if IDENTIFIER.search(span.text):
@@ -210,7 +210,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         """Words of a CV's or a letter's heading only (`HEADINGS`): no person."""
         return bool(words) and all(word_key(w) in self.headings for w in words)
 
-    def _plain(self, key: str) -> bool:
+    def is_plain(self, key: str) -> bool:
         """A common word, an English word (by spaCy's tables) or a lone letter."""
         return key in self.common or self.english(key) or len(key) == 1
 
@@ -309,7 +309,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         """Capitalised English words only, none a name any list holds: no person by spaCy alone."""
         keys = [word_key(m) for m in words]
         return bool(keys) and all(
-            self._plain(k) and not self.is_name(k) and not self.is_more(k) for k in keys
+            self.is_plain(k) and not self.is_name(k) and not self.is_more(k) for k in keys
         )
 
     def _spacy_drop(self, word: re.Match) -> bool:
@@ -346,7 +346,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
     def _plain_word(self, key: str) -> bool:
         """A common or English word (or its plural) that is no first name: `Contact`, `Sales`
         (a surname too), not `Mark`."""
-        plain = self._plain(key) or (key.endswith("s") and self._plain(key[:-1]))
+        plain = self.is_plain(key) or (key.endswith("s") and self.is_plain(key[:-1]))
         return plain and not self.is_first(key)
 
     def _initials(self, text: str) -> list:

@@ -60,6 +60,15 @@ def test_recall_per_form_and_no_product_flagged(detectors) -> None:
             ["Liam O'Brien", "Anne-Marie Dubois-Leclerc"],
         ),
         ("Regards,\nWill", ["Will"]),
+        # a name's parts standing alone after the whole name (screening.persons.name_parts)
+        (
+            "Hedy Lamarr married Fritz Mandl. Lamarr went with Mandl to meetings.",
+            ["Hedy Lamarr", "Fritz Mandl", "Lamarr", "Mandl"],
+        ),
+        (
+            "We called Will Smith. Later Will said no. Smith agreed.",
+            ["Will Smith", "Will", "Smith"],
+        ),
     ],
 )
 def test_names_found_with_exact_offsets(detectors, text, names) -> None:
@@ -82,6 +91,20 @@ def test_names_found_with_exact_offsets(detectors, text, names) -> None:
 )
 def test_products_and_common_words_are_no_person(detectors, text) -> None:
     assert _person(detectors, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # an English given name opening a sentence is the word; a place and a path are no part
+        # of the name standing alone
+        ("We called Will Smith. Will you call him too?", ["Will Smith"]),
+        ("George Washington slept here. Washington is a city.", ["George Washington"]),
+        ("Ask Fritz Mandl; the file is /srv/Mandl/notes.txt", ["Fritz Mandl"]),
+    ],
+)
+def test_a_names_parts_stand_alone_only_as_names(detectors, text, names) -> None:
+    assert _person(detectors, text) == names
 
 
 def test_possessive_span_excludes_s(detectors) -> None:
