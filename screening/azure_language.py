@@ -193,6 +193,17 @@ class CombinedDetectors:
                 joined.append(sorted(set(spans), key=_order))
         return joined
 
+    def record_name_parts(
+        self, texts: Sequence[str], found: Sequence[list[Span]]
+    ) -> list[list[Span]]:
+        """A record's findings with the parts of its names standing alone (the local
+        detectors' rule, `Detectors.record_name_parts`, over every detector's names)."""
+        out = list(found)
+        for part in self.parts:
+            if hasattr(part, "record_name_parts"):
+                out = part.record_name_parts(texts, out)
+        return out
+
 
 def _order(span: Span) -> tuple[int, int, str]:
     return span.start, span.end, span.entity

@@ -72,12 +72,10 @@ class Detectors:
     def _analyze(self, texts: list[str], batch_size: int) -> dict[str, list[Span]]:
         engine = self.analyzer.nlp_engine
         found: dict[str, list[Span]] = {}
-        names = None  # the name rules' word tables, for a name's parts standing alone
         for recognizer in self.analyzer.registry.recognizers:
             if isinstance(recognizer, PersonModelRecognizer) and "PERSON" in self.entities:
                 recognizer.prefetch(texts)  # the token classifier reads the batch at once
-            if isinstance(recognizer, PersonNameRecognizer) and "PERSON" in self.entities:
-                names = recognizer
+        names = self._name_rules()
         for text, artifacts in engine.process_batch(texts, self.language, batch_size=batch_size):
             results = self.analyzer.analyze(
                 text, self.language, entities=self.entities, nlp_artifacts=artifacts
@@ -87,6 +85,32 @@ class Detectors:
                 spans += name_parts(names, text, spans)  # `Lamarr` after `Hedy Lamarr`
             found[text] = sorted(spans, key=lambda s: (s.start, s.end, s.entity))
         return found
+
+    def record_name_parts(
+        self, texts: Sequence[str], found: Sequence[list[Span]]
+    ) -> list[list[Span]]:
+        """One record's fields' findings, each field's with the parts of the names found whole
+        in the record's other fields where they stand alone in it (`screening.persons.
+        name_parts`: a QA question's `Lamarr` after its context's `Hedy Lamarr`)."""
+        names = self._name_rules()
+        if names is None or len(texts) < 2:
+            return list(found)
+        pairs = list(zip(texts, found, strict=True))
+        out = []
+        for i, (text, spans) in enumerate(pairs):
+            more = name_parts(names, text, spans, [p for j, p in enumerate(pairs) if j != i])
+            out.append(sorted({*spans, *more}, key=lambda s: (s.start, s.end, s.entity)))
+        return out
+
+    def _name_rules(self) -> PersonNameRecognizer | None:
+        """The name rules' recognizer (its word tables decide a name's parts), if PERSON is
+        looked for."""
+        if "PERSON" not in self.entities:
+            return None
+        return next(
+            (r for r in self.analyzer.registry.recognizers if isinstance(r, PersonNameRecognizer)),
+            None,
+        )
 
 
 def spacy_engine(spacy_model: str, language: str = "en", parser: bool = False) -> Any:

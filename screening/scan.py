@@ -105,6 +105,12 @@ def screen_records(
     surrogates = Surrogates(salt) if salt is not None else None
     for record, record_fields in zip(records, fields, strict=True):
         findings = {name: next(spans) for name, _ in record_fields}
+        if hasattr(detectors, "record_name_parts") and not any(
+            isinstance(f, AnalysisFailed) for f in findings.values()
+        ):  # a name's parts alone in another field (a question's `Lamarr`)
+            texts = [text for _, text in record_fields]
+            with_parts = detectors.record_name_parts(texts, list(findings.values()))
+            findings = dict(zip(findings, with_parts, strict=True))
         toxicity, removed = record_toxicity(
             {name: next(tox) for name, _ in record_fields}, config.toxicity
         )

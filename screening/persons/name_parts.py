@@ -43,22 +43,20 @@ class _Words(Protocol):  # what the name recognizer knows of words (`PersonNameR
     def is_plain(self, key: str) -> bool: ...
 
 
-def name_parts(words: _Words, text: str, spans: Sequence[Span]) -> list[Span]:
+def name_parts(
+    words: _Words,
+    text: str,
+    spans: Sequence[Span],
+    elsewhere: Sequence[tuple[str, Sequence[Span]]] = (),
+) -> list[Span]:
     """Findings for the parts of `text`'s multi-word PERSON findings where they stand alone,
-    each scored as the name it came from (its highest score where several hold it)."""
+    each scored as the name it came from (its highest score where several hold it); with
+    `elsewhere` (other texts of the same record and their findings), the parts of their names
+    too (a QA question's `Lamarr` after its context's `Hedy Lamarr`)."""
     parts: dict[str, float] = {}
     surnames: set[str] = set()
-    for span in spans:
-        if span.entity != ENTITY:
-            continue
-        found = list(NAME_WORD.finditer(text, span.start, span.end))
-        if len(found) < 2:
-            continue
-        for word in found:
-            part = word.group()
-            if _may_stand_alone(words, part, word_key(word)):
-                parts[part] = max(parts.get(part, 0.0), span.score)
-        surnames.add(found[-1].group())
+    for source, found_there in ((text, spans), *elsewhere):
+        _collect(words, source, found_there, parts, surnames)
     if not parts:
         return []
     covered = [(s.start, s.end) for s in spans]
@@ -77,6 +75,22 @@ def name_parts(words: _Words, text: str, spans: Sequence[Span]) -> list[Span]:
                 continue
             out.append(Span(start, end, ENTITY, score))
     return out
+
+
+def _collect(
+    words: _Words, text: str, spans: Sequence[Span], parts: dict[str, float], surnames: set[str]
+) -> None:
+    for span in spans:
+        if span.entity != ENTITY:
+            continue
+        found = list(NAME_WORD.finditer(text, span.start, span.end))
+        if len(found) < 2:
+            continue
+        for word in found:
+            part = word.group()
+            if _may_stand_alone(words, part, word_key(word)):
+                parts[part] = max(parts.get(part, 0.0), span.score)
+        surnames.add(found[-1].group())
 
 
 def _may_stand_alone(words: _Words, part: str, key: str) -> bool:

@@ -250,3 +250,21 @@ def test_the_shipped_name_file_has_names_of_many_countries() -> None:
     # Japan, Brazil, Nigeria, Sweden, Poland, Vietnam, India
     assert {"tomomi", "vitoria", "chidi", "łukasz", "priya"} <= names.first
     assert {"okonkwo", "ström", "nguyen", "kowalski"} <= names.last
+
+
+def test_a_names_part_in_another_field_of_the_record_is_redacted() -> None:
+    """A QA question names by surname the person its context names in full: the question's
+    surname goes too (else the training data keeps it beside the context's `<PERSON>`)."""
+    from screening.config import ScreenConfig
+    from screening.scan import screen_records
+
+    context = "In 1975 Frank Church chaired the committee on intelligence."
+    record = {
+        "id": "q",
+        "question": "Which committee did Church chair in 1975?",
+        "context": context,
+        "answers": {"text": ["the committee on intelligence"], "answer_start": [29]},
+    }
+    (kept,) = screen_records("extractive-qa", [record], ScreenConfig()).kept
+    assert kept["question"] == "Which committee did <PERSON> chair in 1975?"
+    assert kept["context"].startswith("In 1975 <PERSON> chaired")
