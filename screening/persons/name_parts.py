@@ -4,11 +4,13 @@ Writers name a person in full once and by one part after (`Hedy Lamarr married F
 Lamarr accompanied Mandl to meetings`); the readers find the full name and miss the part alone
 (a surname no list holds, a word no tag marks). `name_parts` takes each word of a name found
 with two or more words and finds it again, as a whole word written the same way, where no finding
-covers it: a coreference of the simplest kind, as a reviewer would read the text.
+covers it: a coreference of the simplest kind, as a reviewer would read the text. Nothing comes
+of a finding that is a place as a whole (`Hong Kong`).
 
 A part is not taken alone when it is a title or greeting (`Dr`, `Dear`), a particle (`de`, `van`),
-a product, a place (`Washington` of `George Washington` is a city too), shorter than three
-letters, or in capitals or lower case (`BUSH`, `bush`: the part must be written as a name is, a
+a product, a place (`Washington` of `George Washington` is a city too), an English or common
+word no name list holds (`Minister`, `News`, `Direct`: the words of a false finding, `Prime
+Minister Allawi`, `BBC Breaking News`, `Direct Dial`), shorter than three letters, or in capitals or lower case (`BUSH`, `bush`: the part must be written as a name is, a
 capital then lower case). A given name that is an English or common word (`Will`, `Rose`) is
 taken only inside a sentence (`Will you` opens one; a surname, `Baker was late`, may open one),
 and no part beside a symbol of code.
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from screening.persons import name_words as w
-from screening.persons.faker_names import PARTICLES
+from screening.persons.faker_names import PARTICLES, fold
 from screening.persons.name_text import (
     ENTITY,
     NAME_WORD,
@@ -38,6 +40,8 @@ MIN_PART = 3
 
 
 class _Words(Protocol):  # what the name recognizer knows of words (`PersonNameRecognizer`)
+    def is_name(self, key: str) -> bool: ...
+
     def is_product(self, key: str) -> bool: ...
 
     def is_plain(self, key: str) -> bool: ...
@@ -84,8 +88,8 @@ def _collect(
         if span.entity != ENTITY:
             continue
         found = list(NAME_WORD.finditer(text, span.start, span.end))
-        if len(found) < 2:
-            continue
+        if len(found) < 2 or is_place(fold(text[span.start : span.end])):
+            continue  # one word, or a place read as a person (`Hong Kong`)
         for word in found:
             part = word.group()
             if _may_stand_alone(words, part, word_key(word)):
@@ -102,4 +106,5 @@ def _may_stand_alone(words: _Words, part: str, key: str) -> bool:
         and key not in PARTICLES
         and not words.is_product(key)
         and not is_place(key)
+        and (words.is_name(key) or not words.is_plain(key))
     )
