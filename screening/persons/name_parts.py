@@ -1,4 +1,4 @@
-"""A surname or a given name standing alone, where the whole name was found in the same text.
+"""A surname or a given name standing alone, where the whole name was found in the same record.
 
 Writers name a person in full once and by one part after (`Hedy Lamarr married Fritz Mandl ...
 Lamarr accompanied Mandl to meetings`); the readers find the full name and miss the part alone
@@ -7,13 +7,14 @@ with two or more words and finds it again, as a whole word written the same way,
 covers it: a coreference of the simplest kind, as a reviewer would read the text. Nothing comes
 of a finding that is a place as a whole (`Hong Kong`).
 
-A part is not taken alone when it is a title or greeting (`Dr`, `Dear`), a particle (`de`, `van`),
-a product, a place (`Washington` of `George Washington` is a city too), an English or common
-word no name list holds (`Minister`, `News`, `Direct`: the words of a false finding, `Prime
-Minister Allawi`, `BBC Breaking News`, `Direct Dial`), shorter than three letters, or in capitals or lower case (`BUSH`, `bush`: the part must be written as a name is, a
-capital then lower case). A given name that is an English or common word (`Will`, `Rose`) is
-taken only inside a sentence (`Will you` opens one; a surname, `Baker was late`, may open one),
-and no part beside a symbol of code.
+A part is not taken alone when it is a title or greeting (`Dr`, `Dear`), a particle (`de`,
+`van`), a product, a place (`Washington` of `George Washington` is a city too), an English or
+common word no name list holds (`Minister`, `News`, `Direct`: the words of false findings,
+`Prime Minister Allawi`, `BBC Breaking News`, `Direct Dial`), shorter than three letters, or in
+capitals or lower case (`BUSH`, `bush`: the part must be written as a name is, a capital then
+lower case). A given name that is an English or common word (`Will`, `Rose`) is taken only inside
+a sentence (`Will you` opens one; a surname, `Baker was late`, may open one), and no part beside
+a symbol of code.
 """
 
 from __future__ import annotations
