@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # offline: bundled suffix list
@@ -75,7 +75,7 @@ class Detectors:
         for recognizer in self.analyzer.registry.recognizers:
             if isinstance(recognizer, PersonModelRecognizer) and "PERSON" in self.entities:
                 recognizer.prefetch(texts)  # the token classifier reads the batch at once
-        names = self._name_rules()
+        names = self._name_rules
         for text, artifacts in engine.process_batch(texts, self.language, batch_size=batch_size):
             results = self.analyzer.analyze(
                 text, self.language, entities=self.entities, nlp_artifacts=artifacts
@@ -92,7 +92,7 @@ class Detectors:
         """One record's fields' findings, each field's with the parts of the names found whole
         in the record's other fields where they stand alone in it (`screening.persons.
         name_parts`: a QA question's `Lamarr` after its context's `Hedy Lamarr`)."""
-        names = self._name_rules()
+        names = self._name_rules
         if names is None or len(texts) < 2:
             return list(found)
         pairs = list(zip(texts, found, strict=True))
@@ -102,6 +102,7 @@ class Detectors:
             out.append(sorted({*spans, *more}, key=lambda s: (s.start, s.end, s.entity)))
         return out
 
+    @cached_property
     def _name_rules(self) -> PersonNameRecognizer | None:
         """The name rules' recognizer (its word tables decide a name's parts), if PERSON is
         looked for."""

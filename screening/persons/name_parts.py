@@ -28,6 +28,8 @@ from screening.persons.faker_names import PARTICLES, fold
 from screening.persons.name_text import (
     ENTITY,
     NAME_WORD,
+    OFFICE_WORDS,
+    TITLE_WORDS,
     Token,
     in_code,
     is_place,
@@ -36,7 +38,7 @@ from screening.persons.name_text import (
 )
 from screening.redact import Span
 
-_NOT_PARTS = frozenset((w.TITLES + " " + w.OFFICES + " " + w.GREETINGS).lower().split())
+_NOT_PARTS = TITLE_WORDS | OFFICE_WORDS | frozenset(w.GREETINGS.split())
 MIN_PART = 3
 
 
