@@ -5,7 +5,7 @@
         [--uner-ewt DIR] [--uner-pud DIR] \\
         [--validatorjs-tests FILE] [--libpostal-tests FILE] [--usaddress-us50 FILE] \\
         [--pyap-tests DIR] [--opencage-tests DIR] [--pelias-tests DIR] \\
-        [--usaddress-training DIR] [--out DIR]
+        [--usaddress-training DIR] [--aftership-tests FILE] [--out DIR]
 
 Each corpus whose input is given is rebuilt (libphonenumber's always: it reads the installed
 package); SOURCES.md has the full command.
@@ -44,6 +44,7 @@ from benchmarks.corpora.readers.opencage import opencage_cases
 from benchmarks.corpora.readers.uner import uner_records
 from benchmarks.corpora.readers.usaddress import usaddress_lines, usaddress_training, usaddress_us50
 from benchmarks.corpora.readers.values import (
+    aftership_phones,
     noseyparker_examples,
     phone_examples,
     presidio_cases,
@@ -78,6 +79,7 @@ def main() -> None:
         type=Path,
         help="usaddress's training/ folder (a dev-only corpus; needs the address corpora in --out)",
     )
+    parser.add_argument("--aftership-tests", type=Path, help="AfterShip/phone's __tests__/data.csv")
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--n", type=int, default=300, help="records per sampled source")
     args = parser.parse_args()
@@ -96,6 +98,7 @@ def main() -> None:
             args.validatorjs_tests,
             lambda p: validatorjs_unlabelled_phones(p, args.n // 2),
         ),
+        "phones-aftership": (args.aftership_tests, aftership_phones),
         "libpostal": (args.libpostal_tests, libpostal_cases),
         "usaddress-us50": (
             args.usaddress_us50 and args.usaddress_xml,

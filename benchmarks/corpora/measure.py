@@ -73,6 +73,7 @@ CORPORA = (
     "uner-en",  # persons in English web text and news (2026-12-01)
     "libphonenumber",
     "phones-unlabelled",  # validator.js's other mobile numbers, with no phone word (2026-11-30)
+    "phones-aftership",  # AfterShip phone's valid test numbers, with no phone word (2026-12-02)
 )
 
 

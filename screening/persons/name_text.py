@@ -45,21 +45,16 @@ def _alternatives(items) -> str:
     return "|".join(re.escape(x.strip()) for x in items if x.strip())
 
 
-TITLE = re.compile(
-    r"\b(?:(?:"
-    + _alternatives(w.TITLES.split())
-    + r")\.?|(?:"
-    + _alternatives(w.OFFICES.split())
-    + r")\.)\s*$",
-    re.IGNORECASE,
-)
+_TITLES = _alternatives(w.TITLES.split())
+_OFFICES = _alternatives(w.OFFICES.split())
+TITLE = re.compile(r"\b(?:(?:" + _TITLES + r")\.?|(?:" + _OFFICES + r")\.)\s*$", re.IGNORECASE)
 # A title or office with its dot, capitalised (`Dr.`, `Capt.`): what follows is a name even when
 # it is an English word (`Dr. Strange`, `Capt. Hook`, `Col. Mustard`).
 TITLE_WORDS = frozenset(w.TITLES.split())
 OFFICE_WORDS = frozenset(w.OFFICES.split())
 ADDRESSED = frozenset(w.ADDRESSED.split())
 TITLE_DOT = re.compile(
-    r"\b(?=[A-Z])(?:" + _alternatives(f"{w.TITLES} {w.OFFICES}".split()) + r")\.[ \t]*$",
+    r"\b(?=[A-Z])(?:" + _TITLES + "|" + _OFFICES + r")\.[ \t]*$",
     re.IGNORECASE,
 )
 GREETING = re.compile(

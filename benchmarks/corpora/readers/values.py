@@ -1,9 +1,11 @@
 """Readers of the value corpora: the test cases of Presidio's recognizers, validator.js's valid
-values, Nosey Parker's credential rule examples, and libphonenumber's example numbers."""
+values, Nosey Parker's credential rule examples, libphonenumber's example numbers and the valid
+numbers of AfterShip's `phone` tests."""
 
 from __future__ import annotations
 
 import ast
+import csv
 import re
 from pathlib import Path
 from typing import Any
@@ -172,6 +174,24 @@ def validatorjs_unlabelled_phones(path: Path, labelled: int) -> list[dict[str, A
         start = frame.index("{}")
         span = {"type": "PHONE_NUMBER", "value": number, "start": start, "end": start + len(number)}
         out.append(record("phones-unlabelled", i, frame.format(number), [span]))
+    return out
+
+
+def aftership_phones(path: Path) -> list[dict[str, Any]]:
+    """The numbers AfterShip's `phone` tests (`__tests__/data.csv`) expect to be valid, each once
+    as its contributors typed it (`+1 (817) 569-8900`, `22-6569-8900`, `+852 6569-8900`), in one
+    of UNLABELLED_FRAMES in turn: a second source of numbers with no phone word."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    numbers = sorted(
+        {r["input_phone"].strip() for r in rows if r["output_is_valid"] == "true"} - {""}
+    )
+    out = []
+    for i, number in enumerate(numbers):
+        frame = UNLABELLED_FRAMES[i % len(UNLABELLED_FRAMES)]
+        start = frame.index("{}")
+        span = {"type": "PHONE_NUMBER", "value": number, "start": start, "end": start + len(number)}
+        out.append(record("phones-aftership", i, frame.format(number), [span]))
     return out
 
 

@@ -27,16 +27,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from screening.persons.name_words import TITLES
+from screening.persons.name_words import OFFICES, TITLES
 
 GENRES = ("academic", "bio", "court", "interview", "news", "voyage")
-# The name rules' titles (`Dr`, `Mrs`, `Lord`), and offices GUM's writers put before a name.
+# The name rules' titles (`Dr`, `Mrs`, `Lord`) and abbreviated offices (`Capt`, `Gen`), and the
+# offices GUM's writers put before a name in full.
 _OFFICES = (
     "lady king queen prince princess president senator governor saint st pope rev reverend "
-    "judge justice general gen captain capt colonel col sgt sergeant mayor minister chancellor "
+    "judge justice general captain colonel sergeant mayor minister chancellor "
     "premier chairman chairwoman sheikh emperor empress"
 )
-_TITLES = frozenset(f"{TITLES} {_OFFICES}".split())
+_TITLES = frozenset(f"{TITLES} {OFFICES} {_OFFICES}".split())
 _PIECE = re.compile(r"\((\d+)-([a-z]+)[^()]*?(\))?(?=\(|\d+\)|$)|(\d+)\)")
 
 
