@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from screening.persons.name_words import SIGN_OFFS_ABROAD
+
 # Words before a phone number, in the languages of the screen's users (lower case).
 PHONE_WORDS = (
     "phone", "telephone", "tel", "tel.", "mobile", "mob", "cell", "cellphone", "call", "ring",
@@ -105,15 +107,14 @@ _AVAILABLE_AFTER = re.compile(
     r"(?:business|office|opening|working) hours|any ?time|\d{1,2}(?::\d\d)?[ \t]*[ap]\.?m\b\.?)"
     r"|" + _DAY_RANGE + r"|(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|24/7))(?![^\W\d_])"
 )
-# A closing line of a letter or an e-mail: the lines after it are a signature.
+# A closing line of a letter or an e-mail: the lines after it are a signature. Other languages'
+# closings are the person rules' (`screening.persons.name_words.SIGN_OFFS_ABROAD`).
 _CLOSING = re.compile(
     r"(?i:(?:(?:best|kind|warm|warmest|many|with)[ \t]+)?(?:regards|wishes|thanks)|thank you|"
     r"thx|cheers|sincerely(?: yours)?|yours(?: truly| sincerely| faithfully)?|best|"
-    r"respectfully|mit freundlichen gr(?:ü|ue)(?:ß|ss)en|viele gr(?:ü|ue)(?:ß|ss)e|cordialement|"
-    r"bien (?:à vous|cordialement)|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|"
-    r"met vriendelijke groet(?:en)?|pozdrawiam|med vänliga hälsningar|hälsningar|med vennlig hilsen|"
-    r"venlig hilsen|ystävällisin terveisin|с уважением|atenciosamente|abraços)"  # noqa: RUF001
-    r"[ \t]*[,.!]?|--[ \t]*"
+    r"respectfully|"
+    + "|".join(re.escape(x.strip()) for x in SIGN_OFFS_ABROAD.split(",") if x.strip())
+    + r")[ \t]*[,.!]?|--[ \t]*"
 )
 
 

@@ -86,7 +86,7 @@ class NameRuns:
             and TITLE_DOT.search(text, max(0, tok.start - 12), tok.start)
         ):
             return tok.start, tok.end, IN_CONTEXT  # `Dr. Strange`, `Capt. Hook`, `Col. Mustard`
-        if not self.is_unknown(tok.key):
+        if not self.is_unknown(tok.key) or self._greets(tok):
             return None
         context = self._context(text, tok.start, last_end)
         if context == "intro":
@@ -101,8 +101,9 @@ class NameRuns:
                 return None
         elif context not in ("strong", "list"):
             return None
-        elif context == "list" and word_case(tok.text) == "lower" and not self._english_text(text):
-            return None  # `Jürgen Müller und wohne`: lower-case rules hold for English text only
+        elif word_case(tok.text) == "lower" and not self._english_text(text):
+            return None  # `Jürgen Müller und wohne`, `Hola amigos`: lower-case rules hold for
+            # English text only
         end = tok.end
         if i + 1 < len(tokens) and not tok.possessive:
             nxt = tokens[i + 1]
@@ -116,7 +117,11 @@ class NameRuns:
 
     def _run_from(self, text: str, tokens: list[Token], i: int) -> list[Token]:
         """Name words in a row from token i: one space apart, particles and initials inside."""
-        if not self.is_name(tokens[i].key) or tokens[i].key in self.stop_words:
+        if (
+            not self.is_name(tokens[i].key)
+            or tokens[i].key in self.stop_words
+            or self._greets(tokens[i])
+        ):
             return []
         run = [tokens[i]]
         j = i + 1
@@ -315,6 +320,11 @@ class NameRuns:
         ]
         known = sum(k in self.stop_words or k in self.common or self.english(k) for k in words)
         return known >= 0.5 * len(words)
+
+    def _greets(self, tok: Token) -> bool:
+        """Another language's greeting or sign-off word (`Terveisin`, `días`; `Hei Maija`: the
+        name is `Maija`), even where a name list holds it (names-dataset has `Hei`, `Dias`)."""
+        return tok.key in self.salutations
 
     def _context(self, text: str, start: int, last_end: int) -> str | None:
         """'strong' after a title, greeting, on a sign-off line, after "my name is"; 'intro'

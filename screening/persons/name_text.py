@@ -59,14 +59,18 @@ TITLE_DOT = re.compile(
 )
 GREETING = re.compile(
     r"(?:^|[\s,.!>(])(?:good\s+)?(?:"
-    + _alternatives(w.GREETINGS.split())
+    + _alternatives(w.GREETINGS.split() + w.GREETINGS_ABROAD.split(","))
     + r")(?:\s+there)?\s*[,!:\-"
     + _DASHES
     + r"]?\s*$",
     re.IGNORECASE,
 )
 SIGN_OFF = re.compile(
-    r"^\W*(?:(?:" + _alternatives(w.SIGN_OFFS.split(",")) + r")|--|[-" + _DASHES + r"])\W*$",
+    r"^\W*(?:(?:"
+    + _alternatives(f"{w.SIGN_OFFS},{w.SIGN_OFFS_ABROAD}".split(","))
+    + r")|--|[-"
+    + _DASHES
+    + r"])\W*$",
     re.IGNORECASE,
 )
 # "my name is vitoria", "call me tomomi": any word not known as English is taken for a name.
@@ -80,7 +84,7 @@ NAME_IS = re.compile(
 INTRO = re.compile(
     r"\b(?:i'?m|i\s+am|this\s+is|it'?s|here\s+is|meet|call\s+me)\s*,?\s*$", re.IGNORECASE
 )
-LABEL = re.compile(r"^\s*(?:" + _alternatives(w.LABELS.split()) + r")\s*:\s*$", re.IGNORECASE)
+LABEL = re.compile(r"^\s*(?:" + _alternatives(w.LABELS.split(",")) + r")\s*:\s*$", re.IGNORECASE)
 LIST_SEPARATOR = re.compile(r"\s*(?:[,;/&+]|and|or|und|et|y|e)\s*")
 MENTION_WORDS = frozenset({"here", "channel", "all", "everyone", "team", "room"})
 STOP_POS = frozenset({"VERB", "AUX", "ADP", "DET", "PRON", "ADV", "ADJ", "CCONJ", "SCONJ", "PART"})

@@ -4,6 +4,8 @@ All entries are lower case; lookups casefold the text. Multi-word product names 
 their words (`Power BI` denies `power` and `bi`).
 """
 
+# ruff: noqa: RUF001 (Cyrillic, Greek and Turkish letters on purpose: other languages' words)
+
 from __future__ import annotations
 
 # Products, brands, services and tools that are also first or last names somewhere (or that
@@ -137,13 +139,38 @@ ADDRESSED = (
     "president speaker chairman chairwoman chair secretary mayor governor senator ambassador"
 )
 GREETINGS = "hi hello hey heya hiya dear morning afternoon evening greetings yo howdy hallo hola"
+# Greetings of other languages a support inbox reads ("Hei Maija,", "Buenos días Carlos", "Привет,
+# Анна"): a name follows them, and alone they are none (spaCy and the reader take `Hei`,
+# `Saludos`, `Terveisin` for names).
+GREETINGS_ABROAD = (
+    "bonjour, bonsoir, salut, coucou, ciao, salve, buongiorno, buonasera, hej, hejsan, hei, moi, "
+    "terve, moikka, hoi, hallå, olá, oi, buenos días, buenos dias, buenas tardes, buenas noches, "
+    "buen día, bom dia, boa tarde, boa noite, guten tag, guten morgen, god morgen, goedemorgen, "
+    "dzień dobry, dobrý den, cześć, witam, ahoj, szia, sziasztok, merhaba, selam, moin, servus, "
+    "grüezi, γεια σας, γεια, καλημέρα, привет, здравствуйте, добрый день, привіт, вітаю"
+)
 SIGN_OFFS = (
     "thanks, thank you, thanks so much, thank you so much, thanks again, thanks in advance, "
     "many thanks, thanks a lot, thx, ty, cheers, regards, best, best regards, kind regards, "
     "warm regards, warmest regards, best wishes, all the best, sincerely, yours sincerely, "
     "yours truly, yours, cordially, respectfully, br, rgds, ta, talk soon, with thanks, "
-    "talk to you later, talk to you soon, ttyl, see you soon, see you later, take care, "
-    "mit freundlichen grüßen, saludos, cordialement, groeten, pozdrawiam"
+    "talk to you later, talk to you soon, ttyl, see you soon, see you later, take care"
+)
+# Sign-offs of other languages (comma-separated): a name follows them on their line or the next.
+SIGN_OFFS_ABROAD = (
+    "saludos, un saludo, saludos cordiales, atentamente, un abrazo, abrazos, cordialement, "
+    "bien cordialement, bien à vous, amicalement, salutations, sincères salutations, bisous, "
+    "mit freundlichen grüßen, mit freundlichen grüssen, mit freundlichen gruessen, "
+    "freundliche grüße, viele grüße, viele grüsse, viele gruesse, liebe grüße, liebe gruesse, "
+    "beste grüße, grüße, gruß, mfg, cordiali saluti, distinti saluti, saluti, un saluto, atenciosamente, abraços, "
+    "cumprimentos, groeten, met vriendelijke groet, met vriendelijke groeten, vriendelijke groet, "
+    "hartelijke groet, mvg, med vänliga hälsningar, vänliga hälsningar, hälsningar, "
+    "med venlig hilsen, venlig hilsen, med vennlig hilsen, vennlig hilsen, hilsen, mvh, "
+    "terveisin, ystävällisin terveisin, pozdrawiam, z poważaniem, pozdrowienia, s pozdravem, "
+    "üdvözlettel, tisztelettel, cu stimă, saygılarımla, с уважением, всего доброго, з повагою, "
+    "με εκτίμηση, φιλικά, gracias, muchas gracias, merci, merci beaucoup, danke, vielen dank, "
+    "grazie, grazie mille, obrigado, obrigada, bedankt, dank je, tack, takk, tak, kiitos, "
+    "dziękuję, děkuji, köszönöm, mulțumesc, teşekkürler, спасибо, дякую, ευχαριστώ"
 )
 # A lone first name (or a lower-case one) right after one of these is taken as a name.
 CONTEXT_WORDS = (
@@ -152,10 +179,20 @@ CONTEXT_WORDS = (
     "reporter owner approver manager colleague coworker co-worker boss user customer agent "
     "engineer said says wrote spoke talked meet met cc: and or"
 )
-# Field labels a name follows at the start of a line ("Requester: ..."; "cc: ...").
+# Field labels a name follows at the start of a line ("Requester: ..."; "cc: ..."; "Contact
+# person: ..."), English and others' name fields (comma-separated).
 LABELS = (
-    "from to cc bcc attn attendees participants approvers approver requester reporter assignee "
-    "owner contact name customer agent author reviewer reviewers signed submitted"
+    "from, to, cc, bcc, attn, attendees, participants, approvers, approver, requester, reporter, "
+    "assignee, owner, contact, name, customer, agent, author, reviewer, reviewers, signed, "
+    "submitted, contact person, contact name, full name, first name, last name, surname, "
+    "given name, family name, customer name, patient, patient name, employee, employee name, "
+    "applicant, candidate, signed by, submitted by, prepared by, approved by, "
+    "requested by, reported by, witness, guardian, emergency contact, next of kin, "
+    "account holder, cardholder, card holder, beneficiary, tenant, passenger, caller, "
+    "interviewer, interviewee, nombre, apellido, apellidos, nom, prénom, vorname, nachname, "
+    "nome, cognome, naam, voornaam, achternaam, namn, förnamn, efternamn, navn, fornavn, "
+    "etternavn, nimi, etunimi, sukunimi, imię, nazwisko, jméno, příjmení, имя, фамилия, "
+    "ім'я, прізвище, όνομα, επώνυμο, adı, soyadı, név, nume, prenume"
 )
 # Lower-case particles inside a name (Jan de Jong, Ludwig van Beethoven, Ahmad bin Ali).
 PARTICLES = (
@@ -166,3 +203,8 @@ PARTICLES = (
 def words(block: str) -> frozenset[str]:
     """The casefolded words of a comma- or space-separated block (multi-word entries split)."""
     return frozenset(w.casefold() for w in block.replace(",", " ").split() if w)
+
+
+# The words of other languages' greetings and sign-offs: alone they are no name (a name's
+# particle among them, `den` of `dobrý den`, stays a particle).
+SALUTATIONS = words(f"{GREETINGS_ABROAD},{SIGN_OFFS_ABROAD}") - words(PARTICLES)

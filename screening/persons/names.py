@@ -87,6 +87,7 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         self.wordish = frozenset(wordish) - w.words(w.NAME_FIRST)
         self.context_words = w.words(w.CONTEXT_WORDS)
         self.headings = w.words(w.HEADINGS)
+        self.salutations = w.SALUTATIONS
         self.use_spacy = use_spacy
         # names-dataset's names (screening.persons.name_list) that no Faker list holds and that are no
         self.english = english  # an English word or an inflection of one (by spaCy's tables)
@@ -202,13 +203,18 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 return True  # an English word opening its sentence: `Given an integer`
             if IDENTIFIER.search(span.text):
                 return True  # an identifier: `personId`, `queue2`, `3x`
-        if self._heading(words):
-            return True  # `Curriculum Vitae`, `Work Experience`
+        if self._heading(words) or self._salutation(words):
+            return True  # `Curriculum Vitae`, `Work Experience`; `Saludos`, `Hei!`
         return bool(words) and all(self.is_product(word_key(word)) for word in words)
 
     def _heading(self, words: list[re.Match]) -> bool:
         """Words of a CV's or a letter's heading only (`HEADINGS`): no person."""
         return bool(words) and all(word_key(w) in self.headings for w in words)
+
+    def _salutation(self, words: list[re.Match]) -> bool:
+        """Only words of another language's greeting or sign-off (`Saludos`, `Terveisin`,
+        `Hei`): no person."""
+        return bool(words) and all(word_key(w) in self.salutations for w in words)
 
     def is_plain(self, key: str) -> bool:
         """A common word, an English word (by spaCy's tables) or a lone letter."""
@@ -266,8 +272,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 words = list(NAME_WORD.finditer(line.group()))
                 if line.start() > 0 and not any(self.is_strong(word_key(m)) for m in words):
                     continue
-                if self._heading(words):
-                    continue  # `Curriculum Vitae`
+                if self._heading(words) or self._salutation(words):
+                    continue  # `Curriculum Vitae`, `Saludos`
                 if any(self._spacy_drop(m) for m in words):
                     # "the Dell API": a product inside keeps the span only beside a known name.
                     if not any(self.is_strong(word_key(m)) for m in words):
@@ -276,6 +282,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                         words.pop(0)
                     while words and self._spacy_drop(words[-1]):
                         words.pop()
+                while len(words) > 1 and word_key(words[0]) in self.salutations:
+                    words.pop(0)  # `Buenos días Carlos`, `Ciao Giulia`: the name is the last
                 base = offset + line.start()
                 if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
                     continue

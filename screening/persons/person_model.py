@@ -53,8 +53,11 @@ THRESHOLD = 0.5  # chosen on names_dev.jsonl (WNUT-17 and BTC dev halves); docs/
 MAX_PIECES, STRIDE = 128, 32
 LABELS = ("O", "B-PER", "I-PER")
 _WORD = re.compile(r"[\w'\u2019.-]*\w", re.UNICODE)
-# Words the model may tag with the name they go with, which are no part of it (`Dr. Kowalski`).
-_NOT_NAMES = frozenset((name_words.TITLES + " " + name_words.GREETINGS).split())
+# Words the model may tag with the name they go with, which are no part of it (`Dr. Kowalski`,
+# `Buenos días Carlos`); another language's greeting or sign-off words of three letters or more.
+_NOT_NAMES = frozenset((name_words.TITLES + " " + name_words.GREETINGS).split()) | {
+    word for word in name_words.SALUTATIONS if len(word) >= 3
+}
 
 
 def base_model_dir() -> Path:

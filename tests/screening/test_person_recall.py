@@ -4,6 +4,7 @@ A planted name is found only when every non-space character of it lies in a PERS
 screen's PERSON min_score; a product is flagged when any PERSON finding overlaps it.
 """
 
+# ruff: noqa: RUF001 (Cyrillic and Greek letters on purpose: names and words of those scripts)
 from __future__ import annotations
 
 import pytest
@@ -104,6 +105,33 @@ def test_products_and_common_words_are_no_person(detectors, text) -> None:
     ],
 )
 def test_a_names_parts_stand_alone_only_as_names(detectors, text, names) -> None:
+    assert _person(detectors, text) == names
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # other languages' sign-offs and greetings: the name after them, never the word itself
+        ("Спасибо!\nС уважением,\nАнна Смирнова", ["Анна Смирнова"]),
+        ("Hei! Terveisin, Aino Korhonen", ["Aino Korhonen"]),
+        ("Hei Maija, kiitos viestistä.", ["Maija"]),
+        ("Buenos días Carlos, gracias por tu ayuda.", ["Carlos"]),
+        (
+            "Ciao Giulia,\ngrazie mille.\nCordiali saluti,\nMarco Bianchi",
+            ["Giulia", "Marco Bianchi"],
+        ),
+        ("Met vriendelijke groet,\nSanne de Vries", ["Sanne de Vries"]),
+        ("Hola amigos, como estan?", []),
+        # a form's name fields, in English and others' languages; an English word after one
+        # (a team, a mailbox) is none
+        ("Contact person: Γιώργος Παπαδόπουλος", ["Γιώργος Παπαδόπουλος"]),
+        ("Patient: Tuomas Heikkilä\nDOB: 1980", ["Tuomas Heikkilä"]),
+        ("Full name: Ngozi Okonkwo-Eze", ["Ngozi Okonkwo-Eze"]),
+        ("Nombre: Lucía Fernández\nApellidos: García López", ["Lucía Fernández", "García López"]),
+        ("Recipient: Accounts Payable\nOwner: Platform Team", []),
+    ],
+)
+def test_names_in_other_languages_blocks(detectors, text, names) -> None:
     assert _person(detectors, text) == names
 
 
