@@ -66,6 +66,9 @@ def _phones(text: str) -> list[str]:
         ("Ring-free hours: 21234567 (9am-5pm)", "21234567"),
         ("Mit freundlichen Grüßen\nAnna Schmidt\nEmpfang\n408500", "408500"),
         ("Best regards,\nThe front desk\n912220000", "912220000"),
+        # the closings of other languages the person rules know (`name_words.SIGN_OFFS_ABROAD`)
+        ("Terveisin\nAino Korhonen\n408500", "408500"),
+        ("Liebe Grüße\nAnna\n408500", "408500"),
         ("Empfang 30123456, Mo-Fr 8-17 Uhr", "30123456"),  # German, French: the days
         ("Accueil 612345678, du lundi au vendredi", "612345678"),
         # Jamaica's number with its area code for a country code, North America's `1` left out

@@ -168,12 +168,17 @@ def validatorjs_unlabelled_phones(path: Path, labelled: int) -> list[dict[str, A
     turn: numbers of 149 locales with no phone word."""
     numbers = mobile_numbers(path.read_text())
     taken = set(sample(numbers, labelled, "mobiles"))
+    return _unlabelled("phones-unlabelled", [n for n in numbers if n not in taken])
+
+
+def _unlabelled(source: str, numbers: list[str]) -> list[dict[str, Any]]:
+    """One record per number, in UNLABELLED_FRAMES in turn."""
     out = []
-    for i, number in enumerate(n for n in numbers if n not in taken):
+    for i, number in enumerate(numbers):
         frame = UNLABELLED_FRAMES[i % len(UNLABELLED_FRAMES)]
         start = frame.index("{}")
         span = {"type": "PHONE_NUMBER", "value": number, "start": start, "end": start + len(number)}
-        out.append(record("phones-unlabelled", i, frame.format(number), [span]))
+        out.append(record(source, i, frame.format(number), [span]))
     return out
 
 
@@ -183,16 +188,8 @@ def aftership_phones(path: Path) -> list[dict[str, Any]]:
     of UNLABELLED_FRAMES in turn: a second source of numbers with no phone word."""
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    numbers = sorted(
-        {r["input_phone"].strip() for r in rows if r["output_is_valid"] == "true"} - {""}
-    )
-    out = []
-    for i, number in enumerate(numbers):
-        frame = UNLABELLED_FRAMES[i % len(UNLABELLED_FRAMES)]
-        start = frame.index("{}")
-        span = {"type": "PHONE_NUMBER", "value": number, "start": start, "end": start + len(number)}
-        out.append(record("phones-aftership", i, frame.format(number), [span]))
-    return out
+    numbers = {r["input_phone"].strip() for r in rows if r["output_is_valid"] == "true"} - {""}
+    return _unlabelled("phones-aftership", sorted(numbers))
 
 
 # --- praetorian-inc/noseyparker: the examples of its credential rules ------------------------
