@@ -89,6 +89,8 @@ class NameRuns:
         if not self.is_unknown(tok.key) or self._greets(tok):
             return None
         context = self._context(text, tok.start, last_end)
+        if word_case(tok.text) == "caseless" and not self._after_label(text, tok.start):
+            return None  # a word of a script without case is a name after a name field only
         if context == "intro":
             # "this is Vsevolod", "call me vsevolod": no English word, and a proper noun by its
             # tag or the last word of its phrase ("I'm gonna check" is no name).
@@ -325,6 +327,10 @@ class NameRuns:
         """Another language's greeting or sign-off word (`Terveisin`, `días`; `Hei Maija`: the
         name is `Maija`), even where a name list holds it (names-dataset has `Hei`, `Dias`)."""
         return tok.key in self.salutations
+
+    def _after_label(self, text: str, start: int) -> bool:
+        """Right after a form's name field (`Contact person:`, `Name:`)."""
+        return bool(LABEL.match(text[text.rfind("\n", 0, start) + 1 : start]))
 
     def _context(self, text: str, start: int, last_end: int) -> str | None:
         """'strong' after a title, greeting, on a sign-off line, after "my name is"; 'intro'

@@ -193,6 +193,10 @@ def joins_names(gap: str) -> bool:
 
 
 def word_case(word: str) -> str:
+    """`upper`, `lower`, `title`, `mixed` (`iPhone`) or `caseless` (a script without case:
+    `王小明`, `محمد`)."""
+    if not any(c.isupper() or c.islower() for c in word):
+        return "caseless"
     if word.isupper():
         return "upper" if len(word) > 1 else "title"
     if word.islower():

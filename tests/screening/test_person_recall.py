@@ -129,6 +129,10 @@ def test_a_names_parts_stand_alone_only_as_names(detectors, text, names) -> None
         ("Full name: Ngozi Okonkwo-Eze", ["Ngozi Okonkwo-Eze"]),
         ("Nombre: Lucía Fernández\nApellidos: García López", ["Lucía Fernández", "García López"]),
         ("Recipient: Accounts Payable\nOwner: Platform Team", []),
+        # a script without case: a name after a name field, not after a greeting
+        ("Contact person: 王小明", ["王小明"]),
+        ("From: יוסי כהן", ["יוסי כהן"]),
+        ("Hi 你好, I need help", []),
     ],
 )
 def test_names_in_other_languages_blocks(detectors, text, names) -> None:
