@@ -28,6 +28,7 @@ from screening.persons.name_text import (
     Token,
     ends_name,
     in_code,
+    in_salutation,
     is_place,
     joins_names,
     mid_sentence,
@@ -86,7 +87,7 @@ class NameRuns:
             and TITLE_DOT.search(text, max(0, tok.start - 12), tok.start)
         ):
             return tok.start, tok.end, IN_CONTEXT  # `Dr. Strange`, `Capt. Hook`, `Col. Mustard`
-        if not self.is_unknown(tok.key) or self._greets(tok):
+        if not self.is_unknown(tok.key) or self._greets(text, tok):
             return None
         context = self._context(text, tok.start, last_end)
         if word_case(tok.text) == "caseless" and not self._after_label(text, tok.start):
@@ -122,7 +123,7 @@ class NameRuns:
         if (
             not self.is_name(tokens[i].key)
             or tokens[i].key in self.stop_words
-            or self._greets(tokens[i])
+            or self._greets(text, tokens[i])
         ):
             return []
         run = [tokens[i]]
@@ -323,10 +324,10 @@ class NameRuns:
         known = sum(k in self.stop_words or k in self.common or self.english(k) for k in words)
         return known >= 0.5 * len(words)
 
-    def _greets(self, tok: Token) -> bool:
-        """Another language's greeting or sign-off word (`Terveisin`, `días`; `Hei Maija`: the
-        name is `Maija`), even where a name list holds it (names-dataset has `Hei`, `Dias`)."""
-        return tok.key in self.salutations
+    def _greets(self, text: str, tok: Token) -> bool:
+        """A word of another language's greeting or sign-off (`Terveisin`; `Hei Maija`: the name
+        is `Maija`; `días` of `Buenos días`), even where a name list holds it (`Hei`)."""
+        return tok.key in self.salutations or in_salutation(text, tok.start)
 
     def _after_label(self, text: str, start: int) -> bool:
         """Right after a form's name field (`Contact person:`, `Name:`)."""

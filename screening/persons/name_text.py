@@ -73,6 +73,11 @@ SIGN_OFF = re.compile(
     + r"])\W*$",
     re.IGNORECASE,
 )
+# Another language's greeting or sign-off of several words (`buenos días`, `mit freundlichen
+# grüßen`): its words are no name.
+SALUTATION_PHRASE = re.compile(
+    r"(?<![^\W\d_])(?:" + _alternatives(w.SALUTATION_PHRASES) + r")(?![^\W\d_])", re.IGNORECASE
+)
 # "my name is vitoria", "call me tomomi": any word not known as English is taken for a name.
 NAME_IS = re.compile(
     r"\b(?:my\s+name\s+is|my\s+name's|name\s+is|names\s+are|i'?m\s+called|"
@@ -218,6 +223,14 @@ def in_code(text: str, tok: Token, hashtag: bool = False) -> bool:
         before = ""
     after = text[tok.end : tok.end + 1]
     return bool(re.match(r"[/\\_=\[\]{}<>.:@#$`]", before) or re.match(r"[/\\_=\[\]{}<>(`]", after))
+
+
+def in_salutation(text: str, start: int) -> bool:
+    """Whether the word at `start` is part of a greeting or sign-off of several words."""
+    return any(
+        m.start() <= start < m.end()
+        for m in SALUTATION_PHRASE.finditer(text, max(0, start - 40), start + 40)
+    )
 
 
 def mid_sentence(text: str, start: int) -> bool:

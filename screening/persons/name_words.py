@@ -205,6 +205,11 @@ def words(block: str) -> frozenset[str]:
     return frozenset(w.casefold() for w in block.replace(",", " ").split() if w)
 
 
-# The words of other languages' greetings and sign-offs: alone they are no name (a name's
-# particle among them, `den` of `dobrý den`, stays a particle).
-SALUTATIONS = words(f"{GREETINGS_ABROAD},{SIGN_OFFS_ABROAD}") - words(PARTICLES)
+# Other languages' greetings and sign-offs of one word (`hei`, `saludos`, `terveisin`): alone
+# they are no name. Those of several words (`buenos días`, `bom dia`) are no name only together:
+# `Dias`, `BoA` and `God` alone are.
+_SALUTATIONS = [
+    e.strip().casefold() for e in f"{GREETINGS_ABROAD},{SIGN_OFFS_ABROAD}".split(",") if e.strip()
+]
+SALUTATIONS = frozenset(e for e in _SALUTATIONS if " " not in e)
+SALUTATION_PHRASES = tuple(e for e in _SALUTATIONS if " " in e)

@@ -58,6 +58,7 @@ from screening.persons.name_text import (
     Token,
     english_words,
     in_code,
+    in_salutation,
     mid_sentence,
     name_spellings,
     word_key,
@@ -205,6 +206,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                 return True  # an identifier: `personId`, `queue2`, `3x`
         if self._heading(words) or self._salutation(words):
             return True  # `Curriculum Vitae`, `Work Experience`; `Saludos`, `Hei!`
+        if words and all(in_salutation(text, start + w.start()) for w in words):
+            return True  # `Dia` of `Bom Dia`
         return bool(words) and all(self.is_product(word_key(word)) for word in words)
 
     def _heading(self, words: list[re.Match]) -> bool:
@@ -212,8 +215,8 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
         return bool(words) and all(word_key(w) in self.headings for w in words)
 
     def _salutation(self, words: list[re.Match]) -> bool:
-        """Only words of another language's greeting or sign-off (`Saludos`, `Terveisin`,
-        `Hei`): no person."""
+        """Only words of another language's greeting or sign-off of one word (`Saludos`,
+        `Terveisin`, `Hei`): no person."""
         return bool(words) and all(word_key(w) in self.salutations for w in words)
 
     def is_plain(self, key: str) -> bool:
@@ -282,9 +285,12 @@ class PersonNameRecognizer(NameRuns, EntityRecognizer):
                         words.pop(0)
                     while words and self._spacy_drop(words[-1]):
                         words.pop()
-                while len(words) > 1 and word_key(words[0]) in self.salutations:
-                    words.pop(0)  # `Buenos días Carlos`, `Ciao Giulia`: the name is the last
                 base = offset + line.start()
+                while words and (
+                    word_key(words[0]) in self.salutations
+                    or in_salutation(text, base + words[0].start())
+                ):
+                    words.pop(0)  # `Buenos días Carlos`, `Ciao Giulia`: the name is the last
                 if len(words) == 1 and self._common_word(text, base + words[0].start(), pos):
                     continue
                 if self._only_words(words) and self._context(text, base, -1) != "strong":
