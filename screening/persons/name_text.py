@@ -225,9 +225,13 @@ def in_code(text: str, tok: Token, hashtag: bool = False) -> bool:
     return bool(re.match(r"[/\\_=\[\]{}<>.:@#$`]", before) or re.match(r"[/\\_=\[\]{}<>(`]", after))
 
 
+_PHRASE_WORDS = frozenset(word for phrase in w.SALUTATION_PHRASES for word in phrase.split())
+
+
 def in_salutation(text: str, start: int) -> bool:
     """Whether the word at `start` is part of a greeting or sign-off of several words."""
-    return any(
+    word = NAME_WORD.match(text, start)
+    return bool(word and fold(word.group()) in _PHRASE_WORDS) and any(
         m.start() <= start < m.end()
         for m in SALUTATION_PHRASE.finditer(text, max(0, start - 40), start + 40)
     )
