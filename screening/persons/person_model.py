@@ -54,7 +54,8 @@ MAX_PIECES, STRIDE = 128, 32
 LABELS = ("O", "B-PER", "I-PER")
 _WORD = re.compile(r"[\w'\u2019.-]*\w", re.UNICODE)
 # Words the model may tag with the name they go with, which are no part of it (`Dr. Kowalski`,
-# `Buenos días Carlos`); another language's greeting or sign-off words of three letters or more.
+# `Ciao Giulia`): titles, greetings, and other languages' one-word greetings and sign-offs of
+# three letters or more (`Saludos`, `Hei`).
 _NOT_NAMES = frozenset((name_words.TITLES + " " + name_words.GREETINGS).split()) | {
     word for word in name_words.SALUTATIONS if len(word) >= 3
 }
